@@ -1,0 +1,166 @@
+/* bench.c: runs every benchmark section and prints one table (what, ours,
+ * floor, ratio, target) plus a JSON file. */
+#include "config.h"
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct
+{
+  char *group, *what, *unit, *floor_what;
+  double ours, floor, target;
+  TgBenchSense sense;
+} Row;
+
+struct _TgBench
+{
+  GArray *rows;
+  gboolean quick;
+};
+
+static void
+row_clear (gpointer data)
+{
+  Row *r = data;
+
+  g_free (r->group);
+  g_free (r->what);
+  g_free (r->unit);
+  g_free (r->floor_what);
+}
+
+void
+tg_bench_add (TgBench *bench, const char *group, const char *what, const char *unit,
+              double ours, double floor, const char *floor_what, TgBenchSense sense,
+              double target)
+{
+  Row r = { g_strdup (group), g_strdup (what), g_strdup (unit), g_strdup (floor_what),
+            ours, floor, target, sense };
+
+  g_array_append_val (bench->rows, r);
+  g_print ("  %-48s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor, floor_what);
+}
+
+gboolean
+tg_bench_quick (const TgBench *bench)
+{
+  return bench->quick;
+}
+
+static int
+compare_double (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+double
+tg_bench_median (double *samples, guint n)
+{
+  qsort (samples, n, sizeof *samples, compare_double);
+  return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
+static gboolean
+row_met (const Row *r)
+{
+  double ratio = r->ours / r->floor;
+
+  return r->sense == TG_BENCH_LOWER_IS_BETTER ? ratio <= r->target : ratio >= r->target;
+}
+
+static void
+print_table (const TgBench *bench)
+{
+  const char *group = NULL;
+
+  g_print ("\n%-50s %12s %12s %-6s %7s %8s %s\n", "what", "ours", "floor", "unit",
+           "ratio", "target", "met");
+  for (guint i = 0; i < bench->rows->len; i++)
+    {
+      const Row *r = &g_array_index (bench->rows, Row, i);
+      if (group == NULL || !g_str_equal (group, r->group))
+        g_print ("[%s]\n", group = r->group);
+      g_print ("%-50s %12.3f %12.3f %-6s %7.3f %2s%6.2f %s\n", r->what, r->ours,
+               r->floor, r->unit, r->ours / r->floor,
+               r->sense == TG_BENCH_LOWER_IS_BETTER ? "<=" : ">=", r->target,
+               row_met (r) ? "yes" : "NO");
+    }
+}
+
+static gboolean
+write_json (const TgBench *bench, const char *path, GError **error)
+{
+  g_autoptr (GString) s = g_string_new ("{\n  \"rows\": [\n");
+
+  for (guint i = 0; i < bench->rows->len; i++)
+    {
+      const Row *r = &g_array_index (bench->rows, Row, i);
+      g_string_append_printf (
+          s,
+          "    {\"group\": \"%s\", \"what\": \"%s\", \"unit\": \"%s\", \"ours\": %.6g, "
+          "\"floor\": %.6g, \"floor_what\": \"%s\", \"ratio\": %.6g, \"target\": "
+          "\"%s%.3g\", \"met\": %s}%s\n",
+          r->group, r->what, r->unit, r->ours, r->floor, r->floor_what,
+          r->ours / r->floor, r->sense == TG_BENCH_LOWER_IS_BETTER ? "<=" : ">=",
+          r->target, row_met (r) ? "true" : "false",
+          i + 1 < bench->rows->len ? "," : "");
+    }
+  g_string_append (s, "  ]\n}\n");
+  return g_file_set_contents (path, s->str, s->len, error);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autofree char *json = g_strdup ("bench-results.json");
+  g_autofree char *only = NULL;
+  gboolean quick = FALSE;
+  GOptionEntry entries[] = {
+    { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "Write the table as JSON to FILE", "FILE" },
+    { "only", 'o', 0, G_OPTION_ARG_STRING, &only, "Run one section: exec, conditions or seeds", "SECTION" },
+    { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "Small sizes and few repeats (a smoke run)", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- libtrackgen benchmarks");
+  g_autoptr (GError) error = NULL;
+  TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE };
+  struct
+  {
+    const char *name;
+    void (*run) (TgBench *);
+  } sections[] = { { "exec", tg_bench_exec },
+                   { "conditions", tg_bench_conditions },
+                   { "seeds", tg_bench_seeds } };
+
+  g_array_set_clear_func (bench.rows, row_clear);
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      g_printerr ("tg-bench: %s\n", error->message);
+      return 2;
+    }
+  bench.quick = quick;
+  if (!tg_device_check (0, &error))
+    {
+      g_printerr ("tg-bench: needs a CUDA GPU: %s\n", error->message);
+      return 77;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
+    if (only == NULL || g_str_equal (only, sections[i].name))
+      {
+        g_print ("[%s]\n", sections[i].name);
+        sections[i].run (&bench);
+      }
+  print_table (&bench);
+  if (!write_json (&bench, json, &error))
+    {
+      g_printerr ("tg-bench: %s\n", error->message);
+      return 1;
+    }
+  g_print ("\nwrote %s\n", json);
+  g_array_unref (bench.rows);
+  return 0;
+}

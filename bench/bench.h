@@ -1,0 +1,47 @@
+/* bench.h: the benchmark program's table.  Every row sets ours beside a raw
+ * CUDA floor measured in the same run. */
+#ifndef TG_BENCH_H
+#define TG_BENCH_H
+
+#include <trackgen/trackgen.h>
+
+G_BEGIN_DECLS
+
+typedef struct _TgBench TgBench;
+
+typedef enum
+{
+  TG_BENCH_LOWER_IS_BETTER, /* times: met when ours / floor <= target */
+  TG_BENCH_HIGHER_IS_BETTER, /* rates: met when ours / floor >= target */
+} TgBenchSense;
+
+/* Adds a row: @what measured as @ours, against @floor (what @floor_what
+ * measured, same @unit); the ratio ours / floor is held to @target. */
+void tg_bench_add (TgBench *bench, const char *group, const char *what,
+                   const char *unit, double ours, double floor, const char *floor_what,
+                   TgBenchSense sense, double target);
+
+/* Scales chosen by the command line (--quick for a smoke run). */
+gboolean tg_bench_quick (const TgBench *bench);
+
+/* Median of @n samples (sorts them). */
+double tg_bench_median (double *samples, guint n);
+
+/* Aborts with a message when a CUDA call fails. */
+#define TG_BENCH_CUDA(call)                                                     \
+  G_STMT_START                                                                  \
+  {                                                                             \
+    cudaError_t tg_bench_status_ = (call);                                      \
+    if (tg_bench_status_ != cudaSuccess)                                        \
+      g_error ("%s failed: %s", #call, cudaGetErrorName (tg_bench_status_));    \
+  }                                                                             \
+  G_STMT_END
+
+/* The sections, one per issue's benchmarks. */
+void tg_bench_exec (TgBench *bench);
+void tg_bench_conditions (TgBench *bench);
+void tg_bench_seeds (TgBench *bench);
+
+G_END_DECLS
+
+#endif

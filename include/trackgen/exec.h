@@ -1,0 +1,583 @@
+/**
+ * @file exec.h
+ * @brief Execution layer: producers, launch contexts, policy, own-graph runner,
+ *        host operations, conditions, bounded loops and error domains.
+ * @ingroup exec
+ */
+#ifndef TRACKGEN_EXEC_H
+#define TRACKGEN_EXEC_H
+
+#include <glib.h>
+#include <cuda_runtime_api.h>
+#include <trackgen/version.h>
+
+G_BEGIN_DECLS
+
+#if defined(__CUDACC__) || defined(DOXYGEN)
+/** Marks an inline function compiled for both host and device by nvcc. */
+#define TG_HOST_DEVICE __host__ __device__
+#else
+#define TG_HOST_DEVICE
+#endif
+
+/**
+ * @defgroup exec Execution layer (libtrackgen-exec)
+ *
+ * Every piece of device work that TrackGen emits is a *producer*: an ordered
+ * list of stages that launch kernels (DEVICE), run on the host between them
+ * (HOST), or iterate a body on the device until a flag clears (LOOP).  One
+ * call, tg_producer_run(), decides how the work reaches the GPU from the
+ * stream's capture state and the producer's stages (see @ref policy):
+ * launched eagerly, replayed from a graph of the producer's own, or recorded
+ * into the caller's capture.  Results are bit-identical under all three.
+ *
+ * Streams: an explicit stream wins; a NULL stream means "not named", and
+ * resolves to the stream of a foreign capture registered on this thread
+ * (interop.h), else the producer's bound stream, else TrackGen's per-device
+ * default stream.  The legacy default stream is named explicitly with
+ * `cudaStreamLegacy`.
+ *
+ * Threads: distinct producers run concurrently from any threads.  One
+ * producer is not re-entrant: a call that finds it running on another thread
+ * waits for that call to finish; a call from one of its own stages fails with
+ * #TG_ARGUMENT_ERROR_BUSY.
+ * @{
+ */
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+
+/** Error domain for capture failures and refusals, see #TgCaptureError. */
+#define TG_CAPTURE_ERROR (tg_capture_error_quark ())
+/** Error domain for CUDA failures; the code is the `cudaError_t`. */
+#define TG_CUDA_ERROR (tg_cuda_error_quark ())
+/** Error domain for invalid arguments made at run time, see #TgArgumentError. */
+#define TG_ARGUMENT_ERROR (tg_argument_error_quark ())
+
+/** Codes of #TG_CAPTURE_ERROR. */
+typedef enum
+{
+  /** The capture error: the caller's capture is invalidated, ended early, or a
+   * graph failed to instantiate.  Fix: end the broken capture
+   * (`cudaStreamEndCapture`) and capture again; the message names the cause. */
+  TG_CAPTURE_ERROR_FAILED,
+  /** The work cannot be recorded into a capture (a stage that is not
+   * capture-safe, a host operation that needs a synchronization, a host node
+   * or allocation inside a condition or loop, conditional nodes missing from
+   * the driver).  Nothing was recorded.  Fix: run outside the capture
+   * (#TG_POLICY_AUTO picks EAGER), or make the named stage capture-safe. */
+  TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+  /** A stage that only launches on the legacy default stream would escape a
+   * capture or the stream it was given.  Fix: port the stage to launch on
+   * tg_launch_get_stream(), or run it eagerly on `cudaStreamLegacy`. */
+  TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM,
+} TgCaptureError;
+
+/** Codes of #TG_ARGUMENT_ERROR. */
+typedef enum
+{
+  /** A value is not valid for this argument; the message names it. */
+  TG_ARGUMENT_ERROR_INVALID,
+  /** An index or id is out of range.  Fix: pass a value below the stated bound. */
+  TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+  /** An id appears more than once where each must be unique. */
+  TG_ARGUMENT_ERROR_DUPLICATE,
+  /** A buffer, mask or snapshot has the wrong length.  Fix: pass the length
+   * stated in the message. */
+  TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+  /** A stream or buffer belongs to another device than the object's.  Fix:
+   * create it on the device named in the message. */
+  TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+  /** A count that must be positive is zero (zero envs, zero bytes). */
+  TG_ARGUMENT_ERROR_EMPTY,
+  /** The requested policy cannot apply to the stream's capture state (EAGER
+   * or REPLAY on a capturing stream, RECORD outside a capture).  Fix: pass
+   * #TG_POLICY_AUTO. */
+  TG_ARGUMENT_ERROR_POLICY,
+  /** A stage uses a binding that is not bound.  Fix: tg_producer_bind() it. */
+  TG_ARGUMENT_ERROR_UNBOUND,
+  /** The producer is already running on this thread (a stage called back into
+   * its own producer).  Fix: use a second producer. */
+  TG_ARGUMENT_ERROR_BUSY,
+  /** A scope was ended on another thread than the one that began it. */
+  TG_ARGUMENT_ERROR_THREAD,
+  /** Serialized data has a version or format this library cannot read. */
+  TG_ARGUMENT_ERROR_VERSION,
+} TgArgumentError;
+
+/** @return the quark of #TG_CAPTURE_ERROR. */
+GQuark tg_capture_error_quark (void);
+/** @return the quark of #TG_CUDA_ERROR. */
+GQuark tg_cuda_error_quark (void);
+/** @return the quark of #TG_ARGUMENT_ERROR. */
+GQuark tg_argument_error_quark (void);
+
+/* ------------------------------------------------------------------------ */
+/* Devices and streams                                                       */
+
+/**
+ * Checks that @p device can run TrackGen's kernels: launches a kernel there
+ * that writes a known pattern and compares it on the host.  Blocks.
+ *
+ * @param device CUDA device ordinal
+ * @param error  #TG_CUDA_ERROR (no device, driver too old, launch failure),
+ *               #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such device) or
+ *               #TG_ARGUMENT_ERROR_INVALID (the kernel wrote wrong values)
+ * @return TRUE when the device works
+ */
+gboolean tg_device_check (int device, GError **error);
+
+/**
+ * TrackGen's default stream for @p device: non-blocking, created once per
+ * device on first use, thread-safe, never destroyed.
+ *
+ * @param device CUDA device ordinal
+ * @param error  #TG_CUDA_ERROR, #TG_ARGUMENT_ERROR_OUT_OF_RANGE
+ * @return the stream, or NULL on error
+ */
+cudaStream_t tg_default_stream (int device, GError **error);
+
+/**
+ * Resolves the stream a TrackGen call that names none uses on @p device: the
+ * stream of a foreign capture registered on this thread (interop.h), else
+ * TrackGen's default stream.  An explicit stream is checked and returned.
+ * (Producer calls also consider the producer's bound stream, before the
+ * default one.)
+ *
+ * @param stream an explicit stream, or NULL
+ * @param device CUDA device ordinal the work is for
+ * @param error  #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (a stream of another
+ *               device), #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_CUDA_ERROR
+ * @return the stream (NULL only on error)
+ */
+cudaStream_t tg_stream_resolve (cudaStream_t stream, int device, GError **error);
+
+/** Capture state of a stream, as TrackGen sees it. */
+typedef enum
+{
+  TG_CAPTURE_NONE,        /**< not capturing: work runs */
+  TG_CAPTURE_ACTIVE,      /**< capturing: work is recorded, never run */
+  TG_CAPTURE_INVALIDATED, /**< a capture that an earlier operation broke */
+  /** The legacy default stream while a blocking stream captures: work
+   * launched on it would invalidate that capture.  Detected without touching
+   * the capture. */
+  TG_CAPTURE_IMPLICIT,
+} TgCaptureState;
+
+/**
+ * Queries the capture state of any stream, the legacy one included, without
+ * disturbing a capture in progress.
+ *
+ * @param stream   the stream (NULL and `cudaStreamLegacy` are the legacy stream)
+ * @param state    (out) the state
+ * @param id       (out, optional) the capture id while ACTIVE or INVALIDATED
+ * @param error    #TG_CUDA_ERROR
+ * @return TRUE on success
+ */
+gboolean tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state,
+                                      unsigned long long *id, GError **error);
+
+/**
+ * Convenience form of tg_stream_get_capture_state().
+ * @return TRUE when @p stream is ACTIVE, INVALIDATED or IMPLICIT; FALSE when
+ *         it is not capturing or the query failed
+ */
+gboolean tg_stream_is_capturing (cudaStream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* Policy                                                                    */
+
+/** How a producer call reaches the GPU. */
+typedef enum
+{
+  /** Decide from the stream: RECORD under a capture, else REPLAY when every
+   * device stage is capture-safe, else EAGER. */
+  TG_POLICY_AUTO,
+  /** Launch every stage on the stream now; HOST stages run inline. */
+  TG_POLICY_EAGER,
+  /** Capture the device stages once into graphs of the producer's own and
+   * launch those on the stream; HOST stages run between them. */
+  TG_POLICY_REPLAY,
+  /** Record every stage into the capture in progress on the stream. */
+  TG_POLICY_RECORD,
+} TgPolicy;
+
+/** @return a static name for @p policy ("auto", "eager", "replay", "record"). */
+const char *tg_policy_to_string (TgPolicy policy);
+
+/* ------------------------------------------------------------------------ */
+/* Conditions and loops                                                      */
+
+/**
+ * A condition on device work: unconditional, or guarded by a device flag
+ * (a `gint32`, non-zero means run).  A value type: build it with
+ * tg_unconditional() or tg_conditional().
+ */
+typedef struct
+{
+  const gint32 *flag; /**< device flag, or NULL when unconditional */
+  gboolean conditional; /**< whether @ref flag guards the work */
+} TgCondition;
+
+/** @return the condition that always runs. */
+static inline TgCondition
+tg_unconditional (void)
+{
+  TgCondition c = { NULL, FALSE };
+  return c;
+}
+
+/**
+ * Guards work by a device flag.  Under a capture the work sits in a CUDA
+ * conditional IF node that a replay skips on the device when the flag is 0;
+ * eagerly the flag is read back first (one stream synchronization).
+ * @param device_flag a `gint32` in device memory, read when the work would run
+ * @return the condition
+ */
+static inline TgCondition
+tg_conditional (const gint32 *device_flag)
+{
+  TgCondition c = { device_flag, TRUE };
+  return c;
+}
+
+/** Why a bounded loop ended, see #TgLoopStatus. */
+typedef enum
+{
+  TG_LOOP_END_NONE = 0,      /**< not run yet, or still running */
+  TG_LOOP_END_CONVERGED = 1, /**< the flag cleared after the last iteration */
+  TG_LOOP_END_CAPPED = 2,    /**< the flag was still set after `max_iters` iterations */
+  TG_LOOP_END_SKIPPED = 3,   /**< the flag was already 0 at entry: no iteration */
+} TgLoopEnd;
+
+/**
+ * Device-resident outcome of a bounded loop, written on the device by every
+ * run (so later device work or a readback can use it).  A loop inside a
+ * skipped condition leaves it untouched.
+ */
+typedef struct
+{
+  gint32 iterations; /**< body executions in the last run */
+  gint32 end;        /**< a #TgLoopEnd */
+} TgLoopStatus;
+
+/* ------------------------------------------------------------------------ */
+/* Producers, stages, launch contexts                                        */
+
+/** A reference-counted producer of device work. */
+typedef struct _TgProducer TgProducer;
+/** What a stage sees during a call: device, stream, policy, capture. */
+typedef struct _TgLaunch TgLaunch;
+/** The host operations a HOST stage may use. */
+typedef struct _TgHostOps TgHostOps;
+
+/** Declarations a stage makes up front, so a policy can refuse before recording. */
+typedef enum
+{
+  TG_STAGE_NONE = 0,
+  /** The stage can be captured: its DEVICE work only enqueues on the given
+   * stream, or its HOST work only enqueues host functions and pinned copies. */
+  TG_STAGE_CAPTURE_SAFE = 1 << 0,
+  /** The stage can only launch on the legacy default stream (a plugin that
+   * ignores streams).  Such a producer runs only eagerly on `cudaStreamLegacy`. */
+  TG_STAGE_LEGACY_STREAM = 1 << 1,
+} TgStageFlags;
+
+/**
+ * A DEVICE stage (or a loop or condition body): enqueue work on
+ * tg_launch_get_stream(@p launch), nothing else.  Under RECORD a stage may be
+ * called twice per call (a dry run into a scratch capture first), so it must
+ * only enqueue work.
+ * @return FALSE with @p error set to fail the call
+ */
+typedef gboolean (*TgDeviceFunc) (const TgLaunch *launch, gpointer user_data,
+                                  GError **error);
+
+/**
+ * A HOST stage: uses @p ops for every stream operation.
+ * @return FALSE with @p error set to fail the call
+ */
+typedef gboolean (*TgHostFunc) (TgHostOps *ops, gpointer user_data, GError **error);
+
+/**
+ * Creates a producer with no stages.  Makes no CUDA call: the device is
+ * checked at the first run.
+ * @param name   a name for messages (copied)
+ * @param device CUDA device ordinal whose streams it runs on
+ * @return a new producer (transfer full)
+ */
+TgProducer *tg_producer_new (const char *name, int device);
+
+/** Adds a reference. @return @p producer */
+TgProducer *tg_producer_ref (TgProducer *producer);
+
+/**
+ * Drops a reference; the last one frees the producer, its own graphs and
+ * streams, and calls the stages' destroy notifies.
+ */
+void tg_producer_unref (TgProducer *producer);
+
+/** @return the producer's name (owned by it). */
+const char *tg_producer_get_name (const TgProducer *producer);
+
+/** @return the producer's device. */
+int tg_producer_get_device (const TgProducer *producer);
+
+/**
+ * Binds a stream used when a call names none (after a registered foreign
+ * capture, before TrackGen's default stream).  NULL unbinds.
+ * @return FALSE with #TG_ARGUMENT_ERROR_DEVICE_MISMATCH when the stream is of
+ *         another device, or #TG_CUDA_ERROR
+ */
+gboolean tg_producer_set_stream (TgProducer *producer, cudaStream_t stream,
+                                 GError **error);
+
+/** @return the bound stream, or NULL. */
+cudaStream_t tg_producer_get_stream (const TgProducer *producer);
+
+/**
+ * Appends a DEVICE stage.  Stages are added before the first run.
+ * @param name    unique stage name (copied)
+ * @param flags   declarations, see #TgStageFlags
+ * @param func    the launcher
+ * @param user_data passed to @p func
+ * @param destroy called on @p user_data when the producer is freed (may be NULL)
+ * @return the stage's index
+ */
+guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
+                                    TgStageFlags flags, TgDeviceFunc func,
+                                    gpointer user_data, GDestroyNotify destroy);
+
+/**
+ * Appends a HOST stage: under EAGER and REPLAY it runs on the host at its
+ * place in the order (REPLAY splits its graphs around it); under RECORD it
+ * runs at record time and what it enqueues becomes nodes, so it must be
+ * #TG_STAGE_CAPTURE_SAFE to be recorded.
+ * @return the stage's index
+ */
+guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
+                                  TgStageFlags flags, TgHostFunc func,
+                                  gpointer user_data, GDestroyNotify destroy);
+
+/**
+ * Appends a bounded LOOP stage: runs @p body while the `gint32` bound as
+ * @p flag_binding is non-zero, at most @p max_iters times, and writes the
+ * outcome to the #TgLoopStatus bound as @p status_binding.  Under a capture it
+ * is a CUDA WHILE node with the iteration count on the device; eagerly a host
+ * loop that reads the status back once per iteration.  The body clears the
+ * flag to stop (for example when a relaxation converged).
+ * @param max_iters at least 1
+ * @return the stage's index
+ */
+guint tg_producer_add_loop_stage (TgProducer *producer, const char *name,
+                                  TgStageFlags flags, const char *flag_binding,
+                                  const char *status_binding, guint max_iters,
+                                  TgDeviceFunc body, gpointer user_data,
+                                  GDestroyNotify destroy);
+
+/**
+ * Guards stage @p stage by the `gint32` bound as @p flag_binding: the stage
+ * runs only when it is non-zero (an IF node under a capture, a readback
+ * eagerly).  NULL removes the guard.
+ */
+void tg_producer_set_stage_condition (TgProducer *producer, guint stage,
+                                      const char *flag_binding);
+
+/** @return the number of stages. */
+guint tg_producer_get_n_stages (const TgProducer *producer);
+
+/**
+ * Binds (or rebinds) a device buffer under @p name.  Changing the buffer of a
+ * producer that was already captured (its own graph, or recorded into a
+ * caller's graph) is a *rebind*: one warning per rebind in log domain
+ * "TrackGen", starting "RebindAfterCaptureWarning", and the own graphs are
+ * updated in place (`cudaGraphExecUpdate`) or re-captured at the next call;
+ * graphs of the caller that recorded the producer must be re-captured.
+ *
+ * @param name   binding name (copied)
+ * @param device_ptr device memory of the producer's device, or NULL to unbind
+ * @param size   its size in bytes
+ * @param error  #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (memory of another device),
+ *               #TG_ARGUMENT_ERROR_INVALID (not device memory), #TG_CUDA_ERROR
+ * @return TRUE on success
+ */
+gboolean tg_producer_bind (TgProducer *producer, const char *name,
+                           gpointer device_ptr, gsize size, GError **error);
+
+/**
+ * @param size (out, optional) the bound size in bytes
+ * @return the buffer bound as @p name, or NULL when unbound
+ */
+gpointer tg_producer_get_binding (const TgProducer *producer, const char *name,
+                                  gsize *size);
+
+/**
+ * Resolves the stream and the policy a call would use, without running it.
+ * Implements the policy table of the design once; tg_producer_run() uses it.
+ *
+ * @param stream     explicit stream, or NULL (see @ref exec)
+ * @param requested  the requested policy
+ * @param condition  the call's condition (a conditional call of a producer
+ *                   with HOST stages cannot be recorded)
+ * @param policy     (out) EAGER, REPLAY or RECORD
+ * @param resolved   (out, optional) the stream
+ * @param error      #TG_CAPTURE_ERROR, #TG_ARGUMENT_ERROR_POLICY,
+ *                   #TG_ARGUMENT_ERROR_DEVICE_MISMATCH, #TG_CUDA_ERROR
+ * @return TRUE when the call would run
+ */
+gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
+                              TgPolicy requested, TgCondition condition,
+                              TgPolicy *policy, cudaStream_t *resolved,
+                              GError **error);
+
+/**
+ * Runs the producer: resolves stream and policy, then launches, replays or
+ * records every stage, under @p condition.  Returns as soon as the work is
+ * enqueued unless a HOST stage (or an eager condition) reads back.  The
+ * caller's current device is restored.  A refused call changes nothing: the
+ * caller's capture keeps the nodes it had, no stream is left capturing.
+ *
+ * @param stream     explicit stream, or NULL to resolve one
+ * @param requested  the requested #TgPolicy
+ * @param condition  tg_unconditional() or tg_conditional()
+ * @param error      #TG_CAPTURE_ERROR, #TG_CUDA_ERROR, #TG_ARGUMENT_ERROR, or
+ *                   what a stage set
+ * @return TRUE when the work was enqueued
+ */
+gboolean tg_producer_run (TgProducer *producer, cudaStream_t stream,
+                          TgPolicy requested, TgCondition condition,
+                          GError **error);
+
+/** How the last rebind of an own graph was absorbed. */
+typedef enum
+{
+  TG_REBIND_NONE,        /**< no rebind since the producer was captured */
+  TG_REBIND_UPDATED,     /**< `cudaGraphExecUpdate` updated the graph in place */
+  TG_REBIND_RECAPTURED,  /**< the topology changed: graph re-instantiated */
+} TgRebindOutcome;
+
+/** Counters of the own-graph runner (REPLAY). */
+typedef struct
+{
+  guint n_segments;        /**< device segments (graphs) between HOST stages */
+  guint64 n_captures;      /**< stream captures of own graphs made */
+  guint64 n_replays;       /**< calls served by replaying own graphs */
+  guint64 n_updates;       /**< own graphs updated in place */
+  guint64 n_recaptures;    /**< own graphs re-instantiated after a rebind */
+  TgRebindOutcome last_rebind; /**< outcome of the latest rebind */
+} TgRunnerStats;
+
+/** Reads the runner's counters into @p stats. */
+void tg_producer_get_runner_stats (TgProducer *producer, TgRunnerStats *stats);
+
+/** @return the producer whose call this is. */
+TgProducer *tg_launch_get_producer (const TgLaunch *launch);
+/** @return the name of the running stage. */
+const char *tg_launch_get_stage_name (const TgLaunch *launch);
+/** @return the device the work runs on (current during the call). */
+int tg_launch_get_device (const TgLaunch *launch);
+/** @return the stream to enqueue on: resolved, own capture or body stream. */
+cudaStream_t tg_launch_get_stream (const TgLaunch *launch);
+/** @return the resolved policy: EAGER, REPLAY or RECORD. */
+TgPolicy tg_launch_get_policy (const TgLaunch *launch);
+/** @return whether work enqueued now is captured (REPLAY capture, RECORD, bodies). */
+gboolean tg_launch_is_capturing (const TgLaunch *launch);
+/** @return the id of the capture work is recorded into, or 0. */
+unsigned long long tg_launch_get_capture_id (const TgLaunch *launch);
+/** @return the graph work is captured into (caller's, own, or a body), or NULL. */
+cudaGraph_t tg_launch_get_capture_graph (const TgLaunch *launch);
+/** @return 0 at top level, n inside n nested conditions or loops. */
+guint tg_launch_get_depth (const TgLaunch *launch);
+/** @return the buffer bound as @p name (see tg_producer_bind()), or NULL. */
+gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
+
+/**
+ * Runs @p body under @p condition, from inside a stage, around any part of
+ * its work.  Under a capture: an IF node whose body is captured on an
+ * internal side stream, so conditions and loops nest.  Eagerly: the flag is
+ * read back (one synchronization).
+ * @return FALSE with @p error set; #TG_CAPTURE_ERROR_NOT_CAPTURABLE when the
+ *         body holds what a conditional body cannot (host nodes, allocations)
+ */
+gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition,
+                       TgDeviceFunc body, gpointer user_data, GError **error);
+
+/**
+ * Runs @p body while *@p flag is non-zero, at most @p max_iters times, from
+ * inside a stage; writes the outcome to @p status (device memory).  Under a
+ * capture: a WHILE node with the iteration counter in @p status, reset at
+ * entry.  Eagerly: a host loop with one readback per iteration.
+ * @param max_iters at least 1
+ * @return FALSE with @p error set, as tg_launch_if()
+ */
+gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag,
+                          guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
+                          gpointer user_data, GError **error);
+
+/* ------------------------------------------------------------------------ */
+/* Host operations                                                           */
+
+/** A host function enqueued by tg_host_ops_enqueue(); it must not call CUDA. */
+typedef void (*TgHostCallback) (gpointer user_data);
+
+/** @return the launch context of the HOST stage using @p ops. */
+const TgLaunch *tg_host_ops_get_launch (TgHostOps *ops);
+
+/**
+ * Copies @p size bytes from device memory to host memory and waits for them.
+ * @return FALSE with #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD (it needs a
+ *         synchronization), or #TG_CUDA_ERROR
+ */
+gboolean tg_host_ops_copy_to_host (TgHostOps *ops, gpointer host_dst,
+                                   gconstpointer device_src, gsize size,
+                                   GError **error);
+
+/**
+ * Enqueues a copy of @p size bytes from host memory to device memory; the
+ * host buffer must stay valid until the copy ran.  Under RECORD it becomes a
+ * copy node that reads @p host_src at every replay, which needs pinned memory
+ * (`cudaMallocHost`).
+ * @return FALSE with #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD from
+ *         pageable memory, or #TG_CUDA_ERROR
+ */
+gboolean tg_host_ops_copy_to_device (TgHostOps *ops, gpointer device_dst,
+                                     gconstpointer host_src, gsize size,
+                                     GError **error);
+
+/**
+ * Waits for everything enqueued on the stream so far.
+ * @return FALSE with #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD
+ */
+gboolean tg_host_ops_synchronize (TgHostOps *ops, GError **error);
+
+/**
+ * Enqueues @p func on the stream (`cudaLaunchHostFunc`); under RECORD it
+ * becomes a host node of the caller's graph that runs at every replay.
+ * @return FALSE with #TG_CUDA_ERROR
+ */
+gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func,
+                              gpointer user_data, GError **error);
+
+/* ------------------------------------------------------------------------ */
+/* Diagnostics                                                               */
+
+/** Counts of what TrackGen created and has not destroyed yet. */
+typedef struct
+{
+  gint producers;   /**< live producers */
+  gint graphs;      /**< live `cudaGraph_t` made by TrackGen */
+  gint graph_execs; /**< live `cudaGraphExec_t` made by TrackGen */
+  gint streams;     /**< live streams made by TrackGen (default streams included) */
+  gint captures;    /**< captures TrackGen began and has not ended */
+} TgLiveObjects;
+
+/** Reads the live-object counters, for leak checks. */
+void tg_get_live_objects (TgLiveObjects *live);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TgProducer, tg_producer_unref)
+
+/** @} */
+
+G_END_DECLS
+
+#endif /* TRACKGEN_EXEC_H */

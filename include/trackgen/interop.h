@@ -1,0 +1,103 @@
+/**
+ * @file interop.h
+ * @brief Interop: captures TrackGen did not begin, and producer lifetimes tied
+ *        to graphs.
+ * @ingroup interop
+ */
+#ifndef TRACKGEN_INTEROP_H
+#define TRACKGEN_INTEROP_H
+
+#include <trackgen/exec.h>
+
+G_BEGIN_DECLS
+
+/**
+ * @defgroup interop Interop (libtrackgen-interop)
+ *
+ * A simulator's step graph is often captured by someone else: PyTorch's
+ * `torch.cuda.graph`, or any code that called `cudaStreamBeginCapture`.  A
+ * *capture scope* tells TrackGen about such a capture on the calling thread:
+ * producer calls that name no stream record into it, and each producer
+ * recorded into it is retained by the captured graph, so the graph can be
+ * replayed after the caller dropped its own reference.
+ *
+ * Retention uses CUDA user objects.  The driver runs their destructors on a
+ * thread of its own, where CUDA calls are illegal; TrackGen's destructor only
+ * queues the release, and a reaper thread of TrackGen's drops the reference
+ * there, so a producer freed this way releases its CUDA resources on the
+ * reaper thread, never on the driver's.
+ * @{
+ */
+
+/** A registered foreign capture on one thread. */
+typedef struct _TgCaptureScope TgCaptureScope;
+
+/**
+ * Registers the capture in progress on @p stream for the calling thread,
+ * until tg_capture_scope_end().  Scopes nest; the innermost wins.
+ *
+ * @param stream the capturing stream (e.g. `torch.cuda.current_stream()` inside
+ *               `torch.cuda.graph`)
+ * @param mode   the mode the capture was begun with (PyTorch's default is
+ *               `cudaStreamCaptureModeThreadLocal`)
+ * @param error  #TG_ARGUMENT_ERROR_INVALID when @p stream is not capturing,
+ *               #TG_CAPTURE_ERROR_FAILED when its capture is invalidated,
+ *               #TG_CUDA_ERROR
+ * @return the scope (transfer full), or NULL
+ */
+TgCaptureScope *tg_capture_scope_begin (cudaStream_t stream,
+                                        enum cudaStreamCaptureMode mode,
+                                        GError **error);
+
+/**
+ * Ends the registration.  Ending after the foreign capture itself ended is
+ * fine (PyTorch ends its capture when the `with` block exits).  Ending it on
+ * another thread than the one that began it fails and leaves it registered;
+ * so does ending a scope while an inner one is still registered.
+ *
+ * @param error #TG_ARGUMENT_ERROR_THREAD (another thread),
+ *              #TG_ARGUMENT_ERROR_INVALID (not the innermost scope)
+ * @return TRUE when the scope is ended (ending twice is a no-op)
+ */
+gboolean tg_capture_scope_end (TgCaptureScope *scope, GError **error);
+
+/** Ends @p scope if still registered (on its thread) and frees it. */
+void tg_capture_scope_free (TgCaptureScope *scope);
+
+/** @return the capture id the scope registered. */
+unsigned long long tg_capture_scope_get_capture_id (const TgCaptureScope *scope);
+
+/**
+ * @return TRUE when @p stream is capturing and its capture is registered on
+ *         the calling thread
+ */
+gboolean tg_capture_is_registered (cudaStream_t stream);
+
+/**
+ * Makes @p graph hold a reference to @p producer until the graph and every
+ * executable graph instantiated from it are destroyed.
+ * @param error #TG_CUDA_ERROR
+ */
+gboolean tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error);
+
+/**
+ * Like tg_retain(), for the graph of the capture in progress on @p stream.
+ * @param error #TG_ARGUMENT_ERROR_INVALID (not capturing), #TG_CUDA_ERROR
+ */
+gboolean tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error);
+
+/**
+ * Waits until every reference that graphs held (tg_retain()) was released,
+ * at most @p timeout_us microseconds.  The driver runs the destructors once
+ * the graphs are destroyed and their work completed.
+ * @return TRUE when none is outstanding
+ */
+gboolean tg_release_wait (gint64 timeout_us);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TgCaptureScope, tg_capture_scope_free)
+
+/** @} */
+
+G_END_DECLS
+
+#endif /* TRACKGEN_INTEROP_H */

@@ -1,0 +1,12 @@
+/**
+ * @file trackgen.h
+ * @brief Umbrella header: every layer of libtrackgen.
+ */
+#ifndef TRACKGEN_H
+#define TRACKGEN_H
+
+#include <trackgen/exec.h>
+#include <trackgen/seeds.h>
+#include <trackgen/interop.h>
+
+#endif /* TRACKGEN_H */

@@ -1,0 +1,64 @@
+/* capture-private.h: everything that touches stream capture, conditional
+ * nodes and graph user objects.  Private to libtrackgen. */
+#ifndef TG_CAPTURE_PRIVATE_H
+#define TG_CAPTURE_PRIVATE_H
+
+#include "resource-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  TgCaptureState state;
+  unsigned long long id;
+  cudaGraph_t graph; /* the graph being captured into, while ACTIVE */
+} TgCaptureInfo;
+
+gboolean tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error);
+
+/* A capture of TrackGen's own, on one of its private streams. */
+gboolean tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
+                            GError **error);
+/* Ends it; on success *graph is a new graph (counted), else NULL and
+ * TG_CAPTURE_ERROR_FAILED naming the cause. */
+gboolean tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error);
+
+/* Captures into the body graph of a conditional node on a side stream. */
+gboolean tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body,
+                                 enum cudaStreamCaptureMode mode, GError **error);
+gboolean tg__capture_end_body (cudaStream_t stream, GError **error);
+
+/* Creates a conditional handle on the graph @stream captures into. */
+gboolean tg__capture_new_handle (cudaStream_t stream,
+                                 cudaGraphConditionalHandle *handle, GError **error);
+
+/* Appends a conditional node (IF or WHILE) after the capturing stream's
+ * current dependencies, makes it the stream's only dependency, and returns
+ * its body graph (owned by the node). */
+gboolean tg__capture_add_conditional (cudaStream_t stream,
+                                      cudaGraphConditionalHandle handle,
+                                      enum cudaGraphConditionalNodeType type,
+                                      cudaGraph_t *body, GError **error);
+
+/* Refuses (NOT_CAPTURABLE) a body graph holding nodes the driver rejects in
+ * conditional bodies; @where names the stage and body for the message. */
+gboolean tg__capture_check_body (cudaGraph_t body, const char *where, GError **error);
+
+/* NOT_CAPTURABLE unless the driver has conditional nodes (CUDA >= 12.4). */
+gboolean tg__capture_conditionals_supported (GError **error);
+
+/* Ties @object to @graph with a CUDA user object: @release runs once the
+ * graph and every executable made from it are gone.  The driver calls user
+ * object destructors on its own thread, where CUDA calls are illegal, so the
+ * destructor only queues @object; a reaper thread of TrackGen's runs
+ * @release later, where CUDA calls are fine.  The reference to @object is
+ * transferred in every case: on failure it is released the same way. */
+gboolean tg__capture_retain (cudaGraph_t graph, gpointer object,
+                             GDestroyNotify release, GError **error);
+
+/* Waits until every queued release ran, at most @timeout_us. */
+gboolean tg__capture_release_wait (gint64 timeout_us);
+
+G_END_DECLS
+
+#endif

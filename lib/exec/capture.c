@@ -1,0 +1,346 @@
+/* capture.c: capture-status queries, own and body captures, conditional
+ * nodes, and user objects with deferred release.  The CUDA 12.x/13.x
+ * signature differences of the capture API are absorbed here alone. */
+#include "config.h"
+#include "capture-private.h"
+
+#if CUDART_VERSION >= 13000
+#define get_capture_info cudaStreamGetCaptureInfo
+#define update_capture_dependencies cudaStreamUpdateCaptureDependencies
+#define graph_add_node cudaGraphAddNode
+#else
+#define get_capture_info cudaStreamGetCaptureInfo_v3
+#define update_capture_dependencies cudaStreamUpdateCaptureDependencies_v2
+#define graph_add_node cudaGraphAddNode_v2
+#endif
+
+gboolean
+tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
+{
+  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaError_t err;
+
+  info->id = 0;
+  info->graph = NULL;
+  err = get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL);
+  if (err == cudaErrorStreamCaptureImplicit)
+    {
+      /* The legacy stream while a blocking stream captures: the query is
+       * refused without harming that capture. */
+      (void) cudaGetLastError ();
+      info->state = TG_CAPTURE_IMPLICIT;
+      return TRUE;
+    }
+  if (!TG_CUDA_OK (err, error))
+    return FALSE;
+  switch (status)
+    {
+    case cudaStreamCaptureStatusActive:
+      info->state = TG_CAPTURE_ACTIVE;
+      break;
+    case cudaStreamCaptureStatusInvalidated:
+      info->state = TG_CAPTURE_INVALIDATED;
+      info->graph = NULL;
+      break;
+    default:
+      info->state = TG_CAPTURE_NONE;
+      info->graph = NULL;
+      break;
+    }
+  return TRUE;
+}
+
+gboolean
+tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state,
+                             unsigned long long *id, GError **error)
+{
+  TgCaptureInfo info;
+
+  g_return_val_if_fail (state != NULL, FALSE);
+  if (!tg__capture_query (stream, &info, error))
+    return FALSE;
+  *state = info.state;
+  if (id != NULL)
+    *id = info.id;
+  return TRUE;
+}
+
+gboolean
+tg_stream_is_capturing (cudaStream_t stream)
+{
+  TgCaptureInfo info;
+
+  return tg__capture_query (stream, &info, NULL) && info.state != TG_CAPTURE_NONE;
+}
+
+gboolean
+tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, GError **error)
+{
+  if (!TG_CUDA_OK (cudaStreamBeginCapture (stream, mode), error))
+    return FALSE;
+  tg__live_add (TG_LIVE_CAPTURES, 1);
+  return TRUE;
+}
+
+gboolean
+tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error)
+{
+  cudaError_t err = cudaStreamEndCapture (stream, graph);
+
+  tg__live_add (TG_LIVE_CAPTURES, -1);
+  if (err != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      if (*graph != NULL)
+        (void) cudaGraphDestroy (*graph);
+      *graph = NULL;
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+                     "the capture ended with %s (%s): an operation during the "
+                     "capture broke it",
+                     cudaGetErrorName (err), cudaGetErrorString (err));
+      return FALSE;
+    }
+  tg__live_add (TG_LIVE_GRAPHS, 1);
+  return TRUE;
+}
+
+gboolean
+tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body,
+                        enum cudaStreamCaptureMode mode, GError **error)
+{
+  if (!TG_CUDA_OK (cudaStreamBeginCaptureToGraph (stream, body, NULL, NULL, 0, mode),
+                   error))
+    return FALSE;
+  tg__live_add (TG_LIVE_CAPTURES, 1);
+  return TRUE;
+}
+
+gboolean
+tg__capture_end_body (cudaStream_t stream, GError **error)
+{
+  cudaGraph_t graph = NULL;
+  cudaError_t err = cudaStreamEndCapture (stream, &graph);
+
+  tg__live_add (TG_LIVE_CAPTURES, -1);
+  if (err != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "capturing a condition or loop body failed with %s (%s)",
+                     cudaGetErrorName (err), cudaGetErrorString (err));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+tg__capture_new_handle (cudaStream_t stream, cudaGraphConditionalHandle *handle,
+                        GError **error)
+{
+  TgCaptureInfo info;
+
+  if (!tg__capture_query (stream, &info, error))
+    return FALSE;
+  return TG_CUDA_OK (cudaGraphConditionalHandleCreate (handle, info.graph, 0, 0), error);
+}
+
+gboolean
+tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle handle,
+                             enum cudaGraphConditionalNodeType type, cudaGraph_t *body,
+                             GError **error)
+{
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  const cudaGraphNode_t *deps = NULL;
+  const cudaGraphEdgeData *edges = NULL;
+  size_t n_deps = 0;
+  cudaGraphNode_t node = NULL;
+  struct cudaGraphNodeParams params = { 0 };
+
+  if (!TG_CUDA_OK (get_capture_info (stream, &status, NULL, &graph, &deps, &edges,
+                                     &n_deps),
+                   error))
+    return FALSE;
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = handle;
+  params.conditional.type = type;
+  params.conditional.size = 1;
+  if (!TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, &params), error))
+    return FALSE;
+  *body = params.conditional.phGraph_out[0];
+  return TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
+                                                  cudaStreamSetCaptureDependencies),
+                     error);
+}
+
+static const char *
+forbidden_node_name (enum cudaGraphNodeType type)
+{
+  switch (type)
+    {
+    case cudaGraphNodeTypeKernel:
+    case cudaGraphNodeTypeMemcpy:
+    case cudaGraphNodeTypeMemset:
+    case cudaGraphNodeTypeEmpty:
+    case cudaGraphNodeTypeGraph:
+    case cudaGraphNodeTypeConditional:
+      return NULL;
+    case cudaGraphNodeTypeHost:
+      return "a host function (host node)";
+    case cudaGraphNodeTypeMemAlloc:
+      return "a memory allocation";
+    case cudaGraphNodeTypeMemFree:
+      return "a memory free";
+    case cudaGraphNodeTypeWaitEvent:
+    case cudaGraphNodeTypeEventRecord:
+      return "an event record or wait";
+    default:
+      return "a node of a kind conditional bodies cannot hold";
+    }
+}
+
+gboolean
+tg__capture_check_body (cudaGraph_t body, const char *where, GError **error)
+{
+  g_autofree cudaGraphNode_t *nodes = NULL;
+  size_t n = 0;
+
+  if (!TG_CUDA_OK (cudaGraphGetNodes (body, NULL, &n), error))
+    return FALSE;
+  nodes = g_new0 (cudaGraphNode_t, MAX (n, 1));
+  if (!TG_CUDA_OK (cudaGraphGetNodes (body, nodes, &n), error))
+    return FALSE;
+  for (size_t i = 0; i < n; i++)
+    {
+      enum cudaGraphNodeType type;
+      const char *forbidden;
+
+      if (!TG_CUDA_OK (cudaGraphNodeGetType (nodes[i], &type), error))
+        return FALSE;
+      if ((forbidden = forbidden_node_name (type)) != NULL)
+        {
+          tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                         "%s holds %s; condition and loop bodies may hold only "
+                         "kernels, copies, memsets and nested conditions: move it "
+                         "out of the body",
+                         where, forbidden);
+          return FALSE;
+        }
+      if (type == cudaGraphNodeTypeGraph)
+        {
+          cudaGraph_t child = NULL;
+          if (!TG_CUDA_OK (cudaGraphChildGraphNodeGetGraph (nodes[i], &child), error)
+              || !tg__capture_check_body (child, where, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+tg__capture_conditionals_supported (GError **error)
+{
+  int driver = 0;
+
+  if (!TG_CUDA_OK (cudaDriverGetVersion (&driver), error))
+    return FALSE;
+  if (driver < 12040)
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "conditional graph nodes need a CUDA 12.4 driver; this one is "
+                     "%d.%d: run the condition eagerly or upgrade the driver",
+                     driver / 1000, driver % 1000 / 10);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Deferred releases: the user-object destructor pushes, the reaper pops. */
+typedef struct
+{
+  gpointer object;
+  GDestroyNotify release;
+} Deferred;
+
+static GAsyncQueue *release_queue;
+static gint releases_pending;
+static GMutex release_lock;
+static GCond release_done;
+
+static gpointer
+reaper_main (gpointer data)
+{
+  for (;;)
+    {
+      Deferred *d = g_async_queue_pop (release_queue);
+      d->release (d->object);
+      g_free (d);
+      g_mutex_lock (&release_lock);
+      releases_pending--;
+      g_cond_broadcast (&release_done);
+      g_mutex_unlock (&release_lock);
+    }
+  return NULL;
+}
+
+static gpointer
+reaper_start (gpointer data)
+{
+  release_queue = g_async_queue_new ();
+  g_thread_unref (g_thread_new ("trackgen-reaper", reaper_main, NULL));
+  return NULL;
+}
+
+static void CUDART_CB
+user_object_destroy (void *data)
+{
+  /* Runs on a driver thread: no CUDA call here, only a queue push. */
+  g_async_queue_push (release_queue, data);
+}
+
+gboolean
+tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
+                    GError **error)
+{
+  static GOnce reaper_once = G_ONCE_INIT;
+  cudaUserObject_t user_object = NULL;
+  Deferred *d;
+
+  g_once (&reaper_once, reaper_start, NULL);
+  d = g_new (Deferred, 1);
+  d->object = object;
+  d->release = release;
+  if (!TG_CUDA_OK (cudaUserObjectCreate (&user_object, d, user_object_destroy, 1,
+                                         cudaUserObjectNoDestructorSync),
+                   error))
+    {
+      g_free (d);
+      return FALSE;
+    }
+  g_mutex_lock (&release_lock);
+  releases_pending++;
+  g_mutex_unlock (&release_lock);
+  if (!TG_CUDA_OK (cudaGraphRetainUserObject (graph, user_object, 1,
+                                              cudaGraphUserObjectMove),
+                   error))
+    {
+      /* Dropping our reference runs the destructor, which queues the release. */
+      (void) cudaUserObjectRelease (user_object, 1);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+tg__capture_release_wait (gint64 timeout_us)
+{
+  gint64 deadline = g_get_monotonic_time () + timeout_us;
+  gboolean done = TRUE;
+
+  g_mutex_lock (&release_lock);
+  while (releases_pending > 0 && done)
+    done = g_cond_wait_until (&release_done, &release_lock, deadline);
+  done = releases_pending == 0;
+  g_mutex_unlock (&release_lock);
+  return done;
+}

@@ -1,0 +1,61 @@
+// condition-kernels.cu: one-thread kernels that set conditional handles and
+// keep a loop's status on the device.
+#include "condition-private.h"
+
+static __global__ void
+if_set_kernel (cudaGraphConditionalHandle handle, const gint32 *flag)
+{
+  cudaGraphSetConditional (handle, *flag != 0);
+}
+
+static __global__ void
+loop_entry_kernel (cudaGraphConditionalHandle handle, int in_graph, const gint32 *flag,
+                   TgLoopStatus *status)
+{
+  int go = *flag != 0;
+
+  status->iterations = 0;
+  status->end = go ? TG_LOOP_END_NONE : TG_LOOP_END_SKIPPED;
+  if (in_graph)
+    cudaGraphSetConditional (handle, go);
+}
+
+static __global__ void
+loop_tail_kernel (cudaGraphConditionalHandle handle, int in_graph, const gint32 *flag,
+                  TgLoopStatus *status, guint max_iters)
+{
+  gint32 it = status->iterations + 1;
+  gint32 end = *flag == 0                ? TG_LOOP_END_CONVERGED
+               : (guint) it >= max_iters ? TG_LOOP_END_CAPPED
+                                         : TG_LOOP_END_NONE;
+
+  status->iterations = it;
+  status->end = end;
+  if (in_graph)
+    cudaGraphSetConditional (handle, end == TG_LOOP_END_NONE);
+}
+
+extern "C" cudaError_t
+tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
+                   const gint32 *flag)
+{
+  if_set_kernel<<<1, 1, 0, stream>>> (handle, flag);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tg__launch_loop_entry (cudaStream_t stream, cudaGraphConditionalHandle handle,
+                       int in_graph, const gint32 *flag, TgLoopStatus *status)
+{
+  loop_entry_kernel<<<1, 1, 0, stream>>> (handle, in_graph, flag, status);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tg__launch_loop_tail (cudaStream_t stream, cudaGraphConditionalHandle handle,
+                      int in_graph, const gint32 *flag, TgLoopStatus *status,
+                      guint max_iters)
+{
+  loop_tail_kernel<<<1, 1, 0, stream>>> (handle, in_graph, flag, status, max_iters);
+  return cudaGetLastError ();
+}

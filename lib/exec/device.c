@@ -1,0 +1,180 @@
+/* device.c: device selection, TrackGen's default streams, the device check. */
+#include "config.h"
+#include "resource-private.h"
+#include "scope-private.h"
+
+static gboolean
+device_validate (int device, GError **error)
+{
+  int count = 0;
+
+  if (!TG_CUDA_OK (cudaGetDeviceCount (&count), error))
+    return FALSE;
+  if (device < 0 || device >= count)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+                     "device %d does not exist: this process sees %d CUDA device%s "
+                     "(ordinals 0 to %d)",
+                     device, count, count == 1 ? "" : "s", count - 1);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+tg__device_enter (TgDeviceGuard *guard, int device, GError **error)
+{
+  guard->switched = FALSE;
+  if (!TG_CUDA_OK (cudaGetDevice (&guard->saved), error))
+    return FALSE;
+  if (guard->saved == device)
+    return TRUE;
+  if (!device_validate (device, error) || !TG_CUDA_OK (cudaSetDevice (device), error))
+    return FALSE;
+  guard->switched = TRUE;
+  return TRUE;
+}
+
+void
+tg__device_leave (TgDeviceGuard *guard)
+{
+  if (guard->switched)
+    (void) cudaSetDevice (guard->saved);
+  guard->switched = FALSE;
+}
+
+static gboolean
+stream_is_special (cudaStream_t stream)
+{
+  /* The legacy and per-thread handles mean "of the current device". */
+  return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+gboolean
+tg__stream_check_device (cudaStream_t stream, int device, GError **error)
+{
+#if HAVE_DECL_CUDASTREAMGETDEVICE
+  int stream_device = device;
+
+  if (stream_is_special (stream))
+    return TRUE;
+  if (!TG_CUDA_OK (cudaStreamGetDevice (stream, &stream_device), error))
+    return FALSE;
+  if (stream_device != device)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+                     "stream %p belongs to device %d, but the work is for device %d; "
+                     "pass a stream created on device %d",
+                     (void *) stream, stream_device, device, device);
+      return FALSE;
+    }
+#endif
+  return TRUE;
+}
+
+/* One default stream per device, created on first use.  Readers take the
+ * published pointer without a lock; creation is serialized. */
+static cudaStream_t *default_streams;
+static int n_default_streams;
+static GMutex default_streams_lock;
+
+cudaStream_t
+tg_default_stream (int device, GError **error)
+{
+  cudaStream_t *streams = g_atomic_pointer_get (&default_streams);
+  cudaStream_t stream;
+  TgDeviceGuard guard;
+
+  if (streams != NULL && device >= 0 && device < n_default_streams
+      && (stream = g_atomic_pointer_get (&streams[device])) != NULL)
+    return stream;
+
+  if (!tg__device_enter (&guard, device, error))
+    return NULL;
+  g_mutex_lock (&default_streams_lock);
+  if (default_streams == NULL)
+    {
+      int count = 0;
+      if (cudaGetDeviceCount (&count) == cudaSuccess && count > 0)
+        {
+          n_default_streams = count;
+          g_atomic_pointer_set (&default_streams, g_new0 (cudaStream_t, count));
+        }
+    }
+  stream = NULL;
+  if (default_streams != NULL && device < n_default_streams)
+    {
+      stream = default_streams[device];
+      if (stream == NULL && (stream = tg__stream_new (error)) != NULL)
+        g_atomic_pointer_set (&default_streams[device], stream);
+    }
+  g_mutex_unlock (&default_streams_lock);
+  tg__device_leave (&guard);
+  return stream;
+}
+
+gboolean
+tg_device_check (int device, GError **error)
+{
+  const guint32 n = 4096, salt = 0x7261636Bu;
+  g_autofree guint32 *host = NULL;
+  guint32 *dev = NULL;
+  cudaStream_t stream = NULL;
+  TgDeviceGuard guard;
+  gboolean ok = FALSE;
+
+  if (!tg__device_enter (&guard, device, error))
+    return FALSE;
+  host = g_new0 (guint32, n);
+  if ((stream = tg__stream_new (error)) == NULL)
+    goto out;
+  TG_CUDA_GOTO (cudaMalloc ((void **) &dev, n * sizeof (guint32)), error, out);
+  TG_CUDA_GOTO (tg__launch_check_pattern (stream, dev, n, salt), error, out);
+  TG_CUDA_GOTO (cudaMemcpyAsync (host, dev, n * sizeof (guint32),
+                                 cudaMemcpyDeviceToHost, stream),
+                error, out);
+  TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
+  for (guint32 i = 0; i < n; i++)
+    if (host[i] != tg__check_pattern (i, salt))
+      {
+        tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "device %d computed a wrong value at element %u "
+                       "(0x%08x, expected 0x%08x): the device or driver is faulty",
+                       device, i, host[i], tg__check_pattern (i, salt));
+        goto out;
+      }
+  ok = TRUE;
+out:
+  if (dev != NULL)
+    (void) cudaFree (dev);
+  tg__stream_free (stream);
+  tg__device_leave (&guard);
+  return ok;
+}
+
+cudaStream_t
+tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device, GError **error)
+{
+  TgScope *scope = tg__scope_current ();
+
+  if (stream == NULL && scope != NULL)
+    stream = scope->stream;
+  if (stream == NULL)
+    stream = bound;
+  if (stream == NULL)
+    return tg_default_stream (device, error);
+  return tg__stream_check_device (stream, device, error) ? stream : NULL;
+}
+
+cudaStream_t
+tg_stream_resolve (cudaStream_t stream, int device, GError **error)
+{
+  TgDeviceGuard guard;
+  cudaStream_t resolved;
+
+  if (!tg__device_enter (&guard, device, error))
+    return NULL;
+  resolved = tg__stream_resolve (stream, NULL, device, error);
+  tg__device_leave (&guard);
+  return resolved;
+}

@@ -1,0 +1,176 @@
+/* launch.c: what a stage sees during a call, and the host operations of
+ * HOST stages, which refuse under RECORD what a capture cannot hold. */
+#include "config.h"
+#include "producer-private.h"
+
+TgProducer *
+tg_launch_get_producer (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, NULL);
+  return launch->producer;
+}
+
+const char *
+tg_launch_get_stage_name (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, NULL);
+  return launch->stage != NULL ? launch->stage->name : NULL;
+}
+
+int
+tg_launch_get_device (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, -1);
+  return launch->producer->device;
+}
+
+cudaStream_t
+tg_launch_get_stream (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, NULL);
+  return launch->stream;
+}
+
+TgPolicy
+tg_launch_get_policy (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, TG_POLICY_EAGER);
+  return launch->policy;
+}
+
+gboolean
+tg_launch_is_capturing (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, FALSE);
+  return launch->capturing;
+}
+
+unsigned long long
+tg_launch_get_capture_id (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, 0);
+  return launch->capturing ? launch->capture_id : 0;
+}
+
+cudaGraph_t
+tg_launch_get_capture_graph (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, NULL);
+  return launch->capturing ? launch->capture_graph : NULL;
+}
+
+guint
+tg_launch_get_depth (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, 0);
+  return launch->depth;
+}
+
+gpointer
+tg_launch_get_binding (const TgLaunch *launch, const char *name)
+{
+  g_return_val_if_fail (launch != NULL && name != NULL, NULL);
+  return tg_producer_get_binding (launch->producer, name, NULL);
+}
+
+gboolean
+tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
+              gpointer user_data, GError **error)
+{
+  TgLaunch inner;
+
+  g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
+  g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
+  if (condition.conditional)
+    return tg__condition_if (launch, condition.flag, body, user_data, error);
+  inner = *launch;
+  return body (&inner, user_data, error);
+}
+
+gboolean
+tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
+                 TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
+                 GError **error)
+{
+  g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
+  g_return_val_if_fail (flag != NULL && status != NULL, FALSE);
+  g_return_val_if_fail (max_iters >= 1, FALSE);
+  return tg__condition_while (launch, flag, max_iters, status, body, user_data, error);
+}
+
+const TgLaunch *
+tg_host_ops_get_launch (TgHostOps *ops)
+{
+  g_return_val_if_fail (ops != NULL, NULL);
+  return ops->launch;
+}
+
+static gboolean
+refuse_under_record (TgHostOps *ops, const char *op, GError **error)
+{
+  if (!ops->launch->capturing)
+    return FALSE;
+  tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                 "host operation %s needs a host synchronization, which a capture "
+                 "cannot hold: do it in a producer run outside the capture, or use "
+                 "tg_host_ops_enqueue()",
+                 op);
+  return TRUE;
+}
+
+gboolean
+tg_host_ops_copy_to_host (TgHostOps *ops, gpointer host_dst, gconstpointer device_src,
+                          gsize size, GError **error)
+{
+  g_return_val_if_fail (ops != NULL, FALSE);
+  g_return_val_if_fail (size == 0 || (host_dst != NULL && device_src != NULL), FALSE);
+  if (refuse_under_record (ops, "copy_to_host", error))
+    return FALSE;
+  return TG_CUDA_OK (cudaMemcpyAsync (host_dst, device_src, size,
+                                      cudaMemcpyDeviceToHost, ops->launch->stream),
+                     error)
+         && TG_CUDA_OK (cudaStreamSynchronize (ops->launch->stream), error);
+}
+
+gboolean
+tg_host_ops_copy_to_device (TgHostOps *ops, gpointer device_dst, gconstpointer host_src,
+                            gsize size, GError **error)
+{
+  g_return_val_if_fail (ops != NULL, FALSE);
+  g_return_val_if_fail (size == 0 || (device_dst != NULL && host_src != NULL), FALSE);
+  if (ops->launch->capturing)
+    {
+      struct cudaPointerAttributes attr;
+      if (!TG_CUDA_OK (cudaPointerGetAttributes (&attr, host_src), error))
+        return FALSE;
+      if (attr.type != cudaMemoryTypeHost)
+        {
+          tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                         "host operation copy_to_device from pageable memory %p "
+                         "cannot be recorded: every replay reads the source again, "
+                         "which needs pinned memory (cudaMallocHost)",
+                         host_src);
+          return FALSE;
+        }
+    }
+  return TG_CUDA_OK (cudaMemcpyAsync (device_dst, host_src, size,
+                                      cudaMemcpyHostToDevice, ops->launch->stream),
+                     error);
+}
+
+gboolean
+tg_host_ops_synchronize (TgHostOps *ops, GError **error)
+{
+  g_return_val_if_fail (ops != NULL, FALSE);
+  if (refuse_under_record (ops, "synchronize", error))
+    return FALSE;
+  return TG_CUDA_OK (cudaStreamSynchronize (ops->launch->stream), error);
+}
+
+gboolean
+tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user_data,
+                     GError **error)
+{
+  g_return_val_if_fail (ops != NULL && func != NULL, FALSE);
+  return TG_CUDA_OK (cudaLaunchHostFunc (ops->launch->stream, func, user_data), error);
+}

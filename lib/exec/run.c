@@ -1,0 +1,395 @@
+/* run.c: one call of a producer: stream resolution, policy, the stage
+ * walker, and the EAGER and RECORD paths (REPLAY is runner.c). */
+#include "config.h"
+#include "producer-private.h"
+#include "scope-private.h"
+
+typedef struct
+{
+  cudaStream_t stream;
+  TgCaptureInfo capture;
+  TgPolicy policy;
+  TgScope *scope; /* the registered capture this call records into, or NULL */
+} Resolution;
+
+static const TgStage *
+stage_at (const TgProducer *p, guint i)
+{
+  return p->stages->pdata[i];
+}
+
+static GError *
+stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
+{
+  if (stage->flags & TG_STAGE_LEGACY_STREAM)
+    return g_error_new (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM,
+                        "producer '%s', stage '%s' launches on the legacy default "
+                        "stream, so its work would escape %s: port it to launch on "
+                        "tg_launch_get_stream(), or run the producer eagerly on "
+                        "cudaStreamLegacy outside any capture",
+                        p->name, stage->name, into);
+  return g_error_new (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                      "producer '%s', stage '%s' is not capture-safe, so it cannot "
+                      "be captured into %s: run the producer outside a capture "
+                      "(TG_POLICY_AUTO picks EAGER), or declare the stage "
+                      "TG_STAGE_CAPTURE_SAFE if it only enqueues work",
+                      p->name, stage->name, into);
+}
+
+/* Fixes the stages and derives, once, what the policy needs from them. */
+static void
+seal (TgProducer *p)
+{
+  gboolean uses_conditions = FALSE;
+
+  if (p->sealed)
+    return;
+  p->sealed = TRUE;
+  for (guint i = 0; i < p->stages->len; i++)
+    {
+      const TgStage *stage = stage_at (p, i);
+      gboolean safe = (stage->flags & TG_STAGE_CAPTURE_SAFE)
+                      && !(stage->flags & TG_STAGE_LEGACY_STREAM);
+
+      if (stage->kind == TG_STAGE_KIND_HOST && p->first_host == NULL)
+        p->first_host = stage;
+      uses_conditions |= stage->condition != NULL || stage->kind == TG_STAGE_KIND_LOOP;
+      if (!safe && stage->kind != TG_STAGE_KIND_HOST && p->replay_refusal == NULL)
+        p->replay_refusal = stage_refusal (p, stage, "a graph");
+      if (!safe && p->record_refusal == NULL)
+        p->record_refusal = stage_refusal (p, stage, "the caller's capture");
+    }
+  if (!tg__capture_conditionals_supported (&p->no_conditionals) && uses_conditions)
+    {
+      if (p->replay_refusal == NULL)
+        p->replay_refusal = g_error_copy (p->no_conditionals);
+      if (p->record_refusal == NULL)
+        p->record_refusal = g_error_copy (p->no_conditionals);
+    }
+}
+
+static const TgStage *
+legacy_stage (const TgProducer *p)
+{
+  for (guint i = 0; i < p->stages->len; i++)
+    if (stage_at (p, i)->flags & TG_STAGE_LEGACY_STREAM)
+      return stage_at (p, i);
+  return NULL;
+}
+
+static gboolean
+check_legacy (const TgProducer *p, const Resolution *r, GError **error)
+{
+  const TgStage *legacy = legacy_stage (p);
+
+  if (legacy == NULL)
+    return TRUE;
+  if (r->stream != cudaStreamLegacy)
+    {
+      g_autofree char *into = g_strdup_printf (
+          r->capture.state == TG_CAPTURE_NONE ? "stream %p" : "the capture on stream %p",
+          (void *) r->stream);
+      g_autoptr (GError) e = stage_refusal (p, legacy, into);
+      g_propagate_error (error, g_steal_pointer (&e));
+      return FALSE;
+    }
+  if (r->capture.state == TG_CAPTURE_IMPLICIT)
+    {
+      g_autoptr (GError) e = stage_refusal (
+          p, legacy, "into the capture in progress on a blocking stream, invalidating it");
+      g_propagate_error (error, g_steal_pointer (&e));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition condition,
+         Resolution *r, GError **error)
+{
+  const GError *record_refusal, *replay_refusal;
+  g_autoptr (GError) host_in_condition = NULL;
+
+  if ((r->stream = tg__stream_resolve (stream, p->bound, p->device, error)) == NULL
+      || !tg__capture_query (r->stream, &r->capture, error)
+      || !check_legacy (p, r, error))
+    return FALSE;
+
+  record_refusal = p->record_refusal;
+  replay_refusal = p->replay_refusal;
+  if (condition.conditional && record_refusal == NULL)
+    {
+      if (p->first_host != NULL && r->capture.state == TG_CAPTURE_ACTIVE)
+        record_refusal = host_in_condition = g_error_new (
+            TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+            "a conditional call of producer '%s' cannot be recorded: its HOST stage "
+            "'%s' would sit inside the condition's body, which cannot hold host work",
+            p->name, p->first_host->name);
+      else if (p->first_host == NULL)
+        record_refusal = p->no_conditionals;
+    }
+  if (condition.conditional && replay_refusal == NULL && p->first_host == NULL)
+    replay_refusal = p->no_conditionals;
+
+  if (!tg__policy_decide (requested, r->capture.state, record_refusal, replay_refusal,
+                          &r->policy, error))
+    return FALSE;
+  r->scope = r->policy == TG_POLICY_RECORD ? tg__scope_find (r->capture.id) : NULL;
+  return TRUE;
+}
+
+static gboolean
+binding_bound (const TgProducer *p, const TgStage *stage, const char *name,
+               gsize min_size, GError **error)
+{
+  gsize size = 0;
+
+  if (name == NULL)
+    return TRUE;
+  if (tg_producer_get_binding (p, name, &size) == NULL || size < min_size)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND,
+                     "producer '%s', stage '%s' uses binding '%s', which is %s: bind "
+                     "at least %" G_GSIZE_FORMAT " bytes of device memory to it with "
+                     "tg_producer_bind()",
+                     p->name, stage->name, name, size == 0 ? "not bound" : "too small",
+                     min_size);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_bindings (const TgProducer *p, GError **error)
+{
+  for (guint i = 0; i < p->stages->len; i++)
+    {
+      const TgStage *s = stage_at (p, i);
+      if (!binding_bound (p, s, s->condition, sizeof (gint32), error)
+          || !binding_bound (p, s, s->loop_flag, sizeof (gint32), error)
+          || !binding_bound (p, s, s->loop_status, sizeof (TgLoopStatus), error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+run_stage (TgLaunch *launch, const TgStage *stage, GError **error)
+{
+  TgHostOps ops = { launch };
+
+  switch (stage->kind)
+    {
+    case TG_STAGE_KIND_HOST:
+      if (launch->capturing && launch->depth > 0)
+        {
+          tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                         "a HOST stage cannot sit inside a captured condition or loop "
+                         "(the driver rejects host nodes in conditional bodies): move "
+                         "it out of the condition, or run the producer eagerly");
+          return FALSE;
+        }
+      return stage->host (&ops, stage->user_data, error);
+    case TG_STAGE_KIND_LOOP:
+      return tg__condition_while (
+          launch, tg_launch_get_binding (launch, stage->loop_flag), stage->max_iters,
+          tg_launch_get_binding (launch, stage->loop_status), stage->device,
+          stage->user_data, error);
+    case TG_STAGE_KIND_DEVICE:
+    default:
+      return stage->device (launch, stage->user_data, error);
+    }
+}
+
+static gboolean
+guarded_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgLaunch inner = *launch;
+
+  return run_stage (&inner, data, error);
+}
+
+gboolean
+tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
+{
+  const TgProducer *p = launch->producer;
+
+  for (guint i = first; i < first + n; i++)
+    {
+      const TgStage *stage = stage_at (p, i);
+      GError *local = NULL;
+      gboolean ok;
+
+      launch->stage = stage;
+      if (stage->condition != NULL)
+        ok = tg__condition_if (launch, tg_launch_get_binding (launch, stage->condition),
+                               guarded_stage, (gpointer) stage, &local);
+      else
+        ok = run_stage (launch, stage, &local);
+      if (!ok)
+        {
+          if (local == NULL)
+            local = g_error_new_literal (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                                         "the stage failed without setting an error");
+          g_propagate_prefixed_error (error, local, "producer '%s', stage '%s': ",
+                                      p->name, stage->name);
+          return FALSE;
+        }
+    }
+  launch->stage = NULL;
+  return TRUE;
+}
+
+static gboolean
+run_all_stages (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  TgLaunch inner = *launch;
+
+  return tg__run_stages (&inner, 0, launch->producer->stages->len, error);
+}
+
+static gboolean
+run_body (TgLaunch *launch, TgCondition condition, GError **error)
+{
+  if (condition.conditional)
+    return tg__condition_if (launch, condition.flag, run_all_stages, NULL, error);
+  return tg__run_stages (launch, 0, launch->producer->stages->len, error);
+}
+
+/* RECORD: a dry run into a scratch capture of our own proves that every
+ * stage records; only then is the caller's capture touched, so a refused
+ * call leaves it with exactly the nodes it had. */
+static gboolean
+record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition condition,
+        GError **error)
+{
+  cudaStream_t scratch = tg__producer_private_stream (p, error);
+  TgLaunch dry = *base;
+  TgCaptureInfo info;
+  cudaGraph_t graph = NULL;
+  g_autoptr (GError) broke = NULL;
+  GError *local = NULL;
+  gboolean ok;
+
+  if (scratch == NULL || !tg__capture_begin (scratch, base->mode, error))
+    return FALSE;
+  ok = tg__capture_query (scratch, &info, error);
+  dry.stream = scratch;
+  dry.capture_id = info.id;
+  dry.capture_graph = info.graph;
+  ok = ok && run_body (&dry, condition, error);
+  if (!tg__capture_end (scratch, &graph, ok ? &broke : NULL) && ok)
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "producer '%s' cannot be recorded: its stages broke a trial "
+                     "capture (%s); nothing was recorded",
+                     p->name, broke->message);
+      ok = FALSE;
+    }
+  tg__graph_free (graph);
+  if (!ok)
+    return FALSE;
+
+  if (r->scope != NULL && !r->scope->recorded (r->scope, p, base->capture_graph, error))
+    return FALSE;
+  if (!run_body (base, condition, &local))
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+                     "recording producer '%s' failed after its trial succeeded, so "
+                     "the caller's capture holds part of the call and must be "
+                     "discarded: %s",
+                     p->name, local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  p->captured = TRUE;
+  return TRUE;
+}
+
+static void
+launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r)
+{
+  *launch = (TgLaunch){ 0 };
+  launch->producer = p;
+  launch->stream = r->stream;
+  launch->policy = r->policy;
+  launch->mode = r->scope != NULL && r->scope->mode == cudaStreamCaptureModeRelaxed
+                     ? cudaStreamCaptureModeRelaxed
+                     : cudaStreamCaptureModeThreadLocal;
+  if (r->policy == TG_POLICY_RECORD)
+    {
+      launch->capturing = TRUE;
+      launch->capture_id = r->capture.id;
+      launch->capture_graph = r->capture.graph;
+    }
+}
+
+gboolean
+tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
+                     TgCondition condition, TgPolicy *policy, cudaStream_t *resolved,
+                     GError **error)
+{
+  TgDeviceGuard guard;
+  Resolution r;
+  gboolean ok;
+
+  g_return_val_if_fail (producer != NULL && policy != NULL, FALSE);
+  g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
+  if (!tg__producer_lock (producer, error))
+    return FALSE;
+  ok = tg__device_enter (&guard, producer->device, error);
+  if (ok)
+    {
+      seal (producer);
+      ok = resolve (producer, stream, requested, condition, &r, error);
+      tg__device_leave (&guard);
+    }
+  tg__producer_unlock (producer);
+  if (ok)
+    {
+      *policy = r.policy;
+      if (resolved != NULL)
+        *resolved = r.stream;
+    }
+  return ok;
+}
+
+gboolean
+tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
+                 TgCondition condition, GError **error)
+{
+  TgDeviceGuard guard;
+  Resolution r;
+  TgLaunch launch;
+  gboolean ok = FALSE;
+
+  g_return_val_if_fail (producer != NULL, FALSE);
+  g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
+  g_return_val_if_fail ((guint) requested <= TG_POLICY_RECORD, FALSE);
+  if (!tg__producer_lock (producer, error))
+    return FALSE;
+  if (!tg__device_enter (&guard, producer->device, error))
+    goto out;
+  seal (producer);
+  if (resolve (producer, stream, requested, condition, &r, error)
+      && check_bindings (producer, error))
+    {
+      launch_init (&launch, producer, &r);
+      switch (r.policy)
+        {
+        case TG_POLICY_RECORD:
+          ok = record (producer, &launch, &r, condition, error);
+          break;
+        case TG_POLICY_REPLAY:
+          ok = tg__runner_replay (producer, &launch, condition, error);
+          break;
+        default:
+          ok = run_body (&launch, condition, error);
+          break;
+        }
+    }
+  tg__device_leave (&guard);
+out:
+  tg__producer_unlock (producer);
+  return ok;
+}

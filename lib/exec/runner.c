@@ -1,0 +1,168 @@
+/* runner.c: REPLAY.  Each maximal run of device stages is captured once into
+ * a graph of the producer's own (thread-local mode, on its private stream,
+ * never the caller's), instantiated once, and launched on the caller's
+ * stream; HOST stages run on the host between the launches.  A rebind
+ * refreshes a graph in place with cudaGraphExecUpdate when the topology
+ * allows, else re-instantiates it. */
+#include "config.h"
+#include "producer-private.h"
+
+static void
+make_segments (TgProducer *p)
+{
+  TgSegment seg = { 0 };
+
+  p->segments = g_array_new (FALSE, TRUE, sizeof (TgSegment));
+  for (guint i = 0; i <= p->stages->len; i++)
+    {
+      gboolean host = i < p->stages->len
+                      && ((TgStage *) p->stages->pdata[i])->kind == TG_STAGE_KIND_HOST;
+      if (i == p->stages->len || host)
+        {
+          if (seg.n > 0)
+            g_array_append_val (p->segments, seg);
+          seg = (TgSegment){ 0 };
+          seg.first = i + 1;
+        }
+      else
+        seg.n++;
+    }
+}
+
+void
+tg__runner_free (TgProducer *p)
+{
+  if (p->segments == NULL)
+    return;
+  for (guint i = 0; i < p->segments->len; i++)
+    {
+      TgSegment *seg = &g_array_index (p->segments, TgSegment, i);
+      for (guint v = 0; v < G_N_ELEMENTS (seg->graphs); v++)
+        tg__graph_exec_free (seg->graphs[v].exec);
+    }
+  g_clear_pointer (&p->segments, g_array_unref);
+}
+
+static gboolean
+segment_body (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgSegment *seg = data;
+  TgLaunch inner = *launch;
+
+  return tg__run_stages (&inner, seg->first, seg->n, error);
+}
+
+static gboolean
+capture_segment (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
+                 const gint32 *flag, cudaGraph_t *graph, GError **error)
+{
+  cudaStream_t stream = tg__producer_private_stream (p, error);
+  TgLaunch launch = *base;
+  TgCaptureInfo info;
+  gboolean ok;
+
+  *graph = NULL;
+  if (stream == NULL
+      || !tg__capture_begin (stream, cudaStreamCaptureModeThreadLocal, error))
+    return FALSE;
+  ok = tg__capture_query (stream, &info, error);
+  launch.stream = stream;
+  launch.capturing = TRUE;
+  launch.capture_id = info.id;
+  launch.capture_graph = info.graph;
+  launch.mode = cudaStreamCaptureModeThreadLocal;
+  if (ok && flag != NULL)
+    ok = tg__condition_if (&launch, flag, segment_body, (gpointer) seg, error);
+  else if (ok)
+    ok = segment_body (&launch, (gpointer) seg, error);
+  if (!tg__capture_end (stream, graph, ok ? error : NULL) && ok)
+    {
+      g_prefix_error (error, "capturing producer '%s' into its own graph: ", p->name);
+      return FALSE;
+    }
+  if (!ok)
+    g_clear_pointer (graph, tg__graph_free);
+  return ok;
+}
+
+/* Makes @og current: first capture, or refresh after a rebind or a new flag. */
+static gboolean
+own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
+                  TgOwnGraph *og, const gint32 *flag, GError **error)
+{
+  cudaGraph_t graph = NULL;
+  cudaGraphExecUpdateResultInfo info;
+  gboolean ok = TRUE;
+
+  if (og->exec != NULL && og->generation == p->generation && og->flag == flag)
+    return TRUE;
+  if (!capture_segment (p, base, seg, flag, &graph, error))
+    return FALSE;
+  p->stats.n_captures++;
+  if (og->exec == NULL)
+    ok = tg__graph_instantiate (graph, &og->exec, error);
+  else if (cudaGraphExecUpdate (og->exec, graph, &info) == cudaSuccess)
+    {
+      p->stats.n_updates++;
+      p->stats.last_rebind = TG_REBIND_UPDATED;
+    }
+  else
+    {
+      (void) cudaGetLastError ();
+      g_clear_pointer (&og->exec, tg__graph_exec_free);
+      ok = tg__graph_instantiate (graph, &og->exec, error);
+      p->stats.n_recaptures++;
+      p->stats.last_rebind = TG_REBIND_RECAPTURED;
+    }
+  tg__graph_free (graph);
+  if (!ok)
+    return FALSE;
+  og->generation = p->generation;
+  og->flag = flag;
+  p->captured = TRUE;
+  return TRUE;
+}
+
+gboolean
+tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
+                   GError **error)
+{
+  const gint32 *flag = condition.conditional ? condition.flag : NULL;
+  TgLaunch host = *base;
+  guint next = 0;
+
+  if (p->segments == NULL)
+    make_segments (p);
+  if (flag != NULL && p->first_host != NULL)
+    {
+      /* HOST stages cannot sit in an IF node: decide on the host, once. */
+      gint32 value = 0;
+      if (!tg__producer_readback (p, base->stream, flag, sizeof value, &value, error))
+        return FALSE;
+      if (value == 0)
+        {
+          p->stats.n_replays++;
+          return TRUE;
+        }
+      flag = NULL;
+    }
+  for (guint s = 0; s <= p->segments->len; s++)
+    {
+      TgSegment *seg = s < p->segments->len ? &g_array_index (p->segments, TgSegment, s)
+                                            : NULL;
+      guint end = seg != NULL ? seg->first : p->stages->len;
+      TgOwnGraph *og;
+
+      if (end > next && !tg__run_stages (&host, next, end - next, error))
+        return FALSE;
+      if (seg == NULL)
+        break;
+      og = &seg->graphs[flag != NULL];
+      if (!own_graph_ensure (p, base, seg, og, flag, error)
+          || !TG_CUDA_OK (cudaGraphLaunch (og->exec, base->stream), error))
+        return FALSE;
+      next = seg->first + seg->n;
+    }
+  p->stats.n_replays++;
+  return TRUE;
+}

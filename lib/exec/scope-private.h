@@ -1,0 +1,37 @@
+/* scope-private.h: a thread's registered foreign capture, as the execution
+ * layer sees it.  interop.h gives it a public face; exec only consults it,
+ * so exec never depends on interop.  Private to libtrackgen. */
+#ifndef TG_SCOPE_PRIVATE_H
+#define TG_SCOPE_PRIVATE_H
+
+#include <trackgen/exec.h>
+
+G_BEGIN_DECLS
+
+typedef struct _TgScope TgScope;
+
+/* Called after a producer's dry run succeeded and before it is recorded
+ * into the scope's capture graph @graph. */
+typedef gboolean (*TgScopeRecordedFunc) (TgScope *scope, TgProducer *producer,
+                                         cudaGraph_t graph, GError **error);
+
+struct _TgScope
+{
+  cudaStream_t stream;
+  enum cudaStreamCaptureMode mode;
+  unsigned long long capture_id;
+  GThread *thread;
+  TgScopeRecordedFunc recorded;
+  TgScope *outer;
+};
+
+/* Scopes nest per thread; pop takes the innermost. */
+void tg__scope_push (TgScope *scope);
+void tg__scope_pop (TgScope *scope);
+TgScope *tg__scope_current (void);
+/* The scope of this thread whose capture has id @capture_id, or NULL. */
+TgScope *tg__scope_find (unsigned long long capture_id);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,36 @@
+/* scope.c: the per-thread stack of registered foreign captures. */
+#include "config.h"
+#include "scope-private.h"
+
+static _Thread_local TgScope *current;
+
+void
+tg__scope_push (TgScope *scope)
+{
+  scope->thread = g_thread_self ();
+  scope->outer = current;
+  current = scope;
+}
+
+void
+tg__scope_pop (TgScope *scope)
+{
+  g_return_if_fail (scope == current);
+  current = scope->outer;
+  scope->outer = NULL;
+}
+
+TgScope *
+tg__scope_current (void)
+{
+  return current;
+}
+
+TgScope *
+tg__scope_find (unsigned long long capture_id)
+{
+  for (TgScope *s = current; s != NULL; s = s->outer)
+    if (s->capture_id == capture_id)
+      return s;
+  return NULL;
+}

@@ -1,0 +1,37 @@
+/* retain.c: producers kept alive by the graphs that recorded them. */
+#include "config.h"
+#include <trackgen/interop.h>
+#include "../exec/capture-private.h"
+
+gboolean
+tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error)
+{
+  g_return_val_if_fail (graph != NULL && producer != NULL, FALSE);
+  return tg__capture_retain (graph, tg_producer_ref (producer),
+                             (GDestroyNotify) tg_producer_unref, error);
+}
+
+gboolean
+tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
+{
+  TgCaptureInfo info;
+
+  g_return_val_if_fail (producer != NULL, FALSE);
+  if (!tg__capture_query (stream, &info, error))
+    return FALSE;
+  if (info.state != TG_CAPTURE_ACTIVE)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "stream %p has no capture in progress to retain producer '%s' "
+                     "into",
+                     (void *) stream, tg_producer_get_name (producer));
+      return FALSE;
+    }
+  return tg_retain (info.graph, producer, error);
+}
+
+gboolean
+tg_release_wait (gint64 timeout_us)
+{
+  return tg__capture_release_wait (timeout_us);
+}

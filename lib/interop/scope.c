@@ -1,0 +1,110 @@
+/* scope.c: registering captures TrackGen did not begin. */
+#include "config.h"
+#include <trackgen/interop.h>
+#include "../exec/capture-private.h"
+#include "../exec/scope-private.h"
+
+struct _TgCaptureScope
+{
+  TgScope scope;
+  gboolean registered;
+};
+
+static gboolean
+recorded (TgScope *scope, TgProducer *producer, cudaGraph_t graph, GError **error)
+{
+  return tg_retain (graph, producer, error);
+}
+
+TgCaptureScope *
+tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
+                        GError **error)
+{
+  TgCaptureInfo info;
+  TgCaptureScope *s;
+
+  if (!tg__capture_query (stream, &info, error))
+    return NULL;
+  if (info.state == TG_CAPTURE_INVALIDATED)
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+                     "the capture on stream %p is invalidated: end it and capture again",
+                     (void *) stream);
+      return NULL;
+    }
+  if (info.state != TG_CAPTURE_ACTIVE)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "stream %p is not capturing: register a scope between "
+                     "cudaStreamBeginCapture and cudaStreamEndCapture (inside "
+                     "torch.cuda.graph)",
+                     (void *) stream);
+      return NULL;
+    }
+  s = g_new0 (TgCaptureScope, 1);
+  s->scope.stream = stream;
+  s->scope.mode = mode;
+  s->scope.capture_id = info.id;
+  s->scope.recorded = recorded;
+  tg__scope_push (&s->scope);
+  s->registered = TRUE;
+  return s;
+}
+
+gboolean
+tg_capture_scope_end (TgCaptureScope *scope, GError **error)
+{
+  g_return_val_if_fail (scope != NULL, FALSE);
+  if (!scope->registered)
+    return TRUE;
+  if (scope->scope.thread != g_thread_self ())
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_THREAD,
+                     "the capture scope of stream %p was begun on another thread; "
+                     "end it on that thread",
+                     (void *) scope->scope.stream);
+      return FALSE;
+    }
+  if (tg__scope_current () != &scope->scope)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "the capture scope of stream %p is not the innermost one: end "
+                     "the scopes begun inside it first",
+                     (void *) scope->scope.stream);
+      return FALSE;
+    }
+  tg__scope_pop (&scope->scope);
+  scope->registered = FALSE;
+  return TRUE;
+}
+
+void
+tg_capture_scope_free (TgCaptureScope *scope)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (scope == NULL)
+    return;
+  if (!tg_capture_scope_end (scope, &error))
+    {
+      g_critical ("tg_capture_scope_free: %s; the scope is leaked", error->message);
+      return;
+    }
+  g_free (scope);
+}
+
+unsigned long long
+tg_capture_scope_get_capture_id (const TgCaptureScope *scope)
+{
+  g_return_val_if_fail (scope != NULL, 0);
+  return scope->scope.capture_id;
+}
+
+gboolean
+tg_capture_is_registered (cudaStream_t stream)
+{
+  TgCaptureInfo info;
+
+  return tg__capture_query (stream, &info, NULL) && info.state == TG_CAPTURE_ACTIVE
+         && tg__scope_find (info.id) != NULL;
+}

@@ -1,0 +1,126 @@
+// test-kernels.cu: small deterministic kernels for the test programs.
+#include "tg-test.h"
+
+static inline __host__ __device__ guint32
+hash (guint32 i, guint32 param)
+{
+  guint32 x = (i + 0x68E31DA4u) * 0x9E3779B1u ^ param;
+  x ^= x >> 15;
+  x *= 0x2C1B3C6Du;
+  x ^= x >> 12;
+  return x;
+}
+
+extern "C" guint32
+tgt_hash (guint32 i, guint32 param)
+{
+  return hash (i, param);
+}
+
+static __global__ void
+seed_kernel (guint32 *out, guint32 n, const guint32 *param)
+{
+  guint32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = hash (i, *param);
+}
+
+static __global__ void
+mix_kernel (guint32 *buf, guint32 n, guint32 k)
+{
+  guint32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    buf[i] = buf[i] * k + ((buf[i] >> 7) ^ i);
+}
+
+static __global__ void
+combine_kernel (const guint32 *a, guint32 *b, guint32 n)
+{
+  guint32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    b[i] += a[(guint64) i * 7 % n];
+}
+
+static __global__ void
+set_kernel (gint32 *dst, gint32 value)
+{
+  *dst = value;
+}
+
+static __global__ void
+count_kernel (guint32 *counter)
+{
+  *counter += 1;
+}
+
+static __global__ void
+flag_pattern_kernel (gint32 *flag, guint32 *counter, guint32 pattern)
+{
+  *flag = (pattern >> (*counter % 32)) & 1;
+  *counter += 1;
+}
+
+static __global__ void
+relax_kernel (gint32 *value, gint32 *flag, gint32 step, gint32 target)
+{
+  *value += step;
+  *flag = *value < target;
+}
+
+#define GRID(n) ((n) + 255) / 256, 256
+
+extern "C" cudaError_t
+tgt_launch_seed (cudaStream_t s, guint32 *out, guint32 n, const guint32 *param)
+{
+  seed_kernel<<<GRID (n), 0, s>>> (out, n, param);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_mix (cudaStream_t s, guint32 *buf, guint32 n, guint32 k)
+{
+  mix_kernel<<<GRID (n), 0, s>>> (buf, n, k);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_combine (cudaStream_t s, const guint32 *a, guint32 *b, guint32 n)
+{
+  combine_kernel<<<GRID (n), 0, s>>> (a, b, n);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_set (cudaStream_t s, gint32 *dst, gint32 value)
+{
+  set_kernel<<<1, 1, 0, s>>> (dst, value);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_count (cudaStream_t s, guint32 *counter)
+{
+  count_kernel<<<1, 1, 0, s>>> (counter);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_flag_pattern (cudaStream_t s, gint32 *flag, guint32 *counter, guint32 pattern)
+{
+  flag_pattern_kernel<<<1, 1, 0, s>>> (flag, counter, pattern);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag, gint32 step, gint32 target)
+{
+  relax_kernel<<<1, 1, 0, s>>> (value, flag, step, target);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_mix_legacy (guint32 *buf, guint32 n, guint32 k)
+{
+  mix_kernel<<<GRID (n), 0, cudaStreamLegacy>>> (buf, n, k);
+  return cudaGetLastError ();
+}

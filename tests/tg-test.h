@@ -1,0 +1,79 @@
+/* tg-test.h: shared helpers of libtrackgen's test programs. */
+#ifndef TG_TEST_H
+#define TG_TEST_H
+
+#include <trackgen/trackgen.h>
+
+G_BEGIN_DECLS
+
+/* g_test_init plus TrackGen's test conventions. */
+void tg_test_init (int *argc, char ***argv);
+
+/* Whether a CUDA device is usable, decided once per process. */
+gboolean tg_test_have_gpu (void);
+
+#define TG_TEST_REQUIRE_GPU()                                                   \
+  G_STMT_START                                                                  \
+  {                                                                             \
+    if (!tg_test_have_gpu ())                                                   \
+      {                                                                         \
+        g_test_skip ("no CUDA device");                                         \
+        return;                                                                 \
+      }                                                                         \
+  }                                                                             \
+  G_STMT_END
+
+/* Asserts a CUDA call succeeded, naming it. */
+#define TG_TEST_CUDA(call)                                                      \
+  G_STMT_START                                                                  \
+  {                                                                             \
+    cudaError_t tg_test_status_ = (call);                                       \
+    if (tg_test_status_ != cudaSuccess)                                         \
+      g_error ("%s failed: %s", #call, cudaGetErrorName (tg_test_status_));     \
+  }                                                                             \
+  G_STMT_END
+
+/* Leak checks: take a snapshot at the start of a test, check at its end that
+ * no producer, graph, exec, stream or capture of TrackGen's outlived it. */
+void tg_test_live_snapshot (TgLiveObjects *before);
+void tg_test_assert_no_leaks (const TgLiveObjects *before);
+
+/* Asserts that @stream is not capturing. */
+void tg_test_assert_not_capturing (cudaStream_t stream);
+
+/* Number of nodes of @graph. */
+gsize tg_test_graph_n_nodes (cudaGraph_t graph);
+
+/* Device buffer helpers (abort on failure). */
+gpointer tg_test_device_alloc (gsize size);
+void tg_test_device_free (gpointer ptr);
+void tg_test_upload (gpointer device_dst, gconstpointer host_src, gsize size);
+void tg_test_download (gpointer host_dst, gconstpointer device_src, gsize size);
+cudaStream_t tg_test_stream_new (void);
+
+/* Test kernels (test-kernels.cu), every one a launcher returning cudaError_t. */
+/* out[i] = hash(i, *param) */
+cudaError_t tgt_launch_seed (cudaStream_t s, guint32 *out, guint32 n, const guint32 *param);
+/* buf[i] = buf[i] * k + (buf[i] >> 7) ^ i */
+cudaError_t tgt_launch_mix (cudaStream_t s, guint32 *buf, guint32 n, guint32 k);
+/* b[i] += a[(i * 7) % n] */
+cudaError_t tgt_launch_combine (cudaStream_t s, const guint32 *a, guint32 *b, guint32 n);
+/* *dst = value */
+cudaError_t tgt_launch_set (cudaStream_t s, gint32 *dst, gint32 value);
+/* *counter += 1 */
+cudaError_t tgt_launch_count (cudaStream_t s, guint32 *counter);
+/* *flag = pattern bit (*counter % 32) of @pattern; then *counter += 1 */
+cudaError_t tgt_launch_flag_pattern (cudaStream_t s, gint32 *flag, guint32 *counter,
+                                     guint32 pattern);
+/* *value += step; *flag = (*value < target) */
+cudaError_t tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag, gint32 step,
+                              gint32 target);
+/* A kernel on the legacy default stream (a "plugin" that ignores streams). */
+cudaError_t tgt_launch_mix_legacy (guint32 *buf, guint32 n, guint32 k);
+
+/* The host version of tgt_launch_seed's hash. */
+guint32 tgt_hash (guint32 i, guint32 param);
+
+G_END_DECLS
+
+#endif
