@@ -2,6 +2,7 @@
  * floor, ratio, target) plus a JSON file. */
 #include "config.h"
 #include "bench.h"
+#include "bench-kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,93 @@ tg_bench_median (double *samples, guint n)
 {
   qsort (samples, n, sizeof *samples, compare_double);
   return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
+double
+tg_bench_graph_us (cudaGraphExec_t exec, cudaStream_t stream, guint batch, guint rounds)
+{
+  g_autofree double *samples = g_new (double, rounds);
+  cudaEvent_t start, stop;
+
+  TG_BENCH_CUDA (cudaEventCreate (&start));
+  TG_BENCH_CUDA (cudaEventCreate (&stop));
+  TG_BENCH_CUDA (cudaGraphLaunch (exec, stream)); /* warm-up */
+  for (guint r = 0; r < rounds; r++)
+    {
+      float ms = 0;
+      TG_BENCH_CUDA (cudaEventRecord (start, stream));
+      for (guint i = 0; i < batch; i++)
+        TG_BENCH_CUDA (cudaGraphLaunch (exec, stream));
+      TG_BENCH_CUDA (cudaEventRecord (stop, stream));
+      TG_BENCH_CUDA (cudaEventSynchronize (stop));
+      TG_BENCH_CUDA (cudaEventElapsedTime (&ms, start, stop));
+      samples[r] = 1000.0 * ms / batch;
+    }
+  TG_BENCH_CUDA (cudaEventDestroy (start));
+  TG_BENCH_CUDA (cudaEventDestroy (stop));
+  return tg_bench_median (samples, rounds);
+}
+
+double
+tg_bench_wall_us (TgBenchFunc fn, gpointer data, cudaStream_t stream, guint batch,
+                  guint rounds, gboolean host_only)
+{
+  g_autofree double *samples = g_new (double, rounds);
+
+  fn (data); /* warm-up */
+  TG_BENCH_CUDA (cudaStreamSynchronize (stream));
+  for (guint r = 0; r < rounds; r++)
+    {
+      gint64 t0 = g_get_monotonic_time (), t1;
+      for (guint i = 0; i < batch; i++)
+        fn (data);
+      t1 = g_get_monotonic_time ();
+      TG_BENCH_CUDA (cudaStreamSynchronize (stream));
+      if (!host_only)
+        t1 = g_get_monotonic_time ();
+      samples[r] = (double) (t1 - t0) / batch;
+    }
+  return tg_bench_median (samples, rounds);
+}
+
+gboolean
+tg_bench_launched (cudaError_t status, GError **error)
+{
+  if (status != cudaSuccess)
+    g_set_error (error, TG_CUDA_ERROR, status, "launch: %s", cudaGetErrorName (status));
+  return status == cudaSuccess;
+}
+
+static gboolean
+tiny_stage (const TgLaunch *launch, gpointer word, GError **error)
+{
+  return tg_bench_launched (tgb_launch_tiny (tg_launch_get_stream (launch), word), error);
+}
+
+TgProducer *
+tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
+{
+  TgProducer *p = tg_producer_new (name, 0);
+
+  for (guint i = 0; i < n_stages; i++)
+    {
+      g_autofree char *stage = g_strdup_printf ("tiny-%u", i);
+      tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE, tiny_stage, word,
+                                    NULL);
+    }
+  return p;
+}
+
+cudaGraphExec_t
+tg_bench_instantiate (cudaStream_t stream)
+{
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+
+  TG_BENCH_CUDA (cudaStreamEndCapture (stream, &graph));
+  TG_BENCH_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  TG_BENCH_CUDA (cudaGraphDestroy (graph));
+  return exec;
 }
 
 static gboolean

@@ -27,6 +27,21 @@ gboolean tg_bench_quick (const TgBench *bench);
 /* Median of @n samples (sorts them). */
 double tg_bench_median (double *samples, guint n);
 
+/* Median over @rounds of the GPU time per launch of @exec, launched @batch
+ * times back to back on @stream between two events, in microseconds. */
+double tg_bench_graph_us (cudaGraphExec_t exec, cudaStream_t stream, guint batch,
+                          guint rounds);
+
+/* Median over @rounds of the wall time per call of @fn, called @batch times
+ * and then waited for (@stream synchronized), in microseconds.  With
+ * @host_only, the clock stops before the wait: the host time of the calls. */
+typedef void (*TgBenchFunc) (gpointer data);
+double tg_bench_wall_us (TgBenchFunc fn, gpointer data, cudaStream_t stream, guint batch,
+                         guint rounds, gboolean host_only);
+
+/* Ends the capture on @stream and instantiates it (the graph is destroyed). */
+cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
+
 /* Aborts with a message when a CUDA call fails. */
 #define TG_BENCH_CUDA(call)                                                     \
   G_STMT_START                                                                  \
@@ -36,6 +51,12 @@ double tg_bench_median (double *samples, guint n);
       g_error ("%s failed: %s", #call, cudaGetErrorName (tg_bench_status_));    \
   }                                                                             \
   G_STMT_END
+
+/* A kernel launcher's result as a stage's result. */
+gboolean tg_bench_launched (cudaError_t status, GError **error);
+
+/* A producer of @n_stages DEVICE stages, each one small kernel on @word. */
+TgProducer *tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages);
 
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);

@@ -61,10 +61,28 @@ flag_pattern_kernel (gint32 *flag, guint32 *counter, guint32 pattern)
 }
 
 static __global__ void
-relax_kernel (gint32 *value, gint32 *flag, gint32 step, gint32 target)
+relax_kernel (gint32 *value, gint32 *flag, const gint32 *target)
 {
-  *value += step;
-  *flag = *value < target;
+  *value += 1;
+  *flag = *value < *target;
+}
+
+static __global__ void
+loop_setup_kernel (gint32 *value, gint32 *flag, gint32 *target, guint32 *counter,
+                   gint32 max)
+{
+  const gint32 targets[4] = { max - 2, max, max + 3, 0 };
+
+  *target = targets[*counter % 4];
+  *value = 0;
+  *flag = *target > 0;
+  *counter += 1;
+}
+
+static __global__ void
+parity_kernel (const gint32 *value, gint32 *flag)
+{
+  *flag = *value & 1;
 }
 
 #define GRID(n) ((n) + 255) / 256, 256
@@ -112,9 +130,24 @@ tgt_launch_flag_pattern (cudaStream_t s, gint32 *flag, guint32 *counter, guint32
 }
 
 extern "C" cudaError_t
-tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag, gint32 step, gint32 target)
+tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag, const gint32 *target)
 {
-  relax_kernel<<<1, 1, 0, s>>> (value, flag, step, target);
+  relax_kernel<<<1, 1, 0, s>>> (value, flag, target);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_loop_setup (cudaStream_t s, gint32 *value, gint32 *flag, gint32 *target,
+                       guint32 *counter, gint32 max)
+{
+  loop_setup_kernel<<<1, 1, 0, s>>> (value, flag, target, counter, max);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_parity (cudaStream_t s, const gint32 *value, gint32 *flag)
+{
+  parity_kernel<<<1, 1, 0, s>>> (value, flag);
   return cudaGetLastError ();
 }
 

@@ -2,6 +2,16 @@
 #include "config.h"
 #include "tg-test.h"
 
+gboolean
+tg_test_launched (cudaError_t status, GError **error)
+{
+  if (status == cudaSuccess)
+    return TRUE;
+  g_set_error (error, TG_CUDA_ERROR, status, "test kernel launch failed: %s",
+               cudaGetErrorName (status));
+  return FALSE;
+}
+
 void
 tg_test_init (int *argc, char ***argv)
 {
@@ -108,4 +118,182 @@ tg_test_stream_new (void)
 
   TG_TEST_CUDA (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking));
   return stream;
+}
+
+static gboolean
+chain_seed_a (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgTestChain *c = data;
+  return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
+                                       tg_launch_get_binding (launch, "a"), c->n,
+                                       tg_launch_get_binding (launch, "param")),
+                      error);
+}
+
+static gboolean
+chain_mix_a (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgTestChain *c = data;
+  return tg_test_launched (tgt_launch_mix (tg_launch_get_stream (launch),
+                                      tg_launch_get_binding (launch, "a"), c->n,
+                                      TG_TEST_CHAIN_MIX),
+                      error);
+}
+
+static void
+chain_count (gpointer data)
+{
+  TgTestChain *c = data;
+  g_atomic_int_inc (&c->host_runs);
+}
+
+static gboolean
+chain_upload (TgHostOps *ops, gpointer data, GError **error)
+{
+  TgTestChain *c = data;
+  return tg_host_ops_copy_to_device (ops, c->k, c->host_k, sizeof (guint32), error)
+         && tg_host_ops_enqueue (ops, chain_count, c, error);
+}
+
+static gboolean
+chain_seed_b (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgTestChain *c = data;
+  return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
+                                       tg_launch_get_binding (launch, "b"), c->n,
+                                       tg_launch_get_binding (launch, "k")),
+                      error);
+}
+
+static gboolean
+chain_combine (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgTestChain *c = data;
+  return tg_test_launched (tgt_launch_combine (tg_launch_get_stream (launch),
+                                          tg_launch_get_binding (launch, "a"),
+                                          tg_launch_get_binding (launch, "b"), c->n),
+                      error);
+}
+
+TgTestChain *
+tg_test_chain_new (const char *name, guint32 n, gboolean with_host,
+                   TgStageFlags host_flags)
+{
+  TgTestChain *c = g_new0 (TgTestChain, 1);
+  TgProducer *p = tg_producer_new (name, 0);
+  g_autoptr (GError) error = NULL;
+
+  c->n = n;
+  c->param = tg_test_device_alloc (sizeof (guint32));
+  c->k = tg_test_device_alloc (sizeof (guint32));
+  c->a = tg_test_device_alloc (n * sizeof (guint32));
+  c->b = tg_test_device_alloc (n * sizeof (guint32));
+  TG_TEST_CUDA (cudaMallocHost ((void **) &c->host_k, sizeof (guint32)));
+  tg_producer_add_device_stage (p, "seed-a", TG_STAGE_CAPTURE_SAFE, chain_seed_a, c, NULL);
+  tg_producer_add_device_stage (p, "mix-a", TG_STAGE_CAPTURE_SAFE, chain_mix_a, c, NULL);
+  if (with_host)
+    tg_producer_add_host_stage (p, "upload", host_flags, chain_upload, c, NULL);
+  tg_producer_add_device_stage (p, "seed-b", TG_STAGE_CAPTURE_SAFE, chain_seed_b, c, NULL);
+  tg_producer_add_device_stage (p, "combine", TG_STAGE_CAPTURE_SAFE, chain_combine, c,
+                                NULL);
+  g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
+  g_assert_true (tg_producer_bind (p, "k", c->k, sizeof (guint32), &error));
+  g_assert_true (tg_producer_bind (p, "a", c->a, n * sizeof (guint32), &error));
+  g_assert_true (tg_producer_bind (p, "b", c->b, n * sizeof (guint32), &error));
+  g_assert_no_error (error);
+  c->producer = p;
+  return c;
+}
+
+void
+tg_test_chain_free (TgTestChain *c)
+{
+  g_clear_pointer (&c->producer, tg_producer_unref);
+  tg_test_device_free (c->param);
+  tg_test_device_free (c->k);
+  tg_test_device_free (c->a);
+  tg_test_device_free (c->b);
+  TG_TEST_CUDA (cudaFreeHost (c->host_k));
+  g_free (c);
+}
+
+void
+tg_test_chain_set_inputs (TgTestChain *c, guint32 param, guint32 k)
+{
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
+  tg_test_upload (c->param, &param, sizeof param);
+  tg_test_upload (c->k, &k, sizeof k);
+  *c->host_k = k;
+}
+
+void
+tg_test_chain_read (TgTestChain *c, guint32 *b)
+{
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
+  tg_test_download (b, c->b, c->n * sizeof (guint32));
+}
+
+void
+tg_test_chain_expect (guint32 n, guint32 param, guint32 k, guint32 *b)
+{
+  g_autofree guint32 *a = g_new (guint32, n);
+
+  for (guint32 i = 0; i < n; i++)
+    {
+      guint32 x = tgt_hash (i, param);
+      a[i] = x * TG_TEST_CHAIN_MIX + ((x >> 7) ^ i);
+    }
+  for (guint32 i = 0; i < n; i++)
+    b[i] = tgt_hash (i, k) + a[(guint64) i * 7 % n];
+}
+
+/* Begins a capture on @stream holding one kernel node. */
+static cudaGraph_t
+begin_caller_capture (cudaStream_t stream, guint32 *counter)
+{
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeGlobal));
+  TG_TEST_CUDA (tgt_launch_count (stream, counter));
+  TG_TEST_CUDA (cudaStreamGetCaptureInfo (stream, &status, NULL, &graph, NULL, NULL,
+                                          NULL));
+  g_assert_cmpint (status, ==, cudaStreamCaptureStatusActive);
+  return graph;
+}
+
+/* Ends the caller's capture and checks it still works: one replay, one count. */
+static void
+end_caller_capture (cudaStream_t stream, guint32 *counter)
+{
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  guint32 count = 0;
+
+  TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
+  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+  tg_test_download (&count, counter, sizeof count);
+  g_assert_cmpuint (count, ==, 1);
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+}
+
+void
+tg_test_expect_refusal (TgProducer *p, cudaStream_t stream, TgPolicy policy,
+                        TgCondition condition, GQuark domain, gint code)
+{
+  guint32 *counter = tg_test_device_alloc (sizeof (guint32));
+  cudaGraph_t graph = begin_caller_capture (stream, counter);
+  gsize before = tg_test_graph_n_nodes (graph);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (tg_producer_run (p, stream, policy, condition, &error));
+  g_assert_error (error, domain, code);
+  g_test_message ("refused as expected: %s", error->message);
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, before);
+  g_assert_true (tg_stream_is_capturing (stream));
+  end_caller_capture (stream, counter);
+  tg_test_device_free (counter);
 }

@@ -41,6 +41,16 @@ void tg_test_assert_no_leaks (const TgLiveObjects *before);
 /* Asserts that @stream is not capturing. */
 void tg_test_assert_not_capturing (cudaStream_t stream);
 
+/* Runs @producer into a capture begun on @stream (holding one kernel node),
+ * expects the call to fail with @domain/@code, and checks that the capture
+ * kept exactly its nodes, is still active, and still instantiates and runs. */
+void tg_test_expect_refusal (TgProducer *producer, cudaStream_t stream, TgPolicy policy,
+                             TgCondition condition, GQuark domain, gint code);
+
+/* A kernel launcher's result as a stage's result: FALSE with a
+ * TG_CUDA_ERROR on failure. */
+gboolean tg_test_launched (cudaError_t status, GError **error);
+
 /* Number of nodes of @graph. */
 gsize tg_test_graph_n_nodes (cudaGraph_t graph);
 
@@ -65,14 +75,47 @@ cudaError_t tgt_launch_count (cudaStream_t s, guint32 *counter);
 /* *flag = pattern bit (*counter % 32) of @pattern; then *counter += 1 */
 cudaError_t tgt_launch_flag_pattern (cudaStream_t s, gint32 *flag, guint32 *counter,
                                      guint32 pattern);
-/* *value += step; *flag = (*value < target) */
-cudaError_t tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag, gint32 step,
-                              gint32 target);
+/* *value += 1; *flag = (*value < *target) */
+cudaError_t tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag,
+                              const gint32 *target);
+/* Loop set-up per replay: *target = {max - 2, max, max + 3, 0}[*counter % 4];
+ * *value = 0; *flag = (*target > 0); *counter += 1 */
+cudaError_t tgt_launch_loop_setup (cudaStream_t s, gint32 *value, gint32 *flag,
+                                   gint32 *target, guint32 *counter, gint32 max);
+/* *flag = *value & 1 */
+cudaError_t tgt_launch_parity (cudaStream_t s, const gint32 *value, gint32 *flag);
 /* A kernel on the legacy default stream (a "plugin" that ignores streams). */
 cudaError_t tgt_launch_mix_legacy (guint32 *buf, guint32 n, guint32 k);
 
 /* The host version of tgt_launch_seed's hash. */
 guint32 tgt_hash (guint32 i, guint32 param);
+
+/* The test producer "chain": a = mix(seed(param)); [HOST: upload k]; b =
+ * seed(k) + a[(i * 7) % n].  Four DEVICE stages, and optionally one HOST
+ * stage between them that uploads k from pinned memory and enqueues a host
+ * function counting its runs. */
+typedef struct
+{
+  guint32 n;
+  guint32 *param;  /* device */
+  guint32 *k;      /* device */
+  guint32 *a, *b;  /* device, n each */
+  guint32 *host_k; /* pinned */
+  gint host_runs;  /* runs of the enqueued host function */
+  TgProducer *producer;
+} TgTestChain;
+
+#define TG_TEST_CHAIN_MIX 0x9E37u
+
+TgTestChain *tg_test_chain_new (const char *name, guint32 n, gboolean with_host,
+                                TgStageFlags host_flags);
+void tg_test_chain_free (TgTestChain *chain);
+/* Sets the inputs of the next call or replay (blocks). */
+void tg_test_chain_set_inputs (TgTestChain *chain, guint32 param, guint32 k);
+/* Downloads b. */
+void tg_test_chain_read (TgTestChain *chain, guint32 *b);
+/* The expected b for inputs (param, k), computed on the host. */
+void tg_test_chain_expect (guint32 n, guint32 param, guint32 k, guint32 *b);
 
 G_END_DECLS
 

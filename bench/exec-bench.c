@@ -1,0 +1,95 @@
+/* exec-bench.c: the execution layer's overhead beside raw CUDA.
+ *  - EAGER: per-stage time of a 32-stage producer vs 32 raw launches;
+ *  - REPLAY: host time of a call vs cudaGraphLaunch of the same kernels
+ *    captured by hand;
+ *  - RECORD: GPU time of a caller's graph that recorded the producer vs the
+ *    same kernels captured by hand. */
+#include "config.h"
+#include "bench.h"
+#include "bench-kernels.h"
+
+#define STAGES 32
+
+typedef struct
+{
+  TgProducer *producer;
+  cudaStream_t stream;
+  guint32 *word;
+  cudaGraphExec_t exec;
+  TgPolicy policy;
+} Ctx;
+
+static void
+raw_kernels (gpointer data)
+{
+  Ctx *c = data;
+
+  for (guint i = 0; i < STAGES; i++)
+    TG_BENCH_CUDA (tgb_launch_tiny (c->stream, c->word));
+}
+
+static void
+producer_call (gpointer data)
+{
+  Ctx *c = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!tg_producer_run (c->producer, c->stream, c->policy, tg_unconditional (), &error))
+    g_error ("bench: %s", error->message);
+}
+
+static void
+graph_launch (gpointer data)
+{
+  Ctx *c = data;
+
+  TG_BENCH_CUDA (cudaGraphLaunch (c->exec, c->stream));
+}
+
+void
+tg_bench_exec (TgBench *bench)
+{
+  guint rounds = tg_bench_quick (bench) ? 5 : 41, batch = tg_bench_quick (bench) ? 10 : 64;
+  Ctx c = { 0 };
+  cudaGraphExec_t hand, recorded;
+  g_autoptr (GError) error = NULL;
+  double ours, floor;
+
+  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.stream, cudaStreamNonBlocking));
+  TG_BENCH_CUDA (cudaMalloc ((void **) &c.word, sizeof (guint32)));
+  c.producer = tg_bench_tiny_producer ("bench-32", c.word, STAGES);
+
+  /* EAGER: wall time until the work completed, per stage. */
+  c.policy = TG_POLICY_EAGER;
+  floor = tg_bench_wall_us (raw_kernels, &c, c.stream, batch, rounds, FALSE) / STAGES;
+  ours = tg_bench_wall_us (producer_call, &c, c.stream, batch, rounds, FALSE) / STAGES;
+  tg_bench_add (bench, "exec", "eager: time per stage (32 stages)", "us", ours, floor,
+                "raw launch", TG_BENCH_LOWER_IS_BETTER, 1.05);
+
+  /* REPLAY: host time of one call, vs launching a hand-captured graph. */
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c.stream, cudaStreamCaptureModeThreadLocal));
+  raw_kernels (&c);
+  hand = c.exec = tg_bench_instantiate (c.stream);
+  c.policy = TG_POLICY_REPLAY;
+  floor = tg_bench_wall_us (graph_launch, &c, c.stream, batch, rounds, TRUE);
+  ours = tg_bench_wall_us (producer_call, &c, c.stream, batch, rounds, TRUE);
+  tg_bench_add (bench, "exec", "replay: host time per call (32 kernels)", "us", ours,
+                floor, "cudaGraphLaunch", TG_BENCH_LOWER_IS_BETTER, 1.05);
+
+  /* RECORD: GPU time of the caller's graph. */
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c.stream, cudaStreamCaptureModeThreadLocal));
+  if (!tg_producer_run (c.producer, c.stream, TG_POLICY_RECORD, tg_unconditional (),
+                        &error))
+    g_error ("bench: %s", error->message);
+  recorded = tg_bench_instantiate (c.stream);
+  floor = tg_bench_graph_us (hand, c.stream, batch, rounds);
+  ours = tg_bench_graph_us (recorded, c.stream, batch, rounds);
+  tg_bench_add (bench, "exec", "record: GPU time of the caller's graph", "us", ours,
+                floor, "hand-captured", TG_BENCH_LOWER_IS_BETTER, 1.02);
+
+  TG_BENCH_CUDA (cudaGraphExecDestroy (hand));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (recorded));
+  tg_producer_unref (c.producer);
+  TG_BENCH_CUDA (cudaFree (c.word));
+  TG_BENCH_CUDA (cudaStreamDestroy (c.stream));
+}

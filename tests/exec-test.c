@@ -1,0 +1,576 @@
+/* exec-test.c: the execution layer on a GPU: equivalence of the policies,
+ * the own-graph runner, refusals that leave the caller's capture untouched,
+ * legacy-stream stages, rebinds, re-entrancy. */
+#include "config.h"
+#include "tg-test.h"
+
+#define N 4096
+#define CALLS 5
+
+typedef struct
+{
+  TgLiveObjects live;
+  cudaStream_t stream;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  if (!tg_test_have_gpu ())
+    return;
+  tg_test_live_snapshot (&f->live);
+  f->stream = tg_test_stream_new ();
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  if (!tg_test_have_gpu ())
+    return;
+  tg_test_assert_not_capturing (f->stream);
+  TG_TEST_CUDA (cudaStreamDestroy (f->stream));
+  tg_test_assert_no_leaks (&f->live);
+}
+
+#define GPU_TEST(path, func)                                                    \
+  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+static guint32
+input_param (guint call)
+{
+  return 1000 + 77 * call;
+}
+
+static guint32
+input_k (guint call)
+{
+  return 5 + 13 * call;
+}
+
+/* Runs the chain CALLS times under @policy with changing inputs; RECORD
+ * records once into a capture begun here, then replays that graph. */
+static void
+run_calls (TgTestChain *c, cudaStream_t stream, TgPolicy policy, guint32 *out)
+{
+  g_autoptr (GError) error = NULL;
+  cudaGraphExec_t exec = NULL;
+
+  if (policy == TG_POLICY_RECORD)
+    {
+      cudaGraph_t graph = NULL;
+      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+      g_assert_true (tg_producer_run (c->producer, stream, TG_POLICY_RECORD,
+                                      tg_unconditional (), &error));
+      g_assert_no_error (error);
+      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+      TG_TEST_CUDA (cudaGraphDestroy (graph));
+    }
+  for (guint call = 0; call < CALLS; call++)
+    {
+      tg_test_chain_set_inputs (c, input_param (call), input_k (call));
+      if (exec != NULL)
+        TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
+      else
+        g_assert_true (tg_producer_run (c->producer, stream, policy, tg_unconditional (),
+                                        &error));
+      g_assert_no_error (error);
+      TG_TEST_CUDA (cudaStreamSynchronize (stream));
+      tg_test_chain_read (c, out + call * N);
+    }
+  if (exec != NULL)
+    TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+}
+
+static void
+check_equivalence (Fixture *f, gboolean with_host)
+{
+  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
+  g_autofree guint32 *expected = g_new (guint32, CALLS * N);
+  g_autofree guint32 *out = g_new (guint32, G_N_ELEMENTS (policies) * CALLS * N);
+
+  for (guint call = 0; call < CALLS; call++)
+    tg_test_chain_expect (N, input_param (call), input_k (call), expected + call * N);
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+    {
+      TgTestChain *c = tg_test_chain_new ("equivalence", N, with_host,
+                                          TG_STAGE_CAPTURE_SAFE);
+      run_calls (c, f->stream, policies[i], out + i * CALLS * N);
+      g_test_message ("%s: %d host-function runs", tg_policy_to_string (policies[i]),
+                      c->host_runs);
+      g_assert_cmpint (c->host_runs, ==, with_host ? CALLS : 0);
+      tg_test_chain_free (c);
+      /* Bit-identical to the host reference, hence to each other. */
+      g_assert_cmpmem (out + i * CALLS * N, CALLS * N * sizeof (guint32), expected,
+                       CALLS * N * sizeof (guint32));
+    }
+}
+
+static void
+test_equivalence_with_host_stage (Fixture *f, gconstpointer data)
+{
+  TG_TEST_REQUIRE_GPU ();
+  check_equivalence (f, TRUE);
+}
+
+static void
+test_equivalence_device_only (Fixture *f, gconstpointer data)
+{
+  TG_TEST_REQUIRE_GPU ();
+  check_equivalence (f, FALSE);
+}
+
+static void
+test_replay_captures_once (Fixture *f, gconstpointer data)
+{
+  TgTestChain *c;
+  TgRunnerStats stats;
+  g_autoptr (GError) error = NULL;
+  g_autofree guint32 *out = g_new (guint32, N), *expected = g_new (guint32, N);
+
+  TG_TEST_REQUIRE_GPU ();
+  c = tg_test_chain_new ("replay", N, TRUE, TG_STAGE_CAPTURE_SAFE);
+  for (guint call = 0; call < 100; call++)
+    {
+      *c->host_k = input_k (call);
+      g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
+                                      tg_unconditional (), &error));
+      g_assert_no_error (error);
+      TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+    }
+  tg_producer_get_runner_stats (c->producer, &stats);
+  g_assert_cmpuint (stats.n_segments, ==, 2);
+  g_assert_cmpuint (stats.n_captures, ==, stats.n_segments);
+  g_assert_cmpuint (stats.n_replays, ==, 100);
+  g_assert_cmpuint (stats.n_updates + stats.n_recaptures, ==, 0);
+  g_assert_cmpint (c->host_runs, ==, 100);
+  tg_test_chain_read (c, out);
+  tg_test_chain_expect (N, 0, input_k (99), expected);
+  g_assert_cmpmem (out, N * sizeof (guint32), expected, N * sizeof (guint32));
+  tg_test_chain_free (c);
+}
+
+static void
+test_record_refuses_host_stage (Fixture *f, gconstpointer data)
+{
+  TgTestChain *c;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  c = tg_test_chain_new ("unsafe-host", N, TRUE, TG_STAGE_NONE);
+  tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                          TG_CAPTURE_ERROR,
+                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_RECORD, tg_unconditional (),
+                          TG_CAPTURE_ERROR,
+                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_EAGER, tg_unconditional (),
+                          TG_ARGUMENT_ERROR,
+                  TG_ARGUMENT_ERROR_POLICY);
+  g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  tg_test_chain_free (c);
+}
+
+static gboolean
+lying_host_stage (TgHostOps *ops, gpointer data, GError **error)
+{
+  guint32 value;
+
+  /* Declared capture-safe, yet it needs a synchronization. */
+  return tg_host_ops_copy_to_host (ops, &value, data, sizeof value, error);
+}
+
+static gboolean
+syncing_device_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  cudaError_t status = cudaStreamSynchronize (tg_launch_get_stream (launch));
+
+  if (status != cudaSuccess)
+    g_set_error (error, TG_CUDA_ERROR, status, "sync: %s", cudaGetErrorName (status));
+  return status == cudaSuccess;
+}
+
+static gboolean
+count_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch), data), error);
+}
+
+static void
+test_record_refuses_what_stages_hide (Fixture *f, gconstpointer data)
+{
+  guint32 *counter;
+  TgProducer *lying, *syncing;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  lying = tg_producer_new ("lying", 0);
+  tg_producer_add_device_stage (lying, "count", TG_STAGE_CAPTURE_SAFE, count_stage,
+                                counter, NULL);
+  tg_producer_add_host_stage (lying, "peek", TG_STAGE_CAPTURE_SAFE, lying_host_stage,
+                              counter, NULL);
+  syncing = tg_producer_new ("syncing", 0);
+  tg_producer_add_device_stage (syncing, "count", TG_STAGE_CAPTURE_SAFE, count_stage,
+                                counter, NULL);
+  tg_producer_add_device_stage (syncing, "sync", TG_STAGE_CAPTURE_SAFE,
+                                syncing_device_stage, NULL, NULL);
+  /* The dry run catches both before the caller's capture is touched. */
+  tg_test_expect_refusal (lying, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                          TG_CAPTURE_ERROR,
+                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  tg_test_expect_refusal (syncing, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                          TG_CAPTURE_ERROR,
+                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  tg_producer_unref (lying);
+  tg_producer_unref (syncing);
+  tg_test_device_free (counter);
+}
+
+static void
+test_record_host_function_once_per_replay (Fixture *f, gconstpointer data)
+{
+  TgTestChain *c;
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  c = tg_test_chain_new ("host-fn", N, TRUE, TG_STAGE_CAPTURE_SAFE);
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
+  g_assert_cmpint (c->host_runs, ==, 0);
+  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  for (guint i = 1; i <= 10; i++)
+    {
+      TG_TEST_CUDA (cudaGraphLaunch (exec, f->stream));
+      TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+      g_assert_cmpint (c->host_runs, ==, i);
+    }
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  tg_test_chain_free (c);
+}
+
+/* A "plugin" stage that ignores streams and launches on the legacy one. */
+static gboolean
+legacy_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tgt_launch_mix_legacy (tg_launch_get_binding (launch, "buf"), N, 3)
+         == cudaSuccess;
+}
+
+static TgProducer *
+legacy_producer (guint32 *buf)
+{
+  TgProducer *p = tg_producer_new ("legacy", 0);
+  g_autoptr (GError) error = NULL;
+
+  tg_producer_add_device_stage (p, "plugin", TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
+                                legacy_stage, NULL, NULL);
+  g_assert_true (tg_producer_bind (p, "buf", buf, N * sizeof (guint32), &error));
+  return p;
+}
+
+static void
+test_legacy_stage (Fixture *f, gconstpointer data)
+{
+  guint32 *buf;
+  TgProducer *p;
+  g_autoptr (GError) error = NULL;
+  g_autofree guint32 *host = g_new (guint32, N);
+  cudaStream_t blocking;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  buf = tg_test_device_alloc (N * sizeof (guint32));
+  p = legacy_producer (buf);
+
+  /* Under a capture, and on an explicit stream: refused. */
+  tg_test_expect_refusal (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                          TG_CAPTURE_ERROR,
+                  TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_assert_false (tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (),
+                                   &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_clear_error (&error);
+
+  /* While a blocking stream captures, the legacy stream would join it:
+   * refused, and that capture stays intact. */
+  TG_TEST_CUDA (cudaStreamCreate (&blocking));
+  TG_TEST_CUDA (cudaStreamBeginCapture (blocking, cudaStreamCaptureModeGlobal));
+  g_assert_false (tg_producer_run (p, cudaStreamLegacy, TG_POLICY_AUTO,
+                                   tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_clear_error (&error);
+  g_assert_true (tg_stream_is_capturing (blocking));
+  TG_TEST_CUDA (cudaStreamEndCapture (blocking, &graph));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  TG_TEST_CUDA (cudaStreamDestroy (blocking));
+
+  /* Eagerly on the legacy stream it works (AUTO picks EAGER). */
+  for (guint i = 0; i < N; i++)
+    host[i] = i;
+  tg_test_upload (buf, host, N * sizeof (guint32));
+  g_assert_true (tg_producer_run (p, cudaStreamLegacy, TG_POLICY_AUTO,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  tg_test_download (host, buf, N * sizeof (guint32));
+  for (guint i = 0; i < N; i++)
+    g_assert_cmpuint (host[i], ==, i * 3 + ((i >> 7) ^ i));
+  tg_producer_unref (p);
+  tg_test_device_free (buf);
+}
+
+static gboolean
+optional_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  guint32 *extra = tg_launch_get_binding (launch, "extra");
+
+  /* The topology depends on a binding: one kernel more when bound. */
+  if (extra != NULL && tgt_launch_count (tg_launch_get_stream (launch), extra) != cudaSuccess)
+    return FALSE;
+  return tgt_launch_count (tg_launch_get_stream (launch),
+                           tg_launch_get_binding (launch, "counter"))
+         == cudaSuccess;
+}
+
+static guint32
+read_u32 (const guint32 *device)
+{
+  guint32 value = 0;
+
+  tg_test_download (&value, device, sizeof value);
+  return value;
+}
+
+static void
+test_rebind (Fixture *f, gconstpointer data)
+{
+  guint32 *first, *second, *extra;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  TgRunnerStats stats;
+
+  TG_TEST_REQUIRE_GPU ();
+  first = tg_test_device_alloc (4);
+  second = tg_test_device_alloc (4);
+  extra = tg_test_device_alloc (4);
+  p = tg_producer_new ("rebind", 0);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, optional_stage, NULL,
+                                NULL);
+  g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
+  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                                  &error));
+
+  /* Same topology: the own graph is updated in place. */
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
+  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error));
+  g_test_assert_expected_messages ();
+  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error)); /* no change */
+  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                                  &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_UPDATED);
+  g_assert_cmpuint (stats.n_updates, ==, 1);
+  g_assert_cmpuint (read_u32 (first), ==, 1);
+  g_assert_cmpuint (read_u32 (second), ==, 1);
+
+  /* One kernel more: the topology changed, the graph is re-made. */
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
+  g_assert_true (tg_producer_bind (p, "extra", extra, 4, &error));
+  g_test_assert_expected_messages ();
+  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                                  &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_RECAPTURED);
+  g_assert_cmpuint (stats.n_recaptures, ==, 1);
+  g_assert_cmpuint (read_u32 (second), ==, 2);
+  g_assert_cmpuint (read_u32 (extra), ==, 1);
+
+  g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (first);
+  tg_test_device_free (second);
+  tg_test_device_free (extra);
+}
+
+static void
+test_rebind_after_record (Fixture *f, gconstpointer data)
+{
+  guint32 *first, *second;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  first = tg_test_device_alloc (4);
+  second = tg_test_device_alloc (4);
+  p = tg_producer_new ("recorded", 0);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, optional_stage, NULL,
+                                NULL);
+  g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                                  &error));
+  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING,
+                         "RebindAfterCaptureWarning*must be re-captured*");
+  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error));
+  g_test_assert_expected_messages ();
+  g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (first);
+  tg_test_device_free (second);
+}
+
+static gboolean
+reentrant_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_producer_run (tg_launch_get_producer (launch), tg_launch_get_stream (launch),
+                          TG_POLICY_EAGER, tg_unconditional (), error);
+}
+
+static void
+test_reentrant_call_fails (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  p = tg_producer_new ("reentrant", 0);
+  tg_producer_add_device_stage (p, "again", TG_STAGE_NONE, reentrant_stage, NULL, NULL);
+  g_assert_false (tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (),
+                                   &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_BUSY);
+}
+
+typedef struct
+{
+  TgProducer *producer;
+  cudaStream_t stream;
+  gint in_stage;
+  gint max_in_stage;
+} Concurrent;
+
+static gboolean
+slow_host_stage (TgHostOps *ops, gpointer data, GError **error)
+{
+  Concurrent *c = data;
+  gint now = g_atomic_int_add (&c->in_stage, 1) + 1;
+
+  if (now > c->max_in_stage)
+    c->max_in_stage = now;
+  g_usleep (20 * 1000);
+  g_atomic_int_add (&c->in_stage, -1);
+  return TRUE;
+}
+
+static gpointer
+concurrent_caller (gpointer data)
+{
+  Concurrent *c = data;
+  GError *error = NULL;
+
+  for (int i = 0; i < 5; i++)
+    if (!tg_producer_run (c->producer, c->stream, TG_POLICY_EAGER, tg_unconditional (),
+                          &error))
+      return error;
+  return NULL;
+}
+
+static void
+test_concurrent_call_waits (Fixture *f, gconstpointer data)
+{
+  Concurrent c = { 0 };
+  GThread *threads[4];
+
+  TG_TEST_REQUIRE_GPU ();
+  c.producer = tg_producer_new ("shared", 0);
+  c.stream = f->stream;
+  tg_producer_add_host_stage (c.producer, "slow", TG_STAGE_NONE, slow_host_stage, &c,
+                              NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("caller", concurrent_caller, &c);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    {
+      GError *error = g_thread_join (threads[i]);
+      g_assert_no_error (error);
+    }
+  /* Calls from several threads waited for each other. */
+  g_assert_cmpint (c.max_in_stage, ==, 1);
+  tg_producer_unref (c.producer);
+}
+
+static void
+test_device_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  int before = -1, after = -1;
+
+  TG_TEST_REQUIRE_GPU ();
+  TG_TEST_CUDA (cudaGetDevice (&before));
+  p = tg_producer_new ("elsewhere", 64);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, NULL,
+                                NULL);
+  g_assert_false (tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+  TG_TEST_CUDA (cudaGetDevice (&after));
+  g_assert_cmpint (before, ==, after);
+}
+
+static void
+test_unbound_binding (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  guint32 *counter;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (4);
+  p = tg_producer_new ("guarded", 0);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, counter,
+                                NULL);
+  tg_producer_set_stage_condition (p, 0, "flag");
+  g_assert_false (tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                                   &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND);
+  g_assert_nonnull (strstr (error->message, "'flag'"));
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", &error, 4, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (counter);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  GPU_TEST ("/exec/equivalence/with-host-stage", test_equivalence_with_host_stage);
+  GPU_TEST ("/exec/equivalence/device-only", test_equivalence_device_only);
+  GPU_TEST ("/exec/replay/captures-once", test_replay_captures_once);
+  GPU_TEST ("/exec/record/refuses-host-stage", test_record_refuses_host_stage);
+  GPU_TEST ("/exec/record/refuses-what-stages-hide", test_record_refuses_what_stages_hide);
+  GPU_TEST ("/exec/record/host-function-once-per-replay",
+            test_record_host_function_once_per_replay);
+  GPU_TEST ("/exec/legacy/refused-unless-eager-on-legacy-stream", test_legacy_stage);
+  GPU_TEST ("/exec/rebind/update-then-recapture", test_rebind);
+  GPU_TEST ("/exec/rebind/after-record-warns", test_rebind_after_record);
+  GPU_TEST ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
+  GPU_TEST ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
+  GPU_TEST ("/exec/device/bad-device-restores-current", test_device_errors);
+  GPU_TEST ("/exec/bindings/unbound-and-invalid", test_unbound_binding);
+  return g_test_run ();
+}

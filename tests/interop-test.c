@@ -1,0 +1,217 @@
+/* interop-test.c: registered foreign captures and producers retained by
+ * the graphs that recorded them. */
+#include "config.h"
+#include "tg-test.h"
+
+#include <string.h>
+#include <sys/prctl.h>
+
+#define N 2048
+#define REPLAYS 100
+
+/* Watches a producer's end: its stage data is freed when it is finalized. */
+typedef struct
+{
+  guint32 *out; /* device */
+  gint finalized;
+  char thread[17];
+} Watch;
+
+static void
+watch_finalized (gpointer data)
+{
+  Watch *w = data;
+
+  prctl (PR_GET_NAME, w->thread, 0, 0, 0);
+  g_atomic_int_set (&w->finalized, 1);
+}
+
+static gboolean
+watched_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Watch *w = data;
+
+  return tgt_launch_mix (tg_launch_get_stream (launch), w->out, N, 3) == cudaSuccess;
+}
+
+static TgProducer *
+watched_producer (Watch *w)
+{
+  TgProducer *p = tg_producer_new ("watched", 0);
+
+  tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, watched_stage, w,
+                                watch_finalized);
+  return p;
+}
+
+static guint32
+mix3 (guint32 x, guint32 i)
+{
+  return x * 3 + ((x >> 7) ^ i);
+}
+
+/* Replays @graph REPLAYS times and checks the producer's work each time. */
+static void
+replay_and_check (cudaGraph_t graph, cudaStream_t stream, Watch *w)
+{
+  g_autofree guint32 *expected = g_new0 (guint32, N), *host = g_new (guint32, N);
+  cudaGraphExec_t exec = NULL;
+
+  TG_TEST_CUDA (cudaMemset (w->out, 0, N * sizeof (guint32)));
+  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  for (guint r = 0; r < REPLAYS; r++)
+    {
+      TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
+      for (guint i = 0; i < N; i++)
+        expected[i] = mix3 (expected[i], i);
+    }
+  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+  tg_test_download (host, w->out, N * sizeof (guint32));
+  g_assert_cmpmem (host, N * sizeof (guint32), expected, N * sizeof (guint32));
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+}
+
+static void
+wait_finalized (Watch *w)
+{
+  gint64 start = g_get_monotonic_time ();
+
+  g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
+  g_assert_cmpint (g_atomic_int_get (&w->finalized), ==, 1);
+  /* Finalized on TrackGen's reaper thread, never the driver's. */
+  g_assert_cmpstr (w->thread, ==, "trackgen-reaper");
+  g_test_message ("producer finalized %.1f ms after the graph was destroyed",
+                  (g_get_monotonic_time () - start) / 1000.0);
+}
+
+static void
+test_scope_records_and_retains (void)
+{
+  TgLiveObjects live;
+  Watch w = { 0 };
+  cudaStream_t stream;
+  cudaGraph_t graph = NULL;
+  g_autoptr (GError) error = NULL;
+  TgCaptureScope *scope;
+  TgProducer *p;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&live);
+  stream = tg_test_stream_new ();
+  w.out = tg_test_device_alloc (N * sizeof (guint32));
+  p = watched_producer (&w);
+
+  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeGlobal));
+  scope = tg_capture_scope_begin (stream, cudaStreamCaptureModeGlobal, &error);
+  g_assert_no_error (error);
+  g_assert_true (tg_capture_is_registered (stream));
+  /* No stream named: the call records into the registered capture. */
+  g_assert_true (tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  g_assert_true (tg_capture_scope_end (scope, &error));
+  g_assert_false (tg_capture_is_registered (stream));
+  tg_capture_scope_free (scope);
+  TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
+
+  /* The caller drops its reference: the graph keeps the producer. */
+  tg_producer_unref (p);
+  g_assert_cmpint (g_atomic_int_get (&w.finalized), ==, 0);
+  replay_and_check (graph, stream, &w);
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  wait_finalized (&w);
+
+  tg_test_device_free (w.out);
+  TG_TEST_CUDA (cudaStreamDestroy (stream));
+  tg_test_assert_no_leaks (&live);
+}
+
+static void
+test_retain_explicit (void)
+{
+  TgLiveObjects live;
+  Watch w = { 0 };
+  cudaStream_t stream;
+  cudaGraph_t graph = NULL;
+  g_autoptr (GError) error = NULL;
+  TgProducer *p;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&live);
+  stream = tg_test_stream_new ();
+  w.out = tg_test_device_alloc (N * sizeof (guint32));
+  p = watched_producer (&w);
+
+  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_true (tg_producer_run (p, stream, TG_POLICY_RECORD, tg_unconditional (),
+                                  &error));
+  g_assert_true (tg_retain_capture (stream, p, &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+  g_assert_true (tg_retain (graph, p, &error));
+  g_assert_no_error (error);
+  tg_producer_unref (p);
+  replay_and_check (graph, stream, &w);
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  wait_finalized (&w);
+
+  {
+    Watch idle = { 0 };
+    g_autoptr (TgProducer) q = watched_producer (&idle);
+    g_assert_false (tg_retain_capture (stream, q, &error));
+    g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  }
+  tg_test_device_free (w.out);
+  TG_TEST_CUDA (cudaStreamDestroy (stream));
+  tg_test_assert_no_leaks (&live);
+}
+
+static gpointer
+end_elsewhere (gpointer scope)
+{
+  GError *error = NULL;
+
+  g_assert_false (tg_capture_scope_end (scope, &error));
+  return error;
+}
+
+static void
+test_scope_misuse (void)
+{
+  cudaStream_t stream;
+  cudaGraph_t graph = NULL;
+  g_autoptr (GError) error = NULL;
+  TgCaptureScope *scope;
+
+  TG_TEST_REQUIRE_GPU ();
+  stream = tg_test_stream_new ();
+  g_assert_null (tg_capture_scope_begin (stream, cudaStreamCaptureModeGlobal, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+
+  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+  scope = tg_capture_scope_begin (stream, cudaStreamCaptureModeThreadLocal, &error);
+  g_assert_no_error (error);
+  error = g_thread_join (g_thread_new ("other", end_elsewhere, scope));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_THREAD);
+  g_clear_error (&error);
+  g_assert_true (tg_capture_is_registered (stream));
+  /* Ending after the foreign capture ended is fine. */
+  TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+  g_assert_true (tg_capture_scope_end (scope, &error));
+  g_assert_true (tg_capture_scope_end (scope, &error));
+  g_assert_no_error (error);
+  tg_capture_scope_free (scope);
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  TG_TEST_CUDA (cudaStreamDestroy (stream));
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  g_test_add_func ("/interop/scope/records-and-retains", test_scope_records_and_retains);
+  g_test_add_func ("/interop/retain/explicit", test_retain_explicit);
+  g_test_add_func ("/interop/scope/misuse", test_scope_misuse);
+  return g_test_run ();
+}

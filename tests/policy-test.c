@@ -1,0 +1,264 @@
+/* policy-test.c: every row of the design's policy table, first as the pure
+ * decision (on any machine), then hit for real on a GPU. */
+#include "config.h"
+#include "tg-test.h"
+#include "../lib/exec/producer-private.h"
+
+static GError *
+refusal (void)
+{
+  return g_error_new_literal (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                              "stage 'x' is not capture-safe");
+}
+
+static void
+decide_ok (TgPolicy requested, TgCaptureState state, const GError *record_refusal,
+           const GError *replay_refusal, TgPolicy expected)
+{
+  g_autoptr (GError) error = NULL;
+  TgPolicy policy = TG_POLICY_AUTO;
+
+  g_assert_true (tg__policy_decide (requested, state, record_refusal, replay_refusal,
+                                    &policy, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (policy, ==, expected);
+}
+
+static void
+decide_fails (TgPolicy requested, TgCaptureState state, const GError *record_refusal,
+              const GError *replay_refusal, GQuark domain, gint code)
+{
+  g_autoptr (GError) error = NULL;
+  TgPolicy policy = TG_POLICY_AUTO;
+
+  g_assert_false (tg__policy_decide (requested, state, record_refusal, replay_refusal,
+                                     &policy, &error));
+  g_assert_error (error, domain, code);
+}
+
+static void
+test_capturing_records (void)
+{
+  decide_ok (TG_POLICY_AUTO, TG_CAPTURE_ACTIVE, NULL, NULL, TG_POLICY_RECORD);
+  decide_ok (TG_POLICY_RECORD, TG_CAPTURE_ACTIVE, NULL, NULL, TG_POLICY_RECORD);
+}
+
+static void
+test_capturing_refuses_unsafe (void)
+{
+  g_autoptr (GError) why = refusal ();
+
+  decide_fails (TG_POLICY_AUTO, TG_CAPTURE_ACTIVE, why, NULL, TG_CAPTURE_ERROR,
+                TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  decide_fails (TG_POLICY_RECORD, TG_CAPTURE_ACTIVE, why, why, TG_CAPTURE_ERROR,
+                TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+}
+
+static void
+test_capturing_refuses_eager_and_replay (void)
+{
+  decide_fails (TG_POLICY_EAGER, TG_CAPTURE_ACTIVE, NULL, NULL, TG_ARGUMENT_ERROR,
+                TG_ARGUMENT_ERROR_POLICY);
+  decide_fails (TG_POLICY_REPLAY, TG_CAPTURE_ACTIVE, NULL, NULL, TG_ARGUMENT_ERROR,
+                TG_ARGUMENT_ERROR_POLICY);
+}
+
+static void
+test_invalidated_fails (void)
+{
+  g_autoptr (GError) why = refusal ();
+
+  for (TgPolicy p = TG_POLICY_AUTO; p <= TG_POLICY_RECORD; p++)
+    {
+      decide_fails (p, TG_CAPTURE_INVALIDATED, NULL, NULL, TG_CAPTURE_ERROR,
+                    TG_CAPTURE_ERROR_FAILED);
+      decide_fails (p, TG_CAPTURE_INVALIDATED, why, why, TG_CAPTURE_ERROR,
+                    TG_CAPTURE_ERROR_FAILED);
+    }
+}
+
+static void
+test_implicit_refused (void)
+{
+  for (TgPolicy p = TG_POLICY_AUTO; p <= TG_POLICY_RECORD; p++)
+    decide_fails (p, TG_CAPTURE_IMPLICIT, NULL, NULL, TG_CAPTURE_ERROR,
+                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+}
+
+static void
+test_idle_auto (void)
+{
+  g_autoptr (GError) why = refusal ();
+
+  decide_ok (TG_POLICY_AUTO, TG_CAPTURE_NONE, NULL, NULL, TG_POLICY_REPLAY);
+  /* A HOST stage that cannot be recorded does not stop a replay. */
+  decide_ok (TG_POLICY_AUTO, TG_CAPTURE_NONE, why, NULL, TG_POLICY_REPLAY);
+  decide_ok (TG_POLICY_AUTO, TG_CAPTURE_NONE, why, why, TG_POLICY_EAGER);
+}
+
+static void
+test_idle_explicit (void)
+{
+  g_autoptr (GError) why = refusal ();
+
+  decide_ok (TG_POLICY_EAGER, TG_CAPTURE_NONE, why, why, TG_POLICY_EAGER);
+  decide_ok (TG_POLICY_REPLAY, TG_CAPTURE_NONE, why, NULL, TG_POLICY_REPLAY);
+  decide_fails (TG_POLICY_REPLAY, TG_CAPTURE_NONE, NULL, why, TG_CAPTURE_ERROR,
+                TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+}
+
+static void
+test_idle_record_refused (void)
+{
+  decide_fails (TG_POLICY_RECORD, TG_CAPTURE_NONE, NULL, NULL, TG_ARGUMENT_ERROR,
+                TG_ARGUMENT_ERROR_POLICY);
+}
+
+static void
+test_names (void)
+{
+  g_assert_cmpstr (tg_policy_to_string (TG_POLICY_AUTO), ==, "auto");
+  g_assert_cmpstr (tg_policy_to_string (TG_POLICY_EAGER), ==, "eager");
+  g_assert_cmpstr (tg_policy_to_string (TG_POLICY_REPLAY), ==, "replay");
+  g_assert_cmpstr (tg_policy_to_string (TG_POLICY_RECORD), ==, "record");
+}
+
+/* On a GPU: the same rows through tg_producer_resolve() and tg_producer_run()
+ * with real streams in each capture state. */
+
+typedef struct
+{
+  TgLiveObjects live;
+  TgTestChain *safe;   /* capture-safe HOST stage */
+  TgTestChain *unsafe; /* HOST stage not capture-safe */
+  cudaStream_t stream;
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  if (!tg_test_have_gpu ())
+    return;
+  tg_test_live_snapshot (&f->live);
+  f->safe = tg_test_chain_new ("safe", 1024, TRUE, TG_STAGE_CAPTURE_SAFE);
+  f->unsafe = tg_test_chain_new ("unsafe", 1024, TRUE, TG_STAGE_NONE);
+  f->stream = tg_test_stream_new ();
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  if (!tg_test_have_gpu ())
+    return;
+  tg_test_assert_not_capturing (f->stream);
+  TG_TEST_CUDA (cudaStreamDestroy (f->stream));
+  tg_test_chain_free (f->safe);
+  tg_test_chain_free (f->unsafe);
+  tg_test_assert_no_leaks (&f->live);
+}
+
+static TgPolicy
+resolve (TgTestChain *c, cudaStream_t stream, TgPolicy requested, GError **error)
+{
+  TgPolicy policy = TG_POLICY_AUTO;
+
+  if (!tg_producer_resolve (c->producer, stream, requested, tg_unconditional (), &policy,
+                            NULL, error))
+    return (TgPolicy) -1;
+  return policy;
+}
+
+static void
+test_gpu_idle_rows (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_AUTO, &error), ==,
+                   TG_POLICY_REPLAY);
+  g_assert_cmpint (resolve (f->unsafe, f->stream, TG_POLICY_AUTO, &error), ==,
+                   TG_POLICY_REPLAY);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_EAGER, &error), ==,
+                   TG_POLICY_EAGER);
+  g_assert_no_error (error);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_RECORD, &error), ==, -1);
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
+  g_clear_error (&error);
+  /* A NULL stream resolves to TrackGen's default stream. */
+  g_assert_true (tg_producer_resolve (f->safe->producer, NULL, TG_POLICY_AUTO,
+                                      tg_unconditional (), &(TgPolicy){ 0 },
+                                      &(cudaStream_t){ NULL }, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_gpu_capturing_rows (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_AUTO, &error), ==,
+                   TG_POLICY_RECORD);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_RECORD, &error), ==,
+                   TG_POLICY_RECORD);
+  g_assert_no_error (error);
+  g_assert_cmpint (resolve (f->unsafe, f->stream, TG_POLICY_AUTO, &error), ==, -1);
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  g_clear_error (&error);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_EAGER, &error), ==, -1);
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
+  g_clear_error (&error);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_REPLAY, &error), ==, -1);
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
+  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+}
+
+static void
+test_gpu_invalidated_row (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_cmpint (cudaStreamSynchronize (f->stream), !=, cudaSuccess);
+  (void) cudaGetLastError ();
+  for (TgPolicy p = TG_POLICY_AUTO; p <= TG_POLICY_RECORD; p++)
+    {
+      g_assert_false (tg_producer_run (f->safe->producer, f->stream, p,
+                                       tg_unconditional (), &error));
+      g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+      g_clear_error (&error);
+    }
+  g_assert_cmpint (cudaStreamEndCapture (f->stream, &graph), ==,
+                   cudaErrorStreamCaptureInvalidated);
+  (void) cudaGetLastError ();
+  g_assert_null (graph);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  g_test_add_func ("/policy/table/capturing-records", test_capturing_records);
+  g_test_add_func ("/policy/table/capturing-refuses-unsafe",
+                   test_capturing_refuses_unsafe);
+  g_test_add_func ("/policy/table/capturing-refuses-eager-and-replay",
+                   test_capturing_refuses_eager_and_replay);
+  g_test_add_func ("/policy/table/invalidated-fails", test_invalidated_fails);
+  g_test_add_func ("/policy/table/implicit-legacy-refused", test_implicit_refused);
+  g_test_add_func ("/policy/table/idle-auto", test_idle_auto);
+  g_test_add_func ("/policy/table/idle-explicit", test_idle_explicit);
+  g_test_add_func ("/policy/table/idle-record-refused", test_idle_record_refused);
+  g_test_add_func ("/policy/names", test_names);
+  g_test_add ("/policy/gpu/idle-rows", Fixture, NULL, fixture_set_up,
+              test_gpu_idle_rows, fixture_tear_down);
+  g_test_add ("/policy/gpu/capturing-rows", Fixture, NULL, fixture_set_up,
+              test_gpu_capturing_rows, fixture_tear_down);
+  g_test_add ("/policy/gpu/invalidated-row", Fixture, NULL, fixture_set_up,
+              test_gpu_invalidated_row, fixture_tear_down);
+  return g_test_run ();
+}

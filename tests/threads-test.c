@@ -1,0 +1,115 @@
+/* threads-test.c: 8 threads x 1000 calls, each thread with its own producer
+ * and stream, policies mixed; every output checked. */
+#include "config.h"
+#include "tg-test.h"
+
+#define N_THREADS 8
+#define N_CALLS 1000
+#define N 1024
+
+typedef struct
+{
+  guint index;
+  guint n_calls;
+  guint n_checked;
+  GError *error;
+} Worker;
+
+static gboolean
+call (TgTestChain *c, cudaStream_t stream, guint i, GError **error)
+{
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  gboolean ok;
+
+  switch (i % 3)
+    {
+    case 0:
+      return tg_producer_run (c->producer, stream, TG_POLICY_AUTO, tg_unconditional (),
+                              error);
+    case 1:
+      return tg_producer_run (c->producer, stream, TG_POLICY_EAGER, tg_unconditional (),
+                              error);
+    default:
+      /* RECORD into a capture of this thread's own, then launch it. */
+      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+      ok = tg_producer_run (c->producer, stream, TG_POLICY_RECORD, tg_unconditional (),
+                            error);
+      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+      if (ok)
+        {
+          TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+          TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
+          TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+        }
+      TG_TEST_CUDA (cudaGraphDestroy (graph));
+      return ok;
+    }
+}
+
+static gpointer
+worker_main (gpointer data)
+{
+  Worker *w = data;
+  g_autofree char *name = g_strdup_printf ("thread-%u", w->index);
+  TgTestChain *c = tg_test_chain_new (name, N, FALSE, TG_STAGE_NONE);
+  cudaStream_t stream = tg_test_stream_new ();
+  g_autofree guint32 *out = g_new (guint32, N), *expected = g_new (guint32, N);
+
+  for (guint i = 0; i < w->n_calls && w->error == NULL; i++)
+    {
+      guint32 param = w->index * 100003u + i, k = i * 7u + w->index;
+
+      TG_TEST_CUDA (cudaStreamSynchronize (stream));
+      tg_test_upload (c->param, &param, sizeof param);
+      tg_test_upload (c->k, &k, sizeof k);
+      if (!call (c, stream, i, &w->error))
+        break;
+      TG_TEST_CUDA (cudaStreamSynchronize (stream));
+      tg_test_download (out, c->b, sizeof (guint32) * N);
+      tg_test_chain_expect (N, param, k, expected);
+      if (memcmp (out, expected, sizeof (guint32) * N) != 0)
+        g_set_error (&w->error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "thread %u, call %u (%s): wrong output", w->index, i,
+                     i % 3 == 0 ? "auto" : i % 3 == 1 ? "eager" : "record");
+      else
+        w->n_checked++;
+    }
+  TG_TEST_CUDA (cudaStreamDestroy (stream));
+  tg_test_chain_free (c);
+  return NULL;
+}
+
+static void
+test_threads (void)
+{
+  Worker workers[N_THREADS];
+  GThread *threads[N_THREADS];
+  TgLiveObjects live;
+  guint total = 0;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&live);
+  for (guint t = 0; t < N_THREADS; t++)
+    {
+      workers[t] = (Worker){ t, N_CALLS, 0, NULL };
+      threads[t] = g_thread_new ("worker", worker_main, &workers[t]);
+    }
+  for (guint t = 0; t < N_THREADS; t++)
+    {
+      g_thread_join (threads[t]);
+      g_assert_no_error (workers[t].error);
+      g_assert_cmpuint (workers[t].n_checked, ==, workers[t].n_calls);
+      total += workers[t].n_checked;
+    }
+  g_test_message ("%u calls checked on %d threads", total, N_THREADS);
+  tg_test_assert_no_leaks (&live);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  g_test_add_func ("/exec/threads/8x1000-mixed-policies", test_threads);
+  return g_test_run ();
+}
