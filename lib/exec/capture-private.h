@@ -44,6 +44,10 @@ gboolean tg__capture_add_conditional (cudaStream_t stream,
  * conditional bodies; @where names the stage and body for the message. */
 gboolean tg__capture_check_body (cudaGraph_t body, const char *where, GError **error);
 
+/* Whether @error is a CUDA error that a capture raised (an operation the
+ * capture cannot hold): the work is not capturable, nothing else is wrong. */
+gboolean tg__capture_is_refusal (const GError *error);
+
 /* NOT_CAPTURABLE unless the driver has conditional nodes (CUDA >= 12.4). */
 gboolean tg__capture_conditionals_supported (GError **error);
 

@@ -23,6 +23,13 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
   info->id = 0;
   info->graph = NULL;
   err = get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL);
+  if (err == cudaErrorStreamCaptureInvalidated)
+    {
+      (void) cudaGetLastError ();
+      info->state = TG_CAPTURE_INVALIDATED;
+      info->graph = NULL;
+      return TRUE;
+    }
   if (err == cudaErrorStreamCaptureImplicit)
     {
       /* The legacy stream while a blocking stream captures: the query is
@@ -235,6 +242,29 @@ tg__capture_check_body (cudaGraph_t body, const char *where, GError **error)
         }
     }
   return TRUE;
+}
+
+gboolean
+tg__capture_is_refusal (const GError *error)
+{
+  if (error == NULL || error->domain != TG_CUDA_ERROR)
+    return FALSE;
+  switch (error->code)
+    {
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureInvalidated:
+    case cudaErrorStreamCaptureMerge:
+    case cudaErrorStreamCaptureUnmatched:
+    case cudaErrorStreamCaptureUnjoined:
+    case cudaErrorStreamCaptureIsolation:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorCapturedEvent:
+    case cudaErrorStreamCaptureWrongThread:
+    case cudaErrorNotSupported:
+      return TRUE;
+    default:
+      return FALSE;
+    }
 }
 
 gboolean

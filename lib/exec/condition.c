@@ -17,9 +17,11 @@ captured (const TgLaunch *launch, enum cudaGraphConditionalNodeType type,
   cudaGraphConditionalHandle handle;
   cudaGraph_t body_graph = NULL;
   cudaStream_t side;
+  const char *where = loop ? "the loop's body" : "the condition's body";
+  g_autoptr (GError) local = NULL;
   TgCaptureInfo info;
   TgLaunch inner;
-  gboolean ok;
+  gboolean ok, ended;
 
   if (!tg__capture_conditionals_supported (error)
       || (side = tg__producer_side_stream (p, launch->depth, error)) == NULL
@@ -35,18 +37,27 @@ captured (const TgLaunch *launch, enum cudaGraphConditionalNodeType type,
   inner = *launch;
   inner.stream = side;
   inner.depth++;
-  ok = tg__capture_query (side, &info, error);
+  ok = tg__capture_query (side, &info, &local);
   inner.capture_id = info.id;
   inner.capture_graph = body_graph;
-  ok = ok && body (&inner, data, error);
+  ok = ok && body (&inner, data, &local);
   if (ok && loop)
     ok = TG_CUDA_OK (tg__launch_loop_tail (side, handle, TRUE, flag, status, max_iters),
-                     error);
+                     &local);
   /* End the body capture whatever happened: no stream is left capturing. */
-  if (!tg__capture_end_body (side, ok ? error : NULL) || !ok)
+  ended = tg__capture_end_body (side, ok ? &local : NULL);
+  if (local != NULL && tg__capture_is_refusal (local))
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "%s cannot be captured: %s", where, local->message);
+      g_clear_error (&local);
+      return FALSE;
+    }
+  if (local != NULL)
+    g_propagate_error (error, g_steal_pointer (&local));
+  if (!ok || !ended)
     return FALSE;
-  return tg__capture_check_body (body_graph,
-                                 loop ? "the loop's body" : "the condition's body", error);
+  return tg__capture_check_body (body_graph, where, error);
 }
 
 gboolean

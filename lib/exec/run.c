@@ -267,28 +267,32 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
   TgLaunch dry = *base;
   TgCaptureInfo info;
   cudaGraph_t graph = NULL;
+  g_autoptr (GError) trial = NULL;
   g_autoptr (GError) broke = NULL;
   GError *local = NULL;
-  gboolean ok;
+  gboolean ok, ended;
 
   if (scratch == NULL || !tg__capture_begin (scratch, base->mode, error))
     return FALSE;
-  ok = tg__capture_query (scratch, &info, error);
+  ok = tg__capture_query (scratch, &info, &trial);
   dry.stream = scratch;
   dry.capture_id = info.id;
   dry.capture_graph = info.graph;
-  ok = ok && run_body (&dry, condition, error);
-  if (!tg__capture_end (scratch, &graph, ok ? &broke : NULL) && ok)
+  ok = ok && run_body (&dry, condition, &trial);
+  ended = tg__capture_end (scratch, &graph, &broke);
+  tg__graph_free (graph);
+  if (!ended || tg__capture_is_refusal (trial))
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "producer '%s' cannot be recorded: its stages broke a trial "
-                     "capture (%s); nothing was recorded",
-                     p->name, broke->message);
-      ok = FALSE;
+                     "producer '%s' cannot be recorded: %s; nothing was recorded",
+                     p->name, (trial != NULL ? trial : broke)->message);
+      return FALSE;
     }
-  tg__graph_free (graph);
   if (!ok)
-    return FALSE;
+    {
+      g_propagate_error (error, g_steal_pointer (&trial));
+      return FALSE;
+    }
 
   if (r->scope != NULL && !r->scope->recorded (r->scope, p, base->capture_graph, error))
     return FALSE;
