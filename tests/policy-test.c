@@ -162,9 +162,10 @@ resolve (TgTestChain *c, cudaStream_t stream, TgPolicy requested, GError **error
 {
   TgPolicy policy = TG_POLICY_AUTO;
 
+  /* AUTO is never a resolved policy: it stands for "refused". */
   if (!tg_producer_resolve (c->producer, stream, requested, tg_unconditional (), &policy,
                             NULL, error))
-    return (TgPolicy) -1;
+    return TG_POLICY_AUTO;
   return policy;
 }
 
@@ -181,7 +182,8 @@ test_gpu_idle_rows (Fixture *f, gconstpointer data)
   g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_EAGER, &error), ==,
                    TG_POLICY_EAGER);
   g_assert_no_error (error);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_RECORD, &error), ==, -1);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_RECORD, &error), ==,
+                   TG_POLICY_AUTO);
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
   g_clear_error (&error);
   /* A NULL stream resolves to TrackGen's default stream. */
@@ -204,13 +206,16 @@ test_gpu_capturing_rows (Fixture *f, gconstpointer data)
   g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_RECORD, &error), ==,
                    TG_POLICY_RECORD);
   g_assert_no_error (error);
-  g_assert_cmpint (resolve (f->unsafe, f->stream, TG_POLICY_AUTO, &error), ==, -1);
+  g_assert_cmpint (resolve (f->unsafe, f->stream, TG_POLICY_AUTO, &error), ==,
+                   TG_POLICY_AUTO);
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   g_clear_error (&error);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_EAGER, &error), ==, -1);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_EAGER, &error), ==,
+                   TG_POLICY_AUTO);
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
   g_clear_error (&error);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_REPLAY, &error), ==, -1);
+  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_REPLAY, &error), ==,
+                   TG_POLICY_AUTO);
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
   TG_TEST_CUDA (cudaGraphDestroy (graph));

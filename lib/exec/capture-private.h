@@ -16,6 +16,12 @@ typedef struct
 
 gboolean tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error);
 
+/* Stream resolution, the one implementation: explicit, registered capture,
+ * @bound (may be NULL), TrackGen's default; then its capture state in @info
+ * and, when it is not capturing, its device.  Call with @device current. */
+cudaStream_t tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
+                                 TgCaptureInfo *info, GError **error);
+
 /* A capture of TrackGen's own, on one of its private streams. */
 gboolean tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
                             GError **error);

@@ -3,6 +3,7 @@
  * signature differences of the capture API are absorbed here alone. */
 #include "config.h"
 #include "capture-private.h"
+#include "scope-private.h"
 
 #if CUDART_VERSION >= 13000
 #define get_capture_info cudaStreamGetCaptureInfo
@@ -55,6 +56,39 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
       break;
     }
   return TRUE;
+}
+
+cudaStream_t
+tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
+                    TgCaptureInfo *info, GError **error)
+{
+  TgScope *scope = tg__scope_current ();
+
+  if (stream == NULL && scope != NULL)
+    stream = scope->stream;
+  if (stream == NULL)
+    stream = bound;
+  if (stream == NULL && (stream = tg_default_stream (device, error)) == NULL)
+    return NULL;
+  if (!tg__capture_query (stream, info, error))
+    return NULL;
+  if (info->state == TG_CAPTURE_NONE && !tg__stream_check_device (stream, device, error))
+    return NULL;
+  return stream;
+}
+
+cudaStream_t
+tg_stream_resolve (cudaStream_t stream, int device, GError **error)
+{
+  TgDeviceGuard guard;
+  TgCaptureInfo info;
+  cudaStream_t resolved;
+
+  if (!tg__device_enter (&guard, device, error))
+    return NULL;
+  resolved = tg__stream_resolve (stream, NULL, device, &info, error);
+  tg__device_leave (&guard);
+  return resolved;
 }
 
 gboolean

@@ -1,7 +1,6 @@
 /* device.c: device selection, TrackGen's default streams, the device check. */
 #include "config.h"
 #include "resource-private.h"
-#include "scope-private.h"
 
 static gboolean
 device_validate (int device, GError **error)
@@ -150,31 +149,4 @@ out:
   tg__stream_free (stream);
   tg__device_leave (&guard);
   return ok;
-}
-
-cudaStream_t
-tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device, GError **error)
-{
-  TgScope *scope = tg__scope_current ();
-
-  if (stream == NULL && scope != NULL)
-    stream = scope->stream;
-  if (stream == NULL)
-    stream = bound;
-  if (stream == NULL)
-    return tg_default_stream (device, error);
-  return tg__stream_check_device (stream, device, error) ? stream : NULL;
-}
-
-cudaStream_t
-tg_stream_resolve (cudaStream_t stream, int device, GError **error)
-{
-  TgDeviceGuard guard;
-  cudaStream_t resolved;
-
-  if (!tg__device_enter (&guard, device, error))
-    return NULL;
-  resolved = tg__stream_resolve (stream, NULL, device, error);
-  tg__device_leave (&guard);
-  return resolved;
 }

@@ -101,9 +101,10 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
   g_return_val_if_fail (producer != NULL, FALSE);
   if (stream != NULL)
     {
+      TgCaptureInfo info;
       if (!tg__device_enter (&guard, producer->device, error))
         return FALSE;
-      ok = tg__stream_check_device (stream, producer->device, error);
+      ok = tg__stream_resolve (stream, NULL, producer->device, &info, error) != NULL;
       tg__device_leave (&guard);
       if (!ok)
         return FALSE;

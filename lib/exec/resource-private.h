@@ -30,11 +30,10 @@ typedef struct
 
 gboolean tg__device_enter (TgDeviceGuard *guard, int device, GError **error);
 void tg__device_leave (TgDeviceGuard *guard);
+/* Checks @stream belongs to @device.  Only for a stream that is not
+ * capturing: CUDA refuses cudaStreamGetDevice on a capturing stream, and that
+ * refusal invalidates the capture. */
 gboolean tg__stream_check_device (cudaStream_t stream, int device, GError **error);
-/* Stream resolution, the one implementation: explicit, registered capture,
- * @bound (may be NULL), TrackGen's default.  Call with @device current. */
-cudaStream_t tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
-                                 GError **error);
 
 /* A relaxed section lets this thread make calls that a global or
  * thread-local capture forbids (allocations, stream creation). */

@@ -110,8 +110,8 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
   const GError *record_refusal, *replay_refusal;
   g_autoptr (GError) host_in_condition = NULL;
 
-  if ((r->stream = tg__stream_resolve (stream, p->bound, p->device, error)) == NULL
-      || !tg__capture_query (r->stream, &r->capture, error)
+  if ((r->stream = tg__stream_resolve (stream, p->bound, p->device, &r->capture, error))
+          == NULL
       || !check_legacy (p, r, error))
     return FALSE;
 
@@ -283,9 +283,11 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
   tg__graph_free (graph);
   if (!ended || tg__capture_is_refusal (trial))
     {
+      /* A stage's error names the producer already. */
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "producer '%s' cannot be recorded: %s; nothing was recorded",
-                     p->name, (trial != NULL ? trial : broke)->message);
+                     "%s%s%s%s; it cannot be recorded, and nothing was recorded",
+                     trial != NULL ? "" : "producer '", trial != NULL ? "" : p->name,
+                     trial != NULL ? "" : "': ", (trial != NULL ? trial : broke)->message);
       return FALSE;
     }
   if (!ok)
