@@ -284,10 +284,11 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
   if (!ended || tg__capture_is_refusal (trial))
     {
       /* A stage's error names the producer already. */
+      g_autofree char *why = trial != NULL ? g_strdup (trial->message)
+                                           : g_strdup_printf ("producer '%s': %s", p->name,
+                                                              broke->message);
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "%s%s%s%s; it cannot be recorded, and nothing was recorded",
-                     trial != NULL ? "" : "producer '", trial != NULL ? "" : p->name,
-                     trial != NULL ? "" : "': ", (trial != NULL ? trial : broke)->message);
+                     "%s; it cannot be recorded, and nothing was recorded", why);
       return FALSE;
     }
   if (!ok)
