@@ -22,30 +22,24 @@ typedef struct
 
 typedef struct
 {
-  TgLiveObjects live;
-  cudaStream_t stream;
+  TgTestGpu gpu;
   Dev *dev;
 } Fixture;
 
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  if (!tg_test_have_gpu ())
-    return;
-  tg_test_live_snapshot (&f->live);
-  f->stream = tg_test_stream_new ();
-  f->dev = tg_test_device_alloc (sizeof (Dev));
+  tg_test_gpu_set_up (&f->gpu);
+  if (tg_test_have_gpu ())
+    f->dev = tg_test_device_alloc (sizeof (Dev));
 }
 
 static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  if (!tg_test_have_gpu ())
-    return;
-  tg_test_assert_not_capturing (f->stream);
-  tg_test_device_free (f->dev);
-  TG_TEST_CUDA (cudaStreamDestroy (f->stream));
-  tg_test_assert_no_leaks (&f->live);
+  if (tg_test_have_gpu ())
+    tg_test_device_free (f->dev);
+  tg_test_gpu_tear_down (&f->gpu);
 }
 
 #define GPU_TEST(path, func)                                                    \
@@ -138,7 +132,7 @@ run_replays (Fixture *f, TgProducer *pattern, TgProducer *p, TgCondition conditi
 {
   g_autoptr (GError) error = NULL;
   cudaGraphExec_t exec = NULL;
-  cudaStream_t s = f->stream;
+  cudaStream_t s = f->gpu.stream;
 
   TG_TEST_CUDA (cudaMemset (f->dev, 0, sizeof (Dev)));
   if (policy == TG_POLICY_RECORD)
@@ -335,7 +329,7 @@ test_refused_bodies (Fixture *f, gconstpointer data)
     /* A HOST stage inside a conditional call. */
     g_autoptr (TgProducer) p = tg_producer_new ("host-in-call", 0);
     tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL, NULL);
-    tg_test_expect_refusal (p, f->stream, TG_POLICY_AUTO, tg_conditional (&f->dev->flag),
+    tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO, tg_conditional (&f->dev->flag),
                             TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   }
   {
@@ -344,7 +338,7 @@ test_refused_bodies (Fixture *f, gconstpointer data)
     tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL, NULL);
     tg_producer_set_stage_condition (p, 0, "flag");
     BIND (p, f, flag);
-    tg_test_expect_refusal (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+    tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
                             TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   }
   for (guint i = 0; i < G_N_ELEMENTS (bodies); i++)
@@ -357,16 +351,16 @@ test_refused_bodies (Fixture *f, gconstpointer data)
       tg_producer_add_device_stage (in_if, "guarded", TG_STAGE_CAPTURE_SAFE,
                                     guarded_body_stage, bodies[i], NULL);
       BIND (in_if, f, flag);
-      tg_test_expect_refusal (in_if, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+      tg_test_expect_refusal (in_if, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
                               TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-      tg_test_expect_refusal (in_loop, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+      tg_test_expect_refusal (in_loop, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
                               TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
       /* Eagerly the same producers run. */
       TG_TEST_CUDA (cudaMemset (f->dev, 0, sizeof (Dev)));
-      g_assert_true (tg_producer_run (in_loop, f->stream, TG_POLICY_EAGER,
+      g_assert_true (tg_producer_run (in_loop, f->gpu.stream, TG_POLICY_EAGER,
                                       tg_unconditional (), &error));
       g_assert_no_error (error);
-      TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+      TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
     }
 }
 

@@ -7,29 +7,18 @@
 #define N 4096
 #define CALLS 5
 
-typedef struct
-{
-  TgLiveObjects live;
-  cudaStream_t stream;
-} Fixture;
+typedef TgTestGpu Fixture;
 
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  if (!tg_test_have_gpu ())
-    return;
-  tg_test_live_snapshot (&f->live);
-  f->stream = tg_test_stream_new ();
+  tg_test_gpu_set_up (f);
 }
 
 static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  if (!tg_test_have_gpu ())
-    return;
-  tg_test_assert_not_capturing (f->stream);
-  TG_TEST_CUDA (cudaStreamDestroy (f->stream));
-  tg_test_assert_no_leaks (&f->live);
+  tg_test_gpu_tear_down (f);
 }
 
 #define GPU_TEST(path, func)                                                    \

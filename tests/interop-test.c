@@ -84,20 +84,31 @@ wait_finalized (Watch *w)
                   (g_get_monotonic_time () - start) / 1000.0);
 }
 
+typedef TgTestGpu Fixture;
+
 static void
-test_scope_records_and_retains (void)
+fixture_set_up (Fixture *f, gconstpointer data)
 {
-  TgLiveObjects live;
+  tg_test_gpu_set_up (f);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  tg_test_gpu_tear_down (f);
+}
+
+static void
+test_scope_records_and_retains (Fixture *f, gconstpointer data)
+{
   Watch w = { 0 };
-  cudaStream_t stream;
+  cudaStream_t stream = f->stream;
   cudaGraph_t graph = NULL;
   g_autoptr (GError) error = NULL;
   TgCaptureScope *scope;
   TgProducer *p;
 
   TG_TEST_REQUIRE_GPU ();
-  tg_test_live_snapshot (&live);
-  stream = tg_test_stream_new ();
   w.out = tg_test_device_alloc (N * sizeof (guint32));
   p = watched_producer (&w);
 
@@ -120,25 +131,19 @@ test_scope_records_and_retains (void)
   replay_and_check (graph, stream, &w);
   TG_TEST_CUDA (cudaGraphDestroy (graph));
   wait_finalized (&w);
-
   tg_test_device_free (w.out);
-  TG_TEST_CUDA (cudaStreamDestroy (stream));
-  tg_test_assert_no_leaks (&live);
 }
 
 static void
-test_retain_explicit (void)
+test_retain_explicit (Fixture *f, gconstpointer data)
 {
-  TgLiveObjects live;
   Watch w = { 0 };
-  cudaStream_t stream;
+  cudaStream_t stream = f->stream;
   cudaGraph_t graph = NULL;
   g_autoptr (GError) error = NULL;
   TgProducer *p;
 
   TG_TEST_REQUIRE_GPU ();
-  tg_test_live_snapshot (&live);
-  stream = tg_test_stream_new ();
   w.out = tg_test_device_alloc (N * sizeof (guint32));
   p = watched_producer (&w);
 
@@ -162,8 +167,6 @@ test_retain_explicit (void)
     g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
   }
   tg_test_device_free (w.out);
-  TG_TEST_CUDA (cudaStreamDestroy (stream));
-  tg_test_assert_no_leaks (&live);
 }
 
 static gpointer
@@ -176,15 +179,14 @@ end_elsewhere (gpointer scope)
 }
 
 static void
-test_scope_misuse (void)
+test_scope_misuse (Fixture *f, gconstpointer data)
 {
-  cudaStream_t stream;
+  cudaStream_t stream = f->stream;
   cudaGraph_t graph = NULL;
   g_autoptr (GError) error = NULL;
   TgCaptureScope *scope;
 
   TG_TEST_REQUIRE_GPU ();
-  stream = tg_test_stream_new ();
   g_assert_null (tg_capture_scope_begin (stream, cudaStreamCaptureModeGlobal, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
   g_clear_error (&error);
@@ -203,15 +205,17 @@ test_scope_misuse (void)
   g_assert_no_error (error);
   tg_capture_scope_free (scope);
   TG_TEST_CUDA (cudaGraphDestroy (graph));
-  TG_TEST_CUDA (cudaStreamDestroy (stream));
 }
 
 int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  g_test_add_func ("/interop/scope/records-and-retains", test_scope_records_and_retains);
-  g_test_add_func ("/interop/retain/explicit", test_retain_explicit);
-  g_test_add_func ("/interop/scope/misuse", test_scope_misuse);
+  g_test_add ("/interop/scope/records-and-retains", Fixture, NULL, fixture_set_up,
+              test_scope_records_and_retains, fixture_tear_down);
+  g_test_add ("/interop/retain/explicit", Fixture, NULL, fixture_set_up,
+              test_retain_explicit, fixture_tear_down);
+  g_test_add ("/interop/scope/misuse", Fixture, NULL, fixture_set_up, test_scope_misuse,
+              fixture_tear_down);
   return g_test_run ();
 }

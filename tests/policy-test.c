@@ -128,33 +128,30 @@ test_names (void)
 
 typedef struct
 {
-  TgLiveObjects live;
+  TgTestGpu gpu;
   TgTestChain *safe;   /* capture-safe HOST stage */
   TgTestChain *unsafe; /* HOST stage not capture-safe */
-  cudaStream_t stream;
 } Fixture;
 
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
+  tg_test_gpu_set_up (&f->gpu);
   if (!tg_test_have_gpu ())
     return;
-  tg_test_live_snapshot (&f->live);
   f->safe = tg_test_chain_new ("safe", 1024, TRUE, TG_STAGE_CAPTURE_SAFE);
   f->unsafe = tg_test_chain_new ("unsafe", 1024, TRUE, TG_STAGE_NONE);
-  f->stream = tg_test_stream_new ();
 }
 
 static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
-  if (!tg_test_have_gpu ())
-    return;
-  tg_test_assert_not_capturing (f->stream);
-  TG_TEST_CUDA (cudaStreamDestroy (f->stream));
-  tg_test_chain_free (f->safe);
-  tg_test_chain_free (f->unsafe);
-  tg_test_assert_no_leaks (&f->live);
+  if (tg_test_have_gpu ())
+    {
+      tg_test_chain_free (f->safe);
+      tg_test_chain_free (f->unsafe);
+    }
+  tg_test_gpu_tear_down (&f->gpu);
 }
 
 static TgPolicy
@@ -175,14 +172,14 @@ test_gpu_idle_rows (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_AUTO, &error), ==,
+  g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_AUTO, &error), ==,
                    TG_POLICY_REPLAY);
-  g_assert_cmpint (resolve (f->unsafe, f->stream, TG_POLICY_AUTO, &error), ==,
+  g_assert_cmpint (resolve (f->unsafe, f->gpu.stream, TG_POLICY_AUTO, &error), ==,
                    TG_POLICY_REPLAY);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_EAGER, &error), ==,
+  g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_EAGER, &error), ==,
                    TG_POLICY_EAGER);
   g_assert_no_error (error);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_RECORD, &error), ==,
+  g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_RECORD, &error), ==,
                    TG_POLICY_AUTO);
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
   g_clear_error (&error);
@@ -200,24 +197,24 @@ test_gpu_capturing_rows (Fixture *f, gconstpointer data)
   cudaGraph_t graph = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_AUTO, &error), ==,
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->gpu.stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_AUTO, &error), ==,
                    TG_POLICY_RECORD);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_RECORD, &error), ==,
+  g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_RECORD, &error), ==,
                    TG_POLICY_RECORD);
   g_assert_no_error (error);
-  g_assert_cmpint (resolve (f->unsafe, f->stream, TG_POLICY_AUTO, &error), ==,
+  g_assert_cmpint (resolve (f->unsafe, f->gpu.stream, TG_POLICY_AUTO, &error), ==,
                    TG_POLICY_AUTO);
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   g_clear_error (&error);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_EAGER, &error), ==,
+  g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_EAGER, &error), ==,
                    TG_POLICY_AUTO);
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
   g_clear_error (&error);
-  g_assert_cmpint (resolve (f->safe, f->stream, TG_POLICY_REPLAY, &error), ==,
+  g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_REPLAY, &error), ==,
                    TG_POLICY_AUTO);
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
-  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
+  TG_TEST_CUDA (cudaStreamEndCapture (f->gpu.stream, &graph));
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 }
 
@@ -228,17 +225,17 @@ test_gpu_invalidated_row (Fixture *f, gconstpointer data)
   cudaGraph_t graph = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
-  g_assert_cmpint (cudaStreamSynchronize (f->stream), !=, cudaSuccess);
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->gpu.stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_cmpint (cudaStreamSynchronize (f->gpu.stream), !=, cudaSuccess);
   (void) cudaGetLastError ();
   for (TgPolicy p = TG_POLICY_AUTO; p <= TG_POLICY_RECORD; p++)
     {
-      g_assert_false (tg_producer_run (f->safe->producer, f->stream, p,
+      g_assert_false (tg_producer_run (f->safe->producer, f->gpu.stream, p,
                                        tg_unconditional (), &error));
       g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
       g_clear_error (&error);
     }
-  g_assert_cmpint (cudaStreamEndCapture (f->stream, &graph), ==,
+  g_assert_cmpint (cudaStreamEndCapture (f->gpu.stream, &graph), ==,
                    cudaErrorStreamCaptureInvalidated);
   (void) cudaGetLastError ();
   g_assert_null (graph);

@@ -64,6 +64,25 @@ tg_test_assert_no_leaks (const TgLiveObjects *before)
 }
 
 void
+tg_test_gpu_set_up (TgTestGpu *gpu)
+{
+  if (!tg_test_have_gpu ())
+    return;
+  tg_test_live_snapshot (&gpu->live);
+  gpu->stream = tg_test_stream_new ();
+}
+
+void
+tg_test_gpu_tear_down (TgTestGpu *gpu)
+{
+  if (!tg_test_have_gpu ())
+    return;
+  tg_test_assert_not_capturing (gpu->stream);
+  TG_TEST_CUDA (cudaStreamDestroy (gpu->stream));
+  tg_test_assert_no_leaks (&gpu->live);
+}
+
+void
 tg_test_assert_not_capturing (cudaStream_t stream)
 {
   TgCaptureState state = TG_CAPTURE_ACTIVE;

@@ -33,6 +33,17 @@ gboolean tg_test_have_gpu (void);
   }                                                                             \
   G_STMT_END
 
+/* The fixture of GPU test cases: a non-blocking stream and a leak check.
+ * Set-up and tear-down do nothing without a GPU (the case then skips). */
+typedef struct
+{
+  TgLiveObjects live;
+  cudaStream_t stream;
+} TgTestGpu;
+
+void tg_test_gpu_set_up (TgTestGpu *gpu);
+void tg_test_gpu_tear_down (TgTestGpu *gpu);
+
 /* Leak checks: take a snapshot at the start of a test, check at its end that
  * no producer, graph, exec, stream or capture of TrackGen's outlived it. */
 void tg_test_live_snapshot (TgLiveObjects *before);
