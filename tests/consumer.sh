@@ -14,8 +14,12 @@ else
 fi
 prefix=$(sed -n 's/^prefix=//p' "$build/trackgen.pc")
 libdir=$(find "$dest" -name trackgen.pc -path '*/pkgconfig/*' | head -1 | xargs dirname)
-PKG_CONFIG_PATH=$libdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}; export PKG_CONFIG_PATH
-flags=$(${PKG_CONFIG:-pkg-config} --define-variable=prefix="$dest$prefix" --cflags --libs trackgen)
+# A copy of the .pc with the DESTDIR prefix: --define-variable=prefix would
+# also move the prefix of glib-2.0 (Requires), and its headers with it.
+mkdir -p "$dest/pc"
+sed "s|^prefix=.*|prefix=$dest$prefix|" "$libdir/trackgen.pc" >"$dest/pc/trackgen.pc"
+PKG_CONFIG_PATH=$dest/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}; export PKG_CONFIG_PATH
+flags=$(${PKG_CONFIG:-pkg-config} --cflags --libs trackgen)
 echo "# pkg-config --cflags --libs trackgen: $flags"
 if ${CC:-cc} -o "$build/tests/consumer" "${abs_top_srcdir:?}/tests/consumer.c" $flags; then
   echo "ok 2 - consumer builds with pkg-config alone"

@@ -21,7 +21,12 @@ G_BEGIN_DECLS
  * stay fixed for its lifetime, since graphs bake them in.
  *
  * Streams: a NULL stream resolves like a producer call without a stream (a
- * registered foreign capture's stream, else TrackGen's default stream).
+ * registered foreign capture's stream, else TrackGen's default stream).  The
+ * blocking functions (new, set_seeds, read, snapshot, restore) run on
+ * TrackGen's default stream of the state's device and are ordered after the
+ * work enqueued there only: synchronize any other stream that advances or
+ * reads the state first.  Every function restores the caller's current
+ * device.
  * @{
  */
 
@@ -76,6 +81,9 @@ typedef struct _TgSeedState TgSeedState;
  * Creates the state of @p n_envs envs on @p device, env i seeded
  * tg_env_seed(@p base_seed, i), every epoch 0.  Blocks until it is on the
  * device.
+ * @param device    CUDA device ordinal
+ * @param n_envs    the number of envs, at least 1
+ * @param base_seed the seed every env's seed derives from
  * @param error #TG_ARGUMENT_ERROR_EMPTY (zero envs),
  *              #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such device), #TG_CUDA_ERROR
  * @return a new state (transfer full), or NULL
@@ -92,7 +100,8 @@ TgSeedState *tg_seed_state_new_from_array (int device, guint n_envs,
 
 /** Adds a reference. @return @p state */
 TgSeedState *tg_seed_state_ref (TgSeedState *state);
-/** Drops a reference; the last one frees the device memory. */
+/** Drops a reference; the last one frees the device memory, so no graph
+ * that recorded the state may run afterwards. */
 void tg_seed_state_unref (TgSeedState *state);
 
 /** @return the number of envs. */
@@ -106,8 +115,13 @@ guint32 *tg_seed_state_get_epochs (const TgSeedState *state);
 
 /**
  * Sets the seeds of the envs @p env_ids (host arrays of @p n values) and
- * resets their epochs to 0.  Blocks; not for use inside a capture.  On error
- * nothing changed.
+ * resets their epochs to 0; @p n may be 0.  Blocks; not for use inside a
+ * capture.  The ids are checked on the host before the device is touched:
+ * on error nothing changed.
+ * @param state   the state
+ * @param env_ids @p n distinct env ids, each below n_envs (host memory)
+ * @param seeds   their new seeds (host memory)
+ * @param n       the number of envs to set
  * @param error #TG_ARGUMENT_ERROR_OUT_OF_RANGE (an id >= n_envs),
  *              #TG_ARGUMENT_ERROR_DUPLICATE (an id twice), #TG_CUDA_ERROR
  */
@@ -116,8 +130,10 @@ gboolean tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids,
 
 /**
  * Enqueues: the epoch of every env whose mask byte is non-zero grows by one
- * (wrapping from 2^32 - 1 to 0).  A kernel on @p stream, so it can be
- * recorded into a graph and run at every replay.
+ * (wrapping from 2^32 - 1 to 0, so tg_effective_seed() repeats after 2^32
+ * advances of one env).  A kernel on @p stream, so it can be recorded into a
+ * graph and run at every replay; the mask is read when the kernel runs.
+ * @param state       the state
  * @param stream      stream, or NULL (see @ref seeds)
  * @param device_mask one byte per env in device memory, or NULL for all envs
  * @param mask_len    the mask's length in bytes (ignored when it is NULL)
@@ -134,7 +150,10 @@ gboolean tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
 /**
  * Enqueues: @p device_out[i] = tg_effective_seed(seed[i], epoch[i]) for every env.
  * Capturable.
- * @param out_len the length of @p device_out in elements
+ * @param state      the state
+ * @param stream     stream, or NULL (see @ref seeds)
+ * @param device_out device memory of the state's device
+ * @param out_len    the length of @p device_out in elements
  * @param error #TG_ARGUMENT_ERROR_SIZE_MISMATCH (out_len < n_envs), #TG_CUDA_ERROR
  */
 gboolean tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
@@ -157,8 +176,11 @@ gboolean tg_seed_state_read (TgSeedState *state, guint64 *seeds, guint32 *epochs
 GBytes *tg_seed_state_snapshot (TgSeedState *state, GError **error);
 
 /**
- * Restores a snapshot taken from a state of the same size.  Blocks.  On error
+ * Restores a snapshot taken from a state of the same size.  Blocks.  The
+ * whole snapshot is checked before anything is written: on an argument error
  * nothing changed.
+ * @param state    the state
+ * @param snapshot bytes from tg_seed_state_snapshot()
  * @param error #TG_ARGUMENT_ERROR_VERSION (not a snapshot, or another version),
  *              #TG_ARGUMENT_ERROR_SIZE_MISMATCH (another number of envs, or
  *              truncated), #TG_CUDA_ERROR

@@ -1,0 +1,174 @@
+// seeds-kernels.cu: the seed-state kernels.  Advance and fill only stream
+// through memory, so each thread takes 4 envs with 16-byte accesses where the
+// pointers are aligned (cudaMalloc's always are), and a scalar loop takes the
+// tail and any unaligned caller buffer.
+#include "seeds-private.h"
+
+#include <stdint.h>
+
+#define THREADS 256
+// Grid-stride loops cover what a capped grid does not reach.
+#define MAX_BLOCKS (1u << 20)
+
+static unsigned int
+grid_for (guint64 items)
+{
+  guint64 blocks = (items + THREADS - 1) / THREADS;
+
+  return (unsigned int) (blocks == 0 ? 1 : blocks < MAX_BLOCKS ? blocks : MAX_BLOCKS);
+}
+
+static bool
+aligned (const void *ptr, size_t alignment)
+{
+  return (uintptr_t) ptr % alignment == 0;
+}
+
+static __device__ __forceinline__ guint64
+thread_index (void)
+{
+  return (guint64) blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+static __device__ __forceinline__ guint64
+grid_stride (void)
+{
+  return (guint64) gridDim.x * blockDim.x;
+}
+
+static __global__ void
+init_kernel (guint64 *seeds, guint32 *epochs, guint n, guint64 base_seed)
+{
+  for (guint64 i = thread_index (); i < n; i += grid_stride ())
+    {
+      seeds[i] = tg_env_seed (base_seed, (guint32) i);
+      epochs[i] = 0;
+    }
+}
+
+static __global__ void
+scatter_kernel (guint64 *seeds, guint32 *epochs, const guint32 *ids,
+                const guint64 *values, guint n)
+{
+  for (guint64 k = thread_index (); k < n; k += grid_stride ())
+    {
+      guint32 id = ids[k];
+      seeds[id] = values[k];
+      epochs[id] = 0;
+    }
+}
+
+// Every epoch is read and written, masked or not: a branch-free store is
+// cheaper than a divergent one, and unsigned addition wraps as documented.
+template <bool VEC, bool MASKED>
+static __global__ void
+advance_kernel (guint32 *__restrict__ epochs, const guint8 *__restrict__ mask, guint n)
+{
+  const guint64 t = thread_index (), stride = grid_stride ();
+  const guint64 n4 = n / 4;
+
+  for (guint64 g = t; VEC && g < n4; g += stride)
+    {
+      uint4 e = reinterpret_cast<uint4 *> (epochs)[g];
+      if (MASKED)
+        {
+          uchar4 m = reinterpret_cast<const uchar4 *> (mask)[g];
+          e.x += m.x != 0;
+          e.y += m.y != 0;
+          e.z += m.z != 0;
+          e.w += m.w != 0;
+        }
+      else
+        {
+          e.x += 1;
+          e.y += 1;
+          e.z += 1;
+          e.w += 1;
+        }
+      reinterpret_cast<uint4 *> (epochs)[g] = e;
+    }
+  for (guint64 i = (VEC ? n4 * 4 : 0) + t; i < n; i += stride)
+    epochs[i] += MASKED ? mask[i] != 0 : 1u;
+}
+
+template <bool VEC>
+static __global__ void
+fill_kernel (guint64 *__restrict__ out, const guint64 *__restrict__ seeds,
+             const guint32 *__restrict__ epochs, guint n)
+{
+  const guint64 t = thread_index (), stride = grid_stride ();
+  const guint64 n4 = n / 4;
+
+  for (guint64 g = t; VEC && g < n4; g += stride)
+    {
+      const ulonglong2 *s = reinterpret_cast<const ulonglong2 *> (seeds) + 2 * g;
+      ulonglong2 *o = reinterpret_cast<ulonglong2 *> (out) + 2 * g;
+      ulonglong2 s0 = s[0], s1 = s[1], o0, o1;
+      uint4 e = reinterpret_cast<const uint4 *> (epochs)[g];
+
+      o0.x = tg_effective_seed (s0.x, e.x);
+      o0.y = tg_effective_seed (s0.y, e.y);
+      o1.x = tg_effective_seed (s1.x, e.z);
+      o1.y = tg_effective_seed (s1.y, e.w);
+      o[0] = o0;
+      o[1] = o1;
+    }
+  for (guint64 i = (VEC ? n4 * 4 : 0) + t; i < n; i += stride)
+    out[i] = tg_effective_seed (seeds[i], epochs[i]);
+}
+
+// Threads a launch needs: one per group of 4 plus up to 3 for the tail, or
+// one per env when scalar.
+static guint64
+items_for (bool vec, guint n)
+{
+  return vec ? (n / 4 > n % 4 ? n / 4 : n % 4) : n;
+}
+
+extern "C" cudaError_t
+tg__launch_seeds_init (cudaStream_t stream, guint64 *seeds, guint32 *epochs, guint n,
+                       guint64 base_seed)
+{
+  init_kernel<<<grid_for (n), THREADS, 0, stream>>> (seeds, epochs, n, base_seed);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tg__launch_seeds_scatter (cudaStream_t stream, guint64 *seeds, guint32 *epochs,
+                          const guint32 *ids, const guint64 *values, guint n)
+{
+  scatter_kernel<<<grid_for (n), THREADS, 0, stream>>> (seeds, epochs, ids, values, n);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tg__launch_seeds_advance (cudaStream_t stream, guint32 *epochs, const guint8 *mask,
+                          guint n)
+{
+  bool vec = aligned (epochs, 16) && (mask == NULL || aligned (mask, 4));
+  unsigned int grid = grid_for (items_for (vec, n));
+
+  if (mask == NULL && vec)
+    advance_kernel<true, false><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
+  else if (mask == NULL)
+    advance_kernel<false, false><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
+  else if (vec)
+    advance_kernel<true, true><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
+  else
+    advance_kernel<false, true><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tg__launch_seeds_fill (cudaStream_t stream, guint64 *out, const guint64 *seeds,
+                       const guint32 *epochs, guint n)
+{
+  bool vec = aligned (out, 16) && aligned (seeds, 16) && aligned (epochs, 16);
+  unsigned int grid = grid_for (items_for (vec, n));
+
+  if (vec)
+    fill_kernel<true><<<grid, THREADS, 0, stream>>> (out, seeds, epochs, n);
+  else
+    fill_kernel<false><<<grid, THREADS, 0, stream>>> (out, seeds, epochs, n);
+  return cudaGetLastError ();
+}

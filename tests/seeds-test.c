@@ -1,0 +1,280 @@
+/* seeds-test.c: seeds and epochs.  The effective seed's definition, the
+ * snapshot format and every argument check run on the host, here; the state
+ * itself runs on a GPU (seeds-test-gpu.c). */
+#include "config.h"
+#include "seeds-test.h"
+#include "../lib/seeds/seeds-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* The effective seed (host)                                                 */
+
+/* Computed independently, with Python integers, from the documented
+ * definitions (tg_mix64, tg_effective_seed, tg_env_seed). */
+static void
+test_known_answers (void)
+{
+  static const struct { guint64 in, out; } mix[] = {
+    { 0, 0 },
+    { 1, G_GUINT64_CONSTANT (0x5692161D100B05E5) },
+    { G_MAXUINT64, G_GUINT64_CONSTANT (0xB4D055FCF2CBBD7B) },
+    { G_GUINT64_CONSTANT (0x0123456789ABCDEF), G_GUINT64_CONSTANT (0xB2C058E4EBB5112C) },
+  };
+  static const struct { guint64 seed; guint32 epoch; guint64 out; } eff[] = {
+    { 0, 0, G_GUINT64_CONSTANT (0xE220A8397B1DCDAF) },
+    { 0, 1, G_GUINT64_CONSTANT (0x6E789E6AA1B965F4) },
+    { 1, 0, G_GUINT64_CONSTANT (0xE4D971771B652C20) },
+    { G_MAXUINT64, G_MAXUINT32, G_GUINT64_CONSTANT (0x9011E6053017523E) },
+    { G_GUINT64_CONSTANT (0x0123456789ABCDEF), 42, G_GUINT64_CONSTANT (0x95F2F51FE5430CE8) },
+    { 42, 0, G_GUINT64_CONSTANT (0xBDD732262FEB6E95) },
+    { G_GUINT64_CONSTANT (0xDEADBEEFCAFEBABE), 0x80000000u, G_GUINT64_CONSTANT (0x8985E64ECFCFDE94) },
+    { G_GUINT64_CONSTANT (0x8000000000000000), 7, G_GUINT64_CONSTANT (0x6250485B3CDEFBBD) },
+  };
+  static const struct { guint64 base; guint32 env; guint64 out; } env[] = {
+    { 0, 0, G_GUINT64_CONSTANT (0xE220A8397B1DCDAF) },
+    { 42, 0, G_GUINT64_CONSTANT (0xBDD732262FEB6E95) },
+    { 42, 1, G_GUINT64_CONSTANT (0x28EFE333B266F103) },
+    { 42, 63, G_GUINT64_CONSTANT (0x0B7DCBD429A0BAAA) },
+    { G_MAXUINT64, G_MAXUINT32, G_GUINT64_CONSTANT (0xD3C3FC2C2DE810EC) },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (mix); i++)
+    g_assert_cmphex (tg_mix64 (mix[i].in), ==, mix[i].out);
+  for (guint i = 0; i < G_N_ELEMENTS (eff); i++)
+    g_assert_cmphex (tg_effective_seed (eff[i].seed, eff[i].epoch), ==, eff[i].out);
+  for (guint i = 0; i < G_N_ELEMENTS (env); i++)
+    g_assert_cmphex (tg_env_seed (env[i].base, env[i].env), ==, env[i].out);
+}
+
+/* Flipping any one of the 96 input bits flips each output bit with
+ * probability 1/2 (within [0.45, 0.55] over 1e5 inputs). */
+static void
+test_avalanche (void)
+{
+  const guint n = 100000;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (0x5EED5);
+  g_autofree guint32 *flips = g_new0 (guint32, 96 * 64);
+
+  for (guint k = 0; k < n; k++)
+    {
+      guint64 seed = (guint64) g_rand_int (rand) << 32 | g_rand_int (rand);
+      guint32 epoch = g_rand_int (rand);
+      guint64 base = tg_effective_seed (seed, epoch);
+
+      for (guint b = 0; b < 96; b++)
+        {
+          guint64 diff = base ^ (b < 64 ? tg_effective_seed (seed ^ (G_GUINT64_CONSTANT (1) << b), epoch)
+                                        : tg_effective_seed (seed, epoch ^ (1u << (b - 64))));
+          guint32 *row = flips + b * 64;
+          for (guint o = 0; o < 64; o++)
+            row[o] += (diff >> o) & 1;
+        }
+    }
+  for (guint b = 0; b < 96; b++)
+    for (guint o = 0; o < 64; o++)
+      {
+        double p = (double) flips[b * 64 + o] / n;
+        if (p < 0.45 || p > 0.55)
+          g_error ("input bit %u flips output bit %u with probability %.4f", b, o, p);
+      }
+}
+
+static int
+compare_guint64 (const void *a, const void *b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+
+  return (x > y) - (x < y);
+}
+
+/* No two of seed 0..9999 x epoch 0..999 share an effective seed. */
+static void
+test_no_collisions (void)
+{
+  const guint n_seeds = 10000, n_epochs = 1000;
+  g_autofree guint64 *all = g_new (guint64, (gsize) n_seeds * n_epochs);
+  gsize n = 0;
+
+  for (guint s = 0; s < n_seeds; s++)
+    for (guint e = 0; e < n_epochs; e++)
+      all[n++] = tg_effective_seed (s, e);
+  qsort (all, n, sizeof *all, compare_guint64);
+  for (gsize i = 1; i < n; i++)
+    if (all[i] == all[i - 1])
+      g_error ("effective seed 0x%016" G_GINT64_MODIFIER "x occurs twice", all[i]);
+}
+
+/* Derived per-env seeds are distinct, and none is the base (no broadcast). */
+static void
+test_env_seeds_distinct (void)
+{
+  const guint n = 1u << 20;
+  const guint64 bases[] = { 0, 42, G_MAXUINT64 };
+  g_autofree guint64 *seeds = g_new (guint64, n);
+
+  for (guint b = 0; b < G_N_ELEMENTS (bases); b++)
+    {
+      for (guint i = 0; i < n; i++)
+        seeds[i] = tg_env_seed (bases[b], i);
+      qsort (seeds, n, sizeof *seeds, compare_guint64);
+      for (guint i = 1; i < n; i++)
+        g_assert_cmphex (seeds[i], !=, seeds[i - 1]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Argument checks and the snapshot format (host)                            */
+
+GBytes *
+tgs_snapshot_forge (guint n_envs, guint32 version, const guint64 *seeds,
+                const guint32 *epochs)
+{
+  gsize size = tg__seeds_snapshot_size (n_envs);
+  guint8 *buf = g_malloc0 (size);
+  guint32 v = GUINT32_TO_LE (version);
+
+  tg__seeds_snapshot_write_header (buf, n_envs);
+  memcpy (buf + 8, &v, 4);
+  for (guint i = 0; seeds != NULL && i < n_envs; i++)
+    {
+      guint64 s = GUINT64_TO_LE (seeds[i]);
+      guint32 e = GUINT32_TO_LE (epochs[i]);
+      memcpy (buf + 16 + 8 * i, &s, 8);
+      memcpy (buf + 16 + 8 * (gsize) n_envs + 4 * i, &e, 4);
+    }
+  return g_bytes_new_take (buf, size);
+}
+
+static void
+test_snapshot_header (void)
+{
+  static const guint8 expected[16] = { 'T', 'G', 'S', 'E', 'E', 'D', 'S', 0,
+                                       1, 0, 0, 0, 0x03, 0x02, 0x01, 0x00 };
+  guint8 header[16];
+  g_autoptr (GBytes) good = tgs_snapshot_forge (3, 1, NULL, NULL);
+  g_autoptr (GError) error = NULL;
+
+  tg__seeds_snapshot_write_header (header, 0x010203);
+  g_assert_cmpmem (header, 16, expected, 16);
+  g_assert_cmpuint (tg__seeds_snapshot_size (3), ==, 16 + 3 * 12);
+  g_assert_true (tg__seeds_snapshot_check (g_bytes_get_data (good, NULL),
+                                           g_bytes_get_size (good), 3, &error));
+  g_assert_no_error (error);
+}
+
+static void
+assert_check_fails (gconstpointer data, gsize size, guint n_envs, gint code,
+                    const char *needle)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (tg__seeds_snapshot_check (data, size, n_envs, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, code);
+  g_assert_nonnull (strstr (error->message, needle));
+}
+
+static void
+test_snapshot_refused (void)
+{
+  g_autoptr (GBytes) good = tgs_snapshot_forge (3, 1, NULL, NULL);
+  g_autoptr (GBytes) v2 = tgs_snapshot_forge (3, 2, NULL, NULL);
+  gsize size = g_bytes_get_size (good);
+  g_autofree guint8 *bad = g_malloc0 (size + 1);
+
+  memcpy (bad, g_bytes_get_data (good, NULL), size);
+  assert_check_fails (NULL, 0, 3, TG_ARGUMENT_ERROR_VERSION, "not a seed-state snapshot");
+  assert_check_fails (bad, 7, 3, TG_ARGUMENT_ERROR_VERSION, "not a seed-state snapshot");
+  assert_check_fails (bad, 12, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "truncated");
+  assert_check_fails (g_bytes_get_data (v2, NULL), size, 3, TG_ARGUMENT_ERROR_VERSION,
+                      "version 2");
+  assert_check_fails (bad, size, 4, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                      "holds 3 envs but the state has 4");
+  assert_check_fails (bad, size - 1, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "truncated");
+  assert_check_fails (bad, size + 1, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "padded");
+  bad[7] = '!';
+  assert_check_fails (bad, size, 3, TG_ARGUMENT_ERROR_VERSION, "not a seed-state snapshot");
+}
+
+static void
+test_ids_checked (void)
+{
+  const guint ok[] = { 4, 0, 9, 3 }, range[] = { 1, 2, 10 }, dup[] = { 5, 1, 7, 1 };
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (tg__seeds_check_ids (ok, G_N_ELEMENTS (ok), 10, &error));
+  g_assert_true (tg__seeds_check_ids (NULL, 0, 10, &error));
+  g_assert_no_error (error);
+  g_assert_false (tg__seeds_check_ids (range, G_N_ELEMENTS (range), 10, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+  g_assert_nonnull (strstr (error->message, "env id 10 (at index 2)"));
+  g_clear_error (&error);
+  g_assert_false (tg__seeds_check_ids (dup, G_N_ELEMENTS (dup), 10, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DUPLICATE);
+  g_assert_nonnull (strstr (error->message, "env id 1 appears more than once"));
+}
+
+static void
+test_lengths_checked (void)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (tg__seeds_check_len ("the mask", 8, 8, FALSE, &error));
+  g_assert_true (tg__seeds_check_len ("the output", 9, 8, TRUE, &error));
+  g_assert_no_error (error);
+  g_assert_false (tg__seeds_check_len ("the mask", 9, 8, FALSE, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_assert_nonnull (strstr (error->message, "the mask has length 9 but the state has 8"));
+  g_clear_error (&error);
+  g_assert_false (tg__seeds_check_len ("the output", 7, 8, TRUE, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_assert_nonnull (strstr (error->message, "at least 8"));
+}
+
+/* Refused before any CUDA call: the same error with or without a GPU. */
+static void
+test_zero_envs (void)
+{
+  const guint64 seeds[1] = { 1 };
+  g_autoptr (GError) error = NULL;
+
+  g_assert_null (tg_seed_state_new (0, 0, 42, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
+  g_clear_error (&error);
+  g_assert_null (tg_seed_state_new_from_array (0, 0, seeds, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
+}
+
+static void
+test_no_device (void)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (tg_test_have_gpu ())
+    {
+      g_test_skip ("a CUDA device is present");
+      return;
+    }
+  g_assert_null (tg_seed_state_new (0, 16, 42, &error));
+  g_assert_error (error, TG_CUDA_ERROR, error->code);
+  g_assert_cmpint (error->code, !=, cudaSuccess);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  g_test_add_func ("/seeds/effective/known-answers", test_known_answers);
+  g_test_add_func ("/seeds/effective/avalanche", test_avalanche);
+  g_test_add_func ("/seeds/effective/no-collisions", test_no_collisions);
+  g_test_add_func ("/seeds/env-seed/distinct", test_env_seeds_distinct);
+  g_test_add_func ("/seeds/snapshot/header", test_snapshot_header);
+  g_test_add_func ("/seeds/snapshot/refused", test_snapshot_refused);
+  g_test_add_func ("/seeds/args/ids", test_ids_checked);
+  g_test_add_func ("/seeds/args/lengths", test_lengths_checked);
+  g_test_add_func ("/seeds/args/zero-envs", test_zero_envs);
+  g_test_add_func ("/seeds/no-device-is-a-cuda-error", test_no_device);
+  tgs_add_gpu_tests ();
+  return g_test_run ();
+}
