@@ -1,7 +1,7 @@
 /* seeds.c: the seed state, per-env seeds and epochs on one device. */
 #include "config.h"
 #include "seeds-private.h"
-#include "../exec/resource-private.h"
+#include "../exec/capture-private.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -471,9 +471,11 @@ static cudaStream_t
 enqueue_enter (TgSeedState *state, cudaStream_t stream, TgDeviceGuard *guard,
                GError **error)
 {
+  TgCaptureInfo info;
+
   if (!tg__device_enter (guard, state->device, error))
     return NULL;
-  if ((stream = tg__stream_resolve (stream, NULL, state->device, error)) == NULL)
+  if ((stream = tg__stream_resolve (stream, NULL, state->device, &info, error)) == NULL)
     tg__device_leave (guard);
   return stream;
 }
