@@ -1,0 +1,364 @@
+// track-kernels.cu: the track producer's kernels.  Deterministic by
+// construction: each value is computed by one thread in a fixed order, sums
+// go through a fixed-order block scan, reductions are maxima or ORs (exact in
+// any order), and there are no float atomics.  The random numbers come from
+// cuRAND's Philox, keyed by the env's effective seed.
+#include <cfloat>
+#include <curand_kernel.h>
+
+#include "track-kernels.h"
+
+#define PI_F 3.14159265358979f
+#define DENSE 4            // Catmull-Rom samples per output point, before resampling
+#define SMOOTH_PASSES 8    // Laplacian passes per relaxation iteration
+#define SMOOTH_LAMBDA 0.5f // how far a pass moves a point towards its neighbours' mean
+
+static __device__ __forceinline__ float2
+sub (float2 a, float2 b)
+{
+  return make_float2 (a.x - b.x, a.y - b.y);
+}
+
+static __device__ __forceinline__ float
+length (float2 a)
+{
+  return sqrtf (a.x * a.x + a.y * a.y);
+}
+
+static __device__ __forceinline__ float
+cross (float2 a, float2 b)
+{
+  return a.x * b.y - a.y * b.x;
+}
+
+// Curvature at @b: turning angle over the mean length of the two segments.
+static __device__ float
+curvature (float2 a, float2 b, float2 c)
+{
+  float2 u = sub (b, a), v = sub (c, b);
+  float len = length (u) + length (v);
+  float turn = atan2f (fabsf (cross (u, v)), u.x * v.x + u.y * v.y);
+
+  return len > 0.f ? 2.f * turn / len : FLT_MAX;
+}
+
+static __device__ float
+block_max (float v, float *scratch)
+{
+  scratch[threadIdx.x] = v;
+  __syncthreads ();
+  for (int s = TRACK_BLOCK / 2; s > 0; s >>= 1)
+    {
+      if (threadIdx.x < s)
+        scratch[threadIdx.x] = fmaxf (scratch[threadIdx.x], scratch[threadIdx.x + s]);
+      __syncthreads ();
+    }
+  v = scratch[0];
+  __syncthreads ();
+  return v;
+}
+
+// Inclusive prefix sum of @vals[0, n) into @cum, in a fixed order (a
+// sequential run per thread, then a Hillis-Steele scan of the runs), so
+// every launch adds the same floats in the same order.  Returns the total.
+static __device__ float
+block_scan (const float *vals, float *cum, int n, float *scratch)
+{
+  int t = threadIdx.x;
+  int chunk = (n + TRACK_BLOCK - 1) / TRACK_BLOCK;
+  int lo = min (t * chunk, n), hi = min (lo + chunk, n);
+  float run = 0.f, base, total;
+
+  for (int m = lo; m < hi; m++)
+    cum[m] = run += vals[m];
+  scratch[t] = run;
+  __syncthreads ();
+  for (int off = 1; off < TRACK_BLOCK; off <<= 1)
+    {
+      float v = t >= off ? scratch[t - off] : 0.f;
+      __syncthreads ();
+      scratch[t] += v;
+      __syncthreads ();
+    }
+  base = t > 0 ? scratch[t - 1] : 0.f;
+  for (int m = lo; m < hi; m++)
+    cum[m] += base;
+  total = scratch[TRACK_BLOCK - 1];
+  __syncthreads ();
+  return total;
+}
+
+// The sharpest curvature of the closed polyline @pts, times @min_turn_radius.
+static __device__ float
+sharpness_of (const float2 *pts, int n, float min_turn_radius, float *scratch)
+{
+  float m = 0.f;
+
+  for (int i = threadIdx.x; i < n; i += TRACK_BLOCK)
+    m = fmaxf (m, curvature (pts[(i + n - 1) % n], pts[i], pts[(i + 1) % n]));
+  return block_max (m, scratch) * min_turn_radius;
+}
+
+static __device__ float2
+catmull_rom (float2 p0, float2 p1, float2 p2, float2 p3, float u)
+{
+  float u2 = u * u, u3 = u2 * u;
+  float2 r;
+
+  r.x = 0.5f * (2.f * p1.x + (p2.x - p0.x) * u + (2.f * p0.x - 5.f * p1.x + 4.f * p2.x - p3.x) * u2
+                + (3.f * p1.x - p0.x - 3.f * p2.x + p3.x) * u3);
+  r.y = 0.5f * (2.f * p1.y + (p2.y - p0.y) * u + (2.f * p0.y - 5.f * p1.y + 4.f * p2.y - p3.y) * u2
+                + (3.f * p1.y - p0.y - 3.f * p2.y + p3.y) * u3);
+  return r;
+}
+
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+generate_kernel (TrackShape shape, guint n_envs, const guint64 *seeds,
+                 const guint32 *epochs, const guint8 *mask, float2 *points,
+                 float *sharpness)
+{
+  extern __shared__ float2 smem[];
+  const guint e = blockIdx.x;
+  const int t = threadIdx.x, n = shape.n_points, k_n = shape.n_control;
+  const int d_n = DENSE * n;
+  float2 *ctrl = smem, *dense = ctrl + k_n, *pts = dense + d_n;
+  float *len = (float *) (pts + n), *cum = len + d_n, *scratch = cum + d_n;
+  float total, sharp;
+
+  if (e >= n_envs || !mask[e])
+    return;
+
+  // Control point k: its own Philox subsequence k of the effective seed, so
+  // the draws do not depend on which thread makes them.
+  if (t < k_n)
+    {
+      curandStatePhilox4_32_10_t rng;
+      float4 u;
+      float a, r, s, c;
+
+      curand_init (tg_effective_seed (seeds[e], epochs[e]), t, 0, &rng);
+      u = curand_uniform4 (&rng);
+      a = 2.f * PI_F * ((float) t + shape.angle_jitter * (u.x - 0.5f)) / (float) k_n;
+      r = shape.radius * (1.f + shape.radius_jitter * (2.f * u.y - 1.f));
+      sincosf (a, &s, &c);
+      ctrl[t] = make_float2 (r * c, r * s);
+    }
+  __syncthreads ();
+
+  // A dense closed Catmull-Rom curve through the control points ...
+  for (int j = t; j < d_n; j += TRACK_BLOCK)
+    {
+      int q = j * k_n, seg = q / d_n;
+      float u = (float) (q % d_n) / (float) d_n;
+
+      dense[j] = catmull_rom (ctrl[(seg + k_n - 1) % k_n], ctrl[seg], ctrl[(seg + 1) % k_n],
+                              ctrl[(seg + 2) % k_n], u);
+    }
+  __syncthreads ();
+  for (int j = t; j < d_n; j += TRACK_BLOCK)
+    len[j] = length (sub (dense[(j + 1) % d_n], dense[j]));
+  __syncthreads ();
+  total = block_scan (len, cum, d_n, scratch);
+
+  // ... resampled to n points evenly spaced by arc length.
+  for (int i = t; i < n; i += TRACK_BLOCK)
+    {
+      float s = total * (float) i / (float) n, f;
+      int lo = 0, hi = d_n - 1;
+      float2 a, b, p;
+
+      while (lo < hi) // the first dense segment that ends past s
+        {
+          int mid = (lo + hi) / 2;
+          if (cum[mid] > s)
+            hi = mid;
+          else
+            lo = mid + 1;
+        }
+      f = len[lo] > 0.f ? (s - (cum[lo] - len[lo])) / len[lo] : 0.f;
+      f = fminf (fmaxf (f, 0.f), 1.f);
+      a = dense[lo];
+      b = dense[(lo + 1) % d_n];
+      p = make_float2 (a.x + f * (b.x - a.x), a.y + f * (b.y - a.y));
+      pts[i] = p;
+      points[(size_t) e * n + i] = p;
+    }
+  __syncthreads ();
+  sharp = sharpness_of (pts, n, shape.min_turn_radius, scratch);
+  if (t == 0)
+    sharpness[e] = sharp;
+}
+
+// Smooths only around the points that turn too sharply, and only envs that
+// are still too sharp: an env that converged is left as it is, so its track
+// does not depend on how long other envs of the batch keep the loop going.
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+relax_kernel (TrackShape shape, guint n_envs, const guint8 *mask, float2 *points,
+              float *sharpness)
+{
+  __shared__ float2 buf[2][TRACK_MAX_POINTS];
+  __shared__ guint8 hot[TRACK_MAX_POINTS];
+  __shared__ float scratch[TRACK_BLOCK];
+  const guint e = blockIdx.x;
+  const int t = threadIdx.x, n = shape.n_points;
+  float2 *cur = buf[0], *nxt = buf[1], *env;
+  float sharp;
+
+  // Every thread reads sharpness[e] here, before thread 0 rewrites it below.
+  if (e >= n_envs || !mask[e] || !(sharpness[e] > 1.f))
+    return;
+  env = points + (size_t) e * n;
+  for (int i = t; i < n; i += TRACK_BLOCK)
+    cur[i] = env[i];
+  __syncthreads ();
+
+  for (int pass = 0; pass < SMOOTH_PASSES; pass++)
+    {
+      float2 *tmp;
+
+      for (int i = t; i < n; i += TRACK_BLOCK)
+        hot[i] = curvature (cur[(i + n - 1) % n], cur[i], cur[(i + 1) % n])
+                     * shape.min_turn_radius
+                 > 1.f;
+      __syncthreads ();
+      // Jacobi update: every point moves from the previous pass's positions.
+      for (int i = t; i < n; i += TRACK_BLOCK)
+        {
+          int prev = (i + n - 1) % n, next = (i + 1) % n;
+          float2 p = cur[i];
+
+          if (hot[prev] | hot[i] | hot[next])
+            {
+              p.x += SMOOTH_LAMBDA * (0.5f * (cur[prev].x + cur[next].x) - p.x);
+              p.y += SMOOTH_LAMBDA * (0.5f * (cur[prev].y + cur[next].y) - p.y);
+            }
+          nxt[i] = p;
+        }
+      __syncthreads ();
+      tmp = cur;
+      cur = nxt;
+      nxt = tmp;
+    }
+
+  for (int i = t; i < n; i += TRACK_BLOCK)
+    env[i] = cur[i];
+  sharp = sharpness_of (cur, n, shape.min_turn_radius, scratch);
+  if (t == 0)
+    sharpness[e] = sharp;
+}
+
+static __global__ void
+reduce_flag_kernel (guint n_envs, const guint8 *mask, const float *sharpness,
+                    gint32 *flag)
+{
+  int any = 0;
+
+  for (guint e = threadIdx.x; e < n_envs; e += blockDim.x)
+    any |= mask[e] && sharpness[e] > 1.f;
+  any = __syncthreads_or (any);
+  if (threadIdx.x == 0)
+    *flag = any;
+}
+
+static __device__ bool
+opposite (float p, float q)
+{
+  return (p < 0.f && q > 0.f) || (p > 0.f && q < 0.f);
+}
+
+// Whether segments ab and cd cross at a point inside both.
+static __device__ bool
+segments_cross (float2 a, float2 b, float2 c, float2 d)
+{
+  return opposite (cross (sub (b, a), sub (c, a)), cross (sub (b, a), sub (d, a)))
+         && opposite (cross (sub (d, c), sub (a, c)), cross (sub (d, c), sub (b, c)));
+}
+
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+validate_kernel (TrackShape shape, guint n_envs, const guint8 *mask,
+                 const float2 *points, guint8 *valid)
+{
+  __shared__ float2 pts[TRACK_MAX_POINTS];
+  __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
+  __shared__ float scratch[TRACK_BLOCK];
+  const guint e = blockIdx.x;
+  const int t = threadIdx.x, n = shape.n_points;
+  // Two centerline points closer than the width overlap the track, unless
+  // they are near along it: a turn of radius >= width/2 brings points half
+  // a circle apart (pi * width / 2 along) no closer than the width.
+  const float w = shape.width, near = 0.5f * PI_F * w;
+  float total;
+  int bad = 0;
+
+  if (e >= n_envs || !mask[e])
+    return;
+  for (int i = t; i < n; i += TRACK_BLOCK)
+    pts[i] = points[(size_t) e * n + i];
+  __syncthreads ();
+  for (int i = t; i < n; i += TRACK_BLOCK)
+    seg[i] = length (sub (pts[(i + 1) % n], pts[i]));
+  __syncthreads ();
+  total = block_scan (seg, arc, n, scratch); // arc[i]: length up to point i + 1
+
+  for (int i = t; i < n && !bad; i += TRACK_BLOCK)
+    {
+      float2 a = pts[i], b = pts[(i + 1) % n];
+      float at = i > 0 ? arc[i - 1] : 0.f;
+
+      for (int j = i + 1; j < n && !bad; j++)
+        {
+          float along = fabsf (arc[j - 1] - at);
+
+          along = fminf (along, total - along);
+          if (along > near && length (sub (pts[j], a)) < w)
+            bad = 1;
+          // Segments i and j, unless they share a point.
+          else if (j >= i + 2 && !(i == 0 && j == n - 1)
+                   && segments_cross (a, b, pts[j], pts[(j + 1) % n]))
+            bad = 1;
+        }
+    }
+  bad = __syncthreads_or (bad);
+  if (t == 0)
+    valid[e] = !bad;
+}
+
+extern "C" cudaError_t
+track_launch_generate (cudaStream_t stream, TrackShape shape, guint n_envs,
+                       const guint64 *seeds, const guint32 *epochs, const guint8 *mask,
+                       float2 *points, float *sharpness)
+{
+  size_t d_n = (size_t) DENSE * shape.n_points;
+  size_t smem = (shape.n_control + d_n + shape.n_points) * sizeof (float2)
+                + (2 * d_n + TRACK_BLOCK) * sizeof (float);
+
+  generate_kernel<<<n_envs, TRACK_BLOCK, smem, stream>>> (shape, n_envs, seeds, epochs,
+                                                          mask, points, sharpness);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+track_launch_relax (cudaStream_t stream, TrackShape shape, guint n_envs,
+                    const guint8 *mask, float2 *points, float *sharpness)
+{
+  relax_kernel<<<n_envs, TRACK_BLOCK, 0, stream>>> (shape, n_envs, mask, points,
+                                                    sharpness);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+track_launch_reduce_flag (cudaStream_t stream, guint n_envs, const guint8 *mask,
+                          const float *sharpness, gint32 *flag)
+{
+  reduce_flag_kernel<<<1, 1024, 0, stream>>> (n_envs, mask, sharpness, flag);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+track_launch_validate (cudaStream_t stream, TrackShape shape, guint n_envs,
+                       const guint8 *mask, const float2 *points, guint8 *valid)
+{
+  validate_kernel<<<n_envs, TRACK_BLOCK, 0, stream>>> (shape, n_envs, mask, points,
+                                                       valid);
+  return cudaGetLastError ();
+}

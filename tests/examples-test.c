@@ -1,0 +1,490 @@
+/* examples-test.c: the example track producer, as its users rely on it:
+ * bit-identical tracks under EAGER, REPLAY and RECORD, masked-off envs left
+ * alone, sound tracks, a relaxation that ran, tracks reproducible from
+ * (seed, epoch) alone, and its SVG. */
+#include "config.h"
+#include "tg-test.h"
+#include "track-producer.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#define N_ENVS 64
+
+static TgProducer *
+track_new (TgSeedState *seeds, guint n_envs, gboolean advance, const char *svg_path)
+{
+  g_autoptr (GError) error = NULL;
+  TrackConfig config;
+  TgProducer *p;
+
+  track_config_init (&config, n_envs);
+  config.advance = advance;
+  config.svg_path = svg_path;
+  config.svg_tracks = 4;
+  p = track_producer_new (&config, seeds, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (p);
+  return p;
+}
+
+static gsize
+points_size (guint n_envs)
+{
+  TrackConfig config;
+
+  track_config_init (&config, n_envs);
+  return (gsize) n_envs * config.shape.n_points * sizeof (float2);
+}
+
+static void
+download (gpointer dst, TgProducer *p, const char *name, gsize size, cudaStream_t s)
+{
+  TG_TEST_CUDA (cudaMemcpyAsync (dst, tg_producer_get_binding (p, name, NULL), size,
+                                 cudaMemcpyDeviceToHost, s));
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+}
+
+static void
+upload (TgProducer *p, const char *name, gconstpointer src, gsize size, cudaStream_t s)
+{
+  TG_TEST_CUDA (cudaMemcpyAsync (tg_producer_get_binding (p, name, NULL), src, size,
+                                 cudaMemcpyHostToDevice, s));
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+}
+
+static void
+fill (TgProducer *p, const char *name, int byte, cudaStream_t s)
+{
+  gsize size = 0;
+  gpointer ptr = tg_producer_get_binding (p, name, &size);
+
+  TG_TEST_CUDA (cudaMemsetAsync (ptr, byte, size, s));
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+}
+
+static void
+run_ok (TgProducer *p, cudaStream_t s, TgPolicy policy)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (tg_producer_run (p, s, policy, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+}
+
+/* Records @p into a capture of the test's own on @s, as a simulator would. */
+static cudaGraphExec_t
+record (TgProducer *p, cudaStream_t s, TgCondition condition)
+{
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  gboolean ok;
+
+  TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  ok = tg_producer_run (p, s, TG_POLICY_RECORD, condition, &error);
+  TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  tg_test_assert_not_capturing (s);
+  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  return exec;
+}
+
+static void
+launch (cudaGraphExec_t exec, cudaStream_t s)
+{
+  TG_TEST_CUDA (cudaGraphLaunch (exec, s));
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+}
+
+static void
+assert_relaxed (TgProducer *p, cudaStream_t s)
+{
+  TgLoopStatus status;
+
+  download (&status, p, "loop_status", sizeof status, s);
+  g_assert_cmpint (status.end, !=, TG_LOOP_END_NONE);
+  g_assert_cmpint (status.end, !=, TG_LOOP_END_SKIPPED);
+  g_assert_cmpint (status.iterations, >=, 1);
+  g_assert_cmpint (status.iterations, <=, 32);
+}
+
+static double
+dist2 (float2 a, float2 b)
+{
+  return ((double) a.x - b.x) * ((double) a.x - b.x)
+         + ((double) a.y - b.y) * ((double) a.y - b.y);
+}
+
+/* Finite points, a closing segment no longer than the track's others (so
+ * the polyline is a closed loop), and most tracks valid. */
+static void
+assert_sound (const float2 *points, const guint8 *valid, guint n_envs, guint n_points)
+{
+  guint n_valid = 0;
+
+  for (guint e = 0; e < n_envs; e++)
+    {
+      const float2 *p = points + (gsize) e * n_points;
+      double longest = 0;
+
+      for (guint i = 0; i < n_points; i++)
+        g_assert_true (isfinite (p[i].x) && isfinite (p[i].y));
+      for (guint i = 0; i + 1 < n_points; i++)
+        longest = MAX (longest, dist2 (p[i], p[i + 1]));
+      g_assert_cmpfloat (longest, >, 0);
+      g_assert_cmpfloat (dist2 (p[n_points - 1], p[0]), <=, 4 * longest);
+      g_assert_cmpuint (valid[e], <=, 1);
+      n_valid += valid[e];
+    }
+  g_assert_cmpuint (n_valid, >=, n_envs * 9 / 10);
+}
+
+static void
+test_config (void)
+{
+  g_autoptr (GError) error = NULL;
+  TrackConfig config;
+
+  track_config_init (&config, N_ENVS);
+  g_assert_true (track_config_check (&config, &error));
+  g_assert_no_error (error);
+
+  config.shape.n_points = 100;
+  g_assert_false (track_config_check (&config, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "n_points"));
+  g_clear_error (&error);
+
+  track_config_init (&config, N_ENVS);
+  config.shape.radius = NAN;
+  g_assert_false (track_config_check (&config, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+
+  track_config_init (&config, 0);
+  g_assert_false (track_config_check (&config, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
+}
+
+static guint
+count (const char *haystack, const char *needle)
+{
+  guint n = 0;
+
+  for (const char *at = strstr (haystack, needle); at != NULL;
+       at = strstr (at + 1, needle))
+    n++;
+  return n;
+}
+
+/* The writer alone, on host data: a grid of closed, labelled paths. */
+static void
+test_svg_writer (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("examples-test-XXXXXX", &error);
+  g_autofree char *path = NULL, *svg = NULL;
+  const char *labels[] = { "a<b", NULL };
+  guint8 valid[5] = { 1, 0, 1, 1, 1 };
+  float2 points[5 * 4];
+
+  g_assert_no_error (error);
+  path = g_build_filename (dir, "tracks.svg", NULL);
+  for (guint t = 0; t < 5; t++)
+    for (guint i = 0; i < 4; i++)
+      points[t * 4 + i] = (float2){ (i == 1 || i == 2) ? 10.f + t : 0.f,
+                                    i >= 2 ? 10.f : 0.f };
+  g_assert_true (track_svg_write (path, points, valid, 5, 4, 2.f, labels, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (path, &svg, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_prefix (svg, "<?xml"));
+  g_assert_nonnull (strstr (svg, "</svg>"));
+  g_assert_cmpuint (count (svg, "<circle"), ==, 5);  /* a start point per track */
+  g_assert_cmpuint (count (svg, " Z\""), ==, 3 * 5); /* closed paths, 3 strokes each */
+  g_assert_nonnull (strstr (svg, ">a&lt;b<"));       /* escaped label */
+  g_assert_nonnull (strstr (svg, ">track 4<"));      /* the list was shorter */
+  g_assert_cmpuint (count (svg, "(invalid)"), ==, 1);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+/* The central property: the same tracks, bit for bit, under every policy. */
+static void
+test_policies (void)
+{
+  g_autoptr (GError) error = NULL;
+  TgSeedState *seeds;
+  TgProducer *p;
+  TgLiveObjects before;
+  cudaStream_t s;
+  cudaGraphExec_t exec;
+  gsize size = points_size (N_ENVS);
+  g_autofree float2 *eager = g_malloc (size), *replay = g_malloc (size),
+                    *recorded = g_malloc (size);
+  guint8 valid[N_ENVS];
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&before);
+  s = tg_test_stream_new ();
+  seeds = tg_seed_state_new (0, N_ENVS, 1234, &error);
+  g_assert_no_error (error);
+  p = track_new (seeds, N_ENVS, FALSE, NULL);
+
+  run_ok (p, s, TG_POLICY_EAGER);
+  download (eager, p, "points", size, s);
+  download (valid, p, "valid", sizeof valid, s);
+  assert_relaxed (p, s);
+  assert_sound (eager, valid, N_ENVS, size / N_ENVS / sizeof (float2));
+
+  fill (p, "points", 0, s);
+  fill (p, "loop_status", 0, s);
+  run_ok (p, s, TG_POLICY_REPLAY);
+  download (replay, p, "points", size, s);
+  assert_relaxed (p, s);
+  g_assert_cmpmem (replay, size, eager, size);
+
+  fill (p, "points", 0, s);
+  fill (p, "loop_status", 0, s);
+  exec = record (p, s, tg_unconditional ());
+  launch (exec, s);
+  download (recorded, p, "points", size, s);
+  assert_relaxed (p, s);
+  g_assert_cmpmem (recorded, size, eager, size);
+
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  tg_producer_unref (p);
+  tg_seed_state_unref (seeds);
+  TG_TEST_CUDA (cudaStreamDestroy (s));
+  tg_test_assert_no_leaks (&before);
+}
+
+/* Recorded under tg_conditional() (an IF node holding the relaxation's
+ * WHILE node): skipped on the device when the flag is 0, the same tracks
+ * when it is 1. */
+static void
+test_conditional_record (void)
+{
+  g_autoptr (GError) error = NULL;
+  TgSeedState *seeds;
+  TgProducer *p;
+  TgLiveObjects before;
+  cudaStream_t s;
+  cudaGraphExec_t exec;
+  gint32 *flag = NULL, on = 1;
+  TgLoopStatus status;
+  gsize size = points_size (N_ENVS);
+  g_autofree float2 *eager = g_malloc (size), *got = g_malloc (size),
+                    *zero = g_malloc0 (size);
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&before);
+  s = tg_test_stream_new ();
+  seeds = tg_seed_state_new (0, N_ENVS, 99, &error);
+  g_assert_no_error (error);
+  p = track_new (seeds, N_ENVS, FALSE, NULL);
+  run_ok (p, s, TG_POLICY_EAGER);
+  download (eager, p, "points", size, s);
+
+  TG_TEST_CUDA (cudaMalloc ((void **) &flag, sizeof *flag));
+  exec = record (p, s, tg_conditional (flag));
+  TG_TEST_CUDA (cudaMemsetAsync (flag, 0, sizeof *flag, s));
+  fill (p, "points", 0, s);
+  fill (p, "loop_status", 0, s);
+  launch (exec, s);
+  download (got, p, "points", size, s);
+  download (&status, p, "loop_status", sizeof status, s);
+  g_assert_cmpmem (got, size, zero, size);
+  g_assert_cmpint (status.end, ==, TG_LOOP_END_NONE); /* the loop sat in the skipped IF */
+
+  TG_TEST_CUDA (cudaMemcpyAsync (flag, &on, sizeof on, cudaMemcpyHostToDevice, s));
+  launch (exec, s);
+  download (got, p, "points", size, s);
+  g_assert_cmpmem (got, size, eager, size);
+  assert_relaxed (p, s);
+
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  TG_TEST_CUDA (cudaFree (flag));
+  tg_producer_unref (p);
+  tg_seed_state_unref (seeds);
+  TG_TEST_CUDA (cudaStreamDestroy (s));
+  tg_test_assert_no_leaks (&before);
+}
+
+/* Envs whose mask byte is 0 keep their track, validity and epoch. */
+static void
+test_mask (void)
+{
+  g_autoptr (GError) error = NULL;
+  TgSeedState *seeds;
+  TgProducer *p;
+  TgLiveObjects before;
+  cudaStream_t s;
+  gsize size = points_size (N_ENVS), per_env = size / N_ENVS;
+  g_autofree float2 *points = g_malloc (size);
+  g_autofree guint8 *untouched = g_malloc (per_env);
+  guint8 mask[N_ENVS], valid[N_ENVS];
+  guint32 epochs[N_ENVS];
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&before);
+  s = tg_test_stream_new ();
+  seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
+  g_assert_no_error (error);
+  p = track_new (seeds, N_ENVS, TRUE, NULL);
+
+  for (guint e = 0; e < N_ENVS; e++)
+    mask[e] = e % 2 == 0;
+  upload (p, "mask", mask, sizeof mask, s);
+  fill (p, "points", 0xFF, s);
+  fill (p, "valid", 0xAB, s);
+  memset (untouched, 0xFF, per_env);
+  run_ok (p, s, TG_POLICY_AUTO);
+  download (points, p, "points", size, s);
+  download (valid, p, "valid", sizeof valid, s);
+  g_assert_true (tg_seed_state_read (seeds, NULL, epochs, &error));
+  g_assert_no_error (error);
+
+  for (guint e = 0; e < N_ENVS; e++)
+    {
+      const float2 *env = points + e * (per_env / sizeof (float2));
+      if (mask[e])
+        {
+          g_assert_cmpuint (epochs[e], ==, 1);
+          g_assert_cmpuint (valid[e], <=, 1);
+          g_assert_true (isfinite (env[0].x) && isfinite (env[0].y));
+        }
+      else
+        {
+          g_assert_cmpuint (epochs[e], ==, 0);
+          g_assert_cmpuint (valid[e], ==, 0xAB);
+          g_assert_cmpmem (env, per_env, untouched, per_env);
+        }
+    }
+
+  tg_producer_unref (p);
+  tg_seed_state_unref (seeds);
+  TG_TEST_CUDA (cudaStreamDestroy (s));
+  tg_test_assert_no_leaks (&before);
+}
+
+/* A track regenerated from its (seed, epoch) in a batch of its own is the
+ * one the large batch made: the relaxation of an env never depends on the
+ * others. */
+static void
+test_reproducible (void)
+{
+  static const guint picked[] = { 0, 1, 3, 62 };
+  g_autoptr (GError) error = NULL;
+  TgSeedState *seeds, *alone_seeds;
+  TgProducer *p, *alone;
+  TgLiveObjects before;
+  cudaStream_t s;
+  gsize size = points_size (N_ENVS), per_env = size / N_ENVS;
+  g_autofree float2 *points = g_malloc (size), *mine = g_malloc (4 * per_env);
+  guint8 mask[N_ENVS];
+  guint64 all_seeds[N_ENVS], pick_seeds[4];
+  guint32 all_epochs[N_ENVS], pick_epochs[4];
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&before);
+  s = tg_test_stream_new ();
+  seeds = tg_seed_state_new (0, N_ENVS, 77, &error);
+  g_assert_no_error (error);
+  p = track_new (seeds, N_ENVS, TRUE, NULL);
+  run_ok (p, s, TG_POLICY_EAGER); /* every env at epoch 1 */
+  for (guint e = 0; e < N_ENVS; e++)
+    mask[e] = e % 3 == 0;
+  upload (p, "mask", mask, sizeof mask, s);
+  run_ok (p, s, TG_POLICY_AUTO); /* every third env at epoch 2 */
+  download (points, p, "points", size, s);
+  g_assert_true (tg_seed_state_read (seeds, all_seeds, all_epochs, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (all_epochs[0], ==, 2);
+  g_assert_cmpuint (all_epochs[1], ==, 1);
+
+  for (guint i = 0; i < G_N_ELEMENTS (picked); i++)
+    {
+      pick_seeds[i] = all_seeds[picked[i]];
+      pick_epochs[i] = all_epochs[picked[i]];
+    }
+  alone_seeds = track_seed_state_new_at (0, 4, pick_seeds, pick_epochs, &error);
+  g_assert_no_error (error);
+  alone = track_new (alone_seeds, 4, FALSE, NULL);
+  run_ok (alone, s, TG_POLICY_EAGER);
+  download (mine, alone, "points", 4 * per_env, s);
+  for (guint i = 0; i < G_N_ELEMENTS (picked); i++)
+    g_assert_cmpmem ((guint8 *) mine + i * per_env, per_env,
+                     (guint8 *) points + picked[i] * per_env, per_env);
+
+  tg_producer_unref (alone);
+  tg_producer_unref (p);
+  tg_seed_state_unref (alone_seeds);
+  tg_seed_state_unref (seeds);
+  TG_TEST_CUDA (cudaStreamDestroy (s));
+  tg_test_assert_no_leaks (&before);
+}
+
+/* The SVG HOST stage: runs standalone, and is refused under a capture
+ * before anything is recorded. */
+static void
+test_svg_stage (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = NULL, *path = NULL, *svg = NULL;
+  TgSeedState *seeds;
+  TgProducer *p;
+  TgLiveObjects before;
+  cudaStream_t s;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&before);
+  dir = g_dir_make_tmp ("examples-test-XXXXXX", &error);
+  g_assert_no_error (error);
+  path = g_build_filename (dir, "tracks.svg", NULL);
+  s = tg_test_stream_new ();
+  seeds = tg_seed_state_new (0, 8, 3, &error);
+  g_assert_no_error (error);
+  p = track_new (seeds, 8, FALSE, path);
+
+  TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  g_assert_false (tg_producer_run (p, s, TG_POLICY_AUTO, tg_unconditional (), &error));
+  TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 0);
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  g_clear_error (&error);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+
+  run_ok (p, s, TG_POLICY_AUTO);
+  g_assert_true (g_file_get_contents (path, &svg, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (count (svg, "<circle"), ==, 4);
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+  tg_producer_unref (p);
+  tg_seed_state_unref (seeds);
+  TG_TEST_CUDA (cudaStreamDestroy (s));
+  tg_test_assert_no_leaks (&before);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  g_test_add_func ("/examples/track/config", test_config);
+  g_test_add_func ("/examples/track/svg-writer", test_svg_writer);
+  g_test_add_func ("/examples/track/policies-bit-identical", test_policies);
+  g_test_add_func ("/examples/track/conditional-record", test_conditional_record);
+  g_test_add_func ("/examples/track/mask-keeps-unmasked-envs", test_mask);
+  g_test_add_func ("/examples/track/reproducible-from-seed-and-epoch", test_reproducible);
+  g_test_add_func ("/examples/track/svg-stage", test_svg_stage);
+  return g_test_run ();
+}
