@@ -129,7 +129,7 @@ bench_skip (TgBench *bench, Ctx *c, cudaStream_t side, guint batch, guint rounds
   cudaGraphConditionalHandle h;
   double t_ours, t_floor, t_readback;
 
-  TG_BENCH_CUDA (cudaMemset (c->flag, 0, sizeof (gint32)));
+  TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
 
   TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
   record (c, p, tg_conditional (c->flag));
@@ -167,7 +167,9 @@ bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
   double t_ours, t_floor, t_host;
 
   TG_BENCH_CUDA (cudaMalloc ((void **) &status, sizeof *status));
-  TG_BENCH_CUDA (cudaMemcpy (c->target, &target, sizeof target, cudaMemcpyHostToDevice));
+  TG_BENCH_CUDA (cudaMemcpyAsync (c->target, &target, sizeof target,
+                                  cudaMemcpyHostToDevice, c->stream));
+  TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
   tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage, c, NULL);
   tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "flag", "status",
                               ITERS + 1, relax_body, c, NULL);

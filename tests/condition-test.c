@@ -134,7 +134,7 @@ run_replays (Fixture *f, TgProducer *pattern, TgProducer *p, TgCondition conditi
   cudaGraphExec_t exec = NULL;
   cudaStream_t s = f->gpu.stream;
 
-  TG_TEST_CUDA (cudaMemset (f->dev, 0, sizeof (Dev)));
+  tg_test_device_clear (f->dev, sizeof (Dev));
   if (policy == TG_POLICY_RECORD)
     {
       cudaGraph_t graph = NULL;
@@ -356,7 +356,7 @@ test_refused_bodies (Fixture *f, gconstpointer data)
       tg_test_expect_refusal (in_loop, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
                               TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
       /* Eagerly the same producers run. */
-      TG_TEST_CUDA (cudaMemset (f->dev, 0, sizeof (Dev)));
+      tg_test_device_clear (f->dev, sizeof (Dev));
       g_assert_true (tg_producer_run (in_loop, f->gpu.stream, TG_POLICY_EAGER,
                                       tg_unconditional (), &error));
       g_assert_no_error (error);

@@ -38,7 +38,9 @@ main (void)
   if (!tg_producer_bind (producer, "out", out, sizeof host, &error)
       || !tg_producer_run (producer, NULL, TG_POLICY_AUTO, tg_unconditional (), &error))
     goto fail;
-  if (cudaMemcpy (host, out, sizeof host, cudaMemcpyDeviceToHost) != cudaSuccess)
+  /* The producer ran on TrackGen's non-blocking default stream. */
+  if (cudaDeviceSynchronize () != cudaSuccess
+      || cudaMemcpy (host, out, sizeof host, cudaMemcpyDeviceToHost) != cudaSuccess)
     return 1;
   for (guint i = 0; i < 64; i++)
     if (host[i] != tg_effective_seed (tg_env_seed (42, i), 0))

@@ -37,8 +37,13 @@ test_producer (void)
   for (int policy = TG_POLICY_AUTO; policy <= TG_POLICY_REPLAY; policy++)
     {
       memset (host, 0, sizeof host);
+      g_assert_cmpint (cudaMemset (buf, 0, sizeof host), ==, cudaSuccess);
+      /* The producer runs on TrackGen's non-blocking default stream, which
+       * the legacy stream of cudaMemset and cudaMemcpy does not wait for. */
+      g_assert_cmpint (cudaDeviceSynchronize (), ==, cudaSuccess);
       g_assert_true (tg_producer_run (p, NULL, policy, tg_unconditional (), &error));
       g_assert_no_error (error);
+      g_assert_cmpint (cudaDeviceSynchronize (), ==, cudaSuccess);
       g_assert_cmpint (cudaMemcpy (host, buf, sizeof host, cudaMemcpyDeviceToHost), ==,
                        cudaSuccess);
       for (gsize i = 0; i < sizeof host; i++)

@@ -57,7 +57,7 @@ replay_and_check (cudaGraph_t graph, cudaStream_t stream, Watch *w)
   g_autofree guint32 *expected = g_new0 (guint32, N), *host = g_new (guint32, N);
   cudaGraphExec_t exec = NULL;
 
-  TG_TEST_CUDA (cudaMemset (w->out, 0, N * sizeof (guint32)));
+  tg_test_device_clear (w->out, N * sizeof (guint32));
   TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
   for (guint r = 0; r < REPLAYS; r++)
     {

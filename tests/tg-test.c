@@ -108,7 +108,7 @@ tg_test_device_alloc (gsize size)
   gpointer ptr = NULL;
 
   TG_TEST_CUDA (cudaMalloc (&ptr, size));
-  TG_TEST_CUDA (cudaMemset (ptr, 0, size));
+  tg_test_device_clear (ptr, size);
   return ptr;
 }
 
@@ -118,15 +118,28 @@ tg_test_device_free (gpointer ptr)
   TG_TEST_CUDA (cudaFree (ptr));
 }
 
+/* The helpers below use the legacy stream, which the tests' non-blocking
+ * streams do not wait for: each waits for the whole device around it. */
+void
+tg_test_device_clear (gpointer device_ptr, gsize size)
+{
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
+  TG_TEST_CUDA (cudaMemset (device_ptr, 0, size));
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
+}
+
 void
 tg_test_upload (gpointer device_dst, gconstpointer host_src, gsize size)
 {
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
   TG_TEST_CUDA (cudaMemcpy (device_dst, host_src, size, cudaMemcpyHostToDevice));
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
 }
 
 void
 tg_test_download (gpointer host_dst, gconstpointer device_src, gsize size)
 {
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
   TG_TEST_CUDA (cudaMemcpy (host_dst, device_src, size, cudaMemcpyDeviceToHost));
 }
 

@@ -65,8 +65,9 @@ gboolean tg_test_launched (cudaError_t status, GError **error);
 /* Number of nodes of @graph. */
 gsize tg_test_graph_n_nodes (cudaGraph_t graph);
 
-/* Device buffer helpers (abort on failure). */
+/* Device buffer helpers (abort on failure); allocations start zeroed. */
 gpointer tg_test_device_alloc (gsize size);
+void tg_test_device_clear (gpointer device_ptr, gsize size);
 void tg_test_device_free (gpointer ptr);
 void tg_test_upload (gpointer device_dst, gconstpointer host_src, gsize size);
 void tg_test_download (gpointer host_dst, gconstpointer device_src, gsize size);
