@@ -151,12 +151,28 @@ tg_bench_instantiate (cudaStream_t stream)
   return exec;
 }
 
-static gboolean
+static const char *
 row_met (const Row *r)
 {
   double ratio = r->ours / r->floor;
 
-  return r->sense == TG_BENCH_LOWER_IS_BETTER ? ratio <= r->target : ratio >= r->target;
+  switch (r->sense)
+    {
+    case TG_BENCH_LOWER_IS_BETTER:
+      return ratio <= r->target ? "yes" : "NO";
+    case TG_BENCH_HIGHER_IS_BETTER:
+      return ratio >= r->target ? "yes" : "NO";
+    default:
+      return "-";
+    }
+}
+
+static const char *
+row_bound (const Row *r)
+{
+  return r->sense == TG_BENCH_LOWER_IS_BETTER    ? "<="
+         : r->sense == TG_BENCH_HIGHER_IS_BETTER ? ">="
+                                                 : "";
 }
 
 static void
@@ -172,9 +188,8 @@ print_table (const TgBench *bench)
       if (group == NULL || !g_str_equal (group, r->group))
         g_print ("[%s]\n", group = r->group);
       g_print ("%-50s %12.3f %12.3f %-6s %7.3f %2s%6.2f %s\n", r->what, r->ours,
-               r->floor, r->unit, r->ours / r->floor,
-               r->sense == TG_BENCH_LOWER_IS_BETTER ? "<=" : ">=", r->target,
-               row_met (r) ? "yes" : "NO");
+               r->floor, r->unit, r->ours / r->floor, row_bound (r),
+               r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r));
     }
 }
 
@@ -190,11 +205,10 @@ write_json (const TgBench *bench, const char *path, GError **error)
           s,
           "    {\"group\": \"%s\", \"what\": \"%s\", \"unit\": \"%s\", \"ours\": %.6g, "
           "\"floor\": %.6g, \"floor_what\": \"%s\", \"ratio\": %.6g, \"target\": "
-          "\"%s%.3g\", \"met\": %s}%s\n",
+          "\"%s%.3g\", \"met\": \"%s\"}%s\n",
           r->group, r->what, r->unit, r->ours, r->floor, r->floor_what,
-          r->ours / r->floor, r->sense == TG_BENCH_LOWER_IS_BETTER ? "<=" : ">=",
-          r->target, row_met (r) ? "true" : "false",
-          i + 1 < bench->rows->len ? "," : "");
+          r->ours / r->floor, row_bound (r), r->sense == TG_BENCH_INFO ? 0.0 : r->target,
+          row_met (r), i + 1 < bench->rows->len ? "," : "");
     }
   g_string_append (s, "  ]\n}\n");
   return g_file_set_contents (path, s->str, s->len, error);

@@ -13,6 +13,7 @@ typedef enum
 {
   TG_BENCH_LOWER_IS_BETTER, /* times: met when ours / floor <= target */
   TG_BENCH_HIGHER_IS_BETTER, /* rates: met when ours / floor >= target */
+  TG_BENCH_INFO,             /* shown beside its floor, held to no target */
 } TgBenchSense;
 
 /* Adds a row: @what measured as @ours, against @floor (what @floor_what

@@ -46,6 +46,39 @@ graph_launch (gpointer data)
   TG_BENCH_CUDA (cudaGraphLaunch (c->exec, c->stream));
 }
 
+/* What one call of a cheap runtime query costs here, for reading the table. */
+static void
+print_query_costs (cudaStream_t stream)
+{
+  const guint n = 100000;
+  enum cudaStreamCaptureStatus status;
+  unsigned long long id;
+  cudaGraph_t graph;
+  int device;
+  gint64 t0;
+
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < n; i++)
+    (void) cudaStreamGetCaptureInfo (stream, &status, &id, &graph, NULL, NULL, NULL);
+  g_print ("  # cudaStreamGetCaptureInfo: %.3f us per call\n",
+           (double) (g_get_monotonic_time () - t0) / n);
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < n; i++)
+    (void) cudaStreamIsCapturing (stream, &status);
+  g_print ("  # cudaStreamIsCapturing:    %.3f us per call\n",
+           (double) (g_get_monotonic_time () - t0) / n);
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < n; i++)
+    (void) cudaStreamGetDevice (stream, &device);
+  g_print ("  # cudaStreamGetDevice:      %.3f us per call\n",
+           (double) (g_get_monotonic_time () - t0) / n);
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < n; i++)
+    (void) cudaGetDevice (&device);
+  g_print ("  # cudaGetDevice:            %.3f us per call\n",
+           (double) (g_get_monotonic_time () - t0) / n);
+}
+
 void
 tg_bench_exec (TgBench *bench)
 {
@@ -58,6 +91,7 @@ tg_bench_exec (TgBench *bench)
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.stream, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaMalloc ((void **) &c.word, sizeof (guint32)));
   c.producer = tg_bench_tiny_producer ("bench-32", c.word, STAGES);
+  print_query_costs (c.stream);
 
   /* EAGER: wall time until the work completed, per stage. */
   c.policy = TG_POLICY_EAGER;

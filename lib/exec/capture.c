@@ -23,7 +23,11 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
 
   info->id = 0;
   info->graph = NULL;
-  err = get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL);
+  /* The cheaper query first: calls on streams that are not capturing are the
+   * hot path (EAGER and REPLAY). */
+  err = cudaStreamIsCapturing (stream, &status);
+  if (err == cudaSuccess && status == cudaStreamCaptureStatusActive)
+    err = get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL);
   if (err == cudaErrorStreamCaptureInvalidated)
     {
       (void) cudaGetLastError ();

@@ -2,6 +2,9 @@
 #include "config.h"
 #include "resource-private.h"
 
+/* The device count never changes in a process; 0 until known. */
+static gint device_count;
+
 static gboolean
 device_validate (int device, GError **error)
 {
@@ -9,6 +12,7 @@ device_validate (int device, GError **error)
 
   if (!TG_CUDA_OK (cudaGetDeviceCount (&count), error))
     return FALSE;
+  g_atomic_int_set (&device_count, count);
   if (device < 0 || device >= count)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
@@ -55,7 +59,10 @@ tg__stream_check_device (cudaStream_t stream, int device, GError **error)
 #if HAVE_DECL_CUDASTREAMGETDEVICE
   int stream_device = device;
 
-  if (stream_is_special (stream))
+  /* With one device every stream is of it: skip the query on the hot path. */
+  if (g_atomic_int_get (&device_count) == 0)
+    (void) device_validate (device, NULL);
+  if (stream_is_special (stream) || g_atomic_int_get (&device_count) == 1)
     return TRUE;
   if (!TG_CUDA_OK (cudaStreamGetDevice (stream, &stream_device), error))
     return FALSE;

@@ -62,6 +62,7 @@ struct _TgProducer
   /* Fixed at the first run, from the stages' declarations. */
   gboolean sealed;
   const TgStage *first_host;
+  const TgStage *legacy;  /* the first legacy-stream stage, or NULL */
   GError *record_refusal; /* why it cannot be recorded, or NULL */
   GError *replay_refusal; /* why it cannot be captured at all, or NULL */
   GError *no_conditionals; /* the driver lacks conditional nodes, or NULL */

@@ -53,6 +53,8 @@ seal (TgProducer *p)
 
       if (stage->kind == TG_STAGE_KIND_HOST && p->first_host == NULL)
         p->first_host = stage;
+      if ((stage->flags & TG_STAGE_LEGACY_STREAM) && p->legacy == NULL)
+        p->legacy = stage;
       uses_conditions |= stage->condition != NULL || stage->kind == TG_STAGE_KIND_LOOP;
       if (!safe && stage->kind != TG_STAGE_KIND_HOST && p->replay_refusal == NULL)
         p->replay_refusal = stage_refusal (p, stage, "a graph");
@@ -68,19 +70,10 @@ seal (TgProducer *p)
     }
 }
 
-static const TgStage *
-legacy_stage (const TgProducer *p)
-{
-  for (guint i = 0; i < p->stages->len; i++)
-    if (stage_at (p, i)->flags & TG_STAGE_LEGACY_STREAM)
-      return stage_at (p, i);
-  return NULL;
-}
-
 static gboolean
 check_legacy (const TgProducer *p, const Resolution *r, GError **error)
 {
-  const TgStage *legacy = legacy_stage (p);
+  const TgStage *legacy = p->legacy;
 
   if (legacy == NULL)
     return TRUE;
