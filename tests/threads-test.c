@@ -12,6 +12,8 @@ typedef struct
   guint index;
   guint n_calls;
   guint n_checked;
+  TgTestChain *chain;
+  cudaStream_t stream;
   GError *error;
 } Worker;
 
@@ -51,22 +53,25 @@ static gpointer
 worker_main (gpointer data)
 {
   Worker *w = data;
-  g_autofree char *name = g_strdup_printf ("thread-%u", w->index);
-  TgTestChain *c = tg_test_chain_new (name, N, FALSE, TG_STAGE_NONE);
-  cudaStream_t stream = tg_test_stream_new ();
+  TgTestChain *c = w->chain;
+  cudaStream_t stream = w->stream;
   g_autofree guint32 *out = g_new (guint32, N), *expected = g_new (guint32, N);
 
   for (guint i = 0; i < w->n_calls && w->error == NULL; i++)
     {
       guint32 param = w->index * 100003u + i, k = i * 7u + w->index;
 
+      /* Stream-ordered copies only: other threads are capturing, and a
+       * device-wide synchronization would break their captures. */
+      TG_TEST_CUDA (cudaMemcpyAsync (c->param, &param, sizeof param,
+                                     cudaMemcpyHostToDevice, stream));
+      TG_TEST_CUDA (cudaMemcpyAsync (c->k, &k, sizeof k, cudaMemcpyHostToDevice, stream));
       TG_TEST_CUDA (cudaStreamSynchronize (stream));
-      tg_test_upload (c->param, &param, sizeof param);
-      tg_test_upload (c->k, &k, sizeof k);
       if (!call (c, stream, i, &w->error))
         break;
+      TG_TEST_CUDA (cudaMemcpyAsync (out, c->b, sizeof (guint32) * N,
+                                     cudaMemcpyDeviceToHost, stream));
       TG_TEST_CUDA (cudaStreamSynchronize (stream));
-      tg_test_download (out, c->b, sizeof (guint32) * N);
       tg_test_chain_expect (N, param, k, expected);
       if (memcmp (out, expected, sizeof (guint32) * N) != 0)
         g_set_error (&w->error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
@@ -75,8 +80,6 @@ worker_main (gpointer data)
       else
         w->n_checked++;
     }
-  TG_TEST_CUDA (cudaStreamDestroy (stream));
-  tg_test_chain_free (c);
   return NULL;
 }
 
@@ -90,17 +93,24 @@ test_threads (void)
 
   TG_TEST_REQUIRE_GPU ();
   tg_test_live_snapshot (&live);
+  /* Buffers are made and freed here, while no thread captures: allocation
+   * and freeing synchronize the device, which a capture in progress refuses. */
   for (guint t = 0; t < N_THREADS; t++)
     {
-      workers[t] = (Worker){ t, N_CALLS, 0, NULL };
-      threads[t] = g_thread_new ("worker", worker_main, &workers[t]);
+      g_autofree char *name = g_strdup_printf ("thread-%u", t);
+      workers[t] = (Worker){ t, N_CALLS, 0, tg_test_chain_new (name, N, FALSE, TG_STAGE_NONE),
+                             tg_test_stream_new (), NULL };
     }
+  for (guint t = 0; t < N_THREADS; t++)
+    threads[t] = g_thread_new ("worker", worker_main, &workers[t]);
   for (guint t = 0; t < N_THREADS; t++)
     {
       g_thread_join (threads[t]);
       g_assert_no_error (workers[t].error);
       g_assert_cmpuint (workers[t].n_checked, ==, workers[t].n_calls);
       total += workers[t].n_checked;
+      TG_TEST_CUDA (cudaStreamDestroy (workers[t].stream));
+      tg_test_chain_free (workers[t].chain);
     }
   g_test_message ("%u calls checked on %d threads", total, N_THREADS);
   tg_test_assert_no_leaks (&live);
