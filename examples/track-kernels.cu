@@ -199,13 +199,18 @@ relax_kernel (TrackShape shape, guint n_envs, const guint8 *mask, float2 *points
   __shared__ float2 buf[2][TRACK_MAX_POINTS];
   __shared__ guint8 hot[TRACK_MAX_POINTS];
   __shared__ float scratch[TRACK_BLOCK];
+  __shared__ int go;
   const guint e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points;
   float2 *cur = buf[0], *nxt = buf[1], *env;
   float sharp;
 
-  // Every thread reads sharpness[e] here, before thread 0 rewrites it below.
-  if (e >= n_envs || !mask[e] || !(sharpness[e] > 1.f))
+  // One thread decides for the block (thread 0 rewrites sharpness[e] at the
+  // end), so the whole block leaves or stays together.
+  if (t == 0)
+    go = e < n_envs && mask[e] && sharpness[e] > 1.f;
+  __syncthreads ();
+  if (!go)
     return;
   env = points + (size_t) e * n;
   for (int i = t; i < n; i += TRACK_BLOCK)
