@@ -9,6 +9,7 @@
 
 G_BEGIN_DECLS
 
+//! [simulator]
 /* The simulator's own kernels, each behind an extern "C" launcher in a .cu
  * file of the simulator (declared here, never defined: the pages only need
  * them to compile). */
@@ -35,6 +36,7 @@ typedef struct
   gint32 *again;              /* the relaxation's continue flag */
   TgLoopStatus *relax_status; /* how the last relaxation ended */
 } SimBuffers;
+//! [simulator]
 
 /* producer.c */
 TgProducer *track_producer_new (TgSeedState *seeds, const SimBuffers *sim,
