@@ -40,6 +40,7 @@ except ImportError:
 if not torch.cuda.is_available():
     skip_all("no CUDA device")
 
+# [load]
 lib_path = os.path.join(os.environ.get("abs_top_builddir", "."), "tests", "libtgpy.so")
 lib = ctypes.CDLL(lib_path)
 P, I, U32, I64, U64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_int64, ctypes.c_uint64
@@ -58,6 +59,7 @@ lib.tgpy_seeds_advance.argtypes = [P, P, P, Z, B, I]
 lib.tgpy_seeds_epochs.argtypes = [P, P, B, I]
 lib.tgpy_seeds_unref.argtypes = [P]
 err = ctypes.create_string_buffer(512)
+# [load]
 
 
 def check(result, what):
@@ -67,6 +69,7 @@ def check(result, what):
     return result
 
 
+# [tensors]
 def ptr(t):
     return ctypes.c_void_p(t.data_ptr())
 
@@ -77,6 +80,7 @@ flag = torch.zeros(1, dtype=torch.int32, device=dev)
 mask = torch.zeros(N, dtype=torch.uint8, device=dev)
 out = torch.zeros(N, dtype=torch.int32, device=dev)
 ref_out = torch.zeros(N, dtype=torch.int32, device=dev)
+# [tensors]
 
 producer = check(lib.tgpy_chain_new(N, ptr(out), ptr(param), err, len(err)), "producer")
 reference = check(lib.tgpy_chain_new(N, ptr(ref_out), ptr(param), err, len(err)), "reference")
@@ -85,6 +89,7 @@ seeds = check(lib.tgpy_seeds_new(N, 1234, err, len(err)), "seed state")
 print("1..8", flush=True)
 finalized_before = lib.tgpy_finalized()
 
+# [warm-up]
 # Warm up on a side stream, as torch.cuda.graph's documentation asks.
 side = torch.cuda.Stream()
 side.wait_stream(torch.cuda.current_stream())
@@ -92,7 +97,9 @@ with torch.cuda.stream(side):
     check(lib.tgpy_run(producer, None, POLICY_EAGER, None, err, len(err)), "warm-up")
 torch.cuda.current_stream().wait_stream(side)
 torch.cuda.synchronize()
+# [warm-up]
 
+# [capture]
 graph = torch.cuda.CUDAGraph()
 with torch.cuda.graph(graph):
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -101,6 +108,7 @@ with torch.cuda.graph(graph):
     recorded = lib.tgpy_run(producer, None, POLICY_AUTO, ptr(flag), err, len(err))
     advanced = lib.tgpy_seeds_advance(seeds, None, ptr(mask), N, err, len(err))
     check(lib.tgpy_scope_end(scope, err, len(err)), "scope end")
+# [capture]
 ok(recorded and advanced, "producer (conditional on a torch tensor) and masked advance "
    "recorded inside torch.cuda.graph")
 
@@ -134,19 +142,23 @@ check(lib.tgpy_seeds_epochs(seeds, ctypes.c_void_p(epochs.data_ptr()), err, len(
 ok(torch.equal(epochs.to(torch.int64), expected_epochs.cpu()),
    "epochs equal the number of replays each env's mask bit was set")
 
+# [release]
 # Drop the Python-side handle: the torch graph keeps the producer alive.
 lib.tgpy_unref(producer)
 producer = None
 gc.collect()
+# [release]
 ok(lib.tgpy_finalized() == finalized_before, "producer alive after its handle was dropped")
 mismatches, _ = replay_and_compare(REPLAYS, REPLAYS)
 ok(mismatches == 0, "%d more replays after dropping the handle still match" % REPLAYS)
 
+# [delete]
 # Delete the torch graph: TrackGen releases the producer.
 del graph
 gc.collect()
 torch.cuda.synchronize()
 released = lib.tgpy_release_wait(10 * 1000 * 1000)
+# [delete]
 ok(released and lib.tgpy_finalized() == finalized_before + 1,
    "producer released after the torch graph was deleted")
 

@@ -129,11 +129,13 @@ gboolean tg_device_check (int device, GError **error);
 
 /**
  * TrackGen's default stream for @p device: non-blocking, created once per
- * device on first use, thread-safe, never destroyed.
+ * device on first use, thread-safe, never destroyed.  The caller's current
+ * device is restored.
  *
  * @param device CUDA device ordinal
  * @param error  #TG_CUDA_ERROR, #TG_ARGUMENT_ERROR_OUT_OF_RANGE
- * @return the stream, or NULL on error
+ * @return the stream (transfer none: owned by TrackGen, never destroy it),
+ *         or NULL on error
  */
 cudaStream_t tg_default_stream (int device, GError **error);
 
@@ -142,13 +144,13 @@ cudaStream_t tg_default_stream (int device, GError **error);
  * stream of a foreign capture registered on this thread (interop.h), else
  * TrackGen's default stream.  An explicit stream is checked and returned.
  * (Producer calls also consider the producer's bound stream, before the
- * default one.)
+ * default one.)  The caller's current device is restored.
  *
  * @param stream an explicit stream, or NULL
  * @param device CUDA device ordinal the work is for
  * @param error  #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (a stream of another
  *               device), #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_CUDA_ERROR
- * @return the stream (NULL only on error)
+ * @return the stream (transfer none; NULL only on error)
  */
 cudaStream_t tg_stream_resolve (cudaStream_t stream, int device, GError **error);
 
@@ -178,7 +180,9 @@ gboolean tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state
                                       unsigned long long *id, GError **error);
 
 /**
- * Convenience form of tg_stream_get_capture_state().
+ * Convenience form of tg_stream_get_capture_state(); a failed query is
+ * reported as FALSE, with no error.
+ * @param stream the stream (NULL and `cudaStreamLegacy` are the legacy stream)
  * @return TRUE when @p stream is ACTIVE, INVALIDATED or IMPLICIT; FALSE when
  *         it is not capturing or the query failed
  */
@@ -202,7 +206,12 @@ typedef enum
   TG_POLICY_RECORD,
 } TgPolicy;
 
-/** @return a static name for @p policy ("auto", "eager", "replay", "record"). */
+/**
+ * Names a policy, for messages.
+ * @param policy a #TgPolicy
+ * @return a static string (transfer none): "auto", "eager", "replay" or
+ *         "record"
+ */
 const char *tg_policy_to_string (TgPolicy policy);
 
 /* ------------------------------------------------------------------------ */
@@ -274,6 +283,9 @@ typedef struct _TgHostOps TgHostOps;
 /** Declarations a stage makes up front, so a policy can refuse before recording. */
 typedef enum
 {
+  /** No declaration: the stage is not capture-safe.  A DEVICE or LOOP stage
+   * without it makes AUTO run its producer eagerly outside a capture (and
+   * refuses it inside one); a HOST stage without it only prevents RECORD. */
   TG_STAGE_NONE = 0,
   /** The stage can be captured: its DEVICE work only enqueues on the given
    * stream, or its HOST work only enqueues host functions and pinned copies. */
@@ -287,14 +299,24 @@ typedef enum
  * A DEVICE stage (or a loop or condition body): enqueue work on
  * tg_launch_get_stream(@p launch), nothing else.  Under RECORD a stage may be
  * called twice per call (a dry run into a scratch capture first), so it must
- * only enqueue work.
+ * only enqueue work.  Under REPLAY it is called only when the producer's own
+ * graph is captured (the first call, after a rebind, or for a new condition
+ * flag), not at every call.
+ * @param launch    the call's launch context (valid during the call only)
+ * @param user_data the data given when the stage was added
+ * @param error     return location for the error that fails the call
  * @return FALSE with @p error set to fail the call
  */
 typedef gboolean (*TgDeviceFunc) (const TgLaunch *launch, gpointer user_data,
                                   GError **error);
 
 /**
- * A HOST stage: uses @p ops for every stream operation.
+ * A HOST stage: uses @p ops for every stream operation.  Under RECORD it runs
+ * twice per call, at record time (the dry run, then the real recording), and
+ * never at replay: only what it enqueues is replayed.
+ * @param ops       the host operations (valid during the call only)
+ * @param user_data the data given when the stage was added
+ * @param error     return location for the error that fails the call
  * @return FALSE with @p error set to fail the call
  */
 typedef gboolean (*TgHostFunc) (TgHostOps *ops, gpointer user_data, GError **error);
@@ -303,46 +325,68 @@ typedef gboolean (*TgHostFunc) (TgHostOps *ops, gpointer user_data, GError **err
  * Creates a producer with no stages.  Makes no CUDA call: the device is
  * checked at the first run.
  * @param name   a name for messages (copied)
- * @param device CUDA device ordinal whose streams it runs on
- * @return a new producer (transfer full)
+ * @param device CUDA device ordinal whose streams it runs on (>= 0)
+ * @return a new producer (transfer full): release it with tg_producer_unref()
  */
 TgProducer *tg_producer_new (const char *name, int device);
 
-/** Adds a reference. @return @p producer */
+/**
+ * Adds a reference.  Thread-safe.
+ * @param producer a producer
+ * @return @p producer (the new reference: transfer full)
+ */
 TgProducer *tg_producer_ref (TgProducer *producer);
 
 /**
  * Drops a reference; the last one frees the producer, its own graphs and
- * streams, and calls the stages' destroy notifies.
+ * streams, and calls the stages' destroy notifies.  Thread-safe.  A graph
+ * that retained the producer (interop.h) holds a reference of its own.
+ * @param producer a producer (transfer full: the reference is consumed)
  */
 void tg_producer_unref (TgProducer *producer);
 
-/** @return the producer's name (owned by it). */
+/**
+ * @param producer a producer
+ * @return the producer's name (transfer none: owned by the producer)
+ */
 const char *tg_producer_get_name (const TgProducer *producer);
 
-/** @return the producer's device. */
+/**
+ * @param producer a producer
+ * @return the producer's CUDA device ordinal
+ */
 int tg_producer_get_device (const TgProducer *producer);
 
 /**
  * Binds a stream used when a call names none (after a registered foreign
  * capture, before TrackGen's default stream).  NULL unbinds.
- * @return FALSE with #TG_ARGUMENT_ERROR_DEVICE_MISMATCH when the stream is of
- *         another device, or #TG_CUDA_ERROR
+ * @param producer a producer
+ * @param stream   a stream of the producer's device (transfer none: the
+ *                 caller keeps it alive while it is bound), or NULL
+ * @param error    #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (a stream of another
+ *                 device), #TG_ARGUMENT_ERROR_OUT_OF_RANGE (the producer's
+ *                 device does not exist), #TG_CUDA_ERROR
+ * @return TRUE on success; FALSE with @p error set, the binding unchanged
  */
 gboolean tg_producer_set_stream (TgProducer *producer, cudaStream_t stream,
                                  GError **error);
 
-/** @return the bound stream, or NULL. */
+/**
+ * @param producer a producer
+ * @return the stream bound by tg_producer_set_stream() (transfer none), or NULL
+ */
 cudaStream_t tg_producer_get_stream (const TgProducer *producer);
 
 /**
  * Appends a DEVICE stage.  Stages are added before the first run.
- * @param name    unique stage name (copied)
- * @param flags   declarations, see #TgStageFlags
- * @param func    the launcher
- * @param user_data passed to @p func
- * @param destroy called on @p user_data when the producer is freed (may be NULL)
- * @return the stage's index
+ * @param producer  a producer that has not run yet
+ * @param name      unique stage name (copied)
+ * @param flags     declarations, see #TgStageFlags
+ * @param func      the launcher
+ * @param user_data passed to @p func (transfer full when @p destroy is set)
+ * @param destroy   called on @p user_data when the producer is freed (may be NULL)
+ * @return the stage's index (G_MAXUINT on misuse: a NULL argument, a name
+ *         already used, a producer that already ran)
  */
 guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
                                     TgStageFlags flags, TgDeviceFunc func,
@@ -353,7 +397,14 @@ guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
  * place in the order (REPLAY splits its graphs around it); under RECORD it
  * runs at record time and what it enqueues becomes nodes, so it must be
  * #TG_STAGE_CAPTURE_SAFE to be recorded.
- * @return the stage's index
+ * @param producer  a producer that has not run yet
+ * @param name      unique stage name (copied)
+ * @param flags     #TG_STAGE_NONE or #TG_STAGE_CAPTURE_SAFE
+ *                  (#TG_STAGE_LEGACY_STREAM is a misuse for a HOST stage)
+ * @param func      the host function
+ * @param user_data passed to @p func (transfer full when @p destroy is set)
+ * @param destroy   called on @p user_data when the producer is freed (may be NULL)
+ * @return the stage's index (G_MAXUINT on misuse)
  */
 guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
                                   TgStageFlags flags, TgHostFunc func,
@@ -365,9 +416,19 @@ guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
  * outcome to the #TgLoopStatus bound as @p status_binding.  Under a capture it
  * is a CUDA WHILE node with the iteration count on the device; eagerly a host
  * loop that reads the status back once per iteration.  The body clears the
- * flag to stop (for example when a relaxation converged).
- * @param max_iters at least 1
- * @return the stage's index
+ * flag to stop (for example when a relaxation converged).  A run whose
+ * bindings are missing or too small fails with #TG_ARGUMENT_ERROR_UNBOUND.
+ * @param producer       a producer that has not run yet
+ * @param name           unique stage name (copied)
+ * @param flags          declarations, see #TgStageFlags
+ * @param flag_binding   binding name of the continue flag (copied)
+ * @param status_binding binding name of the #TgLoopStatus (copied)
+ * @param max_iters      at least 1
+ * @param body           the loop body: enqueues one iteration
+ * @param user_data      passed to @p body (transfer full when @p destroy is set)
+ * @param destroy        called on @p user_data when the producer is freed
+ *                       (may be NULL)
+ * @return the stage's index (G_MAXUINT on misuse)
  */
 guint tg_producer_add_loop_stage (TgProducer *producer, const char *name,
                                   TgStageFlags flags, const char *flag_binding,
@@ -378,35 +439,52 @@ guint tg_producer_add_loop_stage (TgProducer *producer, const char *name,
 /**
  * Guards stage @p stage by the `gint32` bound as @p flag_binding: the stage
  * runs only when it is non-zero (an IF node under a capture, a readback
- * eagerly).  NULL removes the guard.
+ * eagerly).  NULL removes the guard.  Set before the first run.  A guarded
+ * HOST stage cannot be recorded (#TG_CAPTURE_ERROR_NOT_CAPTURABLE).
+ * @param producer     a producer that has not run yet
+ * @param stage        the index returned when the stage was added
+ * @param flag_binding binding name of the guard flag (copied), or NULL
  */
 void tg_producer_set_stage_condition (TgProducer *producer, guint stage,
                                       const char *flag_binding);
 
-/** @return the number of stages. */
+/**
+ * @param producer a producer
+ * @return the number of stages
+ */
 guint tg_producer_get_n_stages (const TgProducer *producer);
 
 /**
- * Binds (or rebinds) a device buffer under @p name.  Changing the buffer of a
- * producer that was already captured (its own graph, or recorded into a
- * caller's graph) is a *rebind*: one warning per rebind in log domain
- * "TrackGen", starting "RebindAfterCaptureWarning", and the own graphs are
- * updated in place (`cudaGraphExecUpdate`) or re-captured at the next call;
- * graphs of the caller that recorded the producer must be re-captured.
+ * Binds (or rebinds) a device buffer under @p name.  Changing the buffer (or
+ * its size) of a producer that was already captured (its own graph, or
+ * recorded into a caller's graph) is a *rebind*: one warning per rebind in
+ * log domain "TrackGen", starting "RebindAfterCaptureWarning".  The own
+ * graphs are captured again at the next call, and their executable graphs
+ * updated in place (`cudaGraphExecUpdate`) when the topology allows, else
+ * re-instantiated; graphs of the caller that recorded the producer must be
+ * re-captured.  Binding the same buffer and size again changes nothing.
  *
- * @param name   binding name (copied)
- * @param device_ptr device memory of the producer's device, or NULL to unbind
- * @param size   its size in bytes
- * @param error  #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (memory of another device),
- *               #TG_ARGUMENT_ERROR_INVALID (not device memory), #TG_CUDA_ERROR
- * @return TRUE on success
+ * @param producer   a producer
+ * @param name       binding name (copied)
+ * @param device_ptr device memory of the producer's device (transfer none:
+ *                   the caller keeps it alive while it is bound and while
+ *                   any graph that baked it in may run), or NULL to unbind
+ * @param size       its size in bytes
+ * @param error      #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (memory of another
+ *                   device), #TG_ARGUMENT_ERROR_INVALID (not device memory),
+ *                   #TG_ARGUMENT_ERROR_BUSY (called from a stage of the same
+ *                   producer), #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_CUDA_ERROR
+ * @return TRUE on success; FALSE with @p error set, the binding unchanged
  */
 gboolean tg_producer_bind (TgProducer *producer, const char *name,
                            gpointer device_ptr, gsize size, GError **error);
 
 /**
- * @param size (out, optional) the bound size in bytes
- * @return the buffer bound as @p name, or NULL when unbound
+ * Looks a binding up.
+ * @param producer a producer
+ * @param name     binding name
+ * @param size     (out, optional) the bound size in bytes, 0 when unbound
+ * @return the buffer bound as @p name (transfer none), or NULL when unbound
  */
 gpointer tg_producer_get_binding (const TgProducer *producer, const char *name,
                                   gsize *size);
@@ -414,15 +492,19 @@ gpointer tg_producer_get_binding (const TgProducer *producer, const char *name,
 /**
  * Resolves the stream and the policy a call would use, without running it.
  * Implements the policy table of the design once; tg_producer_run() uses it.
+ * The first call fixes the producer's stages, as a run does.
  *
+ * @param producer   a producer
  * @param stream     explicit stream, or NULL (see @ref exec)
  * @param requested  the requested policy
  * @param condition  the call's condition (a conditional call of a producer
  *                   with HOST stages cannot be recorded)
  * @param policy     (out) EAGER, REPLAY or RECORD
- * @param resolved   (out, optional) the stream
+ * @param resolved   (out, optional) the stream (transfer none)
  * @param error      #TG_CAPTURE_ERROR, #TG_ARGUMENT_ERROR_POLICY,
- *                   #TG_ARGUMENT_ERROR_DEVICE_MISMATCH, #TG_CUDA_ERROR
+ *                   #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+ *                   #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_ARGUMENT_ERROR_BUSY,
+ *                   #TG_CUDA_ERROR
  * @return TRUE when the call would run
  */
 gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
@@ -436,12 +518,17 @@ gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
  * enqueued unless a HOST stage (or an eager condition) reads back.  The
  * caller's current device is restored.  A refused call changes nothing: the
  * caller's capture keeps the nodes it had, no stream is left capturing.
+ * Calls of one producer from several threads run one at a time; a call from
+ * one of its own stages fails with #TG_ARGUMENT_ERROR_BUSY.
  *
+ * @param producer   a producer (transfer none)
  * @param stream     explicit stream, or NULL to resolve one
  * @param requested  the requested #TgPolicy
  * @param condition  tg_unconditional() or tg_conditional()
- * @param error      #TG_CAPTURE_ERROR, #TG_CUDA_ERROR, #TG_ARGUMENT_ERROR, or
- *                   what a stage set
+ * @param error      #TG_CAPTURE_ERROR (refusals, a broken capture),
+ *                   #TG_CUDA_ERROR, #TG_ARGUMENT_ERROR (POLICY, UNBOUND, BUSY,
+ *                   DEVICE_MISMATCH, OUT_OF_RANGE), or what a stage set,
+ *                   prefixed with the producer's and the stage's names
  * @return TRUE when the work was enqueued
  */
 gboolean tg_producer_run (TgProducer *producer, cudaStream_t stream,
@@ -467,28 +554,68 @@ typedef struct
   TgRebindOutcome last_rebind; /**< outcome of the latest rebind */
 } TgRunnerStats;
 
-/** Reads the runner's counters into @p stats. */
+/**
+ * Reads the runner's counters into @p stats.  Also callable from a stage of
+ * the producer.
+ * @param producer a producer
+ * @param stats    (out) the counters
+ */
 void tg_producer_get_runner_stats (TgProducer *producer, TgRunnerStats *stats);
 
-/** @return the producer whose call this is. */
+/**
+ * @param launch a launch context
+ * @return the producer whose call this is (transfer none)
+ */
 TgProducer *tg_launch_get_producer (const TgLaunch *launch);
-/** @return the name of the running stage. */
+/**
+ * @param launch a launch context
+ * @return the name of the running stage (transfer none), or NULL outside a stage
+ */
 const char *tg_launch_get_stage_name (const TgLaunch *launch);
-/** @return the device the work runs on (current during the call). */
+/**
+ * @param launch a launch context
+ * @return the device the work runs on (current during the call)
+ */
 int tg_launch_get_device (const TgLaunch *launch);
-/** @return the stream to enqueue on: resolved, own capture or body stream. */
+/**
+ * @param launch a launch context
+ * @return the stream to enqueue on (transfer none): the resolved stream, the
+ *         producer's own capture stream, or a condition's body stream
+ */
 cudaStream_t tg_launch_get_stream (const TgLaunch *launch);
-/** @return the resolved policy: EAGER, REPLAY or RECORD. */
+/**
+ * @param launch a launch context
+ * @return the resolved policy: EAGER, REPLAY or RECORD
+ */
 TgPolicy tg_launch_get_policy (const TgLaunch *launch);
-/** @return whether work enqueued now is captured (REPLAY capture, RECORD, bodies). */
+/**
+ * @param launch a launch context
+ * @return whether work enqueued now is captured (REPLAY capture, RECORD,
+ *         condition and loop bodies under either)
+ */
 gboolean tg_launch_is_capturing (const TgLaunch *launch);
-/** @return the id of the capture work is recorded into, or 0. */
+/**
+ * @param launch a launch context
+ * @return the id of the capture work is recorded into, or 0
+ */
 unsigned long long tg_launch_get_capture_id (const TgLaunch *launch);
-/** @return the graph work is captured into (caller's, own, or a body), or NULL. */
+/**
+ * @param launch a launch context
+ * @return the graph work is captured into (transfer none: the caller's, an
+ *         own graph, or a body graph), or NULL
+ */
 cudaGraph_t tg_launch_get_capture_graph (const TgLaunch *launch);
-/** @return 0 at top level, n inside n nested conditions or loops. */
+/**
+ * @param launch a launch context
+ * @return 0 at top level, n inside n nested conditions or loops
+ */
 guint tg_launch_get_depth (const TgLaunch *launch);
-/** @return the buffer bound as @p name (see tg_producer_bind()), or NULL. */
+/**
+ * @param launch a launch context
+ * @param name   binding name
+ * @return the buffer bound as @p name (see tg_producer_bind(); transfer
+ *         none), or NULL
+ */
 gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
 
 /**
@@ -496,8 +623,16 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
  * its work.  Under a capture: an IF node whose body is captured on an
  * internal side stream, so conditions and loops nest.  Eagerly: the flag is
  * read back (one synchronization).
- * @return FALSE with @p error set; #TG_CAPTURE_ERROR_NOT_CAPTURABLE when the
- *         body holds what a conditional body cannot (host nodes, allocations)
+ * @param launch    the launch context of the calling stage
+ * @param condition tg_conditional() (tg_unconditional() just runs @p body)
+ * @param body      enqueues the guarded work on tg_launch_get_stream() of
+ *                  the launch context it is given
+ * @param user_data passed to @p body
+ * @param error     #TG_CAPTURE_ERROR_NOT_CAPTURABLE when the body holds what
+ *                  a conditional body cannot (host nodes, allocations,
+ *                  events) or conditional nodes are missing, #TG_CUDA_ERROR,
+ *                  or what @p body set
+ * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition,
                        TgDeviceFunc body, gpointer user_data, GError **error);
@@ -507,8 +642,14 @@ gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition,
  * inside a stage; writes the outcome to @p status (device memory).  Under a
  * capture: a WHILE node with the iteration counter in @p status, reset at
  * entry.  Eagerly: a host loop with one readback per iteration.
+ * @param launch    the launch context of the calling stage
+ * @param flag      a `gint32` in device memory; the body clears it to stop
  * @param max_iters at least 1
- * @return FALSE with @p error set, as tg_launch_if()
+ * @param status    a #TgLoopStatus in device memory
+ * @param body      enqueues one iteration
+ * @param user_data passed to @p body
+ * @param error     as tg_launch_if()
+ * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag,
                           guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
@@ -520,13 +661,21 @@ gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag,
 /** A host function enqueued by tg_host_ops_enqueue(); it must not call CUDA. */
 typedef void (*TgHostCallback) (gpointer user_data);
 
-/** @return the launch context of the HOST stage using @p ops. */
+/**
+ * @param ops the host operations of a HOST stage
+ * @return the launch context of the HOST stage using @p ops (transfer none)
+ */
 const TgLaunch *tg_host_ops_get_launch (TgHostOps *ops);
 
 /**
  * Copies @p size bytes from device memory to host memory and waits for them.
- * @return FALSE with #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD (it needs a
- *         synchronization), or #TG_CUDA_ERROR
+ * @param ops        the host operations of the calling stage
+ * @param host_dst   host memory of at least @p size bytes
+ * @param device_src device memory
+ * @param size       bytes to copy
+ * @param error      #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD (it needs a
+ *                   synchronization), #TG_CUDA_ERROR
+ * @return TRUE when the bytes are in @p host_dst
  */
 gboolean tg_host_ops_copy_to_host (TgHostOps *ops, gpointer host_dst,
                                    gconstpointer device_src, gsize size,
@@ -537,8 +686,14 @@ gboolean tg_host_ops_copy_to_host (TgHostOps *ops, gpointer host_dst,
  * host buffer must stay valid until the copy ran.  Under RECORD it becomes a
  * copy node that reads @p host_src at every replay, which needs pinned memory
  * (`cudaMallocHost`).
- * @return FALSE with #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD from
- *         pageable memory, or #TG_CUDA_ERROR
+ * @param ops        the host operations of the calling stage
+ * @param device_dst device memory of at least @p size bytes
+ * @param host_src   host memory (transfer none; pinned under RECORD, kept
+ *                   alive as long as the graph may run)
+ * @param size       bytes to copy
+ * @param error      #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD from
+ *                   pageable memory, #TG_CUDA_ERROR
+ * @return TRUE when the copy is enqueued
  */
 gboolean tg_host_ops_copy_to_device (TgHostOps *ops, gpointer device_dst,
                                      gconstpointer host_src, gsize size,
@@ -546,14 +701,21 @@ gboolean tg_host_ops_copy_to_device (TgHostOps *ops, gpointer device_dst,
 
 /**
  * Waits for everything enqueued on the stream so far.
- * @return FALSE with #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD
+ * @param ops   the host operations of the calling stage
+ * @param error #TG_CAPTURE_ERROR_NOT_CAPTURABLE under RECORD, #TG_CUDA_ERROR
+ * @return TRUE when the stream is idle
  */
 gboolean tg_host_ops_synchronize (TgHostOps *ops, GError **error);
 
 /**
  * Enqueues @p func on the stream (`cudaLaunchHostFunc`); under RECORD it
  * becomes a host node of the caller's graph that runs at every replay.
- * @return FALSE with #TG_CUDA_ERROR
+ * @param ops       the host operations of the calling stage
+ * @param func      the host function; it must not call CUDA
+ * @param user_data passed to @p func (transfer none: keep it alive as long
+ *                  as the function may run, every replay included)
+ * @param error     #TG_CUDA_ERROR
+ * @return TRUE when the function is enqueued
  */
 gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func,
                               gpointer user_data, GError **error);
@@ -571,7 +733,10 @@ typedef struct
   gint captures;    /**< captures TrackGen began and has not ended */
 } TgLiveObjects;
 
-/** Reads the live-object counters, for leak checks. */
+/**
+ * Reads the live-object counters, for leak checks.  Thread-safe.
+ * @param live (out) the counters
+ */
 void tg_get_live_objects (TgLiveObjects *live);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TgProducer, tg_producer_unref)

@@ -38,8 +38,9 @@ typedef struct _TgCaptureScope TgCaptureScope;
  *
  * @param stream the capturing stream (e.g. `torch.cuda.current_stream()` inside
  *               `torch.cuda.graph`)
- * @param mode   the mode the capture was begun with (PyTorch's default is
- *               `cudaStreamCaptureModeThreadLocal`)
+ * @param mode   the mode the capture was begun with (`torch.cuda.graph`'s
+ *               default `capture_error_mode="global"` is
+ *               `cudaStreamCaptureModeGlobal`)
  * @param error  #TG_ARGUMENT_ERROR_INVALID when @p stream is not capturing,
  *               #TG_CAPTURE_ERROR_FAILED when its capture is invalidated,
  *               #TG_CUDA_ERROR
@@ -53,21 +54,32 @@ TgCaptureScope *tg_capture_scope_begin (cudaStream_t stream,
  * Ends the registration.  Ending after the foreign capture itself ended is
  * fine (PyTorch ends its capture when the `with` block exits).  Ending it on
  * another thread than the one that began it fails and leaves it registered;
- * so does ending a scope while an inner one is still registered.
+ * so does ending a scope while an inner one is still registered.  The scope
+ * is not freed: call tg_capture_scope_free().
  *
+ * @param scope a scope from tg_capture_scope_begin() (transfer none)
  * @param error #TG_ARGUMENT_ERROR_THREAD (another thread),
  *              #TG_ARGUMENT_ERROR_INVALID (not the innermost scope)
  * @return TRUE when the scope is ended (ending twice is a no-op)
  */
 gboolean tg_capture_scope_end (TgCaptureScope *scope, GError **error);
 
-/** Ends @p scope if still registered (on its thread) and frees it. */
+/**
+ * Ends @p scope if still registered (on its thread) and frees it.  When it
+ * cannot be ended (another thread, or not the innermost scope) a critical
+ * warning is logged and the scope is leaked, still registered.
+ * @param scope a scope (transfer full), or NULL
+ */
 void tg_capture_scope_free (TgCaptureScope *scope);
 
-/** @return the capture id the scope registered. */
+/**
+ * @param scope a scope
+ * @return the capture id the scope registered
+ */
 unsigned long long tg_capture_scope_get_capture_id (const TgCaptureScope *scope);
 
 /**
+ * @param stream a stream
  * @return TRUE when @p stream is capturing and its capture is registered on
  *         the calling thread
  */
@@ -75,14 +87,23 @@ gboolean tg_capture_is_registered (cudaStream_t stream);
 
 /**
  * Makes @p graph hold a reference to @p producer until the graph and every
- * executable graph instantiated from it are destroyed.
+ * executable graph instantiated from it are destroyed.  The reference is
+ * dropped on TrackGen's reaper thread, never on the driver's.
+ * @param graph    a graph (transfer none)
+ * @param producer the producer to keep alive (transfer none: the graph takes
+ *                 a reference of its own)
  * @param error #TG_CUDA_ERROR
+ * @return TRUE when the graph holds the reference
  */
 gboolean tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error);
 
 /**
  * Like tg_retain(), for the graph of the capture in progress on @p stream.
+ * @param stream   a capturing stream
+ * @param producer the producer to keep alive (transfer none: the graph takes
+ *                 a reference of its own)
  * @param error #TG_ARGUMENT_ERROR_INVALID (not capturing), #TG_CUDA_ERROR
+ * @return TRUE when the capture's graph holds the reference
  */
 gboolean tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error);
 
@@ -90,6 +111,7 @@ gboolean tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **
  * Waits until every reference that graphs held (tg_retain()) was released,
  * at most @p timeout_us microseconds.  The driver runs the destructors once
  * the graphs are destroyed and their work completed.
+ * @param timeout_us the longest wait, in microseconds
  * @return TRUE when none is outstanding
  */
 gboolean tg_release_wait (gint64 timeout_us);

@@ -38,6 +38,8 @@ G_BEGIN_DECLS
  * return z ^ (z >> 31);          // all arithmetic modulo 2^64
  * @endcode
  * A bijection of 64-bit integers with full avalanche.
+ * @param z any 64-bit value
+ * @return the mixed value
  */
 static inline TG_HOST_DEVICE guint64
 tg_mix64 (guint64 z)
@@ -56,6 +58,9 @@ tg_mix64 (guint64 z)
  * with `epoch + 1` computed in 64 bits and the product modulo 2^64.  For a
  * fixed seed, distinct epochs give distinct results (the mix is a bijection
  * and the odd multiplier keeps the products distinct).
+ * @param seed  the env's seed
+ * @param epoch the env's epoch (generation number)
+ * @return the seed that keys that generation
  */
 static inline TG_HOST_DEVICE guint64
 tg_effective_seed (guint64 seed, guint32 epoch)
@@ -67,6 +72,9 @@ tg_effective_seed (guint64 seed, guint32 epoch)
  * The seed tg_seed_state_new() gives env @p env from @p base_seed:
  * `tg_mix64(base_seed + (env + 1) * 0x9E3779B97F4A7C15)` (SplitMix64's
  * sequence).  Distinct envs get distinct seeds.
+ * @param base_seed the state's base seed
+ * @param env       the env's index
+ * @return the env's seed
  */
 static inline TG_HOST_DEVICE guint64
 tg_env_seed (guint64 base_seed, guint32 env)
@@ -93,24 +101,50 @@ TgSeedState *tg_seed_state_new (int device, guint n_envs, guint64 base_seed,
 
 /**
  * Creates the state from explicit seeds (@p n_envs values, host memory),
- * every epoch 0.  Errors as tg_seed_state_new().
+ * every epoch 0.  Blocks until it is on the device.
+ * @param device CUDA device ordinal
+ * @param n_envs number of envs, at least 1
+ * @param seeds  @p n_envs seeds in host memory (copied)
+ * @param error  as tg_seed_state_new()
+ * @return a new state (transfer full), or NULL
  */
 TgSeedState *tg_seed_state_new_from_array (int device, guint n_envs,
                                            const guint64 *seeds, GError **error);
 
-/** Adds a reference. @return @p state */
+/**
+ * Adds a reference.  Thread-safe.
+ * @param state a seed state
+ * @return @p state (the new reference: transfer full)
+ */
 TgSeedState *tg_seed_state_ref (TgSeedState *state);
-/** Drops a reference; the last one frees the device memory, so no graph
- * that recorded the state may run afterwards. */
+/**
+ * Drops a reference; the last one frees the device memory, so no graph that
+ * recorded the state may run afterwards.
+ * @param state a seed state (transfer full: the reference is consumed)
+ */
 void tg_seed_state_unref (TgSeedState *state);
 
-/** @return the number of envs. */
+/**
+ * @param state a seed state
+ * @return the number of envs
+ */
 guint tg_seed_state_get_n_envs (const TgSeedState *state);
-/** @return the device. */
+/**
+ * @param state a seed state
+ * @return the state's CUDA device ordinal
+ */
 int tg_seed_state_get_device (const TgSeedState *state);
-/** @return the device array of seeds (n_envs `guint64`), fixed for the state's life. */
+/**
+ * @param state a seed state
+ * @return the device array of seeds (n_envs `guint64`; transfer none), fixed
+ *         for the state's life
+ */
 const guint64 *tg_seed_state_get_seeds (const TgSeedState *state);
-/** @return the device array of epochs (n_envs `guint32`), fixed for the state's life. */
+/**
+ * @param state a seed state
+ * @return the device array of epochs (n_envs `guint32`; transfer none), fixed
+ *         for the state's life
+ */
 guint32 *tg_seed_state_get_epochs (const TgSeedState *state);
 
 /**
@@ -124,6 +158,7 @@ guint32 *tg_seed_state_get_epochs (const TgSeedState *state);
  * @param n       the number of envs to set
  * @param error #TG_ARGUMENT_ERROR_OUT_OF_RANGE (an id >= n_envs),
  *              #TG_ARGUMENT_ERROR_DUPLICATE (an id twice), #TG_CUDA_ERROR
+ * @return TRUE when the new seeds are on the device
  */
 gboolean tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids,
                                   const guint64 *seeds, guint n, GError **error);
@@ -138,12 +173,19 @@ gboolean tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids,
  * @param device_mask one byte per env in device memory, or NULL for all envs
  * @param mask_len    the mask's length in bytes (ignored when it is NULL)
  * @param error #TG_ARGUMENT_ERROR_SIZE_MISMATCH (mask_len != n_envs), #TG_CUDA_ERROR
+ * @return TRUE when the work is enqueued
  */
 gboolean tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
                                 const guint8 *device_mask, gsize mask_len,
                                 GError **error);
 
-/** Enqueues: every epoch becomes 0.  Capturable. */
+/**
+ * Enqueues: every epoch becomes 0.  Capturable.
+ * @param state  a seed state
+ * @param stream stream, or NULL (see @ref seeds)
+ * @param error  #TG_CUDA_ERROR
+ * @return TRUE when the work is enqueued
+ */
 gboolean tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
                                      GError **error);
 
@@ -155,6 +197,7 @@ gboolean tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
  * @param device_out device memory of the state's device
  * @param out_len    the length of @p device_out in elements
  * @param error #TG_ARGUMENT_ERROR_SIZE_MISMATCH (out_len < n_envs), #TG_CUDA_ERROR
+ * @return TRUE when the work is enqueued
  */
 gboolean tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
                                        guint64 *device_out, gsize out_len,
@@ -163,6 +206,11 @@ gboolean tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
 /**
  * Copies seeds and epochs to host arrays of n_envs elements (either may be
  * NULL), after the work enqueued on the state's default stream.  Blocks.
+ * @param state  a seed state
+ * @param seeds  (out, optional) host array of n_envs `guint64`
+ * @param epochs (out, optional) host array of n_envs `guint32`
+ * @param error  #TG_CUDA_ERROR
+ * @return TRUE when the arrays are filled
  */
 gboolean tg_seed_state_read (TgSeedState *state, guint64 *seeds, guint32 *epochs,
                              GError **error);
@@ -171,6 +219,8 @@ gboolean tg_seed_state_read (TgSeedState *state, guint64 *seeds, guint32 *epochs
  * Serializes the state to host bytes for a checkpoint.  Format (little
  * endian): "TGSEEDS\0", guint32 version (1), guint32 n_envs, n_envs guint64
  * seeds, n_envs guint32 epochs.  Blocks.
+ * @param state a seed state
+ * @param error #TG_CUDA_ERROR
  * @return the bytes (transfer full), or NULL with #TG_CUDA_ERROR
  */
 GBytes *tg_seed_state_snapshot (TgSeedState *state, GError **error);
@@ -180,10 +230,11 @@ GBytes *tg_seed_state_snapshot (TgSeedState *state, GError **error);
  * whole snapshot is checked before anything is written: on an argument error
  * nothing changed.
  * @param state    the state
- * @param snapshot bytes from tg_seed_state_snapshot()
+ * @param snapshot bytes from tg_seed_state_snapshot() (transfer none)
  * @param error #TG_ARGUMENT_ERROR_VERSION (not a snapshot, or another version),
  *              #TG_ARGUMENT_ERROR_SIZE_MISMATCH (another number of envs, or
  *              truncated), #TG_CUDA_ERROR
+ * @return TRUE when the state holds the snapshot's seeds and epochs
  */
 gboolean tg_seed_state_restore (TgSeedState *state, GBytes *snapshot, GError **error);
 

@@ -1,0 +1,114 @@
+/* policies.c: one producer call under each policy (doc/policies.md). */
+#include "snippets.h"
+
+//! [auto]
+gboolean
+run_auto (TgProducer *producer, cudaStream_t stream, GError **error)
+{
+  /* Not capturing: REPLAY, since every device stage is capture-safe (the
+   * first call captures the producer's own graph, later calls launch it).
+   * Capturing: RECORD into the capture in progress on the stream. */
+  return tg_producer_run (producer, stream, TG_POLICY_AUTO, tg_unconditional (), error);
+}
+//! [auto]
+
+//! [eager]
+gboolean
+run_eager (TgProducer *producer, GError **error)
+{
+  /* No stream named: a registered foreign capture's stream, else the
+   * producer's bound stream, else TrackGen's default stream of its device.
+   * EAGER launches every stage now; the loop stage reads its status back
+   * once per iteration, so this call returns after the relaxation ended. */
+  return tg_producer_run (producer, NULL, TG_POLICY_EAGER, tg_unconditional (), error);
+}
+//! [eager]
+
+//! [replay]
+gboolean
+run_replay (TgProducer *producer, cudaStream_t stream, guint n_calls, GError **error)
+{
+  TgRunnerStats stats;
+
+  for (guint i = 0; i < n_calls; i++)
+    if (!tg_producer_run (producer, stream, TG_POLICY_REPLAY, tg_unconditional (), error))
+      return FALSE;
+  /* No HOST stage: one segment, captured once, launched n_calls times. */
+  tg_producer_get_runner_stats (producer, &stats);
+  g_debug ("%u segment(s), %" G_GUINT64_FORMAT " capture(s), %" G_GUINT64_FORMAT
+           " replays",
+           stats.n_segments, stats.n_captures, stats.n_replays);
+  return TRUE;
+}
+//! [replay]
+
+//! [record]
+cudaGraphExec_t
+record_into_own_capture (TgProducer *producer, cudaStream_t stream, GError **error)
+{
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  cudaError_t status;
+  gboolean recorded;
+
+  /* The caller begins the capture (any mode), TrackGen records into it. */
+  status = cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal);
+  if (status != cudaSuccess)
+    {
+      g_set_error (error, TG_CUDA_ERROR, status, "cudaStreamBeginCapture: %s",
+                   cudaGetErrorName (status));
+      return NULL;
+    }
+  recorded = tg_producer_run (producer, stream, TG_POLICY_RECORD, tg_unconditional (),
+                              error);
+  /* End the capture whatever happened: a refused call left it as it was. */
+  status = cudaStreamEndCapture (stream, &graph);
+  if (recorded && status == cudaSuccess)
+    status = cudaGraphInstantiate (&exec, graph, 0);
+  if (recorded && status != cudaSuccess)
+    {
+      g_set_error (error, TG_CUDA_ERROR, status, "ending or instantiating: %s",
+                   cudaGetErrorName (status));
+      exec = NULL;
+    }
+  if (graph != NULL)
+    cudaGraphDestroy (graph);
+  return exec; /* cudaGraphLaunch (exec, stream) replays the producer's work */
+}
+//! [record]
+
+//! [conditional]
+gboolean
+run_conditional (TgProducer *producer, cudaStream_t stream, const gint32 *any_done,
+                 GError **error)
+{
+  /* any_done is a gint32 in device memory, written by earlier device work.
+   * Outside a capture (REPLAY), the producer's own graph holds an IF node:
+   * the device skips the work when *any_done == 0, with no readback.
+   * Inside a capture (RECORD), the caller's graph gets the IF node.
+   * Under EAGER, *any_done is read back first: one stream synchronization. */
+  return tg_producer_run (producer, stream, TG_POLICY_AUTO, tg_conditional (any_done),
+                          error);
+}
+//! [conditional]
+
+//! [resolve]
+gboolean
+explain_policy (TgProducer *producer, cudaStream_t stream)
+{
+  g_autoptr (GError) error = NULL;
+  TgPolicy policy;
+  cudaStream_t resolved;
+
+  /* What a call would do, without doing it. */
+  if (!tg_producer_resolve (producer, stream, TG_POLICY_AUTO, tg_unconditional (),
+                            &policy, &resolved, &error))
+    {
+      g_message ("a call would be refused: %s", error->message);
+      return FALSE;
+    }
+  g_message ("a call would run as %s on stream %p", tg_policy_to_string (policy),
+             (void *) resolved);
+  return TRUE;
+}
+//! [resolve]

@@ -1,0 +1,87 @@
+/* snippets.h: what the examples of the narrative pages in doc/ share.
+ * The snippet files are compiled by `make check` (doc/libsnippets.a) so that
+ * every example the pages show builds against the public headers; nothing
+ * links or runs them. */
+#ifndef TG_DOC_SNIPPETS_H
+#define TG_DOC_SNIPPETS_H
+
+#include <trackgen/trackgen.h>
+
+G_BEGIN_DECLS
+
+//! [simulator]
+/* The simulator's own kernels, each behind an extern "C" launcher in a .cu
+ * file of the simulator (declared here, never defined: the pages only need
+ * them to compile). */
+/* Steps every env; done[i] = 1 when env i finished its episode, and
+ * *any_done = 1 when some env did (else 0). */
+cudaError_t sim_launch_step (cudaStream_t stream, guint n_envs, guint8 *done,
+                             gint32 *any_done);
+/* Samples a fresh track for every env whose done byte is set, keyed by
+ * keys[i]; sets *again = 1 so that the relaxation runs. */
+cudaError_t track_launch_sample (cudaStream_t stream, guint n_envs, const guint8 *done,
+                                 const guint64 *keys, float *tracks, gint32 *again);
+/* One relaxation sweep over the new tracks; *again = 0 once they converged. */
+cudaError_t track_launch_relax (cudaStream_t stream, guint n_envs, const guint8 *done,
+                                float *tracks, gint32 *again);
+
+/* Device buffers of the simulator (cudaMalloc'd by it). */
+typedef struct
+{
+  guint n_envs;
+  guint8 *done;               /* n_envs bytes */
+  gint32 *any_done;           /* the step graph's IF flag */
+  guint64 *keys;              /* n_envs effective seeds */
+  float *tracks;              /* the generated tracks, 64 floats an env */
+  gint32 *again;              /* the relaxation's continue flag */
+  TgLoopStatus *relax_status; /* how the last relaxation ended */
+} SimBuffers;
+//! [simulator]
+
+/* producer.c */
+TgProducer *track_producer_new (TgSeedState *seeds, const SimBuffers *sim,
+                                GError **error);
+
+/* policies.c */
+gboolean run_auto (TgProducer *producer, cudaStream_t stream, GError **error);
+gboolean run_eager (TgProducer *producer, GError **error);
+gboolean run_replay (TgProducer *producer, cudaStream_t stream, guint n_calls,
+                     GError **error);
+cudaGraphExec_t record_into_own_capture (TgProducer *producer, cudaStream_t stream,
+                                         GError **error);
+gboolean run_conditional (TgProducer *producer, cudaStream_t stream,
+                          const gint32 *any_done, GError **error);
+gboolean explain_policy (TgProducer *producer, cudaStream_t stream);
+
+/* step-graph.c */
+cudaGraphExec_t step_graph_new (const SimBuffers *sim, TgProducer *regen,
+                                cudaStream_t stream, GError **error);
+gboolean step_graph_run (cudaGraphExec_t step, cudaStream_t stream, guint n_steps,
+                         GError **error);
+
+/* rules.c */
+TgProducer *rules_producer_new (guint32 *device_params, guint32 *pinned_params);
+TgProducer *legacy_plugin_producer_new (void);
+gboolean legacy_plugin_run (TgProducer *plugin, GError **error);
+
+/* seeds.c */
+TgSeedState *seeds_for_sim (guint n_envs, GError **error);
+gboolean seeds_key_of (TgSeedState *seeds, guint env, guint64 *key, GError **error);
+gboolean seeds_checkpoint (TgSeedState *seeds, const char *path, GError **error);
+gboolean seeds_resume (TgSeedState *seeds, const char *path, GError **error);
+
+/* errors.c */
+gboolean record_or_run_apart (TgProducer *producer, cudaStream_t capturing,
+                              gboolean *recorded, GError **error);
+const char *cuda_error_name_of (const GError *error);
+
+/* torch.c: the C face a Python program loads through ctypes. */
+TgCaptureScope *tgdoc_scope_begin (cudaStream_t stream, int mode, char *msg, int len);
+gboolean tgdoc_scope_end (TgCaptureScope *scope, char *msg, int len);
+gboolean tgdoc_run (TgProducer *producer, const gint32 *flag, char *msg, int len);
+void tgdoc_producer_unref (TgProducer *producer);
+gboolean tgdoc_release_wait (gint64 timeout_us);
+
+G_END_DECLS
+
+#endif /* TG_DOC_SNIPPETS_H */
