@@ -382,7 +382,9 @@ tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
                                          cudaUserObjectNoDestructorSync),
                    error))
     {
+      /* No user object holds it: release it here, on the caller's thread. */
       g_free (d);
+      release (object);
       return FALSE;
     }
   g_mutex_lock (&release_lock);

@@ -101,7 +101,7 @@ tg_default_stream (int device, GError **error)
   if (default_streams == NULL)
     {
       int count = 0;
-      if (cudaGetDeviceCount (&count) == cudaSuccess && count > 0)
+      if (TG_CUDA_OK (cudaGetDeviceCount (&count), error) && count > 0)
         {
           n_default_streams = count;
           g_atomic_pointer_set (&default_streams, g_new0 (cudaStream_t, count));

@@ -70,7 +70,7 @@ gpointer
 tg_launch_get_binding (const TgLaunch *launch, const char *name)
 {
   g_return_val_if_fail (launch != NULL && name != NULL, NULL);
-  return tg_producer_get_binding (launch->producer, name, NULL);
+  return tg__producer_binding (launch->producer, name, NULL);
 }
 
 gboolean

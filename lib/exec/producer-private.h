@@ -108,6 +108,10 @@ gboolean tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
 gboolean tg__producer_lock (TgProducer *producer, GError **error);
 void tg__producer_unlock (TgProducer *producer);
 
+/* producer.c: the buffer bound as @name, for callers inside a call. */
+gpointer tg__producer_binding (const TgProducer *producer, const char *name,
+                               gsize *size);
+
 /* producer.c: lazily made private resources. */
 cudaStream_t tg__producer_private_stream (TgProducer *producer, GError **error);
 cudaStream_t tg__producer_side_stream (TgProducer *producer, guint depth,
@@ -123,6 +127,13 @@ gboolean tg__condition_if (const TgLaunch *launch, const gint32 *flag,
 gboolean tg__condition_while (const TgLaunch *launch, const gint32 *flag,
                               guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
                               gpointer data, GError **error);
+
+/* runner.c: captures @body (run on a launch derived from @base) into a new
+ * graph of the producer's own, on its private stream, never touching the
+ * caller's streams.  A stage the capture cannot hold is NOT_CAPTURABLE. */
+gboolean tg__runner_capture (TgProducer *producer, const TgLaunch *base,
+                             enum cudaStreamCaptureMode mode, TgDeviceFunc body,
+                             gpointer data, cudaGraph_t *graph, GError **error);
 
 /* runner.c: REPLAY from own graphs; frees them. */
 gboolean tg__runner_replay (TgProducer *producer, const TgLaunch *base,

@@ -109,7 +109,10 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
       if (!ok)
         return FALSE;
     }
+  if (!tg__producer_lock (producer, error))
+    return FALSE;
   producer->bound = stream;
+  tg__producer_unlock (producer);
   return TRUE;
 }
 
@@ -322,29 +325,51 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
 }
 
 gpointer
-tg_producer_get_binding (const TgProducer *producer, const char *name, gsize *size)
+tg__producer_binding (const TgProducer *producer, const char *name, gsize *size)
 {
-  TgBinding *b;
+  TgBinding *b = g_hash_table_lookup (producer->bindings, name);
 
-  g_return_val_if_fail (producer != NULL && name != NULL, NULL);
-  b = g_hash_table_lookup (producer->bindings, name);
   if (size != NULL)
     *size = b != NULL ? b->size : 0;
   return b != NULL ? b->ptr : NULL;
 }
 
+/* Readers from outside a call take the lock; a stage, inside the call on
+ * this thread, already holds it. */
+static gboolean
+read_lock (TgProducer *p)
+{
+  if (g_atomic_pointer_get (&p->owner) == g_thread_self ())
+    return FALSE;
+  g_mutex_lock (&p->lock);
+  return TRUE;
+}
+
+gpointer
+tg_producer_get_binding (const TgProducer *producer, const char *name, gsize *size)
+{
+  TgProducer *p = (TgProducer *) producer;
+  gboolean locked;
+  gpointer ptr;
+
+  g_return_val_if_fail (producer != NULL && name != NULL, NULL);
+  locked = read_lock (p);
+  ptr = tg__producer_binding (p, name, size);
+  if (locked)
+    g_mutex_unlock (&p->lock);
+  return ptr;
+}
+
 void
 tg_producer_get_runner_stats (TgProducer *producer, TgRunnerStats *stats)
 {
-  gboolean inside;
+  gboolean locked;
 
   g_return_if_fail (producer != NULL && stats != NULL);
-  inside = g_atomic_pointer_get (&producer->owner) == g_thread_self ();
-  if (!inside)
-    g_mutex_lock (&producer->lock);
+  locked = read_lock (producer);
   *stats = producer->stats;
   stats->n_segments = producer->segments != NULL ? producer->segments->len : 0;
-  if (!inside)
+  if (locked)
     g_mutex_unlock (&producer->lock);
 }
 

@@ -139,7 +139,7 @@ binding_bound (const TgProducer *p, const TgStage *stage, const char *name,
 
   if (name == NULL)
     return TRUE;
-  if (tg_producer_get_binding (p, name, &size) == NULL || size < min_size)
+  if (tg__producer_binding (p, name, &size) == NULL || size < min_size)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND,
                      "producer '%s', stage '%s' uses binding '%s', which is %s: bind "
@@ -249,6 +249,14 @@ run_body (TgLaunch *launch, TgCondition condition, GError **error)
   return tg__run_stages (launch, 0, launch->producer->stages->len, error);
 }
 
+static gboolean
+call_body (const TgLaunch *launch, gpointer condition, GError **error)
+{
+  TgLaunch inner = *launch;
+
+  return run_body (&inner, *(const TgCondition *) condition, error);
+}
+
 /* RECORD: a dry run into a scratch capture of our own proves that every
  * stage records; only then is the caller's capture touched, so a refused
  * call leaves it with exactly the nodes it had. */
@@ -256,40 +264,12 @@ static gboolean
 record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition condition,
         GError **error)
 {
-  cudaStream_t scratch = tg__producer_private_stream (p, error);
-  TgLaunch dry = *base;
-  TgCaptureInfo info;
-  cudaGraph_t graph = NULL;
-  g_autoptr (GError) trial = NULL;
-  g_autoptr (GError) broke = NULL;
+  cudaGraph_t scratch = NULL;
   GError *local = NULL;
-  gboolean ok, ended;
 
-  if (scratch == NULL || !tg__capture_begin (scratch, base->mode, error))
+  if (!tg__runner_capture (p, base, base->mode, call_body, &condition, &scratch, error))
     return FALSE;
-  ok = tg__capture_query (scratch, &info, &trial);
-  dry.stream = scratch;
-  dry.capture_id = info.id;
-  dry.capture_graph = info.graph;
-  ok = ok && run_body (&dry, condition, &trial);
-  ended = tg__capture_end (scratch, &graph, &broke);
-  tg__graph_free (graph);
-  if (!ended || tg__capture_is_refusal (trial))
-    {
-      /* A stage's error names the producer already. */
-      g_autofree char *why = trial != NULL ? g_strdup (trial->message)
-                                           : g_strdup_printf ("producer '%s': %s", p->name,
-                                                              broke->message);
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "%s; it cannot be recorded, and nothing was recorded", why);
-      return FALSE;
-    }
-  if (!ok)
-    {
-      g_propagate_error (error, g_steal_pointer (&trial));
-      return FALSE;
-    }
-
+  tg__graph_free (scratch);
   if (r->scope != NULL && !r->scope->recorded (r->scope, p, base->capture_graph, error))
     return FALSE;
   if (!run_body (base, condition, &local))

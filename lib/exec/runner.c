@@ -52,37 +52,60 @@ segment_body (const TgLaunch *launch, gpointer data, GError **error)
   return tg__run_stages (&inner, seg->first, seg->n, error);
 }
 
-static gboolean
-capture_segment (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
-                 const gint32 *flag, cudaGraph_t *graph, GError **error)
+gboolean
+tg__runner_capture (TgProducer *p, const TgLaunch *base, enum cudaStreamCaptureMode mode,
+                    TgDeviceFunc body, gpointer data, cudaGraph_t *graph, GError **error)
 {
   cudaStream_t stream = tg__producer_private_stream (p, error);
+  g_autoptr (GError) trial = NULL;
+  g_autoptr (GError) broke = NULL;
   TgLaunch launch = *base;
   TgCaptureInfo info;
-  gboolean ok;
+  gboolean ok, ended;
 
   *graph = NULL;
-  if (stream == NULL
-      || !tg__capture_begin (stream, cudaStreamCaptureModeThreadLocal, error))
+  if (stream == NULL || !tg__capture_begin (stream, mode, error))
     return FALSE;
-  ok = tg__capture_query (stream, &info, error);
+  ok = tg__capture_query (stream, &info, &trial);
   launch.stream = stream;
   launch.capturing = TRUE;
   launch.capture_id = info.id;
   launch.capture_graph = info.graph;
-  launch.mode = cudaStreamCaptureModeThreadLocal;
-  if (ok && flag != NULL)
-    ok = tg__condition_if (&launch, flag, segment_body, (gpointer) seg, error);
-  else if (ok)
-    ok = segment_body (&launch, (gpointer) seg, error);
-  if (!tg__capture_end (stream, graph, ok ? error : NULL) && ok)
+  launch.mode = mode;
+  ok = ok && body (&launch, data, &trial);
+  ended = tg__capture_end (stream, graph, &broke);
+  if (!ended || tg__capture_is_refusal (trial))
     {
-      g_prefix_error (error, "capturing producer '%s' into its own graph: ", p->name);
-      return FALSE;
+      /* A stage's error names the producer already. */
+      g_autofree char *why = trial != NULL ? g_strdup (trial->message)
+                                           : g_strdup_printf ("producer '%s': %s", p->name,
+                                                              broke->message);
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "%s; it cannot be captured, and nothing was recorded", why);
+      ok = FALSE;
     }
+  else if (!ok)
+    g_propagate_error (error, g_steal_pointer (&trial));
   if (!ok)
     g_clear_pointer (graph, tg__graph_free);
   return ok;
+}
+
+typedef struct
+{
+  const TgSegment *seg;
+  const gint32 *flag; /* the call's condition, or NULL */
+} SegmentCall;
+
+static gboolean
+segment_call (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const SegmentCall *call = data;
+
+  if (call->flag != NULL)
+    return tg__condition_if (launch, call->flag, segment_body, (gpointer) call->seg,
+                             error);
+  return segment_body (launch, (gpointer) call->seg, error);
 }
 
 /* Makes @og current: first capture, or refresh after a rebind or a new flag. */
@@ -90,13 +113,15 @@ static gboolean
 own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
                   TgOwnGraph *og, const gint32 *flag, GError **error)
 {
+  SegmentCall call = { seg, flag };
   cudaGraph_t graph = NULL;
   cudaGraphExecUpdateResultInfo info;
-  gboolean ok = TRUE;
+  gboolean rebind = og->generation != p->generation, ok = TRUE;
 
-  if (og->exec != NULL && og->generation == p->generation && og->flag == flag)
+  if (og->exec != NULL && !rebind && og->flag == flag)
     return TRUE;
-  if (!capture_segment (p, base, seg, flag, &graph, error))
+  if (!tg__runner_capture (p, base, cudaStreamCaptureModeThreadLocal, segment_call, &call,
+                           &graph, error))
     return FALSE;
   p->stats.n_captures++;
   if (og->exec == NULL)
@@ -104,7 +129,8 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
   else if (cudaGraphExecUpdate (og->exec, graph, &info) == cudaSuccess)
     {
       p->stats.n_updates++;
-      p->stats.last_rebind = TG_REBIND_UPDATED;
+      if (rebind)
+        p->stats.last_rebind = TG_REBIND_UPDATED;
     }
   else
     {
@@ -112,7 +138,8 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
       g_clear_pointer (&og->exec, tg__graph_exec_free);
       ok = tg__graph_instantiate (graph, &og->exec, error);
       p->stats.n_recaptures++;
-      p->stats.last_rebind = TG_REBIND_RECAPTURED;
+      if (rebind)
+        p->stats.last_rebind = TG_REBIND_RECAPTURED;
     }
   tg__graph_free (graph);
   if (!ok)
