@@ -96,6 +96,28 @@ print_call_overhead (Ctx *c)
   tg_producer_unref (empty.producer);
 }
 
+/* The same 32 kernels captured on another stream and launched on ours: the
+ * way REPLAY's own graphs are made (never on the caller's stream). */
+static void
+print_cross_stream_launch (Ctx *c)
+{
+  Ctx other = *c;
+  cudaStream_t side;
+
+  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&side, cudaStreamNonBlocking));
+  other.stream = side;
+  TG_BENCH_CUDA (cudaStreamBeginCapture (side, cudaStreamCaptureModeThreadLocal));
+  raw_kernels (&other);
+  other.exec = tg_bench_instantiate (side);
+  other.stream = c->stream;
+  g_print ("  # cudaGraphLaunch, graph captured on another stream: %.3f us\n",
+           tg_bench_wall_us (graph_launch, &other, c->stream, 8, 201, TRUE));
+  g_print ("  # cudaGraphLaunch, graph captured on this stream:    %.3f us\n",
+           tg_bench_wall_us (graph_launch, c, c->stream, 8, 201, TRUE));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (other.exec));
+  TG_BENCH_CUDA (cudaStreamDestroy (side));
+}
+
 void
 tg_bench_exec (TgBench *bench)
 {
@@ -136,6 +158,7 @@ tg_bench_exec (TgBench *bench)
     ours = tg_bench_median (t_ours, n);
   }
   print_call_overhead (&c);
+  print_cross_stream_launch (&c);
   tg_bench_add (bench, "exec", "replay: host time per call (32 kernels)", "us", ours,
                 floor, "cudaGraphLaunch", TG_BENCH_LOWER_IS_BETTER, 1.05);
 

@@ -17,6 +17,7 @@ typedef struct
   guint32 setup_at;     /* position in the loop targets */
   gint32 inner_flag;
   guint32 inner_work;
+  guint32 sum;
   TgLoopStatus status;
 } Dev;
 
@@ -97,6 +98,17 @@ nested_body (const TgLaunch *launch, gpointer data, GError **error)
                                    tg_launch_get_binding (launch, "value"), inner_flag),
                 error)
          && tg_launch_if (launch, tg_conditional (inner_flag), inner_work, NULL, error);
+}
+
+/* Loop body with a block-wide kernel: barriers inside a WHILE body. */
+static gboolean
+summing_body (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return relax_body (launch, data, error)
+         && tg_test_launched (tgt_launch_block_sum (tg_launch_get_stream (launch),
+                                                    tg_launch_get_binding (launch, "value"),
+                                                    tg_launch_get_binding (launch, "sum")),
+                              error);
 }
 
 static gboolean
@@ -218,6 +230,7 @@ loop_producer (Fixture *f, TgDeviceFunc body)
   BIND (p, f, status);
   BIND (p, f, inner_flag);
   BIND (p, f, inner_work);
+  BIND (p, f, sum);
   return p;
 }
 
@@ -287,6 +300,27 @@ test_nesting_three_levels (Fixture *f, gconstpointer data)
 static void
 host_callback (gpointer data)
 {
+}
+
+static void
+test_loop_block_kernel (Fixture *f, gconstpointer data)
+{
+  Dev runs[G_N_ELEMENTS (policies)][REPLAYS];
+
+  TG_TEST_REQUIRE_GPU ();
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+    {
+      g_autoptr (TgProducer) p = loop_producer (f, summing_body);
+      run_replays (f, NULL, p, tg_unconditional (), policies[i], runs[i]);
+    }
+  for (guint r = 0, sum = 0; r < REPLAYS; r++)
+    {
+      const gint32 its[4] = { MAX_ITERS - 2, MAX_ITERS, MAX_ITERS, 0 };
+      for (gint32 v = 1; v <= its[r % 4]; v++)
+        sum += 128 * v + 127 * 128 / 2;
+      for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+        g_assert_cmpuint (runs[i][r].sum, ==, sum);
+    }
 }
 
 static gboolean
@@ -372,6 +406,7 @@ main (int argc, char **argv)
             test_if_flag_patterns);
   GPU_TEST ("/conditions/loop/converges-before-at-and-after-cap",
             test_loop_converges_before_at_after);
+  GPU_TEST ("/conditions/loop/block-wide-kernel-in-body", test_loop_block_kernel);
   GPU_TEST ("/conditions/nesting/three-levels", test_nesting_three_levels);
   GPU_TEST ("/conditions/refusals/forbidden-bodies", test_refused_bodies);
   return g_test_run ();

@@ -80,6 +80,24 @@ loop_setup_kernel (gint32 *value, gint32 *flag, gint32 *target, guint32 *counter
 }
 
 static __global__ void
+block_sum_kernel (const gint32 *value, guint32 *sum)
+{
+  __shared__ guint32 part[128];
+  guint32 t = threadIdx.x;
+
+  part[t] = (guint32) *value + t;
+  __syncthreads ();
+  for (guint32 half = 64; half > 0; half >>= 1)
+    {
+      if (t < half)
+        part[t] += part[t + half];
+      __syncthreads ();
+    }
+  if (t == 0)
+    *sum += part[0];
+}
+
+static __global__ void
 parity_kernel (const gint32 *value, gint32 *flag)
 {
   *flag = *value & 1;
@@ -141,6 +159,13 @@ tgt_launch_loop_setup (cudaStream_t s, gint32 *value, gint32 *flag, gint32 *targ
                        guint32 *counter, gint32 max)
 {
   loop_setup_kernel<<<1, 1, 0, s>>> (value, flag, target, counter, max);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgt_launch_block_sum (cudaStream_t s, const gint32 *value, guint32 *sum)
+{
+  block_sum_kernel<<<1, 128, 0, s>>> (value, sum);
   return cudaGetLastError ();
 }
 

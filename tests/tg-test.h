@@ -94,6 +94,9 @@ cudaError_t tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag,
  * *value = 0; *flag = (*target > 0); *counter += 1 */
 cudaError_t tgt_launch_loop_setup (cudaStream_t s, gint32 *value, gint32 *flag,
                                    gint32 *target, guint32 *counter, gint32 max);
+/* One block of 128 threads, a shared-memory reduction with barriers:
+ * *sum += sum over t < 128 of (*value + t) */
+cudaError_t tgt_launch_block_sum (cudaStream_t s, const gint32 *value, guint32 *sum);
 /* *flag = *value & 1 */
 cudaError_t tgt_launch_parity (cudaStream_t s, const gint32 *value, gint32 *flag);
 /* A kernel on the legacy default stream (a "plugin" that ignores streams). */
