@@ -38,11 +38,18 @@ tg_bench_add (TgBench *bench, const char *group, const char *what, const char *u
               double ours, double floor, const char *floor_what, TgBenchSense sense,
               double target)
 {
-  Row r = { g_strdup (group), g_strdup (what), g_strdup (unit), g_strdup (floor_what),
-            ours, floor, target, sense };
+  Row r = { g_strdup (group),
+            g_strdup (what),
+            g_strdup (unit),
+            g_strdup (floor_what),
+            ours,
+            floor,
+            target,
+            sense };
 
   g_array_append_val (bench->rows, r);
-  g_print ("  %-48s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor, floor_what);
+  g_print ("  %-48s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
+           floor_what);
 }
 
 gboolean
@@ -54,7 +61,7 @@ tg_bench_quick (const TgBench *bench)
 static int
 compare_double (gconstpointer a, gconstpointer b)
 {
-  double x = *(const double *) a, y = *(const double *) b;
+  double x = *(const double *)a, y = *(const double *)b;
 
   return (x > y) - (x < y);
 }
@@ -133,7 +140,8 @@ tg_bench_launched (cudaError_t status, GError **error)
 static gboolean
 tiny_stage (const TgLaunch *launch, gpointer word, GError **error)
 {
-  return tg_bench_launched (tgb_launch_tiny (tg_launch_get_stream (launch), word), error);
+  return tg_bench_launched (tgb_launch_tiny (tg_launch_get_stream (launch), word),
+                            error);
 }
 
 TgProducer *
@@ -218,8 +226,9 @@ write_json (const TgBench *bench, const char *path, GError **error)
           "\"floor\": %.6g, \"floor_what\": \"%s\", \"ratio\": %.6g, \"target\": "
           "\"%s%.3g\", \"met\": \"%s\"}%s\n",
           r->group, r->what, r->unit, r->ours, r->floor, r->floor_what,
-          r->ours / r->floor, row_bound (r), r->sense == TG_BENCH_INFO ? 0.0 : r->target,
-          row_met (r), i + 1 < bench->rows->len ? "," : "");
+          r->ours / r->floor, row_bound (r),
+          r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
+          i + 1 < bench->rows->len ? "," : "");
     }
   g_string_append (s, "  ]\n}\n");
   return g_file_set_contents (path, s->str, s->len, error);
@@ -231,12 +240,14 @@ main (int argc, char **argv)
   g_autofree char *json = g_strdup ("bench-results.json");
   g_autofree char *only = NULL;
   gboolean quick = FALSE;
-  GOptionEntry entries[] = {
-    { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "Write the table as JSON to FILE", "FILE" },
-    { "only", 'o', 0, G_OPTION_ARG_STRING, &only, "Run one section: exec, conditions or seeds", "SECTION" },
-    { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "Small sizes and few repeats (a smoke run)", NULL },
-    { NULL }
-  };
+  GOptionEntry entries[]
+      = { { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
+            "Write the table as JSON to FILE", "FILE" },
+          { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
+            "Run one section: exec, conditions or seeds", "SECTION" },
+          { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
+            "Small sizes and few repeats (a smoke run)", NULL },
+          { NULL } };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- libtrackgen benchmarks");
   g_autoptr (GError) error = NULL;
   TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE };

@@ -11,7 +11,7 @@ typedef struct _TgBench TgBench;
 
 typedef enum
 {
-  TG_BENCH_LOWER_IS_BETTER, /* times: met when ours / floor <= target */
+  TG_BENCH_LOWER_IS_BETTER,  /* times: met when ours / floor <= target */
   TG_BENCH_HIGHER_IS_BETTER, /* rates: met when ours / floor >= target */
   TG_BENCH_INFO,             /* shown beside its floor, held to no target */
 } TgBenchSense;
@@ -37,20 +37,20 @@ double tg_bench_graph_us (cudaGraphExec_t exec, cudaStream_t stream, guint batch
  * and then waited for (@stream synchronized), in microseconds.  With
  * @host_only, the clock stops before the wait: the host time of the calls. */
 typedef void (*TgBenchFunc) (gpointer data);
-double tg_bench_wall_us (TgBenchFunc fn, gpointer data, cudaStream_t stream, guint batch,
-                         guint rounds, gboolean host_only);
+double tg_bench_wall_us (TgBenchFunc fn, gpointer data, cudaStream_t stream,
+                         guint batch, guint rounds, gboolean host_only);
 
 /* Ends the capture on @stream and instantiates it (the graph is destroyed). */
 cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
 
 /* Aborts with a message when a CUDA call fails. */
-#define TG_BENCH_CUDA(call)                                                     \
-  G_STMT_START                                                                  \
-  {                                                                             \
-    cudaError_t tg_bench_status_ = (call);                                      \
-    if (tg_bench_status_ != cudaSuccess)                                        \
-      g_error ("%s failed: %s", #call, cudaGetErrorName (tg_bench_status_));    \
-  }                                                                             \
+#define TG_BENCH_CUDA(call)                                                            \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    cudaError_t tg_bench_status_ = (call);                                             \
+    if (tg_bench_status_ != cudaSuccess)                                               \
+      g_error ("%s failed: %s", #call, cudaGetErrorName (tg_bench_status_));           \
+  }                                                                                    \
   G_STMT_END
 
 /* A kernel launcher's result as a stage's result. */

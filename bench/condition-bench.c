@@ -22,17 +22,17 @@ static gboolean
 reset_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
   Ctx *c = data;
-  return tg_bench_launched (tgb_launch_reset (tg_launch_get_stream (launch), c->value, c->flag),
-                   error);
+  return tg_bench_launched (
+      tgb_launch_reset (tg_launch_get_stream (launch), c->value, c->flag), error);
 }
 
 static gboolean
 relax_body (const TgLaunch *launch, gpointer data, GError **error)
 {
   Ctx *c = data;
-  return tg_bench_launched (tgb_launch_relax (tg_launch_get_stream (launch), c->value, c->flag,
-                                     c->target),
-                   error);
+  return tg_bench_launched (
+      tgb_launch_relax (tg_launch_get_stream (launch), c->value, c->flag, c->target),
+      error);
 }
 
 static void
@@ -58,14 +58,15 @@ hand_conditional (cudaStream_t s, cudaStream_t side, cudaGraphConditionalHandle 
   cudaGraphNode_t node;
   struct cudaGraphNodeParams params = { 0 };
 
-  TG_BENCH_CUDA (cudaStreamGetCaptureInfo (s, &status, NULL, &graph, &deps, &edges, &n));
+  TG_BENCH_CUDA (
+      cudaStreamGetCaptureInfo (s, &status, NULL, &graph, &deps, &edges, &n));
   params.type = cudaGraphNodeTypeConditional;
   params.conditional.handle = h;
   params.conditional.type = type;
   params.conditional.size = 1;
   TG_BENCH_CUDA (cudaGraphAddNode (&node, graph, deps, edges, n, &params));
-  TG_BENCH_CUDA (cudaStreamUpdateCaptureDependencies (s, &node, NULL, 1,
-                                                      cudaStreamSetCaptureDependencies));
+  TG_BENCH_CUDA (cudaStreamUpdateCaptureDependencies (
+      s, &node, NULL, 1, cudaStreamSetCaptureDependencies));
   TG_BENCH_CUDA (cudaStreamBeginCaptureToGraph (side, params.conditional.phGraph_out[0],
                                                 NULL, NULL, 0,
                                                 cudaStreamCaptureModeThreadLocal));
@@ -150,7 +151,8 @@ bench_skip (TgBench *bench, Ctx *c, cudaStream_t side, guint batch, guint rounds
   tg_bench_add (bench, "conditions", "skipped conditional producer (32 kernels)", "us",
                 t_ours, t_floor, "hand-built IF", TG_BENCH_LOWER_IS_BETTER, 1.1);
   tg_bench_add (bench, "conditions", "skipped conditional producer vs readback", "us",
-                t_ours, t_readback, "host readback skip", TG_BENCH_LOWER_IS_BETTER, 1.0);
+                t_ours, t_readback, "host readback skip", TG_BENCH_LOWER_IS_BETTER,
+                1.0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
 }
@@ -166,11 +168,12 @@ bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
   gint32 target = ITERS;
   double t_ours, t_floor, t_host;
 
-  TG_BENCH_CUDA (cudaMalloc ((void **) &status, sizeof *status));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&status, sizeof *status));
   TG_BENCH_CUDA (cudaMemcpyAsync (c->target, &target, sizeof target,
                                   cudaMemcpyHostToDevice, c->stream));
   TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
-  tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage, c, NULL);
+  tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage, c,
+                                NULL);
   tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "flag", "status",
                               ITERS + 1, relax_body, c, NULL);
   if (!tg_producer_bind (p, "flag", c->flag, sizeof (gint32), &error)
@@ -206,18 +209,19 @@ bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
 void
 tg_bench_conditions (TgBench *bench)
 {
-  guint rounds = tg_bench_quick (bench) ? 5 : 41, batch = tg_bench_quick (bench) ? 10 : 64;
+  guint rounds = tg_bench_quick (bench) ? 5 : 41,
+        batch = tg_bench_quick (bench) ? 10 : 64;
   cudaStream_t side;
   Ctx c = { 0 };
 
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.stream, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&side, cudaStreamNonBlocking));
-  TG_BENCH_CUDA (cudaMalloc ((void **) &c.word, sizeof (guint32)));
-  TG_BENCH_CUDA (cudaMalloc ((void **) &c.flag, 4 * sizeof (gint32)));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&c.word, sizeof (guint32)));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&c.flag, 4 * sizeof (gint32)));
   c.value = c.flag + 1;
   c.target = c.flag + 2;
   c.it = c.flag + 3;
-  TG_BENCH_CUDA (cudaMallocHost ((void **) &c.pinned, sizeof (gint32)));
+  TG_BENCH_CUDA (cudaMallocHost ((void **)&c.pinned, sizeof (gint32)));
 
   bench_skip (bench, &c, side, batch, rounds);
   bench_loop (bench, &c, side, tg_bench_quick (bench) ? 3 : 11);

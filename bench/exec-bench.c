@@ -59,24 +59,24 @@ print_query_costs (cudaStream_t stream)
 
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < n; i++)
-    (void) cudaStreamGetCaptureInfo (stream, &status, &id, &graph, NULL, NULL, NULL);
+    (void)cudaStreamGetCaptureInfo (stream, &status, &id, &graph, NULL, NULL, NULL);
   g_print ("  # cudaStreamGetCaptureInfo: %.3f us per call\n",
-           (double) (g_get_monotonic_time () - t0) / n);
+           (double)(g_get_monotonic_time () - t0) / n);
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < n; i++)
-    (void) cudaStreamIsCapturing (stream, &status);
+    (void)cudaStreamIsCapturing (stream, &status);
   g_print ("  # cudaStreamIsCapturing:    %.3f us per call\n",
-           (double) (g_get_monotonic_time () - t0) / n);
+           (double)(g_get_monotonic_time () - t0) / n);
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < n; i++)
-    (void) cudaStreamGetDevice (stream, &device);
+    (void)cudaStreamGetDevice (stream, &device);
   g_print ("  # cudaStreamGetDevice:      %.3f us per call\n",
-           (double) (g_get_monotonic_time () - t0) / n);
+           (double)(g_get_monotonic_time () - t0) / n);
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < n; i++)
-    (void) cudaGetDevice (&device);
+    (void)cudaGetDevice (&device);
   g_print ("  # cudaGetDevice:            %.3f us per call\n",
-           (double) (g_get_monotonic_time () - t0) / n);
+           (double)(g_get_monotonic_time () - t0) / n);
 }
 
 /* The layer's own cost per call, without any GPU work: REPLAY of a producer
@@ -121,14 +121,15 @@ print_cross_stream_launch (Ctx *c)
 void
 tg_bench_exec (TgBench *bench)
 {
-  guint rounds = tg_bench_quick (bench) ? 5 : 41, batch = tg_bench_quick (bench) ? 10 : 64;
+  guint rounds = tg_bench_quick (bench) ? 5 : 41,
+        batch = tg_bench_quick (bench) ? 10 : 64;
   Ctx c = { 0 };
   cudaGraphExec_t hand, recorded;
   g_autoptr (GError) error = NULL;
   double ours, floor;
 
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.stream, cudaStreamNonBlocking));
-  TG_BENCH_CUDA (cudaMalloc ((void **) &c.word, sizeof (guint32)));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&c.word, sizeof (guint32)));
   c.producer = tg_bench_tiny_producer ("bench-32", c.word, STAGES);
   print_query_costs (c.stream);
 

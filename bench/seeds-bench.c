@@ -35,15 +35,15 @@ ours (const Work *w)
 static void
 floor_copy (const Work *w)
 {
-  TG_BENCH_CUDA (cudaMemcpyAsync (w->dst, w->src, w->copy_bytes, cudaMemcpyDeviceToDevice,
-                                  w->stream));
+  TG_BENCH_CUDA (cudaMemcpyAsync (w->dst, w->src, w->copy_bytes,
+                                  cudaMemcpyDeviceToDevice, w->stream));
 }
 
 /* GPU milliseconds of one call of @op: @reps calls back to back between two
  * events. */
 static double
-sample_ms (void (*op) (const Work *), const Work *w, cudaEvent_t start, cudaEvent_t stop,
-           guint reps)
+sample_ms (void (*op) (const Work *), const Work *w, cudaEvent_t start,
+           cudaEvent_t stop, guint reps)
 {
   float ms = 0;
 
@@ -53,7 +53,7 @@ sample_ms (void (*op) (const Work *), const Work *w, cudaEvent_t start, cudaEven
   TG_BENCH_CUDA (cudaEventRecord (stop, w->stream));
   TG_BENCH_CUDA (cudaEventSynchronize (stop));
   TG_BENCH_CUDA (cudaEventElapsedTime (&ms, start, stop));
-  return (double) ms / reps;
+  return (double)ms / reps;
 }
 
 static void
@@ -72,14 +72,14 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
 
   w.n = n;
   /* The copy moves what ours moves: it reads and writes copy_bytes each. */
-  w.copy_bytes = ((gsize) n * ENV_BYTES / 2 + 255) / 256 * 256;
+  w.copy_bytes = ((gsize)n * ENV_BYTES / 2 + 255) / 256 * 256;
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&w.stream, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaEventCreate (&start));
   TG_BENCH_CUDA (cudaEventCreate (&stop));
   if ((w.state = tg_seed_state_new (0, n, 0x5EEDB45Eu, &error)) == NULL)
     g_error ("seeds bench: %s", error->message);
-  TG_BENCH_CUDA (cudaMalloc ((void **) &w.mask, n));
-  TG_BENCH_CUDA (cudaMalloc ((void **) &w.out, (gsize) n * sizeof (guint64)));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&w.mask, n));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&w.out, (gsize)n * sizeof (guint64)));
   TG_BENCH_CUDA (cudaMalloc (&w.src, w.copy_bytes));
   TG_BENCH_CUDA (cudaMalloc (&w.dst, w.copy_bytes));
   /* The kernels read and write every byte whatever the mask holds. */
@@ -97,7 +97,7 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
       t_ours[r] = sample_ms (ours, &w, start, stop, reps);
       t_copy[r] = sample_ms (floor_copy, &w, start, stop, reps);
     }
-  bytes = (double) n * ENV_BYTES;
+  bytes = (double)n * ENV_BYTES;
   gbs_ours = bytes / (tg_bench_median (t_ours, rounds) * 1e-3) / 1e9;
   gbs_copy = 2.0 * w.copy_bytes / (tg_bench_median (t_copy, rounds) * 1e-3) / 1e9;
   /* The target is for the large sizes: data that fits in L2 measures the

@@ -25,9 +25,9 @@
 #include "simloop-kernels.h"
 #include "track-producer.h"
 
-#define N_SHOWN 16        /* envs regenerated standalone and drawn */
-#define LAP_STEPS 6000.f  /* mean steps per lap: about half the steps end no episode */
-#define CRASH_PROB 2e-5f  /* per env and step */
+#define N_SHOWN 16       /* envs regenerated standalone and drawn */
+#define LAP_STEPS 6000.f /* mean steps per lap: about half the steps end no episode */
+#define CRASH_PROB 2e-5f /* per env and step */
 
 typedef struct
 {
@@ -37,10 +37,10 @@ typedef struct
   TgSeedState *seeds;
   TgProducer *track;
   cudaStream_t stream;
-  float *progress;        /* device: each agent's position along its track */
-  gint32 *any_done;       /* device: an episode ended this step */
-  SimCounters *counters;  /* device */
-  gint32 *any_done_host;  /* pinned, for the host-driven loop */
+  float *progress;       /* device: each agent's position along its track */
+  gint32 *any_done;      /* device: an episode ended this step */
+  SimCounters *counters; /* device */
+  gint32 *any_done_host; /* pinned, for the host-driven loop */
   cudaGraphExec_t step_graph;
 } Sim;
 
@@ -76,22 +76,23 @@ sim_init (Sim *sim, guint n_envs, guint n_steps, guint64 base_seed, GError **err
 
   return (sim->seeds = tg_seed_state_new (0, n_envs, base_seed, error)) != NULL
          && (sim->track = track_producer_new (&sim->config, sim->seeds, error)) != NULL
-         && TRACK_CUDA_OK (cudaStreamCreateWithFlags (&sim->stream, cudaStreamNonBlocking),
+         && TRACK_CUDA_OK (
+             cudaStreamCreateWithFlags (&sim->stream, cudaStreamNonBlocking), error)
+         && TRACK_CUDA_OK (
+             cudaMalloc ((void **)&sim->progress, n_envs * sizeof (float)), error)
+         && TRACK_CUDA_OK (cudaMalloc ((void **)&sim->any_done, sizeof (gint32)), error)
+         && TRACK_CUDA_OK (cudaMalloc ((void **)&sim->counters, sizeof (SimCounters)),
                            error)
-         && TRACK_CUDA_OK (cudaMalloc ((void **) &sim->progress, n_envs * sizeof (float)),
-                           error)
-         && TRACK_CUDA_OK (cudaMalloc ((void **) &sim->any_done, sizeof (gint32)), error)
-         && TRACK_CUDA_OK (cudaMalloc ((void **) &sim->counters, sizeof (SimCounters)),
-                           error)
-         && TRACK_CUDA_OK (cudaMallocHost ((void **) &sim->any_done_host, sizeof (gint32)),
-                           error);
+         && TRACK_CUDA_OK (
+             cudaMallocHost ((void **)&sim->any_done_host, sizeof (gint32)), error);
 }
 
 static void
 check_cleanup (cudaError_t status, const char *what)
 {
   if (status != cudaSuccess)
-    fprintf (stderr, "simloop: warning: %s failed: %s\n", what, cudaGetErrorName (status));
+    fprintf (stderr, "simloop: warning: %s failed: %s\n", what,
+             cudaGetErrorName (status));
 }
 
 static void
@@ -115,18 +116,18 @@ static gboolean
 sim_reset (Sim *sim, GError **error)
 {
   return tg_seed_state_reset_epochs (sim->seeds, sim->stream, error)
-         && TRACK_CUDA_OK (cudaMemsetAsync (binding (sim, "mask"), 1, sim->n_envs,
-                                            sim->stream),
-                           error)
-         && tg_producer_run (sim->track, sim->stream, TG_POLICY_EAGER, tg_unconditional (),
-                             error)
+         && TRACK_CUDA_OK (
+             cudaMemsetAsync (binding (sim, "mask"), 1, sim->n_envs, sim->stream),
+             error)
+         && tg_producer_run (sim->track, sim->stream, TG_POLICY_EAGER,
+                             tg_unconditional (), error)
          && TRACK_CUDA_OK (sim_launch_init (sim->stream, sim->params,
                                             tg_seed_state_get_seeds (sim->seeds),
                                             sim->progress),
                            error)
-         && TRACK_CUDA_OK (cudaMemsetAsync (sim->counters, 0, sizeof (SimCounters),
-                                            sim->stream),
-                           error)
+         && TRACK_CUDA_OK (
+             cudaMemsetAsync (sim->counters, 0, sizeof (SimCounters), sim->stream),
+             error)
          && TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error);
 }
 
@@ -134,15 +135,14 @@ sim_reset (Sim *sim, GError **error)
 static gboolean
 sim_enqueue_step (Sim *sim, GError **error)
 {
-  return TRACK_CUDA_OK (cudaMemsetAsync (sim->any_done, 0, sizeof (gint32), sim->stream),
-                        error)
-         && TRACK_CUDA_OK (sim_launch_step (sim->stream, sim->params,
-                                            tg_seed_state_get_seeds (sim->seeds),
-                                            tg_seed_state_get_epochs (sim->seeds),
-                                            binding (sim, "valid"), sim->progress,
-                                            binding (sim, "mask"), sim->any_done,
-                                            sim->counters),
-                           error)
+  return TRACK_CUDA_OK (
+             cudaMemsetAsync (sim->any_done, 0, sizeof (gint32), sim->stream), error)
+         && TRACK_CUDA_OK (
+             sim_launch_step (
+                 sim->stream, sim->params, tg_seed_state_get_seeds (sim->seeds),
+                 tg_seed_state_get_epochs (sim->seeds), binding (sim, "valid"),
+                 sim->progress, binding (sim, "mask"), sim->any_done, sim->counters),
+             error)
          && TRACK_CUDA_OK (sim_launch_tally (sim->stream, sim->any_done, sim->counters),
                            error);
 }
@@ -155,9 +155,9 @@ sim_capture (Sim *sim, GError **error)
   cudaError_t ended;
   gboolean ok;
 
-  if (!TRACK_CUDA_OK (cudaStreamBeginCapture (sim->stream,
-                                              cudaStreamCaptureModeThreadLocal),
-                      error))
+  if (!TRACK_CUDA_OK (
+          cudaStreamBeginCapture (sim->stream, cudaStreamCaptureModeThreadLocal),
+          error))
     return FALSE;
   ok = sim_enqueue_step (sim, error)
        && tg_producer_run (sim->track, sim->stream, TG_POLICY_RECORD,
@@ -165,8 +165,7 @@ sim_capture (Sim *sim, GError **error)
   /* End the capture whatever happened, so the stream is left usable. */
   ended = cudaStreamEndCapture (sim->stream, &graph);
   ok = TRACK_CUDA_OK (ended, ok ? error : NULL) && ok;
-  ok = ok
-       && TRACK_CUDA_OK (cudaGraphInstantiate (&sim->step_graph, graph, 0), error)
+  ok = ok && TRACK_CUDA_OK (cudaGraphInstantiate (&sim->step_graph, graph, 0), error)
        && TRACK_CUDA_OK (cudaGraphUpload (sim->step_graph, sim->stream), error);
   if (graph != NULL)
     ok = TRACK_CUDA_OK (cudaGraphDestroy (graph), ok ? error : NULL) && ok;
@@ -227,9 +226,8 @@ snapshot_clear (Snapshot *snap)
 static gboolean
 download (Sim *sim, gpointer dst, gconstpointer src, gsize size, GError **error)
 {
-  return TRACK_CUDA_OK (cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToHost,
-                                         sim->stream),
-                        error);
+  return TRACK_CUDA_OK (
+      cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToHost, sim->stream), error);
 }
 
 static gboolean
@@ -244,8 +242,8 @@ sim_snapshot (Sim *sim, Snapshot *snap, GError **error)
   snap->progress = g_new (float, n);
   /* tg_seed_state_read() orders itself after the state's default stream
    * only: finish ours first. */
-  return download (sim, snap->points, binding (sim, "points"), n_points * sizeof (float2),
-                   error)
+  return download (sim, snap->points, binding (sim, "points"),
+                   n_points * sizeof (float2), error)
          && download (sim, snap->valid, binding (sim, "valid"), n, error)
          && download (sim, snap->progress, sim->progress, n * sizeof (float), error)
          && download (sim, &snap->counters, sim->counters, sizeof (SimCounters), error)
@@ -294,7 +292,7 @@ verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *
   guint64 seeds[N_SHOWN];
   guint32 epochs[N_SHOWN];
   g_auto (GStrv) labels = g_new0 (char *, n + 1);
-  g_autofree float2 *points = g_new (float2, (gsize) n * n_points);
+  g_autofree float2 *points = g_new (float2, (gsize)n * n_points);
   g_autoptr (TgSeedState) state = NULL;
   g_autoptr (TgProducer) p = NULL;
   TrackConfig config = sim->config;
@@ -312,21 +310,21 @@ verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *
   config.advance = FALSE; /* generate at the given epochs */
   config.svg_path = svg_path;
   config.svg_tracks = n;
-  config.svg_labels = (const char *const *) labels;
+  config.svg_labels = (const char *const *)labels;
 
   if ((state = track_seed_state_new_at (0, n, seeds, epochs, error)) == NULL
       || (p = track_producer_new (&config, state, error)) == NULL
       || !tg_producer_run (p, sim->stream, TG_POLICY_AUTO, tg_unconditional (), error)
       || !download (sim, points, tg_producer_get_binding (p, "points", NULL),
-                    (gsize) n * n_points * sizeof *points, error)
+                    (gsize)n * n_points * sizeof *points, error)
       || !TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error))
     return FALSE;
 
   *n_shown = n;
   *n_same = 0;
   for (guint i = 0; i < n; i++)
-    *n_same += memcmp (points + (gsize) i * n_points,
-                       snap->points + (gsize) picks[i].env * n_points,
+    *n_same += memcmp (points + (gsize)i * n_points,
+                       snap->points + (gsize)picks[i].env * n_points,
                        n_points * sizeof *points)
                == 0;
   return TRUE;
@@ -336,14 +334,15 @@ static void
 print_loop (const char *name, const Sim *sim, double seconds)
 {
   printf ("%-17s %12.0f env-steps/s  (%u steps in %.3f s)\n", name,
-          (double) sim->n_envs * sim->n_steps / seconds, sim->n_steps, seconds);
+          (double)sim->n_envs * sim->n_steps / seconds, sim->n_steps, seconds);
 }
 
 static void
 print_counters (const SimCounters *c)
 {
-  printf ("  tracks regenerated on the device: %" G_GUINT64_FORMAT " (laps %" G_GUINT64_FORMAT
-          ", crashes %" G_GUINT64_FORMAT ", invalid tracks %" G_GUINT64_FORMAT ")\n",
+  printf ("  tracks regenerated on the device: %" G_GUINT64_FORMAT
+          " (laps %" G_GUINT64_FORMAT ", crashes %" G_GUINT64_FORMAT
+          ", invalid tracks %" G_GUINT64_FORMAT ")\n",
           c->laps + c->crashes + c->invalid, c->laps, c->crashes, c->invalid);
   printf ("  regeneration ran after %" G_GUINT64_FORMAT " steps, skipped on the device "
           "in %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " (%.1f%%)\n",
@@ -370,7 +369,8 @@ run (guint n_envs, guint n_steps, guint64 base_seed, const char *svg_path,
             n_envs, n_steps, prop.name, sim.config.shape.n_points,
             sim.config.shape.n_control);
   ok = ok && sim_capture (&sim, error) && sim_reset (&sim, error)
-       && run_in_graph (&sim, &graph_s, error) && sim_snapshot (&sim, &graph_end, error);
+       && run_in_graph (&sim, &graph_s, error)
+       && sim_snapshot (&sim, &graph_end, error);
   if (ok)
     {
       print_loop ("in-graph loop:", &sim, graph_s);
@@ -421,11 +421,13 @@ main (int argc, char **argv)
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
 
-  context = g_option_context_new ("- regenerate tracks inside a simulator's CUDA graph");
+  context
+      = g_option_context_new ("- regenerate tracks inside a simulator's CUDA graph");
   g_option_context_set_summary (
-      context, "Steps E envs T times in a CUDA graph that regenerates the tracks of the "
-               "envs whose episode ended,\nthen runs the same loop driven from the host, "
-               "checks determinism, and draws 16 tracks.");
+      context,
+      "Steps E envs T times in a CUDA graph that regenerates the tracks of the "
+      "envs whose episode ended,\nthen runs the same loop driven from the host, "
+      "checks determinism, and draws 16 tracks.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
@@ -445,7 +447,7 @@ main (int argc, char **argv)
       fprintf (stderr, "simloop: needs a CUDA GPU: %s\n", error->message);
       return 77;
     }
-  if (!run ((guint) envs, (guint) steps, (guint64) seed, output, &same, &error))
+  if (!run ((guint)envs, (guint)steps, (guint64)seed, output, &same, &error))
     {
       fprintf (stderr, "simloop: %s\n", error->message);
       return 1;

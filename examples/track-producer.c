@@ -37,7 +37,7 @@ track_cuda_ok (cudaError_t status, const char *call, GError **error)
 {
   if (status == cudaSuccess)
     return TRUE;
-  (void) cudaGetLastError (); /* a launch error is reported once, here */
+  (void)cudaGetLastError (); /* a launch error is reported once, here */
   g_set_error (error, TG_CUDA_ERROR, status, "%s failed: %s (%s)", call,
                cudaGetErrorName (status), cudaGetErrorString (status));
   return FALSE;
@@ -115,7 +115,7 @@ buffer_size (const TrackConfig *c, Buffer b)
     case BUF_VALID:
       return c->n_envs;
     case BUF_POINTS:
-      return (gsize) c->n_envs * c->shape.n_points * sizeof (float2);
+      return (gsize)c->n_envs * c->shape.n_points * sizeof (float2);
     case BUF_SHARPNESS:
       return c->n_envs * sizeof (float);
     case BUF_FLAG:
@@ -153,8 +153,8 @@ context_clear (gpointer data)
     {
       for (guint b = 0; b < N_BUFFERS; b++)
         {
-          cudaError_t status = ctx->buffers[b] != NULL ? cudaFree (ctx->buffers[b])
-                                                       : cudaSuccess;
+          cudaError_t status
+              = ctx->buffers[b] != NULL ? cudaFree (ctx->buffers[b]) : cudaSuccess;
           if (status != cudaSuccess)
             g_warning ("track producer: cudaFree of '%s' failed: %s", buffer_names[b],
                        cudaGetErrorName (status));
@@ -289,9 +289,9 @@ validate_stage (const TgLaunch *launch, gpointer data, GError **error)
   gpointer b[N_BUFFERS];
 
   return buffers (launch, ctx, b, error)
-         && TRACK_CUDA_OK (track_launch_validate (tg_launch_get_stream (launch), c->shape,
-                                                  c->n_envs, b[BUF_MASK], b[BUF_POINTS],
-                                                  b[BUF_VALID]),
+         && TRACK_CUDA_OK (track_launch_validate (tg_launch_get_stream (launch),
+                                                  c->shape, c->n_envs, b[BUF_MASK],
+                                                  b[BUF_POINTS], b[BUF_VALID]),
                            error);
 }
 
@@ -302,16 +302,16 @@ svg_stage (TgHostOps *ops, gpointer data, GError **error)
   TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
   guint n = MIN (c->svg_tracks, c->n_envs), n_points = c->shape.n_points;
-  g_autofree float2 *points = g_new (float2, (gsize) n * n_points);
+  g_autofree float2 *points = g_new (float2, (gsize)n * n_points);
   g_autofree guint8 *valid = g_new (guint8, n);
   gpointer b[N_BUFFERS];
 
   return buffers (tg_host_ops_get_launch (ops), ctx, b, error)
          && tg_host_ops_copy_to_host (ops, points, b[BUF_POINTS],
-                                      (gsize) n * n_points * sizeof *points, error)
+                                      (gsize)n * n_points * sizeof *points, error)
          && tg_host_ops_copy_to_host (ops, valid, b[BUF_VALID], n, error)
          && track_svg_write (ctx->svg_path, points, valid, n, n_points, c->shape.width,
-                             (const char *const *) ctx->svg_labels, error);
+                             (const char *const *)ctx->svg_labels, error);
 }
 
 TgProducer *
@@ -335,9 +335,9 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, GError **erro
   ctx = g_atomic_rc_box_new0 (TrackContext);
   ctx->config = *config;
   ctx->svg_path = g_strdup (config->svg_path);
-  ctx->svg_labels = g_strdupv ((char **) config->svg_labels);
+  ctx->svg_labels = g_strdupv ((char **)config->svg_labels);
   ctx->config.svg_path = ctx->svg_path;
-  ctx->config.svg_labels = (const char *const *) ctx->svg_labels;
+  ctx->config.svg_labels = (const char *const *)ctx->svg_labels;
   ctx->seeds = tg_seed_state_ref (seeds);
   ok = allocate (ctx, error);
 
@@ -345,15 +345,18 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, GError **erro
     {
       p = tg_producer_new ("track", tg_seed_state_get_device (seeds));
       if (config->advance)
-        tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE, advance_stage,
-                                      context_acquire (ctx), context_release);
-      tg_producer_add_device_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, generate_stage,
-                                    context_acquire (ctx), context_release);
+        tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE,
+                                      advance_stage, context_acquire (ctx),
+                                      context_release);
+      tg_producer_add_device_stage (p, "generate", TG_STAGE_CAPTURE_SAFE,
+                                    generate_stage, context_acquire (ctx),
+                                    context_release);
       tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "flag",
                                   "loop_status", config->max_iters, relax_body,
                                   context_acquire (ctx), context_release);
-      tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE, validate_stage,
-                                    context_acquire (ctx), context_release);
+      tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
+                                    validate_stage, context_acquire (ctx),
+                                    context_release);
       if (ctx->svg_path != NULL)
         tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,
                                     context_acquire (ctx), context_release);
@@ -456,10 +459,12 @@ append_track (GString *s, const float2 *p, guint n, gboolean valid, float width,
 
   for (guint k = 0; k < G_N_ELEMENTS (strokes); k++)
     {
-      double w = strokes[k].extra < 0 ? -strokes[k].extra : scale * width + strokes[k].extra;
+      double w
+          = strokes[k].extra < 0 ? -strokes[k].extra : scale * width + strokes[k].extra;
 
-      g_string_append_printf (s, "<path d=\"%s\" fill=\"none\" stroke=\"%s\" "
-                                 "stroke-linejoin=\"round\"",
+      g_string_append_printf (s,
+                              "<path d=\"%s\" fill=\"none\" stroke=\"%s\" "
+                              "stroke-linejoin=\"round\"",
                               d->str, strokes[k].stroke);
       append_attr (s, "stroke-width", w);
       if (strokes[k].dash != NULL)
@@ -502,8 +507,9 @@ track_svg_write (const char *path, const float2 *points, const guint8 *valid,
   append_num (s, w);
   g_string_append_c (s, ' ');
   append_num (s, h);
-  g_string_append (s, "\">\n<rect width=\"100%\" height=\"100%\" fill=\"#f4f1ea\"/>\n"
-                      "<text font-family=\"sans-serif\" font-size=\"17\" fill=\"#222\"");
+  g_string_append (s,
+                   "\">\n<rect width=\"100%\" height=\"100%\" fill=\"#f4f1ea\"/>\n"
+                   "<text font-family=\"sans-serif\" font-size=\"17\" fill=\"#222\"");
   append_attr (s, "x", SVG_PAD);
   append_attr (s, "y", 23);
   g_string_append_printf (s, ">TrackGen: %u tracks of %u points, drawn ", n_tracks,
@@ -526,7 +532,7 @@ track_svg_write (const char *path, const float2 *points, const guint8 *valid,
       append_attr (s, "width", SVG_CELL - 8);
       append_attr (s, "height", SVG_CELL - 8);
       g_string_append (s, "/>\n");
-      append_track (s, points + (gsize) i * n_points, n_points, valid[i] != 0, width,
+      append_track (s, points + (gsize)i * n_points, n_points, valid[i] != 0, width,
                     label, x0, y0);
     }
   g_string_append (s, "</svg>\n");

@@ -20,8 +20,8 @@
  *   "mask"        guint8[E]    envs to (re)generate, all 1 at creation
  *   "points"      float2[E*N]  centerlines, env-major
  *   "valid"       guint8[E]    1 when the env's track passed the validity test
- *   "sharpness"   float[E]     sharpest curvature times min_turn_radius (> 1: too sharp)
- *   "flag"        gint32       relaxation goes on (a masked env is too sharp)
+ *   "sharpness"   float[E]     sharpest curvature times min_turn_radius (> 1: too
+ * sharp) "flag"        gint32       relaxation goes on (a masked env is too sharp)
  *   "loop_status" TgLoopStatus outcome of the last relaxation
  * A binding may be rebound to a buffer of the caller's (for example "mask")
  * before the producer is captured; its size is checked at every call.
@@ -37,9 +37,9 @@
 
 G_BEGIN_DECLS
 
-#define TRACK_BLOCK 128       /* threads of every per-env kernel */
-#define TRACK_MAX_POINTS 512  /* N: a multiple of 32 in [32, 512] */
-#define TRACK_MAX_CONTROL 64  /* K: in [4, 64] */
+#define TRACK_BLOCK 128      /* threads of every per-env kernel */
+#define TRACK_MAX_POINTS 512 /* N: a multiple of 32 in [32, 512] */
+#define TRACK_MAX_CONTROL 64 /* K: in [4, 64] */
 
 /* The geometry of every track of a batch (lengths in metres). */
 typedef struct
@@ -55,12 +55,12 @@ typedef struct
 
 typedef struct
 {
-  guint n_envs;       /* E */
+  guint n_envs; /* E */
   TrackShape shape;
-  guint max_iters;    /* relaxation cap, >= 1 */
-  gboolean advance;   /* add the "advance" stage (epochs of masked envs + 1) */
+  guint max_iters;      /* relaxation cap, >= 1 */
+  gboolean advance;     /* add the "advance" stage (epochs of masked envs + 1) */
   const char *svg_path; /* when set, add the "svg" HOST stage writing this file */
-  guint svg_tracks;   /* tracks the SVG shows: envs 0 .. svg_tracks-1 */
+  guint svg_tracks;     /* tracks the SVG shows: envs 0 .. svg_tracks-1 */
   const char *const *svg_labels; /* optional NULL-terminated labels of those tracks */
 } TrackConfig;
 

@@ -10,11 +10,11 @@
 /* Every device value a test producer touches, in one allocation. */
 typedef struct
 {
-  gint32 flag;          /* the call's condition */
-  guint32 pattern_at;   /* position in the flag pattern */
-  guint32 work;         /* guarded work done */
+  gint32 flag;        /* the call's condition */
+  guint32 pattern_at; /* position in the flag pattern */
+  guint32 work;       /* guarded work done */
   gint32 value, loop_flag, target;
-  guint32 setup_at;     /* position in the loop targets */
+  guint32 setup_at; /* position in the loop targets */
   gint32 inner_flag;
   guint32 inner_work;
   guint32 sum;
@@ -43,48 +43,51 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   tg_test_gpu_tear_down (&f->gpu);
 }
 
-#define GPU_TEST(path, func)                                                    \
+#define GPU_TEST(path, func)                                                           \
   g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
 
-#define BIND(p, f, field)                                                       \
-  g_assert_true (tg_producer_bind (p, #field, &(f)->dev->field,                 \
-                                   sizeof ((f)->dev->field), NULL))
+#define BIND(p, f, field)                                                              \
+  g_assert_true (                                                                      \
+      tg_producer_bind (p, #field, &(f)->dev->field, sizeof ((f)->dev->field), NULL))
 
 static gboolean
 work_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
   return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch),
-                               tg_launch_get_binding (launch, "work")),
-             error);
+                                             tg_launch_get_binding (launch, "work")),
+                           error);
 }
 
 static gboolean
 setup_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_test_launched (tgt_launch_loop_setup (tg_launch_get_stream (launch),
-                                    tg_launch_get_binding (launch, "value"),
-                                    tg_launch_get_binding (launch, "loop_flag"),
-                                    tg_launch_get_binding (launch, "target"),
-                                    tg_launch_get_binding (launch, "setup_at"), MAX_ITERS),
-             error);
+  return tg_test_launched (
+      tgt_launch_loop_setup (tg_launch_get_stream (launch),
+                             tg_launch_get_binding (launch, "value"),
+                             tg_launch_get_binding (launch, "loop_flag"),
+                             tg_launch_get_binding (launch, "target"),
+                             tg_launch_get_binding (launch, "setup_at"), MAX_ITERS),
+      error);
 }
 
 static gboolean
 relax_body (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_test_launched (tgt_launch_relax (tg_launch_get_stream (launch),
-                               tg_launch_get_binding (launch, "value"),
-                               tg_launch_get_binding (launch, "loop_flag"),
-                               tg_launch_get_binding (launch, "target")),
-             error);
+  return tg_test_launched (
+      tgt_launch_relax (tg_launch_get_stream (launch),
+                        tg_launch_get_binding (launch, "value"),
+                        tg_launch_get_binding (launch, "loop_flag"),
+                        tg_launch_get_binding (launch, "target")),
+      error);
 }
 
 static gboolean
 inner_work (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch),
-                               tg_launch_get_binding (launch, "inner_work")),
-             error);
+  return tg_test_launched (
+      tgt_launch_count (tg_launch_get_stream (launch),
+                        tg_launch_get_binding (launch, "inner_work")),
+      error);
 }
 
 /* Loop body of the nesting test: relax, then an IF on the value's parity. */
@@ -94,9 +97,10 @@ nested_body (const TgLaunch *launch, gpointer data, GError **error)
   gint32 *inner_flag = tg_launch_get_binding (launch, "inner_flag");
 
   return relax_body (launch, data, error)
-         && tg_test_launched (tgt_launch_parity (tg_launch_get_stream (launch),
-                                   tg_launch_get_binding (launch, "value"), inner_flag),
-                error)
+         && tg_test_launched (
+             tgt_launch_parity (tg_launch_get_stream (launch),
+                                tg_launch_get_binding (launch, "value"), inner_flag),
+             error)
          && tg_launch_if (launch, tg_conditional (inner_flag), inner_work, NULL, error);
 }
 
@@ -105,20 +109,21 @@ static gboolean
 summing_body (const TgLaunch *launch, gpointer data, GError **error)
 {
   return relax_body (launch, data, error)
-         && tg_test_launched (tgt_launch_block_sum (tg_launch_get_stream (launch),
-                                                    tg_launch_get_binding (launch, "value"),
-                                                    tg_launch_get_binding (launch, "sum")),
-                              error);
+         && tg_test_launched (
+             tgt_launch_block_sum (tg_launch_get_stream (launch),
+                                   tg_launch_get_binding (launch, "value"),
+                                   tg_launch_get_binding (launch, "sum")),
+             error);
 }
 
 static gboolean
 pattern_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_test_launched (tgt_launch_flag_pattern (tg_launch_get_stream (launch),
-                                      tg_launch_get_binding (launch, "flag"),
-                                      tg_launch_get_binding (launch, "pattern_at"),
-                                      GPOINTER_TO_UINT (data)),
-             error);
+  return tg_test_launched (
+      tgt_launch_flag_pattern (
+          tg_launch_get_stream (launch), tg_launch_get_binding (launch, "flag"),
+          tg_launch_get_binding (launch, "pattern_at"), GPOINTER_TO_UINT (data)),
+      error);
 }
 
 /* A producer whose only stage sets the call's flag from a device counter:
@@ -152,7 +157,8 @@ run_replays (Fixture *f, TgProducer *pattern, TgProducer *p, TgCondition conditi
       cudaGraph_t graph = NULL;
       TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
       if (pattern != NULL)
-        g_assert_true (tg_producer_run (pattern, s, policy, tg_unconditional (), &error));
+        g_assert_true (
+            tg_producer_run (pattern, s, policy, tg_unconditional (), &error));
       g_assert_true (tg_producer_run (p, s, policy, condition, &error));
       g_assert_no_error (error);
       TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
@@ -166,8 +172,8 @@ run_replays (Fixture *f, TgProducer *pattern, TgProducer *p, TgCondition conditi
       else
         {
           if (pattern != NULL)
-            g_assert_true (tg_producer_run (pattern, s, policy, tg_unconditional (),
-                                            &error));
+            g_assert_true (
+                tg_producer_run (pattern, s, policy, tg_unconditional (), &error));
           g_assert_true (tg_producer_run (p, s, policy, condition, &error));
           g_assert_no_error (error);
         }
@@ -178,8 +184,8 @@ run_replays (Fixture *f, TgProducer *pattern, TgProducer *p, TgCondition conditi
     TG_TEST_CUDA (cudaGraphExecDestroy (exec));
 }
 
-static const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY,
-                                     TG_POLICY_RECORD };
+static const TgPolicy policies[]
+    = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
 
 static void
 test_if_flag_patterns (Fixture *f, gconstpointer data)
@@ -209,8 +215,8 @@ test_if_flag_patterns (Fixture *f, gconstpointer data)
           for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
             g_assert_cmpuint (runs[i][r].work, ==, expected);
         }
-      g_test_message ("pattern 0x%08x: %u of %d replays ran the guarded work", patterns[k],
-                      runs[0][REPLAYS - 1].work, REPLAYS);
+      g_test_message ("pattern 0x%08x: %u of %d replays ran the guarded work",
+                      patterns[k], runs[0][REPLAYS - 1].work, REPLAYS);
     }
 }
 
@@ -332,8 +338,8 @@ host_stage (TgHostOps *ops, gpointer data, GError **error)
 static gboolean
 host_function_body (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_test_launched (cudaLaunchHostFunc (tg_launch_get_stream (launch), host_callback, NULL),
-             error);
+  return tg_test_launched (
+      cudaLaunchHostFunc (tg_launch_get_stream (launch), host_callback, NULL), error);
 }
 
 static gboolean
@@ -362,14 +368,17 @@ test_refused_bodies (Fixture *f, gconstpointer data)
   {
     /* A HOST stage inside a conditional call. */
     g_autoptr (TgProducer) p = tg_producer_new ("host-in-call", 0);
-    tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL, NULL);
-    tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO, tg_conditional (&f->dev->flag),
-                            TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+    tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL,
+                                NULL);
+    tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO,
+                            tg_conditional (&f->dev->flag), TG_CAPTURE_ERROR,
+                            TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   }
   {
     /* A HOST stage guarded by a stage condition. */
     g_autoptr (TgProducer) p = tg_producer_new ("guarded-host", 0);
-    tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL, NULL);
+    tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL,
+                                NULL);
     tg_producer_set_stage_condition (p, 0, "flag");
     BIND (p, f, flag);
     tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
@@ -387,8 +396,9 @@ test_refused_bodies (Fixture *f, gconstpointer data)
       BIND (in_if, f, flag);
       tg_test_expect_refusal (in_if, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
                               TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-      tg_test_expect_refusal (in_loop, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
-                              TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+      tg_test_expect_refusal (in_loop, f->gpu.stream, TG_POLICY_AUTO,
+                              tg_unconditional (), TG_CAPTURE_ERROR,
+                              TG_CAPTURE_ERROR_NOT_CAPTURABLE);
       /* Eagerly the same producers run. */
       tg_test_device_clear (f->dev, sizeof (Dev));
       g_assert_true (tg_producer_run (in_loop, f->gpu.stream, TG_POLICY_EAGER,

@@ -8,7 +8,8 @@ static gboolean
 fill_stage (const TgLaunch *launch, gpointer user_data, GError **error)
 {
   return tg_seed_state_fill_effective (user_data, tg_launch_get_stream (launch),
-                                       tg_launch_get_binding (launch, "out"), 64, error);
+                                       tg_launch_get_binding (launch, "out"), 64,
+                                       error);
 }
 
 int
@@ -29,12 +30,12 @@ main (void)
   if (!tg_device_check (0, &error)
       || (seeds = tg_seed_state_new (0, 64, 42, &error)) == NULL)
     goto fail;
-  if (cudaMalloc ((void **) &out, sizeof host) != cudaSuccess)
+  if (cudaMalloc ((void **)&out, sizeof host) != cudaSuccess)
     return 1;
   producer = tg_producer_new ("consumer", 0);
   tg_producer_add_device_stage (producer, "fill", TG_STAGE_CAPTURE_SAFE, fill_stage,
                                 tg_seed_state_ref (seeds),
-                                (GDestroyNotify) tg_seed_state_unref);
+                                (GDestroyNotify)tg_seed_state_unref);
   if (!tg_producer_bind (producer, "out", out, sizeof host, &error)
       || !tg_producer_run (producer, NULL, TG_POLICY_AUTO, tg_unconditional (), &error))
     goto fail;
@@ -49,8 +50,9 @@ main (void)
         return 1;
       }
   cudaFree (out);
-  printf ("consumer: libtrackgen %s ran a producer on the GPU; 64 effective seeds match\n",
-          TG_VERSION_STRING);
+  printf (
+      "consumer: libtrackgen %s ran a producer on the GPU; 64 effective seeds match\n",
+      TG_VERSION_STRING);
   return 0;
 fail:
   fprintf (stderr, "consumer: %s\n", error->message);

@@ -35,7 +35,7 @@ points_size (guint n_envs)
   TrackConfig config;
 
   track_config_init (&config, n_envs);
-  return (gsize) n_envs * config.shape.n_points * sizeof (float2);
+  return (gsize)n_envs * config.shape.n_points * sizeof (float2);
 }
 
 static void
@@ -116,8 +116,8 @@ assert_relaxed (TgProducer *p, cudaStream_t s)
 static double
 dist2 (float2 a, float2 b)
 {
-  return ((double) a.x - b.x) * ((double) a.x - b.x)
-         + ((double) a.y - b.y) * ((double) a.y - b.y);
+  return ((double)a.x - b.x) * ((double)a.x - b.x)
+         + ((double)a.y - b.y) * ((double)a.y - b.y);
 }
 
 /* Finite points, a closing segment no longer than the track's others (so
@@ -129,7 +129,7 @@ assert_sound (const float2 *points, const guint8 *valid, guint n_envs, guint n_p
 
   for (guint e = 0; e < n_envs; e++)
     {
-      const float2 *p = points + (gsize) e * n_points;
+      const float2 *p = points + (gsize)e * n_points;
       double longest = 0;
 
       for (guint i = 0; i < n_points; i++)
@@ -197,8 +197,8 @@ test_svg_writer (void)
   path = g_build_filename (dir, "tracks.svg", NULL);
   for (guint t = 0; t < 5; t++)
     for (guint i = 0; i < 4; i++)
-      points[t * 4 + i] = (float2){ (i == 1 || i == 2) ? 10.f + t : 0.f,
-                                    i >= 2 ? 10.f : 0.f };
+      points[t * 4 + i]
+          = (float2){ (i == 1 || i == 2) ? 10.f + t : 0.f, i >= 2 ? 10.f : 0.f };
   g_assert_true (track_svg_write (path, points, valid, 5, 4, 2.f, labels, &error));
   g_assert_no_error (error);
   g_assert_true (g_file_get_contents (path, &svg, NULL, &error));
@@ -291,7 +291,7 @@ test_conditional_record (void)
   run_ok (p, s, TG_POLICY_EAGER);
   download (eager, p, "points", size, s);
 
-  TG_TEST_CUDA (cudaMalloc ((void **) &flag, sizeof *flag));
+  TG_TEST_CUDA (cudaMalloc ((void **)&flag, sizeof *flag));
   exec = record (p, s, tg_conditional (flag));
   TG_TEST_CUDA (cudaMemsetAsync (flag, 0, sizeof *flag, s));
   fill (p, "points", 0, s);
@@ -300,7 +300,8 @@ test_conditional_record (void)
   download (got, p, "points", size, s);
   download (&status, p, "loop_status", sizeof status, s);
   g_assert_cmpmem (got, size, zero, size);
-  g_assert_cmpint (status.end, ==, TG_LOOP_END_NONE); /* the loop sat in the skipped IF */
+  g_assert_cmpint (status.end, ==,
+                   TG_LOOP_END_NONE); /* the loop sat in the skipped IF */
 
   TG_TEST_CUDA (cudaMemcpyAsync (flag, &on, sizeof on, cudaMemcpyHostToDevice, s));
   launch (exec, s);
@@ -419,8 +420,8 @@ test_reproducible (void)
   run_ok (alone, s, TG_POLICY_EAGER);
   download (mine, alone, "points", 4 * per_env, s);
   for (guint i = 0; i < G_N_ELEMENTS (picked); i++)
-    g_assert_cmpmem ((guint8 *) mine + i * per_env, per_env,
-                     (guint8 *) points + picked[i] * per_env, per_env);
+    g_assert_cmpmem ((guint8 *)mine + i * per_env, per_env,
+                     (guint8 *)points + picked[i] * per_env, per_env);
 
   tg_producer_unref (alone);
   tg_producer_unref (p);
@@ -484,7 +485,8 @@ main (int argc, char **argv)
   g_test_add_func ("/examples/track/policies-bit-identical", test_policies);
   g_test_add_func ("/examples/track/conditional-record", test_conditional_record);
   g_test_add_func ("/examples/track/mask-keeps-unmasked-envs", test_mask);
-  g_test_add_func ("/examples/track/reproducible-from-seed-and-epoch", test_reproducible);
+  g_test_add_func ("/examples/track/reproducible-from-seed-and-epoch",
+                   test_reproducible);
   g_test_add_func ("/examples/track/svg-stage", test_svg_stage);
   return g_test_run ();
 }

@@ -21,7 +21,7 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   tg_test_gpu_tear_down (f);
 }
 
-#define GPU_TEST(path, func)                                                    \
+#define GPU_TEST(path, func)                                                           \
   g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
 
 static guint32
@@ -61,8 +61,8 @@ run_calls (TgTestChain *c, cudaStream_t stream, TgPolicy policy, guint32 *out)
       if (exec != NULL)
         TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
       else
-        g_assert_true (tg_producer_run (c->producer, stream, policy, tg_unconditional (),
-                                        &error));
+        g_assert_true (
+            tg_producer_run (c->producer, stream, policy, tg_unconditional (), &error));
       g_assert_no_error (error);
       TG_TEST_CUDA (cudaStreamSynchronize (stream));
       tg_test_chain_read (c, out + call * N);
@@ -82,8 +82,8 @@ check_equivalence (Fixture *f, gboolean with_host)
     tg_test_chain_expect (N, input_param (call), input_k (call), expected + call * N);
   for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
     {
-      TgTestChain *c = tg_test_chain_new ("equivalence", N, with_host,
-                                          TG_STAGE_CAPTURE_SAFE);
+      TgTestChain *c
+          = tg_test_chain_new ("equivalence", N, with_host, TG_STAGE_CAPTURE_SAFE);
       run_calls (c, f->stream, policies[i], out + i * CALLS * N);
       g_test_message ("%s: %d host-function runs", tg_policy_to_string (policies[i]),
                       c->host_runs);
@@ -148,14 +148,11 @@ test_record_refuses_host_stage (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   c = tg_test_chain_new ("unsafe-host", N, TRUE, TG_STAGE_NONE);
   tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR,
-                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_RECORD, tg_unconditional (),
-                          TG_CAPTURE_ERROR,
-                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_EAGER, tg_unconditional (),
-                          TG_ARGUMENT_ERROR,
-                  TG_ARGUMENT_ERROR_POLICY);
+                          TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
   g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
                                   tg_unconditional (), &error));
   g_assert_no_error (error);
@@ -184,7 +181,8 @@ syncing_device_stage (const TgLaunch *launch, gpointer data, GError **error)
 static gboolean
 count_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch), data), error);
+  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch), data),
+                           error);
 }
 
 static void
@@ -207,11 +205,9 @@ test_record_refuses_what_stages_hide (Fixture *f, gconstpointer data)
                                 syncing_device_stage, NULL, NULL);
   /* The dry run catches both before the caller's capture is touched. */
   tg_test_expect_refusal (lying, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR,
-                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   tg_test_expect_refusal (syncing, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR,
-                  TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   tg_producer_unref (lying);
   tg_producer_unref (syncing);
   tg_test_device_free (counter);
@@ -259,7 +255,8 @@ legacy_producer (guint32 *buf)
   TgProducer *p = tg_producer_new ("legacy", 0);
   g_autoptr (GError) error = NULL;
 
-  tg_producer_add_device_stage (p, "plugin", TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
+  tg_producer_add_device_stage (p, "plugin",
+                                TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
                                 legacy_stage, NULL, NULL);
   g_assert_true (tg_producer_bind (p, "buf", buf, N * sizeof (guint32), &error));
   return p;
@@ -281,13 +278,13 @@ test_legacy_stage (Fixture *f, gconstpointer data)
 
   /* Under a capture, and on an explicit stream: refused. */
   tg_test_expect_refusal (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR,
-                  TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
-  g_assert_false (tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (),
-                                   &error));
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_assert_false (
+      tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
   g_clear_error (&error);
-  g_assert_false (tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_false (
+      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
   g_clear_error (&error);
 
@@ -324,7 +321,8 @@ optional_stage (const TgLaunch *launch, gpointer data, GError **error)
   guint32 *extra = tg_launch_get_binding (launch, "extra");
 
   /* The topology depends on a binding: one kernel more when bound. */
-  if (extra != NULL && tgt_launch_count (tg_launch_get_stream (launch), extra) != cudaSuccess)
+  if (extra != NULL
+      && tgt_launch_count (tg_launch_get_stream (launch), extra) != cudaSuccess)
     return FALSE;
   return tgt_launch_count (tg_launch_get_stream (launch),
                            tg_launch_get_binding (launch, "counter"))
@@ -356,16 +354,16 @@ test_rebind (Fixture *f, gconstpointer data)
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, optional_stage, NULL,
                                 NULL);
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
-  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (),
-                                  &error));
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
 
   /* Same topology: the own graph is updated in place. */
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
   g_assert_true (tg_producer_bind (p, "counter", second, 4, &error));
   g_test_assert_expected_messages ();
   g_assert_true (tg_producer_bind (p, "counter", second, 4, &error)); /* no change */
-  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (),
-                                  &error));
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
   g_assert_no_error (error);
   TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
   tg_producer_get_runner_stats (p, &stats);
@@ -378,8 +376,8 @@ test_rebind (Fixture *f, gconstpointer data)
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
   g_assert_true (tg_producer_bind (p, "extra", extra, 4, &error));
   g_test_assert_expected_messages ();
-  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (),
-                                  &error));
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
   g_assert_no_error (error);
   TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
   tg_producer_get_runner_stats (p, &stats);
@@ -410,8 +408,8 @@ test_rebind_after_record (Fixture *f, gconstpointer data)
                                 NULL);
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
-  g_assert_true (tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                                  &error));
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (), &error));
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
   TG_TEST_CUDA (cudaGraphDestroy (graph));
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING,
@@ -426,8 +424,9 @@ test_rebind_after_record (Fixture *f, gconstpointer data)
 static gboolean
 reentrant_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_producer_run (tg_launch_get_producer (launch), tg_launch_get_stream (launch),
-                          TG_POLICY_EAGER, tg_unconditional (), error);
+  return tg_producer_run (tg_launch_get_producer (launch),
+                          tg_launch_get_stream (launch), TG_POLICY_EAGER,
+                          tg_unconditional (), error);
 }
 
 static void
@@ -439,8 +438,8 @@ test_reentrant_call_fails (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   p = tg_producer_new ("reentrant", 0);
   tg_producer_add_device_stage (p, "again", TG_STAGE_NONE, reentrant_stage, NULL, NULL);
-  g_assert_false (tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (),
-                                   &error));
+  g_assert_false (
+      tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_BUSY);
 }
 
@@ -513,7 +512,8 @@ test_device_errors (Fixture *f, gconstpointer data)
   p = tg_producer_new ("elsewhere", 64);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, NULL,
                                 NULL);
-  g_assert_false (tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_false (
+      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
   TG_TEST_CUDA (cudaGetDevice (&after));
   g_assert_cmpint (before, ==, after);
@@ -532,8 +532,8 @@ test_unbound_binding (Fixture *f, gconstpointer data)
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, counter,
                                 NULL);
   tg_producer_set_stage_condition (p, 0, "flag");
-  g_assert_false (tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                                   &error));
+  g_assert_false (
+      tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND);
   g_assert_nonnull (strstr (error->message, "'flag'"));
   g_clear_error (&error);
@@ -551,7 +551,8 @@ main (int argc, char **argv)
   GPU_TEST ("/exec/equivalence/device-only", test_equivalence_device_only);
   GPU_TEST ("/exec/replay/captures-once", test_replay_captures_once);
   GPU_TEST ("/exec/record/refuses-host-stage", test_record_refuses_host_stage);
-  GPU_TEST ("/exec/record/refuses-what-stages-hide", test_record_refuses_what_stages_hide);
+  GPU_TEST ("/exec/record/refuses-what-stages-hide",
+            test_record_refuses_what_stages_hide);
   GPU_TEST ("/exec/record/host-function-once-per-replay",
             test_record_host_function_once_per_replay);
   GPU_TEST ("/exec/legacy/refused-unless-eager-on-legacy-stream", test_legacy_stage);

@@ -27,7 +27,8 @@ static void
 test_version (void)
 {
   g_assert_true (TG_CHECK_VERSION (0, 0, 0));
-  g_assert_true (TG_CHECK_VERSION (TG_VERSION_MAJOR, TG_VERSION_MINOR, TG_VERSION_MICRO));
+  g_assert_true (
+      TG_CHECK_VERSION (TG_VERSION_MAJOR, TG_VERSION_MINOR, TG_VERSION_MICRO));
   g_assert_false (TG_CHECK_VERSION (TG_VERSION_MAJOR + 1, 0, 0));
 }
 

@@ -117,7 +117,8 @@ test_scope_records_and_retains (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (tg_capture_is_registered (stream));
   /* No stream named: the call records into the registered capture. */
-  g_assert_true (tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_true (
+      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_no_error (error);
   g_assert_true (tg_capture_scope_end (scope, &error));
   g_assert_false (tg_capture_is_registered (stream));
@@ -148,8 +149,8 @@ test_retain_explicit (Fixture *f, gconstpointer data)
   p = watched_producer (&w);
 
   TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
-  g_assert_true (tg_producer_run (p, stream, TG_POLICY_RECORD, tg_unconditional (),
-                                  &error));
+  g_assert_true (
+      tg_producer_run (p, stream, TG_POLICY_RECORD, tg_unconditional (), &error));
   g_assert_true (tg_retain_capture (stream, p, &error));
   g_assert_no_error (error);
   TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));

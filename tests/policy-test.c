@@ -160,8 +160,8 @@ resolve (TgTestChain *c, cudaStream_t stream, TgPolicy requested, GError **error
   TgPolicy policy = TG_POLICY_AUTO;
 
   /* AUTO is never a resolved policy: it stands for "refused". */
-  if (!tg_producer_resolve (c->producer, stream, requested, tg_unconditional (), &policy,
-                            NULL, error))
+  if (!tg_producer_resolve (c->producer, stream, requested, tg_unconditional (),
+                            &policy, NULL, error))
     return TG_POLICY_AUTO;
   return policy;
 }
@@ -197,7 +197,8 @@ test_gpu_capturing_rows (Fixture *f, gconstpointer data)
   cudaGraph_t graph = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  TG_TEST_CUDA (cudaStreamBeginCapture (f->gpu.stream, cudaStreamCaptureModeThreadLocal));
+  TG_TEST_CUDA (
+      cudaStreamBeginCapture (f->gpu.stream, cudaStreamCaptureModeThreadLocal));
   g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_AUTO, &error), ==,
                    TG_POLICY_RECORD);
   g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_RECORD, &error), ==,
@@ -225,9 +226,10 @@ test_gpu_invalidated_row (Fixture *f, gconstpointer data)
   cudaGraph_t graph = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  TG_TEST_CUDA (cudaStreamBeginCapture (f->gpu.stream, cudaStreamCaptureModeThreadLocal));
+  TG_TEST_CUDA (
+      cudaStreamBeginCapture (f->gpu.stream, cudaStreamCaptureModeThreadLocal));
   g_assert_cmpint (cudaStreamSynchronize (f->gpu.stream), !=, cudaSuccess);
-  (void) cudaGetLastError ();
+  (void)cudaGetLastError ();
   for (TgPolicy p = TG_POLICY_AUTO; p <= TG_POLICY_RECORD; p++)
     {
       g_assert_false (tg_producer_run (f->safe->producer, f->gpu.stream, p,
@@ -237,7 +239,7 @@ test_gpu_invalidated_row (Fixture *f, gconstpointer data)
     }
   g_assert_cmpint (cudaStreamEndCapture (f->gpu.stream, &graph), ==,
                    cudaErrorStreamCaptureInvalidated);
-  (void) cudaGetLastError ();
+  (void)cudaGetLastError ();
   g_assert_null (graph);
 }
 

@@ -135,7 +135,7 @@ test_gpu_host_device_equal (void)
   tg_test_live_snapshot (&live);
   for (guint i = 0; i < n; i++)
     {
-      seeds[i] = (guint64) g_rand_int (rand) << 32 | g_rand_int (rand);
+      seeds[i] = (guint64)g_rand_int (rand) << 32 | g_rand_int (rand);
       epochs[i] = g_rand_int (rand);
     }
   seeds[0] = 0, epochs[0] = 0, seeds[1] = G_MAXUINT64, epochs[1] = G_MAXUINT32;
@@ -148,7 +148,8 @@ test_gpu_host_device_equal (void)
   tg_test_download (out, d_out, n * 8);
   for (guint i = 0; i < n; i++)
     if (out[i] != tg_effective_seed (seeds[i], epochs[i]))
-      g_error ("pair %u: device 0x%016" G_GINT64_MODIFIER "x, host 0x%016" G_GINT64_MODIFIER "x",
+      g_error ("pair %u: device 0x%016" G_GINT64_MODIFIER
+               "x, host 0x%016" G_GINT64_MODIFIER "x",
                i, out[i], tg_effective_seed (seeds[i], epochs[i]));
   tg_test_device_free (d_seeds);
   tg_test_device_free (d_out);
@@ -190,7 +191,8 @@ test_gpu_advance_and_fill (void)
       upload_fenced (d_mask, mask, n + 1);
       /* Odd rounds pass the mask at offset 1: the unaligned path. */
       g_assert_true (tg_seed_state_advance (state, stream, NULL, 0, &error));
-      g_assert_true (tg_seed_state_advance (state, stream, d_mask + round % 2, n, &error));
+      g_assert_true (
+          tg_seed_state_advance (state, stream, d_mask + round % 2, n, &error));
       g_assert_no_error (error);
     }
   /* An output longer than needed is fine. */
@@ -235,7 +237,8 @@ test_gpu_epoch_wraps (void)
 {
   const guint n = 6;
   const guint64 seeds[6] = { 1, 2, 3, 4, 5, 6 };
-  const guint32 epochs[6] = { G_MAXUINT32, G_MAXUINT32 - 1, 0, G_MAXUINT32, 5, G_MAXUINT32 };
+  const guint32 epochs[6]
+      = { G_MAXUINT32, G_MAXUINT32 - 1, 0, G_MAXUINT32, 5, G_MAXUINT32 };
   g_autoptr (GBytes) forged = tgs_snapshot_forge (n, 1, seeds, epochs);
   g_autoptr (GError) error = NULL;
   TgLiveObjects live;
@@ -251,7 +254,7 @@ test_gpu_epoch_wraps (void)
   readback (state, &r);
   g_assert_cmpmem (r.seeds, sizeof seeds, seeds, sizeof seeds);
   for (guint i = 0; i < n; i++)
-    g_assert_cmpuint (r.epochs[i], ==, (guint32) (epochs[i] + 1));
+    g_assert_cmpuint (r.epochs[i], ==, (guint32)(epochs[i] + 1));
   readback_clear (&r);
   tg_seed_state_unref (state);
   assert_clean (&live);
@@ -397,7 +400,8 @@ test_gpu_set_seeds (void)
   state = state_new (n, 5);
   for (guint k = 0; k < 3; k++)
     g_assert_true (tg_seed_state_advance (state, NULL, NULL, 0, &error));
-  g_assert_true (tg_seed_state_set_seeds (state, ids, values, G_N_ELEMENTS (ids), &error));
+  g_assert_true (
+      tg_seed_state_set_seeds (state, ids, values, G_N_ELEMENTS (ids), &error));
   g_assert_true (tg_seed_state_set_seeds (state, NULL, NULL, 0, &error));
   g_assert_no_error (error);
   readback (state, &r);
@@ -501,14 +505,14 @@ test_gpu_bad_inputs (void)
   g_assert_no_error (error);
   readback (state, &before);
 
-#define REFUSED(call, code)                                                     \
-  G_STMT_START                                                                  \
-  {                                                                             \
-    g_assert_false (call);                                                      \
-    g_assert_error (error, TG_ARGUMENT_ERROR, code);                            \
-    g_clear_error (&error);                                                     \
-    assert_unchanged (state, &before);                                          \
-  }                                                                             \
+#define REFUSED(call, code)                                                            \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    g_assert_false (call);                                                             \
+    g_assert_error (error, TG_ARGUMENT_ERROR, code);                                   \
+    g_clear_error (&error);                                                            \
+    assert_unchanged (state, &before);                                                 \
+  }                                                                                    \
   G_STMT_END
 
   REFUSED (tg_seed_state_set_seeds (state, range, values, 3, &error),
@@ -534,7 +538,8 @@ test_gpu_bad_inputs (void)
   empty = g_bytes_new (NULL, 0);
   bad = g_memdup2 (g_bytes_get_data (good, NULL), size);
   bad[0] = 'X';
-  REFUSED (tg_seed_state_restore (state, small, &error), TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  REFUSED (tg_seed_state_restore (state, small, &error),
+           TG_ARGUMENT_ERROR_SIZE_MISMATCH);
   REFUSED (tg_seed_state_restore (state, v2, &error), TG_ARGUMENT_ERROR_VERSION);
   REFUSED (tg_seed_state_restore (state, cut, &error), TG_ARGUMENT_ERROR_SIZE_MISMATCH);
   REFUSED (tg_seed_state_restore (state, empty, &error), TG_ARGUMENT_ERROR_VERSION);

@@ -16,23 +16,40 @@
 static void
 test_known_answers (void)
 {
-  static const struct { guint64 in, out; } mix[] = {
+  static const struct
+  {
+    guint64 in, out;
+  } mix[] = {
     { 0, 0 },
     { 1, G_GUINT64_CONSTANT (0x5692161D100B05E5) },
     { G_MAXUINT64, G_GUINT64_CONSTANT (0xB4D055FCF2CBBD7B) },
-    { G_GUINT64_CONSTANT (0x0123456789ABCDEF), G_GUINT64_CONSTANT (0xB2C058E4EBB5112C) },
+    { G_GUINT64_CONSTANT (0x0123456789ABCDEF),
+      G_GUINT64_CONSTANT (0xB2C058E4EBB5112C) },
   };
-  static const struct { guint64 seed; guint32 epoch; guint64 out; } eff[] = {
+  static const struct
+  {
+    guint64 seed;
+    guint32 epoch;
+    guint64 out;
+  } eff[] = {
     { 0, 0, G_GUINT64_CONSTANT (0xE220A8397B1DCDAF) },
     { 0, 1, G_GUINT64_CONSTANT (0x6E789E6AA1B965F4) },
     { 1, 0, G_GUINT64_CONSTANT (0xE4D971771B652C20) },
     { G_MAXUINT64, G_MAXUINT32, G_GUINT64_CONSTANT (0x9011E6053017523E) },
-    { G_GUINT64_CONSTANT (0x0123456789ABCDEF), 42, G_GUINT64_CONSTANT (0x95F2F51FE5430CE8) },
+    { G_GUINT64_CONSTANT (0x0123456789ABCDEF), 42,
+      G_GUINT64_CONSTANT (0x95F2F51FE5430CE8) },
     { 42, 0, G_GUINT64_CONSTANT (0xBDD732262FEB6E95) },
-    { G_GUINT64_CONSTANT (0xDEADBEEFCAFEBABE), 0x80000000u, G_GUINT64_CONSTANT (0x8985E64ECFCFDE94) },
-    { G_GUINT64_CONSTANT (0x8000000000000000), 7, G_GUINT64_CONSTANT (0x6250485B3CDEFBBD) },
+    { G_GUINT64_CONSTANT (0xDEADBEEFCAFEBABE), 0x80000000u,
+      G_GUINT64_CONSTANT (0x8985E64ECFCFDE94) },
+    { G_GUINT64_CONSTANT (0x8000000000000000), 7,
+      G_GUINT64_CONSTANT (0x6250485B3CDEFBBD) },
   };
-  static const struct { guint64 base; guint32 env; guint64 out; } env[] = {
+  static const struct
+  {
+    guint64 base;
+    guint32 env;
+    guint64 out;
+  } env[] = {
     { 0, 0, G_GUINT64_CONSTANT (0xE220A8397B1DCDAF) },
     { 42, 0, G_GUINT64_CONSTANT (0xBDD732262FEB6E95) },
     { 42, 1, G_GUINT64_CONSTANT (0x28EFE333B266F103) },
@@ -59,14 +76,17 @@ test_avalanche (void)
 
   for (guint k = 0; k < n; k++)
     {
-      guint64 seed = (guint64) g_rand_int (rand) << 32 | g_rand_int (rand);
+      guint64 seed = (guint64)g_rand_int (rand) << 32 | g_rand_int (rand);
       guint32 epoch = g_rand_int (rand);
       guint64 base = tg_effective_seed (seed, epoch);
 
       for (guint b = 0; b < 96; b++)
         {
-          guint64 diff = base ^ (b < 64 ? tg_effective_seed (seed ^ (G_GUINT64_CONSTANT (1) << b), epoch)
-                                        : tg_effective_seed (seed, epoch ^ (1u << (b - 64))));
+          guint64 diff
+              = base
+                ^ (b < 64
+                       ? tg_effective_seed (seed ^ (G_GUINT64_CONSTANT (1) << b), epoch)
+                       : tg_effective_seed (seed, epoch ^ (1u << (b - 64))));
           guint32 *row = flips + b * 64;
           for (guint o = 0; o < 64; o++)
             row[o] += (diff >> o) & 1;
@@ -75,7 +95,7 @@ test_avalanche (void)
   for (guint b = 0; b < 96; b++)
     for (guint o = 0; o < 64; o++)
       {
-        double p = (double) flips[b * 64 + o] / n;
+        double p = (double)flips[b * 64 + o] / n;
         if (p < 0.45 || p > 0.55)
           g_error ("input bit %u flips output bit %u with probability %.4f", b, o, p);
       }
@@ -84,7 +104,7 @@ test_avalanche (void)
 static int
 compare_guint64 (const void *a, const void *b)
 {
-  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
 
   return (x > y) - (x < y);
 }
@@ -94,7 +114,7 @@ static void
 test_no_collisions (void)
 {
   const guint n_seeds = 10000, n_epochs = 1000;
-  g_autofree guint64 *all = g_new (guint64, (gsize) n_seeds * n_epochs);
+  g_autofree guint64 *all = g_new (guint64, (gsize)n_seeds * n_epochs);
   gsize n = 0;
 
   for (guint s = 0; s < n_seeds; s++)
@@ -129,7 +149,7 @@ test_env_seeds_distinct (void)
 
 GBytes *
 tgs_snapshot_forge (guint n_envs, guint32 version, const guint64 *seeds,
-                const guint32 *epochs)
+                    const guint32 *epochs)
 {
   gsize size = tg__seeds_snapshot_size (n_envs);
   guint8 *buf = g_malloc0 (size);
@@ -142,7 +162,7 @@ tgs_snapshot_forge (guint n_envs, guint32 version, const guint64 *seeds,
       guint64 s = GUINT64_TO_LE (seeds[i]);
       guint32 e = GUINT32_TO_LE (epochs[i]);
       memcpy (buf + 16 + 8 * i, &s, 8);
-      memcpy (buf + 16 + 8 * (gsize) n_envs + 4 * i, &e, 4);
+      memcpy (buf + 16 + 8 * (gsize)n_envs + 4 * i, &e, 4);
     }
   return g_bytes_new_take (buf, size);
 }
@@ -150,8 +170,8 @@ tgs_snapshot_forge (guint n_envs, guint32 version, const guint64 *seeds,
 static void
 test_snapshot_header (void)
 {
-  static const guint8 expected[16] = { 'T', 'G', 'S', 'E', 'E', 'D', 'S', 0,
-                                       1, 0, 0, 0, 0x03, 0x02, 0x01, 0x00 };
+  static const guint8 expected[16]
+      = { 'T', 'G', 'S', 'E', 'E', 'D', 'S', 0, 1, 0, 0, 0, 0x03, 0x02, 0x01, 0x00 };
   guint8 header[16];
   g_autoptr (GBytes) good = tgs_snapshot_forge (3, 1, NULL, NULL);
   g_autoptr (GError) error = NULL;
@@ -184,8 +204,10 @@ test_snapshot_refused (void)
   g_autofree guint8 *bad = g_malloc0 (size + 1);
 
   memcpy (bad, g_bytes_get_data (good, NULL), size);
-  assert_check_fails (NULL, 0, 3, TG_ARGUMENT_ERROR_VERSION, "not a seed-state snapshot");
-  assert_check_fails (bad, 7, 3, TG_ARGUMENT_ERROR_VERSION, "not a seed-state snapshot");
+  assert_check_fails (NULL, 0, 3, TG_ARGUMENT_ERROR_VERSION,
+                      "not a seed-state snapshot");
+  assert_check_fails (bad, 7, 3, TG_ARGUMENT_ERROR_VERSION,
+                      "not a seed-state snapshot");
   assert_check_fails (bad, 12, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "truncated");
   assert_check_fails (g_bytes_get_data (v2, NULL), size, 3, TG_ARGUMENT_ERROR_VERSION,
                       "version 2");
@@ -194,7 +216,8 @@ test_snapshot_refused (void)
   assert_check_fails (bad, size - 1, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "truncated");
   assert_check_fails (bad, size + 1, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "padded");
   bad[7] = '!';
-  assert_check_fails (bad, size, 3, TG_ARGUMENT_ERROR_VERSION, "not a seed-state snapshot");
+  assert_check_fails (bad, size, 3, TG_ARGUMENT_ERROR_VERSION,
+                      "not a seed-state snapshot");
 }
 
 static void
@@ -225,7 +248,8 @@ test_lengths_checked (void)
   g_assert_no_error (error);
   g_assert_false (tg__seeds_check_len ("the mask", 9, 8, FALSE, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
-  g_assert_nonnull (strstr (error->message, "the mask has length 9 but the state has 8"));
+  g_assert_nonnull (
+      strstr (error->message, "the mask has length 9 but the state has 8"));
   g_clear_error (&error);
   g_assert_false (tg__seeds_check_len ("the output", 7, 8, TRUE, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);

@@ -46,7 +46,8 @@ test_error_quarks (void)
 {
   g_assert_cmpstr (g_quark_to_string (TG_CAPTURE_ERROR), ==, "tg-capture-error-quark");
   g_assert_cmpstr (g_quark_to_string (TG_CUDA_ERROR), ==, "tg-cuda-error-quark");
-  g_assert_cmpstr (g_quark_to_string (TG_ARGUMENT_ERROR), ==, "tg-argument-error-quark");
+  g_assert_cmpstr (g_quark_to_string (TG_ARGUMENT_ERROR), ==,
+                   "tg-argument-error-quark");
 }
 
 int

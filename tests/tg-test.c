@@ -25,7 +25,7 @@ probe_gpu (gpointer data)
 
   if (cudaGetDeviceCount (&count) != cudaSuccess || count == 0)
     {
-      (void) cudaGetLastError ();
+      (void)cudaGetLastError ();
       return GINT_TO_POINTER (FALSE);
     }
   return GINT_TO_POINTER (tg_device_check (0, NULL));
@@ -157,9 +157,9 @@ chain_seed_a (const TgLaunch *launch, gpointer data, GError **error)
 {
   TgTestChain *c = data;
   return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
-                                       tg_launch_get_binding (launch, "a"), c->n,
-                                       tg_launch_get_binding (launch, "param")),
-                      error);
+                                            tg_launch_get_binding (launch, "a"), c->n,
+                                            tg_launch_get_binding (launch, "param")),
+                           error);
 }
 
 static gboolean
@@ -167,9 +167,9 @@ chain_mix_a (const TgLaunch *launch, gpointer data, GError **error)
 {
   TgTestChain *c = data;
   return tg_test_launched (tgt_launch_mix (tg_launch_get_stream (launch),
-                                      tg_launch_get_binding (launch, "a"), c->n,
-                                      TG_TEST_CHAIN_MIX),
-                      error);
+                                           tg_launch_get_binding (launch, "a"), c->n,
+                                           TG_TEST_CHAIN_MIX),
+                           error);
 }
 
 static void
@@ -192,9 +192,9 @@ chain_seed_b (const TgLaunch *launch, gpointer data, GError **error)
 {
   TgTestChain *c = data;
   return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
-                                       tg_launch_get_binding (launch, "b"), c->n,
-                                       tg_launch_get_binding (launch, "k")),
-                      error);
+                                            tg_launch_get_binding (launch, "b"), c->n,
+                                            tg_launch_get_binding (launch, "k")),
+                           error);
 }
 
 static gboolean
@@ -202,9 +202,10 @@ chain_combine (const TgLaunch *launch, gpointer data, GError **error)
 {
   TgTestChain *c = data;
   return tg_test_launched (tgt_launch_combine (tg_launch_get_stream (launch),
-                                          tg_launch_get_binding (launch, "a"),
-                                          tg_launch_get_binding (launch, "b"), c->n),
-                      error);
+                                               tg_launch_get_binding (launch, "a"),
+                                               tg_launch_get_binding (launch, "b"),
+                                               c->n),
+                           error);
 }
 
 TgTestChain *
@@ -220,12 +221,15 @@ tg_test_chain_new (const char *name, guint32 n, gboolean with_host,
   c->k = tg_test_device_alloc (sizeof (guint32));
   c->a = tg_test_device_alloc (n * sizeof (guint32));
   c->b = tg_test_device_alloc (n * sizeof (guint32));
-  TG_TEST_CUDA (cudaMallocHost ((void **) &c->host_k, sizeof (guint32)));
-  tg_producer_add_device_stage (p, "seed-a", TG_STAGE_CAPTURE_SAFE, chain_seed_a, c, NULL);
-  tg_producer_add_device_stage (p, "mix-a", TG_STAGE_CAPTURE_SAFE, chain_mix_a, c, NULL);
+  TG_TEST_CUDA (cudaMallocHost ((void **)&c->host_k, sizeof (guint32)));
+  tg_producer_add_device_stage (p, "seed-a", TG_STAGE_CAPTURE_SAFE, chain_seed_a, c,
+                                NULL);
+  tg_producer_add_device_stage (p, "mix-a", TG_STAGE_CAPTURE_SAFE, chain_mix_a, c,
+                                NULL);
   if (with_host)
     tg_producer_add_host_stage (p, "upload", host_flags, chain_upload, c, NULL);
-  tg_producer_add_device_stage (p, "seed-b", TG_STAGE_CAPTURE_SAFE, chain_seed_b, c, NULL);
+  tg_producer_add_device_stage (p, "seed-b", TG_STAGE_CAPTURE_SAFE, chain_seed_b, c,
+                                NULL);
   tg_producer_add_device_stage (p, "combine", TG_STAGE_CAPTURE_SAFE, chain_combine, c,
                                 NULL);
   g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
@@ -276,7 +280,7 @@ tg_test_chain_expect (guint32 n, guint32 param, guint32 k, guint32 *b)
       a[i] = x * TG_TEST_CHAIN_MIX + ((x >> 7) ^ i);
     }
   for (guint32 i = 0; i < n; i++)
-    b[i] = tgt_hash (i, k) + a[(guint64) i * 7 % n];
+    b[i] = tgt_hash (i, k) + a[(guint64)i * 7 % n];
 }
 
 /* Begins a capture on @stream holding one kernel node. */
@@ -288,8 +292,8 @@ begin_caller_capture (cudaStream_t stream, guint32 *counter)
 
   TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeGlobal));
   TG_TEST_CUDA (tgt_launch_count (stream, counter));
-  TG_TEST_CUDA (cudaStreamGetCaptureInfo (stream, &status, NULL, &graph, NULL, NULL,
-                                          NULL));
+  TG_TEST_CUDA (
+      cudaStreamGetCaptureInfo (stream, &status, NULL, &graph, NULL, NULL, NULL));
   g_assert_cmpint (status, ==, cudaStreamCaptureStatusActive);
   return graph;
 }

@@ -12,25 +12,25 @@ void tg_test_init (int *argc, char ***argv);
 /* Whether a CUDA device is usable, decided once per process. */
 gboolean tg_test_have_gpu (void);
 
-#define TG_TEST_REQUIRE_GPU()                                                   \
-  G_STMT_START                                                                  \
-  {                                                                             \
-    if (!tg_test_have_gpu ())                                                   \
-      {                                                                         \
-        g_test_skip ("no CUDA device");                                         \
-        return;                                                                 \
-      }                                                                         \
-  }                                                                             \
+#define TG_TEST_REQUIRE_GPU()                                                          \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    if (!tg_test_have_gpu ())                                                          \
+      {                                                                                \
+        g_test_skip ("no CUDA device");                                                \
+        return;                                                                        \
+      }                                                                                \
+  }                                                                                    \
   G_STMT_END
 
 /* Asserts a CUDA call succeeded, naming it. */
-#define TG_TEST_CUDA(call)                                                      \
-  G_STMT_START                                                                  \
-  {                                                                             \
-    cudaError_t tg_test_status_ = (call);                                       \
-    if (tg_test_status_ != cudaSuccess)                                         \
-      g_error ("%s failed: %s", #call, cudaGetErrorName (tg_test_status_));     \
-  }                                                                             \
+#define TG_TEST_CUDA(call)                                                             \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    cudaError_t tg_test_status_ = (call);                                              \
+    if (tg_test_status_ != cudaSuccess)                                                \
+      g_error ("%s failed: %s", #call, cudaGetErrorName (tg_test_status_));            \
+  }                                                                                    \
   G_STMT_END
 
 /* The fixture of GPU test cases: a non-blocking stream and a leak check.
@@ -75,11 +75,13 @@ cudaStream_t tg_test_stream_new (void);
 
 /* Test kernels (test-kernels.cu), every one a launcher returning cudaError_t. */
 /* out[i] = hash(i, *param) */
-cudaError_t tgt_launch_seed (cudaStream_t s, guint32 *out, guint32 n, const guint32 *param);
+cudaError_t tgt_launch_seed (cudaStream_t s, guint32 *out, guint32 n,
+                             const guint32 *param);
 /* buf[i] = buf[i] * k + (buf[i] >> 7) ^ i */
 cudaError_t tgt_launch_mix (cudaStream_t s, guint32 *buf, guint32 n, guint32 k);
 /* b[i] += a[(i * 7) % n] */
-cudaError_t tgt_launch_combine (cudaStream_t s, const guint32 *a, guint32 *b, guint32 n);
+cudaError_t tgt_launch_combine (cudaStream_t s, const guint32 *a, guint32 *b,
+                                guint32 n);
 /* *dst = value */
 cudaError_t tgt_launch_set (cudaStream_t s, gint32 *dst, gint32 value);
 /* *counter += 1 */

@@ -24,8 +24,8 @@ py_seed (const TgLaunch *launch, gpointer data, GError **error)
 {
   PyChain *c = data;
   return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
-                                           tg_launch_get_binding (launch, "out"), c->n,
-                                           tg_launch_get_binding (launch, "param")),
+                                            tg_launch_get_binding (launch, "out"), c->n,
+                                            tg_launch_get_binding (launch, "param")),
                            error);
 }
 
@@ -34,7 +34,8 @@ py_mix (const TgLaunch *launch, gpointer data, GError **error)
 {
   PyChain *c = data;
   return tg_test_launched (tgt_launch_mix (tg_launch_get_stream (launch),
-                                          tg_launch_get_binding (launch, "out"), c->n, 7),
+                                           tg_launch_get_binding (launch, "out"), c->n,
+                                           7),
                            error);
 }
 
@@ -47,7 +48,8 @@ report (gboolean ok, GError *error, char *buf, int len)
   return ok;
 }
 
-TgProducer *tgpy_chain_new (guint32 n, guint32 *out, guint32 *param, char *buf, int len);
+TgProducer *tgpy_chain_new (guint32 n, guint32 *out, guint32 *param, char *buf,
+                            int len);
 gboolean tgpy_run (TgProducer *p, cudaStream_t stream, int policy, const gint32 *flag,
                    char *buf, int len);
 void tgpy_unref (TgProducer *p);

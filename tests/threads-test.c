@@ -65,7 +65,8 @@ worker_main (gpointer data)
        * device-wide synchronization would break their captures. */
       TG_TEST_CUDA (cudaMemcpyAsync (c->param, &param, sizeof param,
                                      cudaMemcpyHostToDevice, stream));
-      TG_TEST_CUDA (cudaMemcpyAsync (c->k, &k, sizeof k, cudaMemcpyHostToDevice, stream));
+      TG_TEST_CUDA (
+          cudaMemcpyAsync (c->k, &k, sizeof k, cudaMemcpyHostToDevice, stream));
       TG_TEST_CUDA (cudaStreamSynchronize (stream));
       if (!call (c, stream, i, &w->error))
         break;
@@ -76,7 +77,9 @@ worker_main (gpointer data)
       if (memcmp (out, expected, sizeof (guint32) * N) != 0)
         g_set_error (&w->error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                      "thread %u, call %u (%s): wrong output", w->index, i,
-                     i % 3 == 0 ? "auto" : i % 3 == 1 ? "eager" : "record");
+                     i % 3 == 0   ? "auto"
+                     : i % 3 == 1 ? "eager"
+                                  : "record");
       else
         w->n_checked++;
     }
@@ -98,8 +101,12 @@ test_threads (void)
   for (guint t = 0; t < N_THREADS; t++)
     {
       g_autofree char *name = g_strdup_printf ("thread-%u", t);
-      workers[t] = (Worker){ t, N_CALLS, 0, tg_test_chain_new (name, N, FALSE, TG_STAGE_NONE),
-                             tg_test_stream_new (), NULL };
+      workers[t] = (Worker){ t,
+                             N_CALLS,
+                             0,
+                             tg_test_chain_new (name, N, FALSE, TG_STAGE_NONE),
+                             tg_test_stream_new (),
+                             NULL };
     }
   for (guint t = 0; t < N_THREADS; t++)
     threads[t] = g_thread_new ("worker", worker_main, &workers[t]);

@@ -34,6 +34,6 @@ cuda_error_name_of (const GError *error)
   /* TG_CUDA_ERROR's code is the cudaError_t itself. */
   if (error == NULL || error->domain != TG_CUDA_ERROR)
     return NULL;
-  return cudaGetErrorName ((cudaError_t) error->code);
+  return cudaGetErrorName ((cudaError_t)error->code);
 }
 //! [cuda-code]

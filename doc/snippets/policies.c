@@ -31,7 +31,8 @@ run_replay (TgProducer *producer, cudaStream_t stream, guint n_calls, GError **e
   TgRunnerStats stats;
 
   for (guint i = 0; i < n_calls; i++)
-    if (!tg_producer_run (producer, stream, TG_POLICY_REPLAY, tg_unconditional (), error))
+    if (!tg_producer_run (producer, stream, TG_POLICY_REPLAY, tg_unconditional (),
+                          error))
       return FALSE;
   /* No HOST stage: one segment, captured once, launched n_calls times. */
   tg_producer_get_runner_stats (producer, &stats);
@@ -108,7 +109,7 @@ explain_policy (TgProducer *producer, cudaStream_t stream)
       return FALSE;
     }
   g_message ("a call would run as %s on stream %p", tg_policy_to_string (policy),
-             (void *) resolved);
+             (void *)resolved);
   return TRUE;
 }
 //! [resolve]

@@ -69,29 +69,30 @@ relax_body (const TgLaunch *launch, gpointer user_data, GError **error)
 TgProducer *
 track_producer_new (TgSeedState *seeds, const SimBuffers *sim, GError **error)
 {
-  g_autoptr (TgProducer) p = tg_producer_new ("tracks", tg_seed_state_get_device (seeds));
+  g_autoptr (TgProducer) p
+      = tg_producer_new ("tracks", tg_seed_state_get_device (seeds));
   gsize n = sim->n_envs;
 
   /* Every stage only enqueues on the stream it is given: capture-safe. */
   tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE, advance_stage,
                                 tg_seed_state_ref (seeds),
-                                (GDestroyNotify) tg_seed_state_unref);
+                                (GDestroyNotify)tg_seed_state_unref);
   tg_producer_add_device_stage (p, "keys", TG_STAGE_CAPTURE_SAFE, keys_stage,
                                 tg_seed_state_ref (seeds),
-                                (GDestroyNotify) tg_seed_state_unref);
+                                (GDestroyNotify)tg_seed_state_unref);
   tg_producer_add_device_stage (p, "sample", TG_STAGE_CAPTURE_SAFE, sample_stage,
-                                (gpointer) sim, NULL);
+                                (gpointer)sim, NULL);
   /* At most 16 sweeps: a WHILE node under a capture, a host loop eagerly. */
-  tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "again", "relax_status",
-                              16, relax_body, (gpointer) sim, NULL);
+  tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "again",
+                              "relax_status", 16, relax_body, (gpointer)sim, NULL);
 
   /* Everything a graph bakes in is a binding. */
   if (!tg_producer_bind (p, "done", sim->done, n, error)
       || !tg_producer_bind (p, "keys", sim->keys, n * sizeof (guint64), error)
       || !tg_producer_bind (p, "tracks", sim->tracks, n * 64 * sizeof (float), error)
       || !tg_producer_bind (p, "again", sim->again, sizeof (gint32), error)
-      || !tg_producer_bind (p, "relax_status", sim->relax_status,
-                            sizeof (TgLoopStatus), error))
+      || !tg_producer_bind (p, "relax_status", sim->relax_status, sizeof (TgLoopStatus),
+                            error))
     return NULL;
   return g_steal_pointer (&p);
 }

@@ -38,7 +38,7 @@ seeds_checkpoint (TgSeedState *seeds, const char *path, GError **error)
   if (snapshot == NULL)
     return FALSE;
   data = g_bytes_get_data (snapshot, &size);
-  return g_file_set_contents (path, data, (gssize) size, error);
+  return g_file_set_contents (path, data, (gssize)size, error);
 }
 
 gboolean

@@ -30,20 +30,24 @@ step_graph_new (const SimBuffers *sim, TgProducer *regen, cudaStream_t stream,
   /* 2. Track regeneration, recorded as one IF node on any_done: the masked
    *    epoch advance, the keys, the sampling and the WHILE node of the
    *    relaxation, all skipped on the device when no env finished. */
-  ok = ok && tg_producer_run (regen, stream, TG_POLICY_AUTO,
-                              tg_conditional (sim->any_done), error);
+  ok = ok
+       && tg_producer_run (regen, stream, TG_POLICY_AUTO,
+                           tg_conditional (sim->any_done), error);
   /* Always end the capture: no stream is left capturing. */
   ok = cuda_ok (cudaStreamEndCapture (stream, &graph), "cudaStreamEndCapture",
                 ok ? error : NULL)
        && ok;
-  ok = ok && cuda_ok (cudaGraphInstantiate (&exec, graph, 0), "cudaGraphInstantiate", error);
+  ok = ok
+       && cuda_ok (cudaGraphInstantiate (&exec, graph, 0), "cudaGraphInstantiate",
+                   error);
   if (graph != NULL)
     cudaGraphDestroy (graph);
   return ok ? exec : NULL;
 }
 
 gboolean
-step_graph_run (cudaGraphExec_t step, cudaStream_t stream, guint n_steps, GError **error)
+step_graph_run (cudaGraphExec_t step, cudaStream_t stream, guint n_steps,
+                GError **error)
 {
   /* One launch per step: no host round trip, no re-capture. */
   for (guint i = 0; i < n_steps; i++)

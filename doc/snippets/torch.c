@@ -9,7 +9,7 @@ static gboolean
 report (gboolean ok, GError *error, char *msg, int len)
 {
   if (!ok && msg != NULL && len > 0)
-    g_strlcpy (msg, error != NULL ? error->message : "failed", (gsize) len);
+    g_strlcpy (msg, error != NULL ? error->message : "failed", (gsize)len);
   g_clear_error (&error);
   return ok;
 }

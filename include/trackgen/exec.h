@@ -224,7 +224,7 @@ const char *tg_policy_to_string (TgPolicy policy);
  */
 typedef struct
 {
-  const gint32 *flag; /**< device flag, or NULL when unconditional */
+  const gint32 *flag;   /**< device flag, or NULL when unconditional */
   gboolean conditional; /**< whether @ref flag guards the work */
 } TgCondition;
 
@@ -476,8 +476,8 @@ guint tg_producer_get_n_stages (const TgProducer *producer);
  *                   producer), #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_CUDA_ERROR
  * @return TRUE on success; FALSE with @p error set, the binding unchanged
  */
-gboolean tg_producer_bind (TgProducer *producer, const char *name,
-                           gpointer device_ptr, gsize size, GError **error);
+gboolean tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
+                           gsize size, GError **error);
 
 /**
  * Looks a binding up.
@@ -509,8 +509,7 @@ gpointer tg_producer_get_binding (const TgProducer *producer, const char *name,
  */
 gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
                               TgPolicy requested, TgCondition condition,
-                              TgPolicy *policy, cudaStream_t *resolved,
-                              GError **error);
+                              TgPolicy *policy, cudaStream_t *resolved, GError **error);
 
 /**
  * Runs the producer: resolves stream and policy, then launches, replays or
@@ -531,26 +530,25 @@ gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
  *                   prefixed with the producer's and the stage's names
  * @return TRUE when the work was enqueued
  */
-gboolean tg_producer_run (TgProducer *producer, cudaStream_t stream,
-                          TgPolicy requested, TgCondition condition,
-                          GError **error);
+gboolean tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
+                          TgCondition condition, GError **error);
 
 /** How the last rebind of an own graph was absorbed. */
 typedef enum
 {
-  TG_REBIND_NONE,        /**< no rebind since the producer was captured */
-  TG_REBIND_UPDATED,     /**< `cudaGraphExecUpdate` updated the graph in place */
-  TG_REBIND_RECAPTURED,  /**< the topology changed: graph re-instantiated */
+  TG_REBIND_NONE,       /**< no rebind since the producer was captured */
+  TG_REBIND_UPDATED,    /**< `cudaGraphExecUpdate` updated the graph in place */
+  TG_REBIND_RECAPTURED, /**< the topology changed: graph re-instantiated */
 } TgRebindOutcome;
 
 /** Counters of the own-graph runner (REPLAY). */
 typedef struct
 {
-  guint n_segments;        /**< device segments (graphs) between HOST stages */
-  guint64 n_captures;      /**< stream captures of own graphs made */
-  guint64 n_replays;       /**< calls served by replaying own graphs */
-  guint64 n_updates;       /**< own graphs updated in place */
-  guint64 n_recaptures;    /**< own graphs re-instantiated after a rebind */
+  guint n_segments;            /**< device segments (graphs) between HOST stages */
+  guint64 n_captures;          /**< stream captures of own graphs made */
+  guint64 n_replays;           /**< calls served by replaying own graphs */
+  guint64 n_updates;           /**< own graphs updated in place */
+  guint64 n_recaptures;        /**< own graphs re-instantiated after a rebind */
   TgRebindOutcome last_rebind; /**< outcome of the latest rebind */
 } TgRunnerStats;
 
@@ -634,8 +632,8 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
  *                  or what @p body set
  * @return TRUE on success, FALSE with @p error set
  */
-gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition,
-                       TgDeviceFunc body, gpointer user_data, GError **error);
+gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
+                       gpointer user_data, GError **error);
 
 /**
  * Runs @p body while *@p flag is non-zero, at most @p max_iters times, from
@@ -651,9 +649,9 @@ gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition,
  * @param error     as tg_launch_if()
  * @return TRUE on success, FALSE with @p error set
  */
-gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag,
-                          guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
-                          gpointer user_data, GError **error);
+gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
+                          TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
+                          GError **error);
 
 /* ------------------------------------------------------------------------ */
 /* Host operations                                                           */
@@ -717,8 +715,8 @@ gboolean tg_host_ops_synchronize (TgHostOps *ops, GError **error);
  * @param error     #TG_CUDA_ERROR
  * @return TRUE when the function is enqueued
  */
-gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func,
-                              gpointer user_data, GError **error);
+gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user_data,
+                              GError **error);
 
 /* ------------------------------------------------------------------------ */
 /* Diagnostics                                                               */

@@ -65,7 +65,8 @@ tg_mix64 (guint64 z)
 static inline TG_HOST_DEVICE guint64
 tg_effective_seed (guint64 seed, guint32 epoch)
 {
-  return tg_mix64 (seed ^ (((guint64) epoch + 1) * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15)));
+  return tg_mix64 (seed
+                   ^ (((guint64)epoch + 1) * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15)));
 }
 
 /**
@@ -79,7 +80,8 @@ tg_effective_seed (guint64 seed, guint32 epoch)
 static inline TG_HOST_DEVICE guint64
 tg_env_seed (guint64 base_seed, guint32 env)
 {
-  return tg_mix64 (base_seed + ((guint64) env + 1) * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
+  return tg_mix64 (base_seed
+                   + ((guint64)env + 1) * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
 }
 
 /** Per-env seeds and epochs on one device; reference-counted. */
@@ -97,7 +99,7 @@ typedef struct _TgSeedState TgSeedState;
  * @return a new state (transfer full), or NULL
  */
 TgSeedState *tg_seed_state_new (int device, guint n_envs, guint64 base_seed,
-                                 GError **error);
+                                GError **error);
 
 /**
  * Creates the state from explicit seeds (@p n_envs values, host memory),

@@ -63,8 +63,8 @@ gboolean tg__capture_conditionals_supported (GError **error);
  * destructor only queues @object; a reaper thread of TrackGen's runs
  * @release later, where CUDA calls are fine.  The reference to @object is
  * transferred in every case: on failure it is released the same way. */
-gboolean tg__capture_retain (cudaGraph_t graph, gpointer object,
-                             GDestroyNotify release, GError **error);
+gboolean tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
+                             GError **error);
 
 /* Waits until every queued release ran, at most @timeout_us. */
 gboolean tg__capture_release_wait (gint64 timeout_us);

@@ -30,7 +30,7 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
     err = get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL);
   if (err == cudaErrorStreamCaptureInvalidated)
     {
-      (void) cudaGetLastError ();
+      (void)cudaGetLastError ();
       info->state = TG_CAPTURE_INVALIDATED;
       info->graph = NULL;
       return TRUE;
@@ -39,7 +39,7 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
     {
       /* The legacy stream while a blocking stream captures: the query is
        * refused without harming that capture. */
-      (void) cudaGetLastError ();
+      (void)cudaGetLastError ();
       info->state = TG_CAPTURE_IMPLICIT;
       return TRUE;
     }
@@ -76,7 +76,8 @@ tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
     return NULL;
   if (!tg__capture_query (stream, info, error))
     return NULL;
-  if (info->state == TG_CAPTURE_NONE && !tg__stream_check_device (stream, device, error))
+  if (info->state == TG_CAPTURE_NONE
+      && !tg__stream_check_device (stream, device, error))
     return NULL;
   return stream;
 }
@@ -135,9 +136,9 @@ tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error)
   tg__live_add (TG_LIVE_CAPTURES, -1);
   if (err != cudaSuccess)
     {
-      (void) cudaGetLastError ();
+      (void)cudaGetLastError ();
       if (*graph != NULL)
-        (void) cudaGraphDestroy (*graph);
+        (void)cudaGraphDestroy (*graph);
       *graph = NULL;
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
                      "the capture ended with %s (%s): an operation during the "
@@ -169,7 +170,7 @@ tg__capture_end_body (cudaStream_t stream, GError **error)
   tg__live_add (TG_LIVE_CAPTURES, -1);
   if (err != cudaSuccess)
     {
-      (void) cudaGetLastError ();
+      (void)cudaGetLastError ();
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
                      "capturing a condition or loop body failed with %s (%s)",
                      cudaGetErrorName (err), cudaGetErrorString (err));
@@ -186,7 +187,8 @@ tg__capture_new_handle (cudaStream_t stream, cudaGraphConditionalHandle *handle,
 
   if (!tg__capture_query (stream, &info, error))
     return FALSE;
-  return TG_CUDA_OK (cudaGraphConditionalHandleCreate (handle, info.graph, 0, 0), error);
+  return TG_CUDA_OK (cudaGraphConditionalHandleCreate (handle, info.graph, 0, 0),
+                     error);
 }
 
 gboolean
@@ -202,9 +204,9 @@ tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle han
   cudaGraphNode_t node = NULL;
   struct cudaGraphNodeParams params = { 0 };
 
-  if (!TG_CUDA_OK (get_capture_info (stream, &status, NULL, &graph, &deps, &edges,
-                                     &n_deps),
-                   error))
+  if (!TG_CUDA_OK (
+          get_capture_info (stream, &status, NULL, &graph, &deps, &edges, &n_deps),
+          error))
     return FALSE;
   params.type = cudaGraphNodeTypeConditional;
   params.conditional.handle = handle;
@@ -390,12 +392,12 @@ tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
   g_mutex_lock (&release_lock);
   releases_pending++;
   g_mutex_unlock (&release_lock);
-  if (!TG_CUDA_OK (cudaGraphRetainUserObject (graph, user_object, 1,
-                                              cudaGraphUserObjectMove),
-                   error))
+  if (!TG_CUDA_OK (
+          cudaGraphRetainUserObject (graph, user_object, 1, cudaGraphUserObjectMove),
+          error))
     {
       /* Dropping our reference runs the destructor, which queues the release. */
-      (void) cudaUserObjectRelease (user_object, 1);
+      (void)cudaUserObjectRelease (user_object, 1);
       return FALSE;
     }
   return TRUE;

@@ -19,9 +19,10 @@ cudaError_t tg__launch_loop_entry (cudaStream_t stream,
 
 /* After each body: count it, then end CONVERGED when the flag cleared, CAPPED
  * at @max_iters, else continue; handle := continue. */
-cudaError_t tg__launch_loop_tail (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                                  int in_graph, const gint32 *flag,
-                                  TgLoopStatus *status, guint max_iters);
+cudaError_t tg__launch_loop_tail (cudaStream_t stream,
+                                  cudaGraphConditionalHandle handle, int in_graph,
+                                  const gint32 *flag, TgLoopStatus *status,
+                                  guint max_iters);
 
 G_END_DECLS
 

@@ -26,10 +26,10 @@ captured (const TgLaunch *launch, enum cudaGraphConditionalNodeType type,
   if (!tg__capture_conditionals_supported (error)
       || (side = tg__producer_side_stream (p, launch->depth, error)) == NULL
       || !tg__capture_new_handle (launch->stream, &handle, error)
-      || !TG_CUDA_OK (loop ? tg__launch_loop_entry (launch->stream, handle, TRUE, flag,
-                                                    status)
-                           : tg__launch_if_set (launch->stream, handle, flag),
-                      error)
+      || !TG_CUDA_OK (
+          loop ? tg__launch_loop_entry (launch->stream, handle, TRUE, flag, status)
+               : tg__launch_if_set (launch->stream, handle, flag),
+          error)
       || !tg__capture_add_conditional (launch->stream, handle, type, &body_graph, error)
       || !tg__capture_begin_body (side, body_graph, launch->mode, error))
     return FALSE;
@@ -93,16 +93,18 @@ tg__condition_while (const TgLaunch *launch, const gint32 *flag, guint max_iters
                      data, error);
   inner = *launch;
   inner.depth++;
-  if (!TG_CUDA_OK (tg__launch_loop_entry (launch->stream, 0, FALSE, flag, status), error)
+  if (!TG_CUDA_OK (tg__launch_loop_entry (launch->stream, 0, FALSE, flag, status),
+                   error)
       || !tg__producer_readback (p, launch->stream, status, sizeof now, &now, error))
     return FALSE;
   while (now.end == TG_LOOP_END_NONE)
     {
       if (!body (&inner, data, error)
-          || !TG_CUDA_OK (tg__launch_loop_tail (launch->stream, 0, FALSE, flag, status,
-                                                max_iters),
-                          error)
-          || !tg__producer_readback (p, launch->stream, status, sizeof now, &now, error))
+          || !TG_CUDA_OK (
+              tg__launch_loop_tail (launch->stream, 0, FALSE, flag, status, max_iters),
+              error)
+          || !tg__producer_readback (p, launch->stream, status, sizeof now, &now,
+                                     error))
         return FALSE;
     }
   return TRUE;

@@ -42,7 +42,7 @@ void
 tg__device_leave (TgDeviceGuard *guard)
 {
   if (guard->switched)
-    (void) cudaSetDevice (guard->saved);
+    (void)cudaSetDevice (guard->saved);
   guard->switched = FALSE;
 }
 
@@ -61,7 +61,7 @@ tg__stream_check_device (cudaStream_t stream, int device, GError **error)
 
   /* With one device every stream is of it: skip the query on the hot path. */
   if (g_atomic_int_get (&device_count) == 0)
-    (void) device_validate (device, NULL);
+    (void)device_validate (device, NULL);
   if (stream_is_special (stream) || g_atomic_int_get (&device_count) == 1)
     return TRUE;
   if (!TG_CUDA_OK (cudaStreamGetDevice (stream, &stream_device), error))
@@ -71,7 +71,7 @@ tg__stream_check_device (cudaStream_t stream, int device, GError **error)
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
                      "stream %p belongs to device %d, but the work is for device %d; "
                      "pass a stream created on device %d",
-                     (void *) stream, stream_device, device, device);
+                     (void *)stream, stream_device, device, device);
       return FALSE;
     }
 #endif
@@ -134,11 +134,11 @@ tg_device_check (int device, GError **error)
   host = g_new0 (guint32, n);
   if ((stream = tg__stream_new (error)) == NULL)
     goto out;
-  TG_CUDA_GOTO (cudaMalloc ((void **) &dev, n * sizeof (guint32)), error, out);
+  TG_CUDA_GOTO (cudaMalloc ((void **)&dev, n * sizeof (guint32)), error, out);
   TG_CUDA_GOTO (tg__launch_check_pattern (stream, dev, n, salt), error, out);
-  TG_CUDA_GOTO (cudaMemcpyAsync (host, dev, n * sizeof (guint32),
-                                 cudaMemcpyDeviceToHost, stream),
-                error, out);
+  TG_CUDA_GOTO (
+      cudaMemcpyAsync (host, dev, n * sizeof (guint32), cudaMemcpyDeviceToHost, stream),
+      error, out);
   TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
   for (guint32 i = 0; i < n; i++)
     if (host[i] != tg__check_pattern (i, salt))
@@ -152,7 +152,7 @@ tg_device_check (int device, GError **error)
   ok = TRUE;
 out:
   if (dev != NULL)
-    (void) cudaFree (dev);
+    (void)cudaFree (dev);
   tg__stream_free (stream);
   tg__device_leave (&guard);
   return ok;

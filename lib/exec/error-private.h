@@ -16,17 +16,17 @@ gboolean tg__cuda_ok (cudaError_t status, const char *call, const char *where,
 
 #define TG_CUDA_OK(call, error) tg__cuda_ok ((call), #call, G_STRLOC, (error))
 
-#define TG_CUDA_GOTO(call, error, label)                                        \
-  G_STMT_START                                                                  \
-  {                                                                             \
-    if (!TG_CUDA_OK (call, error))                                              \
-      goto label;                                                               \
-  }                                                                             \
+#define TG_CUDA_GOTO(call, error, label)                                               \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    if (!TG_CUDA_OK (call, error))                                                     \
+      goto label;                                                                      \
+  }                                                                                    \
   G_STMT_END
 
 /* Sets @error unless one is set already: cleanup paths keep the first error. */
-void tg__set_error (GError **error, GQuark domain, gint code, const char *format,
-                    ...) G_GNUC_PRINTF (4, 5);
+void tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...)
+    G_GNUC_PRINTF (4, 5);
 
 G_END_DECLS
 

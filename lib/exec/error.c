@@ -2,9 +2,12 @@
 #include "config.h"
 #include "error-private.h"
 
+/* Quark names are strings, not expressions. */
+/* clang-format off */
 G_DEFINE_QUARK (tg-capture-error-quark, tg_capture_error)
 G_DEFINE_QUARK (tg-cuda-error-quark, tg_cuda_error)
 G_DEFINE_QUARK (tg-argument-error-quark, tg_argument_error)
+/* clang-format on */
 
 void
 tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...)
@@ -23,8 +26,8 @@ tg__cuda_ok (cudaError_t status, const char *call, const char *where, GError **e
 {
   if (G_LIKELY (status == cudaSuccess))
     return TRUE;
-  (void) cudaGetLastError ();
-  tg__set_error (error, TG_CUDA_ERROR, (gint) status, "%s failed at %s: %s (%s)", call,
+  (void)cudaGetLastError ();
+  tg__set_error (error, TG_CUDA_ERROR, (gint)status, "%s failed at %s: %s (%s)", call,
                  where, cudaGetErrorName (status), cudaGetErrorString (status));
   return FALSE;
 }

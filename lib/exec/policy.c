@@ -8,7 +8,7 @@ G_STATIC_ASSERT (G_N_ELEMENTS (policy_names) == TG_POLICY_RECORD + 1);
 const char *
 tg_policy_to_string (TgPolicy policy)
 {
-  g_return_val_if_fail ((guint) policy <= TG_POLICY_RECORD, "invalid");
+  g_return_val_if_fail ((guint)policy <= TG_POLICY_RECORD, "invalid");
   return policy_names[policy];
 }
 

@@ -39,8 +39,8 @@ typedef struct
 typedef struct
 {
   cudaGraphExec_t exec;
-  guint64 generation;  /* the producer's binding generation it was captured at */
-  const gint32 *flag;  /* the call condition's flag baked in, or NULL */
+  guint64 generation; /* the producer's binding generation it was captured at */
+  const gint32 *flag; /* the call condition's flag baked in, or NULL */
 } TgOwnGraph;
 
 /* A maximal run of device stages; HOST stages lie between segments. */
@@ -62,9 +62,9 @@ struct _TgProducer
   /* Fixed at the first run, from the stages' declarations. */
   gboolean sealed;
   const TgStage *first_host;
-  const TgStage *legacy;  /* the first legacy-stream stage, or NULL */
-  GError *record_refusal; /* why it cannot be recorded, or NULL */
-  GError *replay_refusal; /* why it cannot be captured at all, or NULL */
+  const TgStage *legacy;   /* the first legacy-stream stage, or NULL */
+  GError *record_refusal;  /* why it cannot be recorded, or NULL */
+  GError *replay_refusal;  /* why it cannot be captured at all, or NULL */
   GError *no_conditionals; /* the driver lacks conditional nodes, or NULL */
 
   guint64 generation; /* bumped by every rebind */
@@ -78,7 +78,7 @@ struct _TgProducer
   GArray *segments; /* TgSegment, made at the first REPLAY */
   TgRunnerStats stats;
 
-  GMutex lock;   /* one call at a time */
+  GMutex lock;    /* one call at a time */
   GThread *owner; /* the thread inside a call, or NULL */
 };
 

@@ -127,7 +127,7 @@ static gboolean
 stage_name_free (const TgProducer *p, const char *name)
 {
   for (guint i = 0; i < p->stages->len; i++)
-    if (g_str_equal (((TgStage *) p->stages->pdata[i])->name, name))
+    if (g_str_equal (((TgStage *)p->stages->pdata[i])->name, name))
       return FALSE;
   return TRUE;
 }
@@ -153,10 +153,10 @@ stage_new (const char *name, TgStageKind kind, TgStageFlags flags, gpointer user
   return stage;
 }
 
-#define STAGE_ADD_PRECONDITIONS(p, name, func)                                  \
-  g_return_val_if_fail (p != NULL, G_MAXUINT);                                  \
-  g_return_val_if_fail (name != NULL && func != NULL, G_MAXUINT);               \
-  g_return_val_if_fail (!p->sealed, G_MAXUINT);                                 \
+#define STAGE_ADD_PRECONDITIONS(p, name, func)                                         \
+  g_return_val_if_fail (p != NULL, G_MAXUINT);                                         \
+  g_return_val_if_fail (name != NULL && func != NULL, G_MAXUINT);                      \
+  g_return_val_if_fail (!p->sealed, G_MAXUINT);                                        \
   g_return_val_if_fail (stage_name_free (p, name), G_MAXUINT)
 
 guint
@@ -348,7 +348,7 @@ read_lock (TgProducer *p)
 gpointer
 tg_producer_get_binding (const TgProducer *producer, const char *name, gsize *size)
 {
-  TgProducer *p = (TgProducer *) producer;
+  TgProducer *p = (TgProducer *)producer;
   gboolean locked;
   gpointer ptr;
 
@@ -385,7 +385,7 @@ cudaStream_t
 tg__producer_side_stream (TgProducer *p, guint depth, GError **error)
 {
   if (p->side_streams == NULL)
-    p->side_streams = g_ptr_array_new_with_free_func ((GDestroyNotify) tg__stream_free);
+    p->side_streams = g_ptr_array_new_with_free_func ((GDestroyNotify)tg__stream_free);
   while (p->side_streams->len <= depth)
     {
       cudaStream_t s = tg__stream_new (error);
@@ -401,7 +401,8 @@ tg__producer_readback (TgProducer *p, cudaStream_t stream, gconstpointer device_
                        gsize size, gpointer out, GError **error)
 {
   g_assert (size <= sizeof *p->readback);
-  if (p->readback == NULL && (p->readback = tg__host_alloc (sizeof *p->readback, error)) == NULL)
+  if (p->readback == NULL
+      && (p->readback = tg__host_alloc (sizeof *p->readback, error)) == NULL)
     return FALSE;
   if (!TG_CUDA_OK (cudaMemcpyAsync (p->readback, device_src, size,
                                     cudaMemcpyDeviceToHost, stream),

@@ -25,14 +25,14 @@ enum cudaStreamCaptureMode
 tg__relaxed_begin (void)
 {
   enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  (void) cudaThreadExchangeStreamCaptureMode (&mode);
+  (void)cudaThreadExchangeStreamCaptureMode (&mode);
   return mode;
 }
 
 void
 tg__relaxed_end (enum cudaStreamCaptureMode saved)
 {
-  (void) cudaThreadExchangeStreamCaptureMode (&saved);
+  (void)cudaThreadExchangeStreamCaptureMode (&saved);
 }
 
 cudaStream_t
@@ -40,8 +40,8 @@ tg__stream_new (GError **error)
 {
   cudaStream_t stream = NULL;
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  gboolean ok = TG_CUDA_OK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking),
-                            error);
+  gboolean ok
+      = TG_CUDA_OK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking), error);
   tg__relaxed_end (mode);
   if (!ok)
     return NULL;
@@ -54,7 +54,7 @@ tg__stream_free (cudaStream_t stream)
 {
   if (stream == NULL)
     return;
-  (void) cudaStreamDestroy (stream);
+  (void)cudaStreamDestroy (stream);
   tg__live_add (TG_LIVE_STREAMS, -1);
 }
 
@@ -65,7 +65,7 @@ tg__graph_instantiate (cudaGraph_t graph, cudaGraphExec_t *exec, GError **error)
 
   if (status != cudaSuccess)
     {
-      (void) cudaGetLastError ();
+      (void)cudaGetLastError ();
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
                      "cudaGraphInstantiate failed: %s (%s)", cudaGetErrorName (status),
                      cudaGetErrorString (status));
@@ -81,7 +81,7 @@ tg__graph_exec_free (cudaGraphExec_t exec)
 {
   if (exec == NULL)
     return;
-  (void) cudaGraphExecDestroy (exec);
+  (void)cudaGraphExecDestroy (exec);
   tg__live_add (TG_LIVE_GRAPH_EXECS, -1);
 }
 
@@ -90,7 +90,7 @@ tg__graph_free (cudaGraph_t graph)
 {
   if (graph == NULL)
     return;
-  (void) cudaGraphDestroy (graph);
+  (void)cudaGraphDestroy (graph);
   tg__live_add (TG_LIVE_GRAPHS, -1);
 }
 
@@ -108,5 +108,5 @@ void
 tg__host_free (gpointer ptr)
 {
   if (ptr != NULL)
-    (void) cudaFreeHost (ptr);
+    (void)cudaFreeHost (ptr);
 }

@@ -79,9 +79,10 @@ check_legacy (const TgProducer *p, const Resolution *r, GError **error)
     return TRUE;
   if (r->stream != cudaStreamLegacy)
     {
-      g_autofree char *into = g_strdup_printf (
-          r->capture.state == TG_CAPTURE_NONE ? "stream %p" : "the capture on stream %p",
-          (void *) r->stream);
+      g_autofree char *into = g_strdup_printf (r->capture.state == TG_CAPTURE_NONE
+                                                   ? "stream %p"
+                                                   : "the capture on stream %p",
+                                               (void *)r->stream);
       g_autoptr (GError) e = stage_refusal (p, legacy, into);
       g_propagate_error (error, g_steal_pointer (&e));
       return FALSE;
@@ -89,7 +90,8 @@ check_legacy (const TgProducer *p, const Resolution *r, GError **error)
   if (r->capture.state == TG_CAPTURE_IMPLICIT)
     {
       g_autoptr (GError) e = stage_refusal (
-          p, legacy, "into the capture in progress on a blocking stream, invalidating it");
+          p, legacy,
+          "into the capture in progress on a blocking stream, invalidating it");
       g_propagate_error (error, g_steal_pointer (&e));
       return FALSE;
     }
@@ -216,7 +218,7 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
       launch->stage = stage;
       if (stage->condition != NULL)
         ok = tg__condition_if (launch, tg_launch_get_binding (launch, stage->condition),
-                               guarded_stage, (gpointer) stage, &local);
+                               guarded_stage, (gpointer)stage, &local);
       else
         ok = run_stage (launch, stage, &local);
       if (!ok)
@@ -224,8 +226,8 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
           if (local == NULL)
             local = g_error_new_literal (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                                          "the stage failed without setting an error");
-          g_propagate_prefixed_error (error, local, "producer '%s', stage '%s': ",
-                                      p->name, stage->name);
+          g_propagate_prefixed_error (
+              error, local, "producer '%s', stage '%s': ", p->name, stage->name);
           return FALSE;
         }
     }
@@ -254,7 +256,7 @@ call_body (const TgLaunch *launch, gpointer condition, GError **error)
 {
   TgLaunch inner = *launch;
 
-  return run_body (&inner, *(const TgCondition *) condition, error);
+  return run_body (&inner, *(const TgCondition *)condition, error);
 }
 
 /* RECORD: a dry run into a scratch capture of our own proves that every
@@ -345,7 +347,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
 
   g_return_val_if_fail (producer != NULL, FALSE);
   g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
-  g_return_val_if_fail ((guint) requested <= TG_POLICY_RECORD, FALSE);
+  g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   if (!tg__producer_lock (producer, error))
     return FALSE;
   if (!tg__device_enter (&guard, producer->device, error))

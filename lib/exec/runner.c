@@ -16,7 +16,7 @@ make_segments (TgProducer *p)
   for (guint i = 0; i <= p->stages->len; i++)
     {
       gboolean host = i < p->stages->len
-                      && ((TgStage *) p->stages->pdata[i])->kind == TG_STAGE_KIND_HOST;
+                      && ((TgStage *)p->stages->pdata[i])->kind == TG_STAGE_KIND_HOST;
       if (i == p->stages->len || host)
         {
           if (seg.n > 0)
@@ -53,8 +53,9 @@ segment_body (const TgLaunch *launch, gpointer data, GError **error)
 }
 
 gboolean
-tg__runner_capture (TgProducer *p, const TgLaunch *base, enum cudaStreamCaptureMode mode,
-                    TgDeviceFunc body, gpointer data, cudaGraph_t *graph, GError **error)
+tg__runner_capture (TgProducer *p, const TgLaunch *base,
+                    enum cudaStreamCaptureMode mode, TgDeviceFunc body, gpointer data,
+                    cudaGraph_t *graph, GError **error)
 {
   cudaStream_t stream = tg__producer_private_stream (p, error);
   g_autoptr (GError) trial = NULL;
@@ -78,8 +79,8 @@ tg__runner_capture (TgProducer *p, const TgLaunch *base, enum cudaStreamCaptureM
     {
       /* A stage's error names the producer already. */
       g_autofree char *why = trial != NULL ? g_strdup (trial->message)
-                                           : g_strdup_printf ("producer '%s': %s", p->name,
-                                                              broke->message);
+                                           : g_strdup_printf ("producer '%s': %s",
+                                                              p->name, broke->message);
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
                      "%s; it cannot be captured, and nothing was recorded", why);
       ok = FALSE;
@@ -103,9 +104,9 @@ segment_call (const TgLaunch *launch, gpointer data, GError **error)
   const SegmentCall *call = data;
 
   if (call->flag != NULL)
-    return tg__condition_if (launch, call->flag, segment_body, (gpointer) call->seg,
+    return tg__condition_if (launch, call->flag, segment_body, (gpointer)call->seg,
                              error);
-  return segment_body (launch, (gpointer) call->seg, error);
+  return segment_body (launch, (gpointer)call->seg, error);
 }
 
 /* Makes @og current: first capture, or refresh after a rebind or a new flag. */
@@ -120,8 +121,8 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
 
   if (og->exec != NULL && !rebind && og->flag == flag)
     return TRUE;
-  if (!tg__runner_capture (p, base, cudaStreamCaptureModeThreadLocal, segment_call, &call,
-                           &graph, error))
+  if (!tg__runner_capture (p, base, cudaStreamCaptureModeThreadLocal, segment_call,
+                           &call, &graph, error))
     return FALSE;
   p->stats.n_captures++;
   if (og->exec == NULL)
@@ -134,7 +135,7 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
     }
   else
     {
-      (void) cudaGetLastError ();
+      (void)cudaGetLastError ();
       g_clear_pointer (&og->exec, tg__graph_exec_free);
       ok = tg__graph_instantiate (graph, &og->exec, error);
       p->stats.n_recaptures++;
@@ -175,8 +176,8 @@ tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
     }
   for (guint s = 0; s <= p->segments->len; s++)
     {
-      TgSegment *seg = s < p->segments->len ? &g_array_index (p->segments, TgSegment, s)
-                                            : NULL;
+      TgSegment *seg
+          = s < p->segments->len ? &g_array_index (p->segments, TgSegment, s) : NULL;
       guint end = seg != NULL ? seg->first : p->stages->len;
       TgOwnGraph *og;
 

@@ -8,7 +8,7 @@ tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error)
 {
   g_return_val_if_fail (graph != NULL && producer != NULL, FALSE);
   return tg__capture_retain (graph, tg_producer_ref (producer),
-                             (GDestroyNotify) tg_producer_unref, error);
+                             (GDestroyNotify)tg_producer_unref, error);
 }
 
 gboolean
@@ -24,7 +24,7 @@ tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                      "stream %p has no capture in progress to retain producer '%s' "
                      "into",
-                     (void *) stream, tg_producer_get_name (producer));
+                     (void *)stream, tg_producer_get_name (producer));
       return FALSE;
     }
   return tg_retain (info.graph, producer, error);

@@ -27,9 +27,10 @@ tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
     return NULL;
   if (info.state == TG_CAPTURE_INVALIDATED)
     {
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
-                     "the capture on stream %p is invalidated: end it and capture again",
-                     (void *) stream);
+      tg__set_error (
+          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+          "the capture on stream %p is invalidated: end it and capture again",
+          (void *)stream);
       return NULL;
     }
   if (info.state != TG_CAPTURE_ACTIVE)
@@ -38,7 +39,7 @@ tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
                      "stream %p is not capturing: register a scope between "
                      "cudaStreamBeginCapture and cudaStreamEndCapture (inside "
                      "torch.cuda.graph)",
-                     (void *) stream);
+                     (void *)stream);
       return NULL;
     }
   s = g_new0 (TgCaptureScope, 1);
@@ -62,7 +63,7 @@ tg_capture_scope_end (TgCaptureScope *scope, GError **error)
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_THREAD,
                      "the capture scope of stream %p was begun on another thread; "
                      "end it on that thread",
-                     (void *) scope->scope.stream);
+                     (void *)scope->scope.stream);
       return FALSE;
     }
   if (tg__scope_current () != &scope->scope)
@@ -70,7 +71,7 @@ tg_capture_scope_end (TgCaptureScope *scope, GError **error)
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                      "the capture scope of stream %p is not the innermost one: end "
                      "the scopes begun inside it first",
-                     (void *) scope->scope.stream);
+                     (void *)scope->scope.stream);
       return FALSE;
     }
   tg__scope_pop (&scope->scope);

@@ -23,11 +23,12 @@ cudaError_t tg__launch_seeds_advance (cudaStream_t stream, guint32 *epochs,
 
 /* out[i] = tg_effective_seed(seeds[i], epochs[i]). */
 cudaError_t tg__launch_seeds_fill (cudaStream_t stream, guint64 *out,
-                                   const guint64 *seeds, const guint32 *epochs, guint n);
+                                   const guint64 *seeds, const guint32 *epochs,
+                                   guint n);
 
 /* Snapshot format (see tg_seed_state_snapshot): a 16-byte header, then the
  * seeds, then the epochs, all little endian. */
-#define TG__SEEDS_MAGIC "TGSEEDS"   /* 8 bytes with its NUL */
+#define TG__SEEDS_MAGIC "TGSEEDS" /* 8 bytes with its NUL */
 #define TG__SEEDS_VERSION 1u
 #define TG__SEEDS_HEADER_SIZE 16u
 

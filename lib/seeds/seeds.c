@@ -25,7 +25,7 @@ struct _TgSeedState
 gsize
 tg__seeds_snapshot_size (guint n_envs)
 {
-  return TG__SEEDS_HEADER_SIZE + (gsize) n_envs * (sizeof (guint64) + sizeof (guint32));
+  return TG__SEEDS_HEADER_SIZE + (gsize)n_envs * (sizeof (guint64) + sizeof (guint32));
 }
 
 void
@@ -95,7 +95,7 @@ tg__seeds_snapshot_check (gconstpointer data, gsize size, guint n_envs, GError *
 static int
 compare_guint (const void *a, const void *b)
 {
-  guint x = *(const guint *) a, y = *(const guint *) b;
+  guint x = *(const guint *)a, y = *(const guint *)b;
 
   return (x > y) - (x < y);
 }
@@ -119,7 +119,7 @@ tg__seeds_check_ids (const guint *ids, guint n, guint n_envs, GError **error)
   /* Sorting a copy costs O(n log n) in the ids given, not in n_envs. */
   if (n < 2)
     return TRUE;
-  sorted = g_memdup2 (ids, (gsize) n * sizeof *ids);
+  sorted = g_memdup2 (ids, (gsize)n * sizeof *ids);
   qsort (sorted, n, sizeof *sorted, compare_guint);
   for (guint k = 1; k < n; k++)
     if (sorted[k] == sorted[k - 1])
@@ -158,8 +158,8 @@ device_free (gpointer ptr)
     return;
   /* cudaFree is unsafe under a global capture on this thread: relax. */
   mode = tg__relaxed_begin ();
-  (void) cudaFree (ptr);
-  (void) cudaGetLastError ();
+  (void)cudaFree (ptr);
+  (void)cudaGetLastError ();
   tg__relaxed_end (mode);
 }
 
@@ -224,20 +224,21 @@ state_create (int device, guint n_envs, guint64 base_seed, const guint64 *seeds,
   g_atomic_ref_count_init (&state->ref);
   state->device = device;
   state->n_envs = n_envs;
-  if (!device_alloc ((gpointer *) &state->seeds, n_envs * sizeof (guint64), error)
-      || !device_alloc ((gpointer *) &state->epochs, n_envs * sizeof (guint32), error))
+  if (!device_alloc ((gpointer *)&state->seeds, n_envs * sizeof (guint64), error)
+      || !device_alloc ((gpointer *)&state->epochs, n_envs * sizeof (guint32), error))
     goto out;
   if (seeds == NULL)
-    TG_CUDA_GOTO (tg__launch_seeds_init (stream, state->seeds, state->epochs, n_envs,
-                                         base_seed),
-                  error, out);
+    TG_CUDA_GOTO (
+        tg__launch_seeds_init (stream, state->seeds, state->epochs, n_envs, base_seed),
+        error, out);
   else
     {
       TG_CUDA_GOTO (cudaMemcpyAsync (state->seeds, seeds, n_envs * sizeof (guint64),
                                      cudaMemcpyHostToDevice, stream),
                     error, out);
-      TG_CUDA_GOTO (cudaMemsetAsync (state->epochs, 0, n_envs * sizeof (guint32), stream),
-                    error, out);
+      TG_CUDA_GOTO (
+          cudaMemsetAsync (state->epochs, 0, n_envs * sizeof (guint32), stream), error,
+          out);
     }
   TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
   ok = TRUE;
@@ -315,8 +316,8 @@ tg_seed_state_get_epochs (const TgSeedState *state)
 /* Blocking operations, on the state's default stream                       */
 
 gboolean
-tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids,
-                         const guint64 *seeds, guint n, GError **error)
+tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids, const guint64 *seeds,
+                         guint n, GError **error)
 {
   TgDeviceGuard guard;
   cudaStream_t stream;
@@ -334,8 +335,8 @@ tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids,
   if ((stream = blocking_enter (state->device, &guard, error)) == NULL)
     return FALSE;
   /* One staging buffer: the values, then the ids (8-byte aligned after them). */
-  if (!device_alloc ((gpointer *) &values, (gsize) n * (sizeof (guint64) + sizeof (guint32)),
-                     error))
+  if (!device_alloc ((gpointer *)&values,
+                     (gsize)n * (sizeof (guint64) + sizeof (guint32)), error))
     goto out;
   TG_CUDA_GOTO (cudaMemcpyAsync (values, seeds, n * sizeof (guint64),
                                  cudaMemcpyHostToDevice, stream),
@@ -345,7 +346,7 @@ tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids,
                 error, out);
   /* The scatter is the only write to the state, after every check passed. */
   TG_CUDA_GOTO (tg__launch_seeds_scatter (stream, state->seeds, state->epochs,
-                                          (const guint32 *) (values + n), values, n),
+                                          (const guint32 *)(values + n), values, n),
                 error, out);
   TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
   ok = TRUE;
@@ -368,7 +369,8 @@ tg_seed_state_read (TgSeedState *state, guint64 *seeds, guint32 *epochs, GError 
   if ((stream = blocking_enter (state->device, &guard, error)) == NULL)
     return FALSE;
   if (seeds != NULL)
-    TG_CUDA_GOTO (cudaMemcpyAsync (seeds, state->seeds, state->n_envs * sizeof (guint64),
+    TG_CUDA_GOTO (cudaMemcpyAsync (seeds, state->seeds,
+                                   state->n_envs * sizeof (guint64),
                                    cudaMemcpyDeviceToHost, stream),
                   error, out);
   if (epochs != NULL)
@@ -397,8 +399,8 @@ tg_seed_state_snapshot (TgSeedState *state, GError **error)
   size = tg__seeds_snapshot_size (state->n_envs);
   buf = g_malloc (size);
   /* g_malloc aligns to 16, so both arrays land naturally aligned. */
-  seeds = (guint64 *) (buf + TG__SEEDS_HEADER_SIZE);
-  epochs = (guint32 *) (seeds + state->n_envs);
+  seeds = (guint64 *)(buf + TG__SEEDS_HEADER_SIZE);
+  epochs = (guint32 *)(seeds + state->n_envs);
   tg__seeds_snapshot_write_header (buf, state->n_envs);
   if (!tg_seed_state_read (state, seeds, epochs, error))
     {
@@ -452,7 +454,8 @@ tg_seed_state_restore (TgSeedState *state, GBytes *snapshot, GError **error)
   TG_CUDA_GOTO (cudaMemcpyAsync (state->seeds, seeds, state->n_envs * sizeof (guint64),
                                  cudaMemcpyHostToDevice, stream),
                 error, out);
-  TG_CUDA_GOTO (cudaMemcpyAsync (state->epochs, epochs, state->n_envs * sizeof (guint32),
+  TG_CUDA_GOTO (cudaMemcpyAsync (state->epochs, epochs,
+                                 state->n_envs * sizeof (guint32),
                                  cudaMemcpyHostToDevice, stream),
                 error, out);
   TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
@@ -495,9 +498,9 @@ tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
     return FALSE;
   if ((stream = enqueue_enter (state, stream, &guard, error)) == NULL)
     return FALSE;
-  ok = TG_CUDA_OK (tg__launch_seeds_advance (stream, state->epochs, device_mask,
-                                             state->n_envs),
-                   error);
+  ok = TG_CUDA_OK (
+      tg__launch_seeds_advance (stream, state->epochs, device_mask, state->n_envs),
+      error);
   tg__device_leave (&guard);
   return ok;
 }
@@ -513,9 +516,9 @@ tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream, GError **er
 
   if ((stream = enqueue_enter (state, stream, &guard, error)) == NULL)
     return FALSE;
-  ok = TG_CUDA_OK (cudaMemsetAsync (state->epochs, 0, state->n_envs * sizeof (guint32),
-                                    stream),
-                   error);
+  ok = TG_CUDA_OK (
+      cudaMemsetAsync (state->epochs, 0, state->n_envs * sizeof (guint32), stream),
+      error);
   tg__device_leave (&guard);
   return ok;
 }
