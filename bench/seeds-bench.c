@@ -109,7 +109,7 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
     TG_BENCH_CUDA (cudaDeviceGetAttribute (&l2, cudaDevAttrL2CacheSize, device));
     large = bytes > 4.0 * l2;
     what = g_strdup_printf ("advance (masked) + fill_effective, E = 2^%u%s", log2_n,
-                            large ? "" : " (in L2)");
+                            large ? "" : " (< 4x L2)");
     tg_bench_add (bench, "seeds", what, "GB/s", gbs_ours, gbs_copy,
                   "cudaMemcpyAsync D2D, same bytes read + written",
                   large ? TG_BENCH_HIGHER_IS_BETTER : TG_BENCH_INFO, 0.85);
