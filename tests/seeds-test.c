@@ -275,14 +275,9 @@ test_no_device (void)
 {
   g_autoptr (GError) error = NULL;
 
-  if (tg_test_have_gpu ())
-    {
-      g_test_skip ("a CUDA device is present");
-      return;
-    }
+  TG_TEST_REQUIRE_NO_GPU ();
   g_assert_null (tg_seed_state_new (0, 16, 42, &error));
-  g_assert_error (error, TG_CUDA_ERROR, error->code);
-  g_assert_cmpint (error->code, !=, cudaSuccess);
+  tg_test_assert_cuda_error (error);
 }
 
 int

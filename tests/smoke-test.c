@@ -27,18 +27,9 @@ test_no_device (void)
 {
   g_autoptr (GError) error = NULL;
 
-  if (tg_test_have_gpu ())
-    {
-      g_test_skip ("a CUDA device is present");
-      return;
-    }
+  TG_TEST_REQUIRE_NO_GPU ();
   g_assert_false (tg_device_check (0, &error));
-  g_assert_error (error, TG_CUDA_ERROR, error->code);
-  g_assert_cmpint (error->code, !=, cudaSuccess);
-  /* The message names the failing call, cudaGetErrorName and the cause. */
-  g_assert_nonnull (strstr (error->message, " failed at "));
-  g_assert_nonnull (strstr (error->message, cudaGetErrorName (error->code)));
-  g_assert_nonnull (strstr (error->message, cudaGetErrorString (error->code)));
+  tg_test_assert_cuda_error (error);
 }
 
 static void

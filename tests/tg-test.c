@@ -2,6 +2,8 @@
 #include "config.h"
 #include "tg-test.h"
 
+#include <string.h>
+
 gboolean
 tg_test_launched (cudaError_t status, GError **error)
 {
@@ -38,6 +40,17 @@ tg_test_have_gpu (void)
 
   g_once (&once, probe_gpu, NULL);
   return GPOINTER_TO_INT (once.retval);
+}
+
+void
+tg_test_assert_cuda_error (const GError *error)
+{
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == TG_CUDA_ERROR);
+  g_assert_cmpint (error->code, !=, cudaSuccess);
+  g_assert_nonnull (strstr (error->message, " failed at "));
+  g_assert_nonnull (strstr (error->message, cudaGetErrorName (error->code)));
+  g_assert_nonnull (strstr (error->message, cudaGetErrorString (error->code)));
 }
 
 void

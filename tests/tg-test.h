@@ -23,6 +23,22 @@ gboolean tg_test_have_gpu (void);
   }                                                                                    \
   G_STMT_END
 
+/* For the cases that check behaviour without a device. */
+#define TG_TEST_REQUIRE_NO_GPU()                                                       \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    if (tg_test_have_gpu ())                                                           \
+      {                                                                                \
+        g_test_skip ("a CUDA device is present");                                      \
+        return;                                                                        \
+      }                                                                                \
+  }                                                                                    \
+  G_STMT_END
+
+/* Asserts @error is a TG_CUDA_ERROR whose message names the failing call,
+ * cudaGetErrorName and cudaGetErrorString. */
+void tg_test_assert_cuda_error (const GError *error);
+
 /* Asserts a CUDA call succeeded, naming it. */
 #define TG_TEST_CUDA(call)                                                             \
   G_STMT_START                                                                         \

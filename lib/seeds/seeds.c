@@ -356,33 +356,43 @@ out:
   return ok;
 }
 
-gboolean
-tg_seed_state_read (TgSeedState *state, guint64 *seeds, guint32 *epochs, GError **error)
+/* Copies seeds and epochs between the state and host arrays of n_envs
+ * elements (either may be NULL), in direction @kind, and waits. */
+static gboolean
+transfer (TgSeedState *state, gpointer seeds, gpointer epochs, enum cudaMemcpyKind kind,
+          GError **error)
 {
+  gboolean to_host = kind == cudaMemcpyDeviceToHost;
   TgDeviceGuard guard;
   cudaStream_t stream;
   gboolean ok = FALSE;
 
-  g_return_val_if_fail (state != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
   if ((stream = blocking_enter (state->device, &guard, error)) == NULL)
     return FALSE;
   if (seeds != NULL)
-    TG_CUDA_GOTO (cudaMemcpyAsync (seeds, state->seeds,
-                                   state->n_envs * sizeof (guint64),
-                                   cudaMemcpyDeviceToHost, stream),
+    TG_CUDA_GOTO (cudaMemcpyAsync (to_host ? seeds : (gpointer)state->seeds,
+                                   to_host ? (gpointer)state->seeds : seeds,
+                                   state->n_envs * sizeof (guint64), kind, stream),
                   error, out);
   if (epochs != NULL)
-    TG_CUDA_GOTO (cudaMemcpyAsync (epochs, state->epochs,
-                                   state->n_envs * sizeof (guint32),
-                                   cudaMemcpyDeviceToHost, stream),
+    TG_CUDA_GOTO (cudaMemcpyAsync (to_host ? epochs : (gpointer)state->epochs,
+                                   to_host ? (gpointer)state->epochs : epochs,
+                                   state->n_envs * sizeof (guint32), kind, stream),
                   error, out);
   TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
   ok = TRUE;
 out:
   tg__device_leave (&guard);
   return ok;
+}
+
+gboolean
+tg_seed_state_read (TgSeedState *state, guint64 *seeds, guint32 *epochs, GError **error)
+{
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return transfer (state, seeds, epochs, cudaMemcpyDeviceToHost, error);
 }
 
 GBytes *
@@ -420,12 +430,9 @@ tg_seed_state_snapshot (TgSeedState *state, GError **error)
 gboolean
 tg_seed_state_restore (TgSeedState *state, GBytes *snapshot, GError **error)
 {
-  TgDeviceGuard guard;
-  cudaStream_t stream;
   const guint8 *data;
   gconstpointer seeds, epochs;
   gsize size;
-  gboolean ok = FALSE;
 
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (snapshot != NULL, FALSE);
@@ -449,20 +456,8 @@ tg_seed_state_restore (TgSeedState *state, GBytes *snapshot, GError **error)
   seeds = host_seeds;
   epochs = host_epochs;
 #endif
-  if ((stream = blocking_enter (state->device, &guard, error)) == NULL)
-    return FALSE;
-  TG_CUDA_GOTO (cudaMemcpyAsync (state->seeds, seeds, state->n_envs * sizeof (guint64),
-                                 cudaMemcpyHostToDevice, stream),
-                error, out);
-  TG_CUDA_GOTO (cudaMemcpyAsync (state->epochs, epochs,
-                                 state->n_envs * sizeof (guint32),
-                                 cudaMemcpyHostToDevice, stream),
-                error, out);
-  TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
-  ok = TRUE;
-out:
-  tg__device_leave (&guard);
-  return ok;
+  return transfer (state, (gpointer)seeds, (gpointer)epochs, cudaMemcpyHostToDevice,
+                   error);
 }
 
 /* ------------------------------------------------------------------------ */
