@@ -144,7 +144,10 @@ cudaStream_t tg_default_stream (int device, GError **error);
  * stream of a foreign capture registered on this thread (interop.h), else
  * TrackGen's default stream.  An explicit stream is checked and returned.
  * (Producer calls also consider the producer's bound stream, before the
- * default one.)  The caller's current device is restored.
+ * default one.)  The caller's current device is restored.  A stream's device
+ * is checked only while the stream is not capturing (CUDA refuses
+ * `cudaStreamGetDevice` on a capturing stream, and that refusal invalidates
+ * the capture), and only when the process sees more than one device.
  *
  * @param stream an explicit stream, or NULL
  * @param device CUDA device ordinal the work is for
