@@ -30,7 +30,7 @@ typedef struct
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  tg_test_gpu_set_up (&f->gpu);
+  tg_test_gpu_set_up (&f->gpu, data);
   if (tg_test_have_gpu ())
     f->dev = tg_test_device_alloc (sizeof (Dev));
 }
@@ -40,7 +40,7 @@ fixture_tear_down (Fixture *f, gconstpointer data)
 {
   if (tg_test_have_gpu ())
     tg_test_device_free (f->dev);
-  tg_test_gpu_tear_down (&f->gpu);
+  tg_test_gpu_tear_down (&f->gpu, data);
 }
 
 #define GPU_TEST(path, func)                                                           \

@@ -216,13 +216,12 @@ test_svg_writer (void)
 
 /* The central property: the same tracks, bit for bit, under every policy. */
 static void
-test_policies (void)
+test_policies (TgTestGpu *gpu, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   TgSeedState *seeds;
   TgProducer *p;
-  TgLiveObjects before;
-  cudaStream_t s;
+  cudaStream_t s = gpu->stream;
   cudaGraphExec_t exec;
   gsize size = points_size (N_ENVS);
   g_autofree float2 *eager = g_malloc (size), *replay = g_malloc (size),
@@ -230,8 +229,6 @@ test_policies (void)
   guint8 valid[N_ENVS];
 
   TG_TEST_REQUIRE_GPU ();
-  tg_test_live_snapshot (&before);
-  s = tg_test_stream_new ();
   seeds = tg_seed_state_new (0, N_ENVS, 1234, &error);
   g_assert_no_error (error);
   p = track_new (seeds, N_ENVS, FALSE, NULL);
@@ -260,21 +257,18 @@ test_policies (void)
   TG_TEST_CUDA (cudaGraphExecDestroy (exec));
   tg_producer_unref (p);
   tg_seed_state_unref (seeds);
-  TG_TEST_CUDA (cudaStreamDestroy (s));
-  tg_test_assert_no_leaks (&before);
 }
 
 /* Recorded under tg_conditional() (an IF node holding the relaxation's
  * WHILE node): skipped on the device when the flag is 0, the same tracks
  * when it is 1. */
 static void
-test_conditional_record (void)
+test_conditional_record (TgTestGpu *gpu, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   TgSeedState *seeds;
   TgProducer *p;
-  TgLiveObjects before;
-  cudaStream_t s;
+  cudaStream_t s = gpu->stream;
   cudaGraphExec_t exec;
   gint32 *flag = NULL, on = 1;
   TgLoopStatus status;
@@ -283,8 +277,6 @@ test_conditional_record (void)
                     *zero = g_malloc0 (size);
 
   TG_TEST_REQUIRE_GPU ();
-  tg_test_live_snapshot (&before);
-  s = tg_test_stream_new ();
   seeds = tg_seed_state_new (0, N_ENVS, 99, &error);
   g_assert_no_error (error);
   p = track_new (seeds, N_ENVS, FALSE, NULL);
@@ -313,19 +305,16 @@ test_conditional_record (void)
   TG_TEST_CUDA (cudaFree (flag));
   tg_producer_unref (p);
   tg_seed_state_unref (seeds);
-  TG_TEST_CUDA (cudaStreamDestroy (s));
-  tg_test_assert_no_leaks (&before);
 }
 
 /* Envs whose mask byte is 0 keep their track, validity and epoch. */
 static void
-test_mask (void)
+test_mask (TgTestGpu *gpu, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   TgSeedState *seeds;
   TgProducer *p;
-  TgLiveObjects before;
-  cudaStream_t s;
+  cudaStream_t s = gpu->stream;
   gsize size = points_size (N_ENVS), per_env = size / N_ENVS;
   g_autofree float2 *points = g_malloc (size);
   g_autofree guint8 *untouched = g_malloc (per_env);
@@ -333,8 +322,6 @@ test_mask (void)
   guint32 epochs[N_ENVS];
 
   TG_TEST_REQUIRE_GPU ();
-  tg_test_live_snapshot (&before);
-  s = tg_test_stream_new ();
   seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
   g_assert_no_error (error);
   p = track_new (seeds, N_ENVS, TRUE, NULL);
@@ -370,22 +357,19 @@ test_mask (void)
 
   tg_producer_unref (p);
   tg_seed_state_unref (seeds);
-  TG_TEST_CUDA (cudaStreamDestroy (s));
-  tg_test_assert_no_leaks (&before);
 }
 
 /* A track regenerated from its (seed, epoch) in a batch of its own is the
  * one the large batch made: the relaxation of an env never depends on the
  * others. */
 static void
-test_reproducible (void)
+test_reproducible (TgTestGpu *gpu, gconstpointer data)
 {
   static const guint picked[] = { 0, 1, 3, 62 };
   g_autoptr (GError) error = NULL;
   TgSeedState *seeds, *alone_seeds;
   TgProducer *p, *alone;
-  TgLiveObjects before;
-  cudaStream_t s;
+  cudaStream_t s = gpu->stream;
   gsize size = points_size (N_ENVS), per_env = size / N_ENVS;
   g_autofree float2 *points = g_malloc (size), *mine = g_malloc (4 * per_env);
   guint8 mask[N_ENVS];
@@ -393,8 +377,6 @@ test_reproducible (void)
   guint32 all_epochs[N_ENVS], pick_epochs[4];
 
   TG_TEST_REQUIRE_GPU ();
-  tg_test_live_snapshot (&before);
-  s = tg_test_stream_new ();
   seeds = tg_seed_state_new (0, N_ENVS, 77, &error);
   g_assert_no_error (error);
   p = track_new (seeds, N_ENVS, TRUE, NULL);
@@ -427,29 +409,24 @@ test_reproducible (void)
   tg_producer_unref (p);
   tg_seed_state_unref (alone_seeds);
   tg_seed_state_unref (seeds);
-  TG_TEST_CUDA (cudaStreamDestroy (s));
-  tg_test_assert_no_leaks (&before);
 }
 
 /* The SVG HOST stage: runs standalone, and is refused under a capture
  * before anything is recorded. */
 static void
-test_svg_stage (void)
+test_svg_stage (TgTestGpu *gpu, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *dir = NULL, *path = NULL, *svg = NULL;
   TgSeedState *seeds;
   TgProducer *p;
-  TgLiveObjects before;
-  cudaStream_t s;
+  cudaStream_t s = gpu->stream;
   cudaGraph_t graph = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  tg_test_live_snapshot (&before);
   dir = g_dir_make_tmp ("examples-test-XXXXXX", &error);
   g_assert_no_error (error);
   path = g_build_filename (dir, "tracks.svg", NULL);
-  s = tg_test_stream_new ();
   seeds = tg_seed_state_new (0, 8, 3, &error);
   g_assert_no_error (error);
   p = track_new (seeds, 8, FALSE, path);
@@ -472,8 +449,6 @@ test_svg_stage (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
   tg_producer_unref (p);
   tg_seed_state_unref (seeds);
-  TG_TEST_CUDA (cudaStreamDestroy (s));
-  tg_test_assert_no_leaks (&before);
 }
 
 int
@@ -482,11 +457,11 @@ main (int argc, char **argv)
   tg_test_init (&argc, &argv);
   g_test_add_func ("/examples/track/config", test_config);
   g_test_add_func ("/examples/track/svg-writer", test_svg_writer);
-  g_test_add_func ("/examples/track/policies-bit-identical", test_policies);
-  g_test_add_func ("/examples/track/conditional-record", test_conditional_record);
-  g_test_add_func ("/examples/track/mask-keeps-unmasked-envs", test_mask);
-  g_test_add_func ("/examples/track/reproducible-from-seed-and-epoch",
+  TG_TEST_ADD_GPU ("/examples/track/policies-bit-identical", test_policies);
+  TG_TEST_ADD_GPU ("/examples/track/conditional-record", test_conditional_record);
+  TG_TEST_ADD_GPU ("/examples/track/mask-keeps-unmasked-envs", test_mask);
+  TG_TEST_ADD_GPU ("/examples/track/reproducible-from-seed-and-epoch",
                    test_reproducible);
-  g_test_add_func ("/examples/track/svg-stage", test_svg_stage);
+  TG_TEST_ADD_GPU ("/examples/track/svg-stage", test_svg_stage);
   return g_test_run ();
 }

@@ -9,21 +9,6 @@
 
 typedef TgTestGpu Fixture;
 
-static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_set_up (f);
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_tear_down (f);
-}
-
-#define GPU_TEST(path, func)                                                           \
-  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
-
 static guint32
 input_param (guint call)
 {
@@ -547,20 +532,22 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  GPU_TEST ("/exec/equivalence/with-host-stage", test_equivalence_with_host_stage);
-  GPU_TEST ("/exec/equivalence/device-only", test_equivalence_device_only);
-  GPU_TEST ("/exec/replay/captures-once", test_replay_captures_once);
-  GPU_TEST ("/exec/record/refuses-host-stage", test_record_refuses_host_stage);
-  GPU_TEST ("/exec/record/refuses-what-stages-hide",
-            test_record_refuses_what_stages_hide);
-  GPU_TEST ("/exec/record/host-function-once-per-replay",
-            test_record_host_function_once_per_replay);
-  GPU_TEST ("/exec/legacy/refused-unless-eager-on-legacy-stream", test_legacy_stage);
-  GPU_TEST ("/exec/rebind/update-then-recapture", test_rebind);
-  GPU_TEST ("/exec/rebind/after-record-warns", test_rebind_after_record);
-  GPU_TEST ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
-  GPU_TEST ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
-  GPU_TEST ("/exec/device/bad-device-restores-current", test_device_errors);
-  GPU_TEST ("/exec/bindings/unbound-and-invalid", test_unbound_binding);
+  TG_TEST_ADD_GPU ("/exec/equivalence/with-host-stage",
+                   test_equivalence_with_host_stage);
+  TG_TEST_ADD_GPU ("/exec/equivalence/device-only", test_equivalence_device_only);
+  TG_TEST_ADD_GPU ("/exec/replay/captures-once", test_replay_captures_once);
+  TG_TEST_ADD_GPU ("/exec/record/refuses-host-stage", test_record_refuses_host_stage);
+  TG_TEST_ADD_GPU ("/exec/record/refuses-what-stages-hide",
+                   test_record_refuses_what_stages_hide);
+  TG_TEST_ADD_GPU ("/exec/record/host-function-once-per-replay",
+                   test_record_host_function_once_per_replay);
+  TG_TEST_ADD_GPU ("/exec/legacy/refused-unless-eager-on-legacy-stream",
+                   test_legacy_stage);
+  TG_TEST_ADD_GPU ("/exec/rebind/update-then-recapture", test_rebind);
+  TG_TEST_ADD_GPU ("/exec/rebind/after-record-warns", test_rebind_after_record);
+  TG_TEST_ADD_GPU ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
+  TG_TEST_ADD_GPU ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
+  TG_TEST_ADD_GPU ("/exec/device/bad-device-restores-current", test_device_errors);
+  TG_TEST_ADD_GPU ("/exec/bindings/unbound-and-invalid", test_unbound_binding);
   return g_test_run ();
 }

@@ -87,18 +87,6 @@ wait_finalized (Watch *w)
 typedef TgTestGpu Fixture;
 
 static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_set_up (f);
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_tear_down (f);
-}
-
-static void
 test_scope_records_and_retains (Fixture *f, gconstpointer data)
 {
   Watch w = { 0 };
@@ -212,11 +200,9 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  g_test_add ("/interop/scope/records-and-retains", Fixture, NULL, fixture_set_up,
-              test_scope_records_and_retains, fixture_tear_down);
-  g_test_add ("/interop/retain/explicit", Fixture, NULL, fixture_set_up,
-              test_retain_explicit, fixture_tear_down);
-  g_test_add ("/interop/scope/misuse", Fixture, NULL, fixture_set_up, test_scope_misuse,
-              fixture_tear_down);
+  TG_TEST_ADD_GPU ("/interop/scope/records-and-retains",
+                   test_scope_records_and_retains);
+  TG_TEST_ADD_GPU ("/interop/retain/explicit", test_retain_explicit);
+  TG_TEST_ADD_GPU ("/interop/scope/misuse", test_scope_misuse);
   return g_test_run ();
 }

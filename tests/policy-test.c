@@ -136,7 +136,7 @@ typedef struct
 static void
 fixture_set_up (Fixture *f, gconstpointer data)
 {
-  tg_test_gpu_set_up (&f->gpu);
+  tg_test_gpu_set_up (&f->gpu, data);
   if (!tg_test_have_gpu ())
     return;
   f->safe = tg_test_chain_new ("safe", 1024, TRUE, TG_STAGE_CAPTURE_SAFE);
@@ -151,7 +151,7 @@ fixture_tear_down (Fixture *f, gconstpointer data)
       tg_test_chain_free (f->safe);
       tg_test_chain_free (f->unsafe);
     }
-  tg_test_gpu_tear_down (&f->gpu);
+  tg_test_gpu_tear_down (&f->gpu, data);
 }
 
 static TgPolicy

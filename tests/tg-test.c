@@ -77,7 +77,7 @@ tg_test_assert_no_leaks (const TgLiveObjects *before)
 }
 
 void
-tg_test_gpu_set_up (TgTestGpu *gpu)
+tg_test_gpu_set_up (TgTestGpu *gpu, gconstpointer data)
 {
   if (!tg_test_have_gpu ())
     return;
@@ -86,7 +86,7 @@ tg_test_gpu_set_up (TgTestGpu *gpu)
 }
 
 void
-tg_test_gpu_tear_down (TgTestGpu *gpu)
+tg_test_gpu_tear_down (TgTestGpu *gpu, gconstpointer data)
 {
   if (!tg_test_have_gpu ())
     return;

@@ -57,8 +57,12 @@ typedef struct
   cudaStream_t stream;
 } TgTestGpu;
 
-void tg_test_gpu_set_up (TgTestGpu *gpu);
-void tg_test_gpu_tear_down (TgTestGpu *gpu);
+void tg_test_gpu_set_up (TgTestGpu *gpu, gconstpointer data);
+void tg_test_gpu_tear_down (TgTestGpu *gpu, gconstpointer data);
+
+/* Adds a GPU test case @func (TgTestGpu *, gconstpointer) at @path. */
+#define TG_TEST_ADD_GPU(path, func)                                                    \
+  g_test_add (path, TgTestGpu, NULL, tg_test_gpu_set_up, func, tg_test_gpu_tear_down)
 
 /* Leak checks: take a snapshot at the start of a test, check at its end that
  * no producer, graph, exec, stream or capture of TrackGen's outlived it. */
