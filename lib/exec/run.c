@@ -83,16 +83,15 @@ check_legacy (const TgProducer *p, const Resolution *r, GError **error)
                                                    ? "stream %p"
                                                    : "the capture on stream %p",
                                                (void *)r->stream);
-      g_autoptr (GError) e = stage_refusal (p, legacy, into);
-      g_propagate_error (error, g_steal_pointer (&e));
+      g_propagate_error (error, stage_refusal (p, legacy, into));
       return FALSE;
     }
   if (r->capture.state == TG_CAPTURE_IMPLICIT)
     {
-      g_autoptr (GError) e = stage_refusal (
-          p, legacy,
-          "into the capture in progress on a blocking stream, invalidating it");
-      g_propagate_error (error, g_steal_pointer (&e));
+      g_propagate_error (
+          error, stage_refusal (p, legacy,
+                                "into the capture in progress on a blocking stream, "
+                                "invalidating it"));
       return FALSE;
     }
   return TRUE;
@@ -306,6 +305,32 @@ launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r)
     }
 }
 
+/* Enters @p for a call (its lock, its device) and resolves the call; on
+ * failure nothing is left held. */
+static gboolean
+call_enter (TgProducer *p, cudaStream_t stream, TgPolicy requested,
+            TgCondition condition, TgDeviceGuard *guard, Resolution *r, GError **error)
+{
+  if (!tg__producer_lock (p, error))
+    return FALSE;
+  if (tg__device_enter (guard, p->device, error))
+    {
+      seal (p);
+      if (resolve (p, stream, requested, condition, r, error))
+        return TRUE;
+      tg__device_leave (guard);
+    }
+  tg__producer_unlock (p);
+  return FALSE;
+}
+
+static void
+call_leave (TgProducer *p, TgDeviceGuard *guard)
+{
+  tg__device_leave (guard);
+  tg__producer_unlock (p);
+}
+
 gboolean
 tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
                      TgCondition condition, TgPolicy *policy, cudaStream_t *resolved,
@@ -313,27 +338,16 @@ tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy request
 {
   TgDeviceGuard guard;
   Resolution r;
-  gboolean ok;
 
   g_return_val_if_fail (producer != NULL && policy != NULL, FALSE);
   g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
-  if (!tg__producer_lock (producer, error))
+  if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
-  ok = tg__device_enter (&guard, producer->device, error);
-  if (ok)
-    {
-      seal (producer);
-      ok = resolve (producer, stream, requested, condition, &r, error);
-      tg__device_leave (&guard);
-    }
-  tg__producer_unlock (producer);
-  if (ok)
-    {
-      *policy = r.policy;
-      if (resolved != NULL)
-        *resolved = r.stream;
-    }
-  return ok;
+  call_leave (producer, &guard);
+  *policy = r.policy;
+  if (resolved != NULL)
+    *resolved = r.stream;
+  return TRUE;
 }
 
 gboolean
@@ -348,13 +362,9 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   g_return_val_if_fail (producer != NULL, FALSE);
   g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
-  if (!tg__producer_lock (producer, error))
+  if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
-  if (!tg__device_enter (&guard, producer->device, error))
-    goto out;
-  seal (producer);
-  if (resolve (producer, stream, requested, condition, &r, error)
-      && check_bindings (producer, error))
+  if (check_bindings (producer, error))
     {
       launch_init (&launch, producer, &r);
       switch (r.policy)
@@ -370,8 +380,6 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
           break;
         }
     }
-  tg__device_leave (&guard);
-out:
-  tg__producer_unlock (producer);
+  call_leave (producer, &guard);
   return ok;
 }
