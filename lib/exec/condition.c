@@ -18,7 +18,6 @@ captured (const TgLaunch *launch, enum cudaGraphConditionalNodeType type,
   cudaGraph_t body_graph = NULL;
   cudaStream_t side;
   const char *where = loop ? "the loop's body" : "the condition's body";
-  g_autoptr (GError) local = NULL;
   TgCaptureInfo info;
   TgLaunch inner;
   gboolean ok, ended;
@@ -37,24 +36,17 @@ captured (const TgLaunch *launch, enum cudaGraphConditionalNodeType type,
   inner = *launch;
   inner.stream = side;
   inner.depth++;
-  ok = tg__capture_query (side, &info, &local);
+  ok = tg__capture_query (side, &info, error);
   inner.capture_id = info.id;
   inner.capture_graph = body_graph;
-  ok = ok && body (&inner, data, &local);
+  ok = ok && body (&inner, data, error);
   if (ok && loop)
     ok = TG_CUDA_OK (tg__launch_loop_tail (side, handle, TRUE, flag, status, max_iters),
-                     &local);
-  /* End the body capture whatever happened: no stream is left capturing. */
-  ended = tg__capture_end_body (side, ok ? &local : NULL);
-  if (local != NULL && tg__capture_is_refusal (local))
-    {
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "%s cannot be captured: %s", where, local->message);
-      g_clear_error (&local);
-      return FALSE;
-    }
-  if (local != NULL)
-    g_propagate_error (error, g_steal_pointer (&local));
+                     error);
+  /* End the body capture whatever happened: no stream is left capturing.  A
+   * refusal raised by the capture itself becomes NOT_CAPTURABLE in
+   * tg__runner_capture(), which every captured body runs under first. */
+  ended = tg__capture_end_body (side, ok ? error : NULL);
   if (!ok || !ended)
     return FALSE;
   return tg__capture_check_body (body_graph, where, error);
