@@ -504,27 +504,64 @@ test_device_errors (Fixture *f, gconstpointer data)
   g_assert_cmpint (before, ==, after);
 }
 
+/* Runs @p eagerly and expects UNBOUND naming @why, or success. */
+static void
+run_expecting_unbound (TgProducer *p, cudaStream_t stream, const char *why)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean ok
+      = tg_producer_run (p, stream, TG_POLICY_EAGER, tg_unconditional (), &error);
+
+  if (why == NULL)
+    {
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      return;
+    }
+  g_assert_false (ok);
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND);
+  g_assert_nonnull (strstr (error->message, "'flag'"));
+  g_assert_nonnull (strstr (error->message, why));
+}
+
 static void
 test_unbound_binding (Fixture *f, gconstpointer data)
 {
+  const gint32 on = 1;
   g_autoptr (TgProducer) p = NULL;
   g_autoptr (GError) error = NULL;
-  guint32 *counter;
+  guint32 *counter, count = 0;
+  gint32 *flag;
 
   TG_TEST_REQUIRE_GPU ();
   counter = tg_test_device_alloc (4);
+  flag = tg_test_device_alloc (4);
+  tg_test_upload (flag, &on, sizeof on);
   p = tg_producer_new ("guarded", 0);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, counter,
                                 NULL);
   tg_producer_set_stage_condition (p, 0, "flag");
-  g_assert_false (
-      tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (), &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND);
-  g_assert_nonnull (strstr (error->message, "'flag'"));
-  g_clear_error (&error);
+  run_expecting_unbound (p, f->stream, "not bound");
   g_assert_false (tg_producer_bind (p, "flag", &error, 4, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+
+  /* Bindings are checked once per change: every change is seen. */
+  g_assert_true (tg_producer_bind (p, "flag", flag, 2, &error));
+  run_expecting_unbound (p, f->stream, "too small");
+  g_assert_true (tg_producer_bind (p, "flag", flag, 4, &error));
+  run_expecting_unbound (p, f->stream, NULL);
+  run_expecting_unbound (p, f->stream, NULL);
+  g_assert_true (tg_producer_bind (p, "flag", NULL, 0, &error));
+  run_expecting_unbound (p, f->stream, "not bound");
+  g_assert_true (tg_producer_bind (p, "flag", flag, 4, &error));
+  run_expecting_unbound (p, f->stream, NULL);
+  g_assert_no_error (error);
+  tg_test_download (&count, counter, sizeof count);
+  g_assert_cmpuint (count, ==, 3);
+
   g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (flag);
   tg_test_device_free (counter);
 }
 

@@ -67,8 +67,9 @@ struct _TgProducer
   GError *replay_refusal;  /* why it cannot be captured at all, or NULL */
   GError *no_conditionals; /* the driver lacks conditional nodes, or NULL */
 
-  guint64 generation; /* bumped by every rebind */
-  gboolean captured;  /* an own graph exists, or it was recorded */
+  guint64 generation;       /* bumped by every change of a binding */
+  guint64 bindings_checked; /* 1 + the generation check_bindings passed at */
+  gboolean captured;        /* an own graph exists, or it was recorded */
 
   /* Lazily created, on the producer's device. */
   cudaStream_t private_stream; /* own captures and RECORD dry runs */

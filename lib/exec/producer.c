@@ -301,15 +301,13 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
   if (old == NULL ? device_ptr != NULL : old->ptr != device_ptr || old->size != size)
     {
       if (producer->captured)
-        {
-          g_warning ("RebindAfterCaptureWarning: binding '%s' of producer '%s' "
-                     "changed from %p to %p after the producer was captured; its own "
-                     "graphs are updated at the next call, and every graph of yours "
-                     "that recorded it still uses the old buffer and must be "
-                     "re-captured",
-                     name, producer->name, old != NULL ? old->ptr : NULL, device_ptr);
-          producer->generation++;
-        }
+        g_warning ("RebindAfterCaptureWarning: binding '%s' of producer '%s' "
+                   "changed from %p to %p after the producer was captured; its own "
+                   "graphs are updated at the next call, and every graph of yours "
+                   "that recorded it still uses the old buffer and must be "
+                   "re-captured",
+                   name, producer->name, old != NULL ? old->ptr : NULL, device_ptr);
+      producer->generation++;
       if (device_ptr == NULL)
         g_hash_table_remove (producer->bindings, name);
       else
