@@ -28,6 +28,9 @@ gboolean
 tg__device_enter (TgDeviceGuard *guard, int device, GError **error)
 {
   guard->switched = FALSE;
+  /* With one device it is the current one: skip the query on the hot path. */
+  if (device == 0 && g_atomic_int_get (&device_count) == 1)
+    return TRUE;
   if (!TG_CUDA_OK (cudaGetDevice (&guard->saved), error))
     return FALSE;
   if (guard->saved == device)
