@@ -3,6 +3,7 @@
  * signature differences of the capture API are absorbed here alone. */
 #include "config.h"
 #include "capture-private.h"
+#include "driver-private.h"
 #include "scope-private.h"
 
 #if CUDART_VERSION >= 13000
@@ -25,7 +26,7 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
   info->graph = NULL;
   /* The cheaper query first: calls on streams that are not capturing are the
    * hot path (EAGER and REPLAY). */
-  err = cudaStreamIsCapturing (stream, &status);
+  err = tg__stream_is_capturing (stream, &status);
   if (err == cudaSuccess && status == cudaStreamCaptureStatusActive)
     err = get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL);
   if (err == cudaErrorStreamCaptureInvalidated)

@@ -5,6 +5,7 @@
  * refreshes a graph in place with cudaGraphExecUpdate when the topology
  * allows, else re-instantiates it. */
 #include "config.h"
+#include "driver-private.h"
 #include "producer-private.h"
 
 static void
@@ -187,7 +188,7 @@ tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
         break;
       og = &seg->graphs[flag != NULL];
       if (!own_graph_ensure (p, base, seg, og, flag, error)
-          || !TG_CUDA_OK (cudaGraphLaunch (og->exec, base->stream), error))
+          || !TG_CUDA_OK (tg__graph_launch (og->exec, base->stream), error))
         return FALSE;
       next = seg->first + seg->n;
     }
