@@ -8,6 +8,8 @@
 #include "bench.h"
 #include "bench-kernels.h"
 
+#include <cudaTypedefs.h>
+
 #define STAGES 32
 
 typedef struct
@@ -17,6 +19,7 @@ typedef struct
   guint32 *word;
   cudaGraphExec_t exec;
   TgPolicy policy;
+  PFN_cuGraphLaunch_v10000 driver_launch;
 } Ctx;
 
 static void
@@ -46,6 +49,33 @@ graph_launch (gpointer data)
   TG_BENCH_CUDA (cudaGraphLaunch (c->exec, c->stream));
 }
 
+/* The driver call under cudaGraphLaunch: the lowest host time there is. */
+static void
+driver_graph_launch (gpointer data)
+{
+  Ctx *c = data;
+
+  if (c->driver_launch ((CUgraphExec)c->exec, (CUstream)c->stream) != CUDA_SUCCESS)
+    g_error ("bench: cuGraphLaunch failed");
+}
+
+static gpointer
+driver_entry_point (const char *symbol)
+{
+  enum cudaDriverEntryPointQueryResult found;
+  void *fn = NULL;
+
+#if CUDART_VERSION >= 12050
+  TG_BENCH_CUDA (
+      cudaGetDriverEntryPointByVersion (symbol, &fn, 12000, cudaEnableDefault, &found));
+#else
+  TG_BENCH_CUDA (cudaGetDriverEntryPoint (symbol, &fn, cudaEnableDefault, &found));
+#endif
+  if (found != cudaDriverEntryPointSuccess)
+    g_error ("bench: the driver has no %s", symbol);
+  return fn;
+}
+
 /* What one call of a cheap runtime query costs here, for reading the table. */
 static void
 print_query_costs (cudaStream_t stream)
@@ -67,6 +97,17 @@ print_query_costs (cudaStream_t stream)
     (void)cudaStreamIsCapturing (stream, &status);
   g_print ("  # cudaStreamIsCapturing:    %.3f us per call\n",
            (double)(g_get_monotonic_time () - t0) / n);
+  {
+    PFN_cuStreamIsCapturing_v10000 driver_is_capturing
+        = driver_entry_point ("cuStreamIsCapturing");
+    CUstreamCaptureStatus driver_status;
+
+    t0 = g_get_monotonic_time ();
+    for (guint i = 0; i < n; i++)
+      (void)driver_is_capturing ((CUstream)stream, &driver_status);
+    g_print ("  # cuStreamIsCapturing:      %.3f us per call\n",
+             (double)(g_get_monotonic_time () - t0) / n);
+  }
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < n; i++)
     (void)cudaStreamGetDevice (stream, &device);
@@ -140,28 +181,34 @@ tg_bench_exec (TgBench *bench)
   tg_bench_add (bench, "exec", "eager: time per stage (32 stages)", "us", ours, floor,
                 "raw launch", TG_BENCH_LOWER_IS_BETTER, 1.05);
 
-  /* REPLAY: host time of one call, vs launching a hand-captured graph.  In
+  /* REPLAY: host time of one call, vs launching a hand-captured graph with
+   * the runtime (the target) and with the driver call under it (shown).  In
    * short batches, alternated, so that the launch queue never fills (the
-   * GPU needs ~20 us per graph, the host ~2) and drift affects both. */
+   * GPU needs ~20 us per graph, the host ~2) and drift affects all three. */
   TG_BENCH_CUDA (cudaStreamBeginCapture (c.stream, cudaStreamCaptureModeThreadLocal));
   raw_kernels (&c);
   hand = c.exec = tg_bench_instantiate (c.stream);
   c.policy = TG_POLICY_REPLAY;
+  c.driver_launch = driver_entry_point ("cuGraphLaunch");
   {
     guint n = rounds * 5;
-    g_autofree double *t_floor = g_new (double, n), *t_ours = g_new (double, n);
+    g_autofree double *t_floor = g_new (double, n), *t_ours = g_new (double, n),
+                      *t_driver = g_new (double, n);
     for (guint r = 0; r < n; r++)
       {
         t_floor[r] = tg_bench_wall_us (graph_launch, &c, c.stream, 8, 1, TRUE);
         t_ours[r] = tg_bench_wall_us (producer_call, &c, c.stream, 8, 1, TRUE);
+        t_driver[r] = tg_bench_wall_us (driver_graph_launch, &c, c.stream, 8, 1, TRUE);
       }
     floor = tg_bench_median (t_floor, n);
     ours = tg_bench_median (t_ours, n);
+    tg_bench_add (bench, "exec", "replay: host time per call (32 kernels)", "us", ours,
+                  floor, "cudaGraphLaunch", TG_BENCH_LOWER_IS_BETTER, 1.05);
+    tg_bench_add (bench, "exec", "replay: same, vs the driver's launch", "us", ours,
+                  tg_bench_median (t_driver, n), "cuGraphLaunch", TG_BENCH_INFO, 0);
   }
   print_call_overhead (&c);
   print_cross_stream_launch (&c);
-  tg_bench_add (bench, "exec", "replay: host time per call (32 kernels)", "us", ours,
-                floor, "cudaGraphLaunch", TG_BENCH_LOWER_IS_BETTER, 1.05);
 
   /* RECORD: GPU time of the caller's graph. */
   TG_BENCH_CUDA (cudaStreamBeginCapture (c.stream, cudaStreamCaptureModeThreadLocal));
