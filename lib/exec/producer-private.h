@@ -79,8 +79,12 @@ struct _TgProducer
   GArray *segments; /* TgSegment, made at the first REPLAY */
   TgRunnerStats stats;
 
-  GMutex lock;    /* one call at a time */
-  GThread *owner; /* the thread inside a call, or NULL */
+  /* One call at a time: the thread inside (see producer.c), or NULL; other
+   * threads wait on @released. */
+  gpointer owner;
+  gint n_waiting;
+  GMutex wait_lock;
+  GCond released;
 };
 
 struct _TgLaunch
