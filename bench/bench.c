@@ -129,6 +129,21 @@ tg_bench_wall_us (TgBenchFunc fn, gpointer data, cudaStream_t stream, guint batc
   return tg_bench_median (samples, rounds);
 }
 
+void
+tg_bench_wall_us_alternated (const TgBenchFunc *fns, guint n_fns, gpointer data,
+                             cudaStream_t stream, guint batch, guint rounds,
+                             gboolean host_only, double *medians)
+{
+  g_autofree double *samples = g_new (double, n_fns *rounds);
+
+  for (guint r = 0; r < rounds; r++)
+    for (guint f = 0; f < n_fns; f++)
+      samples[f * rounds + r]
+          = tg_bench_wall_us (fns[f], data, stream, batch, 1, host_only);
+  for (guint f = 0; f < n_fns; f++)
+    medians[f] = tg_bench_median (samples + f * rounds, rounds);
+}
+
 gboolean
 tg_bench_launched (cudaError_t status, GError **error)
 {

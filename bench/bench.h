@@ -40,6 +40,13 @@ typedef void (*TgBenchFunc) (gpointer data);
 double tg_bench_wall_us (TgBenchFunc fn, gpointer data, cudaStream_t stream,
                          guint batch, guint rounds, gboolean host_only);
 
+/* tg_bench_wall_us for @n_fns functions sampled in turn, one batch of each
+ * per round, so that drift during the run affects them alike: the median of
+ * each in @medians. */
+void tg_bench_wall_us_alternated (const TgBenchFunc *fns, guint n_fns, gpointer data,
+                                  cudaStream_t stream, guint batch, guint rounds,
+                                  gboolean host_only, double *medians);
+
 /* Ends the capture on @stream and instantiates it (the graph is destroyed). */
 cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
 

@@ -176,10 +176,16 @@ tg_bench_exec (TgBench *bench)
 
   /* EAGER: wall time until the work completed, per stage. */
   c.policy = TG_POLICY_EAGER;
-  floor = tg_bench_wall_us (raw_kernels, &c, c.stream, batch, rounds, FALSE) / STAGES;
-  ours = tg_bench_wall_us (producer_call, &c, c.stream, batch, rounds, FALSE) / STAGES;
-  tg_bench_add (bench, "exec", "eager: time per stage (32 stages)", "us", ours, floor,
-                "raw launch", TG_BENCH_LOWER_IS_BETTER, 1.05);
+  {
+    const TgBenchFunc fns[] = { raw_kernels, producer_call };
+    double t[G_N_ELEMENTS (fns)];
+
+    tg_bench_wall_us_alternated (fns, G_N_ELEMENTS (fns), &c, c.stream, batch, rounds,
+                                 FALSE, t);
+    tg_bench_add (bench, "exec", "eager: time per stage (32 stages)", "us",
+                  t[1] / STAGES, t[0] / STAGES, "raw launch", TG_BENCH_LOWER_IS_BETTER,
+                  1.05);
+  }
 
   /* REPLAY: host time of one call, vs launching a hand-captured graph with
    * the runtime (the target) and with the driver call under it (shown).  In
@@ -191,21 +197,15 @@ tg_bench_exec (TgBench *bench)
   c.policy = TG_POLICY_REPLAY;
   c.driver_launch = driver_entry_point ("cuGraphLaunch");
   {
-    guint n = rounds * 5;
-    g_autofree double *t_floor = g_new (double, n), *t_ours = g_new (double, n),
-                      *t_driver = g_new (double, n);
-    for (guint r = 0; r < n; r++)
-      {
-        t_floor[r] = tg_bench_wall_us (graph_launch, &c, c.stream, 8, 1, TRUE);
-        t_ours[r] = tg_bench_wall_us (producer_call, &c, c.stream, 8, 1, TRUE);
-        t_driver[r] = tg_bench_wall_us (driver_graph_launch, &c, c.stream, 8, 1, TRUE);
-      }
-    floor = tg_bench_median (t_floor, n);
-    ours = tg_bench_median (t_ours, n);
-    tg_bench_add (bench, "exec", "replay: host time per call (32 kernels)", "us", ours,
-                  floor, "cudaGraphLaunch", TG_BENCH_LOWER_IS_BETTER, 1.05);
-    tg_bench_add (bench, "exec", "replay: same, vs the driver's launch", "us", ours,
-                  tg_bench_median (t_driver, n), "cuGraphLaunch", TG_BENCH_INFO, 0);
+    const TgBenchFunc fns[] = { graph_launch, producer_call, driver_graph_launch };
+    double t[G_N_ELEMENTS (fns)];
+
+    tg_bench_wall_us_alternated (fns, G_N_ELEMENTS (fns), &c, c.stream, 8, rounds * 5,
+                                 TRUE, t);
+    tg_bench_add (bench, "exec", "replay: host time per call (32 kernels)", "us", t[1],
+                  t[0], "cudaGraphLaunch", TG_BENCH_LOWER_IS_BETTER, 1.05);
+    tg_bench_add (bench, "exec", "replay: same, vs the driver's launch", "us", t[1],
+                  t[2], "cuGraphLaunch", TG_BENCH_INFO, 0);
   }
   print_call_overhead (&c);
   print_cross_stream_launch (&c);
