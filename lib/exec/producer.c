@@ -275,7 +275,7 @@ acquire (TgProducer *p)
   g_atomic_int_inc (&p->n_waiting);
   while (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, &thread_token))
     g_cond_wait (&p->released, &p->wait_lock);
-  (void)g_atomic_int_dec_and_test (&p->n_waiting);
+  g_atomic_int_add (&p->n_waiting, -1);
   g_mutex_unlock (&p->wait_lock);
 }
 
