@@ -134,7 +134,8 @@ tg_bench_wall_us_alternated (const TgBenchFunc *fns, guint n_fns, gpointer data,
                              cudaStream_t stream, guint batch, guint rounds,
                              gboolean host_only, double *medians)
 {
-  g_autofree double *samples = g_new (double, n_fns *rounds);
+  gsize n_samples = (gsize)n_fns * rounds;
+  g_autofree double *samples = g_new (double, n_samples);
 
   for (guint r = 0; r < rounds; r++)
     for (guint f = 0; f < n_fns; f++)
