@@ -42,7 +42,6 @@ AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cuda_runtime_api.h>
   [AC_MSG_RESULT([yes])],
   [AC_MSG_RESULT([no])
    AC_MSG_ERROR([the CUDA runtime (cuda_runtime_api.h and libcudart, version >= 12.4) was not found under $CUDA_HOME; pass --with-cuda=DIR])])
-AC_CHECK_DECLS([cudaStreamGetDevice], [], [], [[#include <cuda_runtime_api.h>]])
 CPPFLAGS=$tg_save_CPPFLAGS; LIBS=$tg_save_LIBS
 
 AC_MSG_CHECKING([which GPU targets to build])

@@ -378,7 +378,7 @@ gboolean tg_producer_set_stream (TgProducer *producer, cudaStream_t stream,
  * @param producer a producer
  * @return the stream bound by tg_producer_set_stream() (transfer none), or NULL
  */
-cudaStream_t tg_producer_get_stream (const TgProducer *producer);
+cudaStream_t tg_producer_get_stream (TgProducer *producer);
 
 /**
  * Appends a DEVICE stage.  Stages are added before the first run.
@@ -455,7 +455,7 @@ void tg_producer_set_stage_condition (TgProducer *producer, guint stage,
  * @param producer a producer
  * @return the number of stages
  */
-guint tg_producer_get_n_stages (const TgProducer *producer);
+guint tg_producer_get_n_stages (TgProducer *producer);
 
 /**
  * Binds (or rebinds) a device buffer under @p name.  Changing the buffer (or
@@ -732,6 +732,9 @@ typedef struct
   gint graph_execs; /**< live `cudaGraphExec_t` made by TrackGen */
   gint streams;     /**< live streams made by TrackGen (default streams included) */
   gint captures;    /**< captures TrackGen began and has not ended */
+  /** Releases (frees, destroys) that CUDA refused since the process started;
+   * each was also logged as a warning.  The objects stay counted above. */
+  gint failed_releases;
 } TgLiveObjects;
 
 /**

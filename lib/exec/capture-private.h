@@ -46,6 +46,15 @@ gboolean tg__capture_add_conditional (cudaStream_t stream,
                                       enum cudaGraphConditionalNodeType type,
                                       cudaGraph_t *body, GError **error);
 
+/* Whether @graph can be embedded as a child graph node: it holds no
+ * conditional, allocation or free node (CUDA refuses those in children). */
+gboolean tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable,
+                                 GError **error);
+
+/* Appends a child graph node holding a copy of @child after the capturing
+ * stream's current dependencies, and makes it the stream's only dependency. */
+gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error);
+
 /* Refuses (NOT_CAPTURABLE) a body graph holding nodes the driver rejects in
  * conditional bodies; @where names the stage and body for the message. */
 gboolean tg__capture_check_body (cudaGraph_t body, const char *where, GError **error);
@@ -66,7 +75,8 @@ gboolean tg__capture_conditionals_supported (GError **error);
 gboolean tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
                              GError **error);
 
-/* Waits until every queued release ran, at most @timeout_us. */
+/* Waits until every queued release ran, at most @timeout_us (a timeout
+ * whose deadline would overflow waits forever). */
 gboolean tg__capture_release_wait (gint64 timeout_us);
 
 G_END_DECLS

@@ -21,30 +21,31 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
 {
   enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   cudaError_t err;
+  const char *call = "cudaStreamIsCapturing";
 
   info->id = 0;
   info->graph = NULL;
   /* The cheaper query first: calls on streams that are not capturing are the
    * hot path (EAGER and REPLAY). */
-  err = tg__stream_is_capturing (stream, &status);
+  err = TG_CUDA_CALL (tg__stream_is_capturing (stream, &status));
   if (err == cudaSuccess && status == cudaStreamCaptureStatusActive)
-    err = get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL);
-  if (err == cudaErrorStreamCaptureInvalidated)
     {
-      (void)cudaGetLastError ();
-      info->state = TG_CAPTURE_INVALIDATED;
+      call = "cudaStreamGetCaptureInfo";
+      err = TG_CUDA_CALL (
+          get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL));
+    }
+  if (err == cudaErrorStreamCaptureInvalidated || err == cudaErrorStreamCaptureImplicit)
+    {
+      /* The legacy stream while a blocking stream captures (IMPLICIT): the
+       * query is refused without harming that capture. */
+      if (cudaPeekAtLastError () == err)
+        (void)cudaGetLastError ();
+      info->state = err == cudaErrorStreamCaptureImplicit ? TG_CAPTURE_IMPLICIT
+                                                          : TG_CAPTURE_INVALIDATED;
       info->graph = NULL;
       return TRUE;
     }
-  if (err == cudaErrorStreamCaptureImplicit)
-    {
-      /* The legacy stream while a blocking stream captures: the query is
-       * refused without harming that capture. */
-      (void)cudaGetLastError ();
-      info->state = TG_CAPTURE_IMPLICIT;
-      return TRUE;
-    }
-  if (!TG_CUDA_OK (err, error))
+  if (!tg__cuda_ok (err, call, G_STRLOC, error))
     return FALSE;
   switch (status)
     {
@@ -75,10 +76,8 @@ tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
     stream = bound;
   if (stream == NULL && (stream = tg_default_stream (device, error)) == NULL)
     return NULL;
-  if (!tg__capture_query (stream, info, error))
-    return NULL;
-  if (info->state == TG_CAPTURE_NONE
-      && !tg__stream_check_device (stream, device, error))
+  if (!tg__capture_query (stream, info, error)
+      || !tg__stream_check_device (stream, device, error))
     return NULL;
   return stream;
 }
@@ -117,7 +116,8 @@ tg_stream_is_capturing (cudaStream_t stream)
 {
   TgCaptureInfo info;
 
-  return tg__capture_query (stream, &info, NULL) && info.state != TG_CAPTURE_NONE;
+  return tg__capture_query (stream, &info, NULL)
+         && (info.state == TG_CAPTURE_ACTIVE || info.state == TG_CAPTURE_INVALIDATED);
 }
 
 gboolean
@@ -132,14 +132,19 @@ tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, GError 
 gboolean
 tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error)
 {
-  cudaError_t err = cudaStreamEndCapture (stream, graph);
+  cudaError_t err = TG_CUDA_OVERRIDE (cudaStreamEndCapture (stream, graph));
 
   tg__live_add (TG_LIVE_CAPTURES, -1);
   if (err != cudaSuccess)
     {
-      (void)cudaGetLastError ();
+      if (cudaPeekAtLastError () == err)
+        (void)cudaGetLastError ();
       if (*graph != NULL)
-        (void)cudaGraphDestroy (*graph);
+        {
+          /* Counted first, so that the release balances. */
+          tg__live_add (TG_LIVE_GRAPHS, 1);
+          tg__graph_free (*graph);
+        }
       *graph = NULL;
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
                      "the capture ended with %s (%s): an operation during the "
@@ -166,12 +171,13 @@ gboolean
 tg__capture_end_body (cudaStream_t stream, GError **error)
 {
   cudaGraph_t graph = NULL;
-  cudaError_t err = cudaStreamEndCapture (stream, &graph);
+  cudaError_t err = TG_CUDA_OVERRIDE (cudaStreamEndCapture (stream, &graph));
 
   tg__live_add (TG_LIVE_CAPTURES, -1);
   if (err != cudaSuccess)
     {
-      (void)cudaGetLastError ();
+      if (cudaPeekAtLastError () == err)
+        (void)cudaGetLastError ();
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
                      "capturing a condition or loop body failed with %s (%s)",
                      cudaGetErrorName (err), cudaGetErrorString (err));
@@ -219,6 +225,60 @@ tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle han
   return TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
                                                   cudaStreamSetCaptureDependencies),
                      error);
+}
+
+gboolean
+tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable, GError **error)
+{
+  g_autofree cudaGraphNode_t *nodes = NULL;
+  size_t n = 0;
+
+  *embeddable = TRUE;
+  if (!TG_CUDA_OK (cudaGraphGetNodes (graph, NULL, &n), error))
+    return FALSE;
+  nodes = g_new0 (cudaGraphNode_t, MAX (n, 1));
+  if (!TG_CUDA_OK (cudaGraphGetNodes (graph, nodes, &n), error))
+    return FALSE;
+  for (size_t i = 0; i < n && *embeddable; i++)
+    {
+      enum cudaGraphNodeType type;
+      cudaGraph_t child = NULL;
+
+      if (!TG_CUDA_OK (cudaGraphNodeGetType (nodes[i], &type), error))
+        return FALSE;
+      /* What cudaGraphAddChildGraphNode refuses in a child graph. */
+      *embeddable = type != cudaGraphNodeTypeConditional
+                    && type != cudaGraphNodeTypeMemAlloc
+                    && type != cudaGraphNodeTypeMemFree;
+      if (type == cudaGraphNodeTypeGraph
+          && (!TG_CUDA_OK (cudaGraphChildGraphNodeGetGraph (nodes[i], &child), error)
+              || !tg__capture_embeddable (child, embeddable, error)))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error)
+{
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  const cudaGraphNode_t *deps = NULL;
+  const cudaGraphEdgeData *edges = NULL;
+  size_t n_deps = 0;
+  cudaGraphNode_t node = NULL;
+  struct cudaGraphNodeParams params = { 0 };
+
+  if (!TG_CUDA_OK (
+          get_capture_info (stream, &status, NULL, &graph, &deps, &edges, &n_deps),
+          error))
+    return FALSE;
+  params.type = cudaGraphNodeTypeGraph;
+  params.graph.graph = child;
+  return TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, &params), error)
+         && TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
+                                                     cudaStreamSetCaptureDependencies),
+                        error);
 }
 
 static const char *
@@ -341,6 +401,10 @@ static GCond release_done;
 static gpointer
 reaper_main (gpointer data)
 {
+  /* Releases run when the driver says, during anybody's capture: relaxed for
+   * good, so that no call made here (ours, or a stage's destroy notify) can
+   * invalidate one. */
+  tg__relaxed_thread ();
   for (;;)
     {
       Deferred *d = g_async_queue_pop (release_queue);
@@ -407,12 +471,20 @@ tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
 gboolean
 tg__capture_release_wait (gint64 timeout_us)
 {
-  gint64 deadline = g_get_monotonic_time () + timeout_us;
+  gint64 now = g_get_monotonic_time ();
+  /* A deadline past G_MAXINT64 (G_MAXINT64 itself: "forever") waits forever. */
+  gboolean forever = timeout_us > G_MAXINT64 - now;
+  gint64 deadline = forever ? G_MAXINT64 : now + timeout_us;
   gboolean done = TRUE;
 
   g_mutex_lock (&release_lock);
   while (releases_pending > 0 && done)
-    done = g_cond_wait_until (&release_done, &release_lock, deadline);
+    {
+      if (forever)
+        g_cond_wait (&release_done, &release_lock);
+      else
+        done = g_cond_wait_until (&release_done, &release_lock, deadline);
+    }
   done = releases_pending == 0;
   g_mutex_unlock (&release_lock);
   return done;

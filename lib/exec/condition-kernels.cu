@@ -1,6 +1,7 @@
 // condition-kernels.cu: one-thread kernels that set conditional handles and
 // keep a loop's status on the device.
 #include "condition-private.h"
+#include "kernel-private.cuh"
 
 static __global__ void
 if_set_kernel (cudaGraphConditionalHandle handle, const gint32 *flag)
@@ -39,16 +40,14 @@ extern "C" cudaError_t
 tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
                    const gint32 *flag)
 {
-  if_set_kernel<<<1, 1, 0, stream>>> (handle, flag);
-  return cudaGetLastError ();
+  return tg__launch (if_set_kernel, 1, 1, stream, handle, flag);
 }
 
 extern "C" cudaError_t
 tg__launch_loop_entry (cudaStream_t stream, cudaGraphConditionalHandle handle,
                        int in_graph, const gint32 *flag, TgLoopStatus *status)
 {
-  loop_entry_kernel<<<1, 1, 0, stream>>> (handle, in_graph, flag, status);
-  return cudaGetLastError ();
+  return tg__launch (loop_entry_kernel, 1, 1, stream, handle, in_graph, flag, status);
 }
 
 extern "C" cudaError_t
@@ -56,6 +55,5 @@ tg__launch_loop_tail (cudaStream_t stream, cudaGraphConditionalHandle handle,
                       int in_graph, const gint32 *flag, TgLoopStatus *status,
                       guint max_iters)
 {
-  loop_tail_kernel<<<1, 1, 0, stream>>> (handle, in_graph, flag, status, max_iters);
-  return cudaGetLastError ();
+  return tg__launch (loop_tail_kernel, 1, 1, stream, handle, in_graph, flag, status, max_iters);
 }

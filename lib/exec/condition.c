@@ -45,7 +45,7 @@ captured (const TgLaunch *launch, enum cudaGraphConditionalNodeType type,
                      error);
   /* End the body capture whatever happened: no stream is left capturing.  A
    * refusal raised by the capture itself becomes NOT_CAPTURABLE in
-   * tg__runner_capture(), which every captured body runs under first. */
+   * tg__stages_capture(), which every captured body runs under first. */
   ended = tg__capture_end_body (side, ok ? error : NULL);
   if (!ok || !ended)
     return FALSE;

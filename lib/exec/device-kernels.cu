@@ -1,5 +1,6 @@
 // device-kernels.cu: the kernel behind tg_device_check().
 #include "resource-private.h"
+#include "kernel-private.cuh"
 
 static __global__ void
 check_pattern_kernel (guint32 *out, guint32 n, guint32 salt)
@@ -12,6 +13,5 @@ check_pattern_kernel (guint32 *out, guint32 n, guint32 salt)
 extern "C" cudaError_t
 tg__launch_check_pattern (cudaStream_t stream, guint32 *out, guint32 n, guint32 salt)
 {
-  check_pattern_kernel<<<(n + 255) / 256, 256, 0, stream>>> (out, n, salt);
-  return cudaGetLastError ();
+  return tg__launch (check_pattern_kernel, (n + 255) / 256, 256, stream, out, n, salt);
 }

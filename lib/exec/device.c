@@ -1,5 +1,6 @@
 /* device.c: device selection, TrackGen's default streams, the device check. */
 #include "config.h"
+#include "driver-private.h"
 #include "resource-private.h"
 
 /* The device count never changes in a process; 0 until known. */
@@ -59,7 +60,6 @@ stream_is_special (cudaStream_t stream)
 gboolean
 tg__stream_check_device (cudaStream_t stream, int device, GError **error)
 {
-#if HAVE_DECL_CUDASTREAMGETDEVICE
   int stream_device = device;
 
   /* With one device every stream is of it: skip the query on the hot path. */
@@ -67,7 +67,7 @@ tg__stream_check_device (cudaStream_t stream, int device, GError **error)
     (void)device_validate (device, NULL);
   if (stream_is_special (stream) || g_atomic_int_get (&device_count) == 1)
     return TRUE;
-  if (!TG_CUDA_OK (cudaStreamGetDevice (stream, &stream_device), error))
+  if (!TG_CUDA_OK (tg__stream_get_device (stream, &stream_device), error))
     return FALSE;
   if (stream_device != device)
     {
@@ -77,7 +77,49 @@ tg__stream_check_device (cudaStream_t stream, int device, GError **error)
                      (void *)stream, stream_device, device, device);
       return FALSE;
     }
-#endif
+  return TRUE;
+}
+
+gboolean
+tg__check_device_buffer (const char *what, gconstpointer ptr, gsize size, int device,
+                         GError **error)
+{
+  struct cudaPointerAttributes attr;
+  gconstpointer base = NULL;
+  gsize range = 0, offset;
+
+  if (!tg__pointer_attributes (ptr, &attr, error))
+    return FALSE;
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "%s: %p is not device memory; pass memory from cudaMalloc on "
+                     "device %d",
+                     what, ptr, device);
+      return FALSE;
+    }
+  if (attr.type == cudaMemoryTypeDevice && attr.device != device)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+                     "%s: %p is memory of device %d, but the work is for device %d; "
+                     "pass memory of device %d",
+                     what, ptr, attr.device, device, device);
+      return FALSE;
+    }
+  /* The driver knows the allocation behind the pointer: the buffer must fit
+   * in what is left of it from @ptr on. */
+  if (tg__mem_get_range (ptr, &base, &range) != cudaSuccess)
+    return TRUE;
+  offset = (const guint8 *)ptr - (const guint8 *)base;
+  if (size > range - offset)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                     "%s: %" G_GSIZE_FORMAT " bytes from %p, but its allocation holds "
+                     "only %" G_GSIZE_FORMAT " bytes from there; pass the size of the "
+                     "memory allocated",
+                     what, size, ptr, range - offset);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -137,12 +179,14 @@ tg_device_check (int device, GError **error)
   host = g_new0 (guint32, n);
   if ((stream = tg__stream_new (error)) == NULL)
     goto out;
-  TG_CUDA_GOTO (cudaMalloc ((void **)&dev, n * sizeof (guint32)), error, out);
+  if ((dev = tg__device_alloc (n * sizeof (guint32), error)) == NULL)
+    goto out;
   TG_CUDA_GOTO (tg__launch_check_pattern (stream, dev, n, salt), error, out);
   TG_CUDA_GOTO (
       cudaMemcpyAsync (host, dev, n * sizeof (guint32), cudaMemcpyDeviceToHost, stream),
       error, out);
-  TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
+  if (!tg__stream_synchronize (stream, error))
+    goto out;
   for (guint32 i = 0; i < n; i++)
     if (host[i] != tg__check_pattern (i, salt))
       {
@@ -154,8 +198,7 @@ tg_device_check (int device, GError **error)
       }
   ok = TRUE;
 out:
-  if (dev != NULL)
-    (void)cudaFree (dev);
+  tg__device_free (dev);
   tg__stream_free (stream);
   tg__device_leave (&guard);
   return ok;

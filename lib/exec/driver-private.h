@@ -1,5 +1,6 @@
-/* driver-private.h: the CUDA calls of REPLAY's hot path, made through the
- * driver API where it answers.  Private to libtrackgen. */
+/* driver-private.h: the CUDA calls made through the driver API, where it
+ * answers: REPLAY's hot path, and the queries the runtime cannot make
+ * without disturbing a capture.  Private to libtrackgen. */
 #ifndef TG_DRIVER_PRIVATE_H
 #define TG_DRIVER_PRIVATE_H
 
@@ -13,6 +14,16 @@ cudaError_t tg__stream_is_capturing (cudaStream_t stream,
 
 /* cudaGraphLaunch, with the same results and errors. */
 cudaError_t tg__graph_launch (cudaGraphExec_t exec, cudaStream_t stream);
+
+/* The device of @stream's context.  Unlike cudaStreamGetDevice, which
+ * invalidates a capture in progress on @stream, this leaves it intact.
+ * cudaErrorNotSupported when the driver cannot answer. */
+cudaError_t tg__stream_get_device (cudaStream_t stream, int *device);
+
+/* The allocation holding device address @ptr: its base and size.
+ * cudaErrorInvalidValue when @ptr is in no device allocation the driver
+ * knows, cudaErrorNotSupported when the driver cannot answer. */
+cudaError_t tg__mem_get_range (gconstpointer ptr, gconstpointer *base, gsize *size);
 
 G_END_DECLS
 

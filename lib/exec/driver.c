@@ -1,4 +1,4 @@
-/* driver.c: cudaStreamIsCapturing and cudaGraphLaunch through the driver.
+/* driver.c: calls made through the driver API.
  *
  * A REPLAY call is one capture query and one graph launch, and its target is
  * 5% over a bare cudaGraphLaunch: the runtime's wrappers around these two
@@ -6,7 +6,12 @@
  * entry points come from the runtime, so nothing links libcuda.  Whenever the
  * driver does not answer with success (no entry point, no current context on
  * this thread, a real error), the runtime call is made instead: it owns the
- * error codes, and a failed launch or query has done nothing to repeat. */
+ * error codes, and a failed launch or query has done nothing to repeat.
+ *
+ * The driver also answers two questions the runtime cannot without harm:
+ * which device a capturing stream belongs to (cudaStreamGetDevice
+ * invalidates the capture), and how large the allocation behind a device
+ * pointer is (to check a buffer's size against the memory behind it). */
 #include "config.h"
 #include "driver-private.h"
 
@@ -23,6 +28,12 @@ typedef struct
 {
   PFN_cuStreamIsCapturing_v10000 is_capturing;
   PFN_cuGraphLaunch_v10000 graph_launch;
+  PFN_cuStreamGetCtx_v9020 stream_get_ctx;
+  PFN_cuCtxGetCurrent_v4000 ctx_get_current;
+  PFN_cuCtxPushCurrent_v4000 ctx_push;
+  PFN_cuCtxPopCurrent_v4000 ctx_pop;
+  PFN_cuCtxGetDevice_v2000 ctx_get_device;
+  PFN_cuMemGetAddressRange_v3020 mem_get_range;
 } Driver;
 
 static gpointer
@@ -56,6 +67,12 @@ driver (void)
     {
       d.is_capturing = entry_point ("cuStreamIsCapturing");
       d.graph_launch = entry_point ("cuGraphLaunch");
+      d.stream_get_ctx = entry_point ("cuStreamGetCtx");
+      d.ctx_get_current = entry_point ("cuCtxGetCurrent");
+      d.ctx_push = entry_point ("cuCtxPushCurrent");
+      d.ctx_pop = entry_point ("cuCtxPopCurrent");
+      d.ctx_get_device = entry_point ("cuCtxGetDevice");
+      d.mem_get_range = entry_point ("cuMemGetAddressRange");
       g_once_init_leave (&ready, 1);
     }
   return &d;
@@ -84,4 +101,51 @@ tg__graph_launch (cudaGraphExec_t exec, cudaStream_t stream)
       && d->graph_launch ((CUgraphExec)exec, (CUstream)stream) == CUDA_SUCCESS)
     return cudaSuccess;
   return cudaGraphLaunch (exec, stream);
+}
+
+cudaError_t
+tg__stream_get_device (cudaStream_t stream, int *device)
+{
+  const Driver *d = driver ();
+  CUcontext ctx = NULL, current = NULL;
+  CUdevice dev = 0;
+  gboolean pushed;
+
+  if (d->stream_get_ctx == NULL || d->ctx_get_current == NULL || d->ctx_push == NULL
+      || d->ctx_pop == NULL || d->ctx_get_device == NULL
+      || d->stream_get_ctx ((CUstream)stream, &ctx) != CUDA_SUCCESS
+      || d->ctx_get_current (&current) != CUDA_SUCCESS)
+    return cudaErrorNotSupported;
+  /* Only the context's device is wanted: make it current for one query. */
+  pushed = ctx != current && d->ctx_push (ctx) == CUDA_SUCCESS;
+  if (ctx != current && !pushed)
+    return cudaErrorNotSupported;
+  if (d->ctx_get_device (&dev) != CUDA_SUCCESS)
+    dev = -1;
+  if (pushed)
+    (void)d->ctx_pop (&ctx);
+  if (dev < 0)
+    return cudaErrorNotSupported;
+  *device = dev;
+  return cudaSuccess;
+}
+
+cudaError_t
+tg__mem_get_range (gconstpointer ptr, gconstpointer *base, gsize *size)
+{
+  const Driver *d = driver ();
+  CUdeviceptr b = 0;
+  size_t n = 0;
+  CUresult r;
+
+  if (d->mem_get_range == NULL)
+    return cudaErrorNotSupported;
+  r = d->mem_get_range (&b, &n, (CUdeviceptr)(guintptr)ptr);
+  if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE)
+    return cudaErrorInvalidValue;
+  if (r != CUDA_SUCCESS)
+    return cudaErrorNotSupported;
+  *base = (gconstpointer)(guintptr)b;
+  *size = n;
+  return cudaSuccess;
 }

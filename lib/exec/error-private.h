@@ -1,4 +1,5 @@
-/* error-private.h: the one CUDA check used everywhere in libtrackgen.
+/* error-private.h: the one CUDA check used everywhere in libtrackgen, and
+ * the fault injection it carries in a --enable-fault-injection build.
  * Private to libtrackgen: shipped by make dist, never installed. */
 #ifndef TG_ERROR_PRIVATE_H
 #define TG_ERROR_PRIVATE_H
@@ -8,13 +9,38 @@
 G_BEGIN_DECLS
 
 /* Turns a CUDA result into a TG_CUDA_ERROR naming the call and the call site.
- * Keeps an error already set (the first one wins) and clears the runtime's
- * non-sticky last error, so that a caller's later cudaGetLastError() does not
- * see a failure TrackGen already reported. */
+ * Keeps an error already set (the first one wins).  When the runtime holds
+ * this very failure as its non-sticky last error, it is cleared, so that a
+ * caller's later cudaGetLastError() does not see a failure TrackGen already
+ * reported; an error the caller left pending is never touched. */
 gboolean tg__cuda_ok (cudaError_t status, const char *call, const char *where,
                       GError **error);
 
-#define TG_CUDA_OK(call, error) tg__cuda_ok ((call), #call, G_STRLOC, (error))
+#if TG_FAULT_INJECTION
+/* Counts every CUDA call made through TG_CUDA_CALL / TG_CUDA_OVERRIDE and
+ * fails the one numbered tg__fault_at (1-based) with tg__fault_status. */
+gboolean tg__fault_hit (void);
+cudaError_t tg__fault_injected (void);
+/* Arms the injection: call number @at (0: none) fails with @status; resets
+ * the count. */
+void tg__fault_arm (guint64 at, cudaError_t status);
+/* Calls counted since the last tg__fault_arm(). */
+guint64 tg__fault_count (void);
+/* An injected failure replaces the call: nothing was done, as when CUDA
+ * refuses one. */
+#define TG_CUDA_CALL(call) (G_UNLIKELY (tg__fault_hit ()) ? tg__fault_injected () : (call))
+/* For calls that end or release something: the call is made, its status
+ * replaced, so an injected failure leaves no capture open. */
+#define TG_CUDA_OVERRIDE(status)                                                       \
+  tg__fault_override_status (tg__fault_hit (), (status))
+cudaError_t tg__fault_override_status (gboolean hit, cudaError_t status);
+#else
+#define TG_CUDA_CALL(call) (call)
+#define TG_CUDA_OVERRIDE(status) (status)
+#endif
+
+#define TG_CUDA_OK(call, error)                                                        \
+  tg__cuda_ok (TG_CUDA_CALL (call), #call, G_STRLOC, (error))
 
 #define TG_CUDA_GOTO(call, error, label)                                               \
   G_STMT_START                                                                         \

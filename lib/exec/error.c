@@ -1,4 +1,4 @@
-/* error.c: error domains and the CUDA-to-GError helper. */
+/* error.c: error domains, the CUDA-to-GError helper and fault injection. */
 #include "config.h"
 #include "error-private.h"
 
@@ -26,8 +26,60 @@ tg__cuda_ok (cudaError_t status, const char *call, const char *where, GError **e
 {
   if (G_LIKELY (status == cudaSuccess))
     return TRUE;
-  (void)cudaGetLastError ();
+  if (cudaPeekAtLastError () == status)
+    (void)cudaGetLastError ();
   tg__set_error (error, TG_CUDA_ERROR, (gint)status, "%s failed at %s: %s (%s)", call,
                  where, cudaGetErrorName (status), cudaGetErrorString (status));
   return FALSE;
 }
+
+#if TG_FAULT_INJECTION
+static guint64 fault_at;
+static guint64 fault_calls;
+static cudaError_t fault_status = cudaErrorMemoryAllocation;
+static GMutex fault_lock;
+
+gboolean
+tg__fault_hit (void)
+{
+  gboolean hit;
+
+  g_mutex_lock (&fault_lock);
+  hit = ++fault_calls == fault_at;
+  g_mutex_unlock (&fault_lock);
+  return hit;
+}
+
+cudaError_t
+tg__fault_injected (void)
+{
+  return fault_status;
+}
+
+cudaError_t
+tg__fault_override_status (gboolean hit, cudaError_t status)
+{
+  return hit ? fault_status : status;
+}
+
+void
+tg__fault_arm (guint64 at, cudaError_t status)
+{
+  g_mutex_lock (&fault_lock);
+  fault_at = at;
+  fault_status = status;
+  fault_calls = 0;
+  g_mutex_unlock (&fault_lock);
+}
+
+guint64
+tg__fault_count (void)
+{
+  guint64 n;
+
+  g_mutex_lock (&fault_lock);
+  n = fault_calls;
+  g_mutex_unlock (&fault_lock);
+  return n;
+}
+#endif

@@ -129,7 +129,7 @@ tg_host_ops_copy_to_host (TgHostOps *ops, gpointer host_dst, gconstpointer devic
   return TG_CUDA_OK (cudaMemcpyAsync (host_dst, device_src, size,
                                       cudaMemcpyDeviceToHost, ops->launch->stream),
                      error)
-         && TG_CUDA_OK (cudaStreamSynchronize (ops->launch->stream), error);
+         && tg__stream_synchronize (ops->launch->stream, error);
 }
 
 gboolean
@@ -141,7 +141,7 @@ tg_host_ops_copy_to_device (TgHostOps *ops, gpointer device_dst, gconstpointer h
   if (ops->launch->capturing)
     {
       struct cudaPointerAttributes attr;
-      if (!TG_CUDA_OK (cudaPointerGetAttributes (&attr, host_src), error))
+      if (!tg__pointer_attributes (host_src, &attr, error))
         return FALSE;
       if (attr.type != cudaMemoryTypeHost)
         {
@@ -164,7 +164,7 @@ tg_host_ops_synchronize (TgHostOps *ops, GError **error)
   g_return_val_if_fail (ops != NULL, FALSE);
   if (refuse_under_record (ops, "synchronize", error))
     return FALSE;
-  return TG_CUDA_OK (cudaStreamSynchronize (ops->launch->stream), error);
+  return tg__stream_synchronize (ops->launch->stream, error);
 }
 
 gboolean

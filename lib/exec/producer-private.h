@@ -98,6 +98,9 @@ struct _TgLaunch
   cudaGraph_t capture_graph;
   enum cudaStreamCaptureMode mode; /* for body captures */
   guint depth;
+  /* RECORD: the caller's capturing stream, checked after every stage, so a
+   * stage that broke the caller's capture is named. */
+  cudaStream_t caller;
 };
 
 struct _TgHostOps
@@ -105,8 +108,23 @@ struct _TgHostOps
   const TgLaunch *launch;
 };
 
-/* run.c: runs stages [first, first + n) in order on @launch. */
+static inline const TgStage *
+tg__producer_stage (const TgProducer *producer, guint i)
+{
+  return (const TgStage *)producer->stages->pdata[i];
+}
+
+/* stages.c: runs stages [first, first + n) in order on @launch; under
+ * RECORD, checks the caller's capture after each one. */
 gboolean tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error);
+
+/* stages.c: captures @body (run on a launch derived from @base) into a new
+ * graph of the producer's own, on its private stream, never touching the
+ * caller's streams.  A stage the capture cannot hold is NOT_CAPTURABLE; a
+ * stage that broke the caller's capture (RECORD) is FAILED. */
+gboolean tg__stages_capture (TgProducer *producer, const TgLaunch *base,
+                             enum cudaStreamCaptureMode mode, TgDeviceFunc body,
+                             gpointer data, cudaGraph_t *graph, GError **error);
 
 /* producer.c: enters a producer for a call (waits for a call on another
  * thread; BUSY when this thread is already inside it). */
@@ -132,13 +150,6 @@ gboolean tg__condition_if (const TgLaunch *launch, const gint32 *flag,
 gboolean tg__condition_while (const TgLaunch *launch, const gint32 *flag,
                               guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
                               gpointer data, GError **error);
-
-/* runner.c: captures @body (run on a launch derived from @base) into a new
- * graph of the producer's own, on its private stream, never touching the
- * caller's streams.  A stage the capture cannot hold is NOT_CAPTURABLE. */
-gboolean tg__runner_capture (TgProducer *producer, const TgLaunch *base,
-                             enum cudaStreamCaptureMode mode, TgDeviceFunc body,
-                             gpointer data, cudaGraph_t *graph, GError **error);
 
 /* runner.c: REPLAY from own graphs; frees them. */
 gboolean tg__runner_replay (TgProducer *producer, const TgLaunch *base,

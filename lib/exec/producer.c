@@ -46,9 +46,137 @@ tg_producer_ref (TgProducer *producer)
   return producer;
 }
 
+/* Who holds a producer: a record of the calling thread's, made at its first
+ * call.  Calls nest (a stage may run another producer), so the record keeps
+ * the producers the thread is inside; a thread that exits inside a call
+ * (pthread_exit from a stage) releases them as it goes, instead of leaving
+ * them locked for good or letting a later thread inherit them. */
+typedef struct
+{
+  TgProducer **held;
+  guint n, size;
+} Holder;
+
+static void holder_gone (gpointer data);
+static GPrivate holder_key = G_PRIVATE_INIT (holder_gone);
+static _Thread_local Holder *self;
+
+static Holder *
+holder (void)
+{
+  if (G_UNLIKELY (self == NULL))
+    {
+      self = g_new0 (Holder, 1);
+      g_private_set (&holder_key, self);
+    }
+  return self;
+}
+
+static gboolean
+held_here (TgProducer *p)
+{
+  return self != NULL && g_atomic_pointer_get (&p->owner) == (gpointer)self;
+}
+
+static void
+release (TgProducer *p)
+{
+  /* Both sequentially consistent: a waiter that this load misses counted
+   * itself after the store, so its own compare-and-swap sees NULL. */
+  g_atomic_pointer_set (&p->owner, NULL);
+  if (g_atomic_int_get (&p->n_waiting) > 0)
+    {
+      g_mutex_lock (&p->wait_lock);
+      g_cond_signal (&p->released);
+      g_mutex_unlock (&p->wait_lock);
+    }
+}
+
+static void
+holder_gone (gpointer data)
+{
+  Holder *h = data;
+
+  while (h->n > 0)
+    {
+      TgProducer *p = h->held[--h->n];
+      g_critical ("a thread exited inside a call of producer '%s'; the producer is "
+                  "released, but that call's work is incomplete and a capture it "
+                  "began may be left open",
+                  p->name);
+      release (p);
+    }
+  g_free (h->held);
+  g_free (h);
+}
+
+/* Takes @p for this thread: one compare-and-swap when it is free, else
+ * waits for the thread inside it. */
+static void
+acquire (TgProducer *p)
+{
+  Holder *h = holder ();
+
+  if (G_UNLIKELY (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, h)))
+    {
+      g_mutex_lock (&p->wait_lock);
+      g_atomic_int_inc (&p->n_waiting);
+      while (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, h))
+        g_cond_wait (&p->released, &p->wait_lock);
+      g_atomic_int_add (&p->n_waiting, -1);
+      g_mutex_unlock (&p->wait_lock);
+    }
+  if (G_UNLIKELY (h->n == h->size))
+    {
+      h->size = MAX (4, 2 * h->size);
+      h->held = g_renew (TgProducer *, h->held, h->size);
+    }
+  h->held[h->n++] = p;
+}
+
+/* Enters the producer for a call or a change; fails when this thread is
+ * already inside it (a stage calling back into its own producer). */
+gboolean
+tg__producer_lock (TgProducer *p, GError **error)
+{
+  if (held_here (p))
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_BUSY,
+                     "producer '%s' is already running on this thread (a stage "
+                     "called back into it); use a second producer",
+                     p->name);
+      return FALSE;
+    }
+  acquire (p);
+  return TRUE;
+}
+
+void
+tg__producer_unlock (TgProducer *p)
+{
+  /* Calls nest strictly: the producer released is the last one taken. */
+  self->n--;
+  release (p);
+}
+
+/* Readers from outside a call take the producer; a stage, inside the call
+ * on this thread, already holds it. */
+static gboolean
+read_lock (TgProducer *p)
+{
+  if (held_here (p))
+    return FALSE;
+  acquire (p);
+  return TRUE;
+}
+
 static void
 producer_free (TgProducer *p)
 {
+  /* A producer is often released during someone's capture (a torch graph's
+   * producer dropped in the next capture, the reaper): every call made here,
+   * the stages' destroy notifies included, runs relaxed. */
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   TgDeviceGuard guard;
   gboolean entered = tg__device_enter (&guard, p->device, NULL);
 
@@ -70,6 +198,7 @@ producer_free (TgProducer *p)
   g_free (p->name);
   g_free (p);
   tg__live_add (TG_LIVE_PRODUCERS, -1);
+  tg__relaxed_end (mode);
 }
 
 void
@@ -119,10 +248,17 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
 }
 
 cudaStream_t
-tg_producer_get_stream (const TgProducer *producer)
+tg_producer_get_stream (TgProducer *producer)
 {
+  cudaStream_t stream;
+  gboolean locked;
+
   g_return_val_if_fail (producer != NULL, NULL);
-  return producer->bound;
+  locked = read_lock (producer);
+  stream = producer->bound;
+  if (locked)
+    tg__producer_unlock (producer);
+  return stream;
 }
 
 static gboolean
@@ -134,11 +270,54 @@ stage_name_free (const TgProducer *p, const char *name)
   return TRUE;
 }
 
-static guint
-add_stage (TgProducer *p, TgStage *stage)
+/* Stages change under the producer's lock, which a first run takes to seal
+ * them: setup and the first run never overlap, and a stage added after it
+ * is refused, never run unvetted. */
+static gboolean
+setup_enter (TgProducer *p, const char *func)
 {
-  g_ptr_array_add (p->stages, stage);
-  return p->stages->len - 1;
+  if (!tg__producer_lock (p, NULL))
+    {
+      g_critical ("%s: producer '%s' is running on this thread; set its stages up "
+                  "before its first run",
+                  func, p->name);
+      return FALSE;
+    }
+  if (p->sealed)
+    {
+      tg__producer_unlock (p);
+      g_critical ("%s: producer '%s' already ran, so its stages are fixed; set them "
+                  "up before its first run",
+                  func, p->name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static guint
+add_stage (TgProducer *p, TgStage *stage, const char *func)
+{
+  guint index = G_MAXUINT;
+
+  if (setup_enter (p, func))
+    {
+      if (stage_name_free (p, stage->name))
+        {
+          g_ptr_array_add (p->stages, stage);
+          index = p->stages->len - 1;
+        }
+      else
+        g_critical ("%s: producer '%s' already has a stage named '%s'", func, p->name,
+                    stage->name);
+      tg__producer_unlock (p);
+    }
+  if (index == G_MAXUINT)
+    {
+      /* Refused: the caller keeps its data. */
+      stage->destroy = NULL;
+      stage_free (stage);
+    }
+  return index;
 }
 
 static TgStage *
@@ -155,11 +334,12 @@ stage_new (const char *name, TgStageKind kind, TgStageFlags flags, gpointer user
   return stage;
 }
 
-#define STAGE_ADD_PRECONDITIONS(p, name, func)                                         \
+#define STAGE_FLAGS_ALL (TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM)
+
+#define STAGE_ADD_PRECONDITIONS(p, name, flags, func)                                  \
   g_return_val_if_fail (p != NULL, G_MAXUINT);                                         \
   g_return_val_if_fail (name != NULL && func != NULL, G_MAXUINT);                      \
-  g_return_val_if_fail (!p->sealed, G_MAXUINT);                                        \
-  g_return_val_if_fail (stage_name_free (p, name), G_MAXUINT)
+  g_return_val_if_fail (((flags) & ~STAGE_FLAGS_ALL) == 0, G_MAXUINT)
 
 guint
 tg_producer_add_device_stage (TgProducer *producer, const char *name,
@@ -168,10 +348,10 @@ tg_producer_add_device_stage (TgProducer *producer, const char *name,
 {
   TgStage *stage;
 
-  STAGE_ADD_PRECONDITIONS (producer, name, func);
+  STAGE_ADD_PRECONDITIONS (producer, name, flags, func);
   stage = stage_new (name, TG_STAGE_KIND_DEVICE, flags, user_data, destroy);
   stage->device = func;
-  return add_stage (producer, stage);
+  return add_stage (producer, stage, G_STRFUNC);
 }
 
 guint
@@ -180,11 +360,11 @@ tg_producer_add_host_stage (TgProducer *producer, const char *name, TgStageFlags
 {
   TgStage *stage;
 
-  STAGE_ADD_PRECONDITIONS (producer, name, func);
+  STAGE_ADD_PRECONDITIONS (producer, name, flags, func);
   g_return_val_if_fail (!(flags & TG_STAGE_LEGACY_STREAM), G_MAXUINT);
   stage = stage_new (name, TG_STAGE_KIND_HOST, flags, user_data, destroy);
   stage->host = func;
-  return add_stage (producer, stage);
+  return add_stage (producer, stage, G_STRFUNC);
 }
 
 guint
@@ -195,15 +375,19 @@ tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags
 {
   TgStage *stage;
 
-  STAGE_ADD_PRECONDITIONS (producer, name, body);
+  STAGE_ADD_PRECONDITIONS (producer, name, flags, body);
   g_return_val_if_fail (flag_binding != NULL && status_binding != NULL, G_MAXUINT);
-  g_return_val_if_fail (max_iters >= 1, G_MAXUINT);
+  /* The status write would overwrite the flag: the loop would stop after one
+   * iteration. */
+  g_return_val_if_fail (!g_str_equal (flag_binding, status_binding), G_MAXUINT);
+  /* The iteration counter on the device is a gint32. */
+  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, G_MAXUINT);
   stage = stage_new (name, TG_STAGE_KIND_LOOP, flags, user_data, destroy);
   stage->device = body;
   stage->loop_flag = g_strdup (flag_binding);
   stage->loop_status = g_strdup (status_binding);
   stage->max_iters = max_iters;
-  return add_stage (producer, stage);
+  return add_stage (producer, stage, G_STRFUNC);
 }
 
 void
@@ -213,101 +397,31 @@ tg_producer_set_stage_condition (TgProducer *producer, guint stage,
   TgStage *s;
 
   g_return_if_fail (producer != NULL);
-  g_return_if_fail (stage < producer->stages->len);
-  g_return_if_fail (!producer->sealed);
-  s = producer->stages->pdata[stage];
-  g_free (s->condition);
-  s->condition = g_strdup (flag_binding);
+  if (!setup_enter (producer, G_STRFUNC))
+    return;
+  if (stage < producer->stages->len)
+    {
+      s = producer->stages->pdata[stage];
+      g_free (s->condition);
+      s->condition = g_strdup (flag_binding);
+    }
+  else
+    g_critical ("%s: producer '%s' has no stage %u", G_STRFUNC, producer->name, stage);
+  tg__producer_unlock (producer);
 }
 
 guint
-tg_producer_get_n_stages (const TgProducer *producer)
+tg_producer_get_n_stages (TgProducer *producer)
 {
+  gboolean locked;
+  guint n;
+
   g_return_val_if_fail (producer != NULL, 0);
-  return producer->stages->len;
-}
-
-static gboolean
-check_device_pointer (const TgProducer *p, const char *name, gpointer ptr,
-                      GError **error)
-{
-  struct cudaPointerAttributes attr;
-
-  if (!TG_CUDA_OK (cudaPointerGetAttributes (&attr, ptr), error))
-    return FALSE;
-  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
-    {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
-                     "binding '%s' of producer '%s': %p is not device memory; bind "
-                     "memory from cudaMalloc on device %d",
-                     name, p->name, ptr, p->device);
-      return FALSE;
-    }
-  if (attr.type == cudaMemoryTypeDevice && attr.device != p->device)
-    {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
-                     "binding '%s' of producer '%s': %p is memory of device %d, but "
-                     "the producer runs on device %d",
-                     name, p->name, ptr, attr.device, p->device);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-/* Who holds a producer: the address of a thread-local byte identifies the
- * thread for a fraction of what g_thread_self () costs on the hot path. */
-static _Thread_local char thread_token;
-
-static gboolean
-held_here (TgProducer *p)
-{
-  return g_atomic_pointer_get (&p->owner) == (gpointer)&thread_token;
-}
-
-/* Takes @p for this thread: one compare-and-swap when it is free, else
- * waits for the thread inside it. */
-static void
-acquire (TgProducer *p)
-{
-  if (G_LIKELY (g_atomic_pointer_compare_and_exchange (&p->owner, NULL, &thread_token)))
-    return;
-  g_mutex_lock (&p->wait_lock);
-  g_atomic_int_inc (&p->n_waiting);
-  while (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, &thread_token))
-    g_cond_wait (&p->released, &p->wait_lock);
-  g_atomic_int_add (&p->n_waiting, -1);
-  g_mutex_unlock (&p->wait_lock);
-}
-
-/* Enters the producer for a call or a change; fails when this thread is
- * already inside it (a stage calling back into its own producer). */
-gboolean
-tg__producer_lock (TgProducer *p, GError **error)
-{
-  if (held_here (p))
-    {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_BUSY,
-                     "producer '%s' is already running on this thread (a stage "
-                     "called back into it); use a second producer",
-                     p->name);
-      return FALSE;
-    }
-  acquire (p);
-  return TRUE;
-}
-
-void
-tg__producer_unlock (TgProducer *p)
-{
-  /* Both sequentially consistent: a waiter that this load misses counted
-   * itself after the store, so its own compare-and-swap sees NULL. */
-  g_atomic_pointer_set (&p->owner, NULL);
-  if (g_atomic_int_get (&p->n_waiting) > 0)
-    {
-      g_mutex_lock (&p->wait_lock);
-      g_cond_signal (&p->released);
-      g_mutex_unlock (&p->wait_lock);
-    }
+  locked = read_lock (producer);
+  n = producer->stages->len;
+  if (locked)
+    tg__producer_unlock (producer);
+  return n;
 }
 
 gboolean
@@ -321,9 +435,18 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
   g_return_val_if_fail (producer != NULL && name != NULL, FALSE);
   if (device_ptr != NULL)
     {
+      g_autofree char *what
+          = g_strdup_printf ("binding '%s' of producer '%s'", name, producer->name);
+
+      if (size == 0)
+        {
+          tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
+                         "%s: a size of 0 bytes; pass the buffer's size", what);
+          return FALSE;
+        }
       if (!tg__device_enter (&guard, producer->device, error))
         return FALSE;
-      ok = check_device_pointer (producer, name, device_ptr, error);
+      ok = tg__check_device_buffer (what, device_ptr, size, producer->device, error);
       tg__device_leave (&guard);
       if (!ok)
         return FALSE;
@@ -363,17 +486,6 @@ tg__producer_binding (const TgProducer *producer, const char *name, gsize *size)
   if (size != NULL)
     *size = b != NULL ? b->size : 0;
   return b != NULL ? b->ptr : NULL;
-}
-
-/* Readers from outside a call take the producer; a stage, inside the call
- * on this thread, already holds it. */
-static gboolean
-read_lock (TgProducer *p)
-{
-  if (held_here (p))
-    return FALSE;
-  acquire (p);
-  return TRUE;
 }
 
 gpointer
@@ -438,7 +550,7 @@ tg__producer_readback (TgProducer *p, cudaStream_t stream, gconstpointer device_
   if (!TG_CUDA_OK (cudaMemcpyAsync (p->readback, device_src, size,
                                     cudaMemcpyDeviceToHost, stream),
                    error)
-      || !TG_CUDA_OK (cudaStreamSynchronize (stream), error))
+      || !tg__stream_synchronize (stream, error))
     return FALSE;
   memcpy (out, p->readback, size);
   return TRUE;

@@ -1,7 +1,11 @@
-/* resource-private.h: every CUDA object TrackGen creates goes through these
- * wrappers, which count live objects (tg_get_live_objects) and allocate in
- * relaxed capture mode so that lazy creation never breaks a capture that is
- * in progress on this thread.  Private to libtrackgen. */
+/* resource-private.h: every CUDA call of TrackGen's that is not
+ * stream-ordered -- creation, destruction, instantiation, allocation, frees,
+ * synchronization, pointer queries -- goes through these wrappers, and only
+ * these.  Each runs in relaxed capture mode, which is what CUDA requires for
+ * such a call not to invalidate a capture in progress: one of this thread's,
+ * or, in global mode, one of any other thread's (a torch.cuda.graph by
+ * default).  They also count live objects (tg_get_live_objects) and report
+ * failed releases instead of hiding them.  Private to libtrackgen. */
 #ifndef TG_RESOURCE_PRIVATE_H
 #define TG_RESOURCE_PRIVATE_H
 
@@ -16,6 +20,7 @@ typedef enum
   TG_LIVE_GRAPH_EXECS,
   TG_LIVE_STREAMS,
   TG_LIVE_CAPTURES,
+  TG_LIVE_FAILED_RELEASES,
   TG_LIVE_N
 } TgLiveKind;
 
@@ -30,29 +35,46 @@ typedef struct
 
 gboolean tg__device_enter (TgDeviceGuard *guard, int device, GError **error);
 void tg__device_leave (TgDeviceGuard *guard);
-/* Checks @stream belongs to @device.  Only for a stream that is not
- * capturing: CUDA refuses cudaStreamGetDevice on a capturing stream, and that
- * refusal invalidates the capture. */
+/* Checks that @stream belongs to @device, through the driver, so a capturing
+ * stream is checked too without disturbing its capture. */
 gboolean tg__stream_check_device (cudaStream_t stream, int device, GError **error);
+/* Checks that @ptr is device memory of @device (or managed memory) holding at
+ * least @size bytes from @ptr, as far as the driver knows its allocation:
+ * TG_ARGUMENT_ERROR_INVALID, _DEVICE_MISMATCH or _SIZE_MISMATCH naming @what. */
+gboolean tg__check_device_buffer (const char *what, gconstpointer ptr, gsize size,
+                                  int device, GError **error);
 
-/* A relaxed section lets this thread make calls that a global or
- * thread-local capture forbids (allocations, stream creation). */
+/* A relaxed section: this thread's calls cannot invalidate any capture.
+ * Sections nest.  tg__relaxed_thread() relaxes the calling thread for good
+ * (TrackGen's reaper thread, which releases at moments nobody chooses). */
 enum cudaStreamCaptureMode tg__relaxed_begin (void);
 void tg__relaxed_end (enum cudaStreamCaptureMode saved);
+void tg__relaxed_thread (void);
 
-/* Non-blocking stream on the current device. */
+/* Non-blocking stream on the current device (counted). */
 cudaStream_t tg__stream_new (GError **error);
 void tg__stream_free (cudaStream_t stream);
+/* Waits for @stream. */
+gboolean tg__stream_synchronize (cudaStream_t stream, GError **error);
 
-/* Graph instantiation and destruction (counted). */
+/* Graphs (counted).  Own graphs are instantiated to free the allocations a
+ * launch made when the next one starts, so stages may allocate. */
 gboolean tg__graph_instantiate (cudaGraph_t graph, cudaGraphExec_t *exec,
                                 GError **error);
+/* Updates @exec from @graph; FALSE (nothing set) when the topology differs. */
+gboolean tg__graph_exec_update (cudaGraphExec_t exec, cudaGraph_t graph);
 void tg__graph_exec_free (cudaGraphExec_t exec);
 void tg__graph_free (cudaGraph_t graph);
 
-/* Pinned host memory. */
+/* Memory. */
 gpointer tg__host_alloc (gsize size, GError **error);
 void tg__host_free (gpointer ptr);
+gpointer tg__device_alloc (gsize size, GError **error);
+void tg__device_free (gpointer ptr);
+
+/* What CUDA knows of @ptr: host, pinned, device or managed memory. */
+gboolean tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,
+                                 GError **error);
 
 /* Launcher of the device check kernel (device-kernels.cu). */
 cudaError_t tg__launch_check_pattern (cudaStream_t stream, guint32 *out, guint32 n,

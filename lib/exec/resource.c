@@ -1,4 +1,5 @@
-/* resource.c: counted creation and destruction of CUDA objects. */
+/* resource.c: the calls that are not stream-ordered, each in a relaxed
+ * section, and the live-object counters.  See resource-private.h. */
 #include "config.h"
 #include "resource-private.h"
 
@@ -19,6 +20,7 @@ tg_get_live_objects (TgLiveObjects *out)
   out->graph_execs = g_atomic_int_get (&live[TG_LIVE_GRAPH_EXECS]);
   out->streams = g_atomic_int_get (&live[TG_LIVE_STREAMS]);
   out->captures = g_atomic_int_get (&live[TG_LIVE_CAPTURES]);
+  out->failed_releases = g_atomic_int_get (&live[TG_LIVE_FAILED_RELEASES]);
 }
 
 enum cudaStreamCaptureMode
@@ -35,6 +37,41 @@ tg__relaxed_end (enum cudaStreamCaptureMode saved)
   (void)cudaThreadExchangeStreamCaptureMode (&saved);
 }
 
+void
+tg__relaxed_thread (void)
+{
+  (void)tg__relaxed_begin ();
+}
+
+/* A release that failed is logged and counted, never hidden.  The object
+ * stays counted live: it may still exist. */
+static void
+released (cudaError_t status, const char *call, TgLiveKind kind)
+{
+  if (G_LIKELY (status == cudaSuccess))
+    {
+      if (kind != TG_LIVE_N)
+        tg__live_add (kind, -1);
+      return;
+    }
+  if (cudaPeekAtLastError () == status)
+    (void)cudaGetLastError ();
+  tg__live_add (TG_LIVE_FAILED_RELEASES, 1);
+  g_warning ("%s failed: %s (%s); the object is leaked", call, cudaGetErrorName (status),
+             cudaGetErrorString (status));
+}
+
+/* Runs one release in a relaxed section. */
+#define RELEASE(call, kind)                                                            \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    enum cudaStreamCaptureMode saved_ = tg__relaxed_begin ();                          \
+    cudaError_t status_ = TG_CUDA_OVERRIDE (call);                                     \
+    tg__relaxed_end (saved_);                                                          \
+    released (status_, #call, kind);                                                   \
+  }                                                                                    \
+  G_STMT_END
+
 cudaStream_t
 tg__stream_new (GError **error)
 {
@@ -42,6 +79,7 @@ tg__stream_new (GError **error)
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   gboolean ok
       = TG_CUDA_OK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking), error);
+
   tg__relaxed_end (mode);
   if (!ok)
     return NULL;
@@ -52,20 +90,32 @@ tg__stream_new (GError **error)
 void
 tg__stream_free (cudaStream_t stream)
 {
-  if (stream == NULL)
-    return;
-  (void)cudaStreamDestroy (stream);
-  tg__live_add (TG_LIVE_STREAMS, -1);
+  if (stream != NULL)
+    RELEASE (cudaStreamDestroy (stream), TG_LIVE_STREAMS);
+}
+
+gboolean
+tg__stream_synchronize (cudaStream_t stream, GError **error)
+{
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+  gboolean ok = TG_CUDA_OK (cudaStreamSynchronize (stream), error);
+
+  tg__relaxed_end (mode);
+  return ok;
 }
 
 gboolean
 tg__graph_instantiate (cudaGraph_t graph, cudaGraphExec_t *exec, GError **error)
 {
-  cudaError_t status = cudaGraphInstantiate (exec, graph, 0);
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+  cudaError_t status = TG_CUDA_CALL (
+      cudaGraphInstantiate (exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch));
 
+  tg__relaxed_end (mode);
   if (status != cudaSuccess)
     {
-      (void)cudaGetLastError ();
+      if (cudaPeekAtLastError () == status)
+        (void)cudaGetLastError ();
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
                      "cudaGraphInstantiate failed: %s (%s)", cudaGetErrorName (status),
                      cudaGetErrorString (status));
@@ -76,22 +126,31 @@ tg__graph_instantiate (cudaGraph_t graph, cudaGraphExec_t *exec, GError **error)
   return TRUE;
 }
 
+gboolean
+tg__graph_exec_update (cudaGraphExec_t exec, cudaGraph_t graph)
+{
+  cudaGraphExecUpdateResultInfo info;
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+  cudaError_t status = TG_CUDA_CALL (cudaGraphExecUpdate (exec, graph, &info));
+
+  tg__relaxed_end (mode);
+  if (status != cudaSuccess && cudaPeekAtLastError () == status)
+    (void)cudaGetLastError ();
+  return status == cudaSuccess;
+}
+
 void
 tg__graph_exec_free (cudaGraphExec_t exec)
 {
-  if (exec == NULL)
-    return;
-  (void)cudaGraphExecDestroy (exec);
-  tg__live_add (TG_LIVE_GRAPH_EXECS, -1);
+  if (exec != NULL)
+    RELEASE (cudaGraphExecDestroy (exec), TG_LIVE_GRAPH_EXECS);
 }
 
 void
 tg__graph_free (cudaGraph_t graph)
 {
-  if (graph == NULL)
-    return;
-  (void)cudaGraphDestroy (graph);
-  tg__live_add (TG_LIVE_GRAPHS, -1);
+  if (graph != NULL)
+    RELEASE (cudaGraphDestroy (graph), TG_LIVE_GRAPHS);
 }
 
 gpointer
@@ -100,6 +159,7 @@ tg__host_alloc (gsize size, GError **error)
   gpointer ptr = NULL;
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   gboolean ok = TG_CUDA_OK (cudaMallocHost (&ptr, size), error);
+
   tg__relaxed_end (mode);
   return ok ? ptr : NULL;
 }
@@ -108,5 +168,34 @@ void
 tg__host_free (gpointer ptr)
 {
   if (ptr != NULL)
-    (void)cudaFreeHost (ptr);
+    RELEASE (cudaFreeHost (ptr), TG_LIVE_N);
+}
+
+gpointer
+tg__device_alloc (gsize size, GError **error)
+{
+  gpointer ptr = NULL;
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+  gboolean ok = TG_CUDA_OK (cudaMalloc (&ptr, size), error);
+
+  tg__relaxed_end (mode);
+  return ok ? ptr : NULL;
+}
+
+void
+tg__device_free (gpointer ptr)
+{
+  if (ptr != NULL)
+    RELEASE (cudaFree (ptr), TG_LIVE_N);
+}
+
+gboolean
+tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,
+                        GError **error)
+{
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+  gboolean ok = TG_CUDA_OK (cudaPointerGetAttributes (attr, ptr), error);
+
+  tg__relaxed_end (mode);
+  return ok;
 }

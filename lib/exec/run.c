@@ -1,5 +1,5 @@
-/* run.c: one call of a producer: stream resolution, policy, the stage
- * walker, and the EAGER and RECORD paths (REPLAY is runner.c). */
+/* run.c: one call of a producer: stream resolution, policy, and the EAGER
+ * and RECORD paths (REPLAY is runner.c, the stage walker stages.c). */
 #include "config.h"
 #include "producer-private.h"
 #include "scope-private.h"
@@ -11,12 +11,6 @@ typedef struct
   TgPolicy policy;
   TgScope *scope; /* the registered capture this call records into, or NULL */
 } Resolution;
-
-static const TgStage *
-stage_at (const TgProducer *p, guint i)
-{
-  return p->stages->pdata[i];
-}
 
 static GError *
 stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
@@ -47,7 +41,7 @@ seal (TgProducer *p)
   p->sealed = TRUE;
   for (guint i = 0; i < p->stages->len; i++)
     {
-      const TgStage *stage = stage_at (p, i);
+      const TgStage *stage = tg__producer_stage (p, i);
       gboolean safe = (stage->flags & TG_STAGE_CAPTURE_SAFE)
                       && !(stage->flags & TG_STAGE_LEGACY_STREAM);
 
@@ -162,80 +156,13 @@ check_bindings (TgProducer *p, GError **error)
     return TRUE;
   for (guint i = 0; i < p->stages->len; i++)
     {
-      const TgStage *s = stage_at (p, i);
+      const TgStage *s = tg__producer_stage (p, i);
       if (!binding_bound (p, s, s->condition, sizeof (gint32), error)
           || !binding_bound (p, s, s->loop_flag, sizeof (gint32), error)
           || !binding_bound (p, s, s->loop_status, sizeof (TgLoopStatus), error))
         return FALSE;
     }
   p->bindings_checked = p->generation + 1;
-  return TRUE;
-}
-
-static gboolean
-run_stage (TgLaunch *launch, const TgStage *stage, GError **error)
-{
-  TgHostOps ops = { launch };
-
-  switch (stage->kind)
-    {
-    case TG_STAGE_KIND_HOST:
-      if (launch->capturing && launch->depth > 0)
-        {
-          tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                         "a HOST stage cannot sit inside a captured condition or loop "
-                         "(the driver rejects host nodes in conditional bodies): move "
-                         "it out of the condition, or run the producer eagerly");
-          return FALSE;
-        }
-      return stage->host (&ops, stage->user_data, error);
-    case TG_STAGE_KIND_LOOP:
-      return tg__condition_while (
-          launch, tg_launch_get_binding (launch, stage->loop_flag), stage->max_iters,
-          tg_launch_get_binding (launch, stage->loop_status), stage->device,
-          stage->user_data, error);
-    case TG_STAGE_KIND_DEVICE:
-    default:
-      return stage->device (launch, stage->user_data, error);
-    }
-}
-
-static gboolean
-guarded_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  TgLaunch inner = *launch;
-
-  return run_stage (&inner, data, error);
-}
-
-gboolean
-tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
-{
-  const TgProducer *p = launch->producer;
-
-  for (guint i = first; i < first + n; i++)
-    {
-      const TgStage *stage = stage_at (p, i);
-      GError *local = NULL;
-      gboolean ok;
-
-      launch->stage = stage;
-      if (stage->condition != NULL)
-        ok = tg__condition_if (launch, tg_launch_get_binding (launch, stage->condition),
-                               guarded_stage, (gpointer)stage, &local);
-      else
-        ok = run_stage (launch, stage, &local);
-      if (!ok)
-        {
-          if (local == NULL)
-            local = g_error_new_literal (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
-                                         "the stage failed without setting an error");
-          g_propagate_prefixed_error (
-              error, local, "producer '%s', stage '%s': ", p->name, stage->name);
-          return FALSE;
-        }
-    }
-  launch->stage = NULL;
   return TRUE;
 }
 
@@ -263,22 +190,22 @@ call_body (const TgLaunch *launch, gpointer condition, GError **error)
   return run_body (&inner, *(const TgCondition *)condition, error);
 }
 
-/* RECORD: a dry run into a scratch capture of our own proves that every
- * stage records; only then is the caller's capture touched, so a refused
- * call leaves it with exactly the nodes it had. */
+/* RECORD, the second pass: the work holds what CUDA cannot embed in a child
+ * graph (a condition, a loop, an allocation), and CUDA forbids removing nodes
+ * from a graph under capture, so a failure half-way could not be undone.  The
+ * first pass proved every stage records; now they record into the caller's
+ * capture itself. */
 static gboolean
-record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition condition,
-        GError **error)
+record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
+                    GError **error)
 {
-  cudaGraph_t scratch = NULL;
   GError *local = NULL;
 
-  if (!tg__runner_capture (p, base, base->mode, call_body, &condition, &scratch, error))
-    return FALSE;
-  tg__graph_free (scratch);
-  if (r->scope != NULL && !r->scope->recorded (r->scope, p, base->capture_graph, error))
-    return FALSE;
-  if (!run_body (base, condition, &local))
+  if (run_body (base, condition, &local))
+    return TRUE;
+  if (g_error_matches (local, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
+    g_propagate_error (error, local);
+  else
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
                      "recording producer '%s' failed after its trial succeeded, so "
@@ -286,10 +213,33 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
                      "discarded: %s",
                      p->name, local->message);
       g_error_free (local);
-      return FALSE;
     }
-  p->captured = TRUE;
-  return TRUE;
+  return FALSE;
+}
+
+/* RECORD: every stage is captured once into a graph of our own, so a refused
+ * call leaves the caller's capture with exactly the nodes it had; the graph
+ * then joins the caller's capture as one child graph node.  Only work that a
+ * child graph cannot hold is recorded a second time, straight into the
+ * caller's capture. */
+static gboolean
+record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition condition,
+        GError **error)
+{
+  cudaGraph_t graph = NULL;
+  gboolean embeddable = FALSE, ok;
+
+  if (!tg__stages_capture (p, base, base->mode, call_body, &condition, &graph, error))
+    return FALSE;
+  ok = tg__capture_embeddable (graph, &embeddable, error)
+       && (r->scope == NULL
+           || r->scope->recorded (r->scope, p, base->capture_graph, error))
+       && (embeddable ? tg__capture_embed (r->stream, graph, error)
+                      : record_into_caller (p, base, condition, error));
+  tg__graph_free (graph);
+  if (ok)
+    p->captured = TRUE;
+  return ok;
 }
 
 static void
@@ -307,6 +257,7 @@ launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r)
       launch->capturing = TRUE;
       launch->capture_id = r->capture.id;
       launch->capture_graph = r->capture.graph;
+      launch->caller = r->stream;
     }
 }
 

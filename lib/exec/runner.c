@@ -53,46 +53,6 @@ segment_body (const TgLaunch *launch, gpointer data, GError **error)
   return tg__run_stages (&inner, seg->first, seg->n, error);
 }
 
-gboolean
-tg__runner_capture (TgProducer *p, const TgLaunch *base,
-                    enum cudaStreamCaptureMode mode, TgDeviceFunc body, gpointer data,
-                    cudaGraph_t *graph, GError **error)
-{
-  cudaStream_t stream = tg__producer_private_stream (p, error);
-  g_autoptr (GError) trial = NULL;
-  g_autoptr (GError) broke = NULL;
-  TgLaunch launch = *base;
-  TgCaptureInfo info;
-  gboolean ok, ended;
-
-  *graph = NULL;
-  if (stream == NULL || !tg__capture_begin (stream, mode, error))
-    return FALSE;
-  ok = tg__capture_query (stream, &info, &trial);
-  launch.stream = stream;
-  launch.capturing = TRUE;
-  launch.capture_id = info.id;
-  launch.capture_graph = info.graph;
-  launch.mode = mode;
-  ok = ok && body (&launch, data, &trial);
-  ended = tg__capture_end (stream, graph, &broke);
-  if (!ended || tg__capture_is_refusal (trial))
-    {
-      /* A stage's error names the producer already. */
-      g_autofree char *why = trial != NULL ? g_strdup (trial->message)
-                                           : g_strdup_printf ("producer '%s': %s",
-                                                              p->name, broke->message);
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "%s; it cannot be captured, and nothing was recorded", why);
-      ok = FALSE;
-    }
-  else if (!ok)
-    g_propagate_error (error, g_steal_pointer (&trial));
-  if (!ok)
-    g_clear_pointer (graph, tg__graph_free);
-  return ok;
-}
-
 typedef struct
 {
   const TgSegment *seg;
@@ -117,18 +77,17 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
 {
   SegmentCall call = { seg, flag };
   cudaGraph_t graph = NULL;
-  cudaGraphExecUpdateResultInfo info;
   gboolean rebind = og->generation != p->generation, ok = TRUE;
 
   if (og->exec != NULL && !rebind && og->flag == flag)
     return TRUE;
-  if (!tg__runner_capture (p, base, cudaStreamCaptureModeThreadLocal, segment_call,
+  if (!tg__stages_capture (p, base, cudaStreamCaptureModeThreadLocal, segment_call,
                            &call, &graph, error))
     return FALSE;
   p->stats.n_captures++;
   if (og->exec == NULL)
     ok = tg__graph_instantiate (graph, &og->exec, error);
-  else if (cudaGraphExecUpdate (og->exec, graph, &info) == cudaSuccess)
+  else if (tg__graph_exec_update (og->exec, graph))
     {
       p->stats.n_updates++;
       if (rebind)
@@ -136,7 +95,6 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
     }
   else
     {
-      (void)cudaGetLastError ();
       g_clear_pointer (&og->exec, tg__graph_exec_free);
       ok = tg__graph_instantiate (graph, &og->exec, error);
       p->stats.n_recaptures++;

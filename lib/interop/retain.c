@@ -33,5 +33,6 @@ tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
 gboolean
 tg_release_wait (gint64 timeout_us)
 {
+  g_return_val_if_fail (timeout_us >= 0, FALSE);
   return tg__capture_release_wait (timeout_us);
 }

@@ -56,8 +56,7 @@ gboolean
 tg_capture_scope_end (TgCaptureScope *scope, GError **error)
 {
   g_return_val_if_fail (scope != NULL, FALSE);
-  if (!scope->registered)
-    return TRUE;
+  /* The thread first: only the scope's own thread writes @registered. */
   if (scope->scope.thread != g_thread_self ())
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_THREAD,
@@ -66,6 +65,8 @@ tg_capture_scope_end (TgCaptureScope *scope, GError **error)
                      (void *)scope->scope.stream);
       return FALSE;
     }
+  if (!scope->registered)
+    return TRUE;
   if (tg__scope_current () != &scope->scope)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,

@@ -3,6 +3,7 @@
 // pointers are aligned (cudaMalloc's always are), and a scalar loop takes the
 // tail and any unaligned caller buffer.
 #include "seeds-private.h"
+#include "../exec/kernel-private.cuh"
 
 #include <stdint.h>
 
@@ -129,16 +130,14 @@ extern "C" cudaError_t
 tg__launch_seeds_init (cudaStream_t stream, guint64 *seeds, guint32 *epochs, guint n,
                        guint64 base_seed)
 {
-  init_kernel<<<grid_for (n), THREADS, 0, stream>>> (seeds, epochs, n, base_seed);
-  return cudaGetLastError ();
+  return tg__launch (init_kernel, grid_for (n), THREADS, stream, seeds, epochs, n, base_seed);
 }
 
 extern "C" cudaError_t
 tg__launch_seeds_scatter (cudaStream_t stream, guint64 *seeds, guint32 *epochs,
                           const guint32 *ids, const guint64 *values, guint n)
 {
-  scatter_kernel<<<grid_for (n), THREADS, 0, stream>>> (seeds, epochs, ids, values, n);
-  return cudaGetLastError ();
+  return tg__launch (scatter_kernel, grid_for (n), THREADS, stream, seeds, epochs, ids, values, n);
 }
 
 extern "C" cudaError_t
@@ -149,14 +148,13 @@ tg__launch_seeds_advance (cudaStream_t stream, guint32 *epochs, const guint8 *ma
   unsigned int grid = grid_for (items_for (vec, n));
 
   if (mask == NULL && vec)
-    advance_kernel<true, false><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
+    return tg__launch (advance_kernel<true, false>, grid, THREADS, stream, epochs, mask, n);
   else if (mask == NULL)
-    advance_kernel<false, false><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
+    return tg__launch (advance_kernel<false, false>, grid, THREADS, stream, epochs, mask, n);
   else if (vec)
-    advance_kernel<true, true><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
+    return tg__launch (advance_kernel<true, true>, grid, THREADS, stream, epochs, mask, n);
   else
-    advance_kernel<false, true><<<grid, THREADS, 0, stream>>> (epochs, mask, n);
-  return cudaGetLastError ();
+    return tg__launch (advance_kernel<false, true>, grid, THREADS, stream, epochs, mask, n);
 }
 
 extern "C" cudaError_t
@@ -167,8 +165,7 @@ tg__launch_seeds_fill (cudaStream_t stream, guint64 *out, const guint64 *seeds,
   unsigned int grid = grid_for (items_for (vec, n));
 
   if (vec)
-    fill_kernel<true><<<grid, THREADS, 0, stream>>> (out, seeds, epochs, n);
+    return tg__launch (fill_kernel<true>, grid, THREADS, stream, out, seeds, epochs, n);
   else
-    fill_kernel<false><<<grid, THREADS, 0, stream>>> (out, seeds, epochs, n);
-  return cudaGetLastError ();
+    return tg__launch (fill_kernel<false>, grid, THREADS, stream, out, seeds, epochs, n);
 }

@@ -150,37 +150,13 @@ tg__seeds_check_len (const char *what, gsize len, guint n_envs, gboolean at_leas
 /* Life cycle                                                                */
 
 static void
-device_free (gpointer ptr)
-{
-  enum cudaStreamCaptureMode mode;
-
-  if (ptr == NULL)
-    return;
-  /* cudaFree is unsafe under a global capture on this thread: relax. */
-  mode = tg__relaxed_begin ();
-  (void)cudaFree (ptr);
-  (void)cudaGetLastError ();
-  tg__relaxed_end (mode);
-}
-
-static gboolean
-device_alloc (gpointer *ptr, gsize size, GError **error)
-{
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  gboolean ok = TG_CUDA_OK (cudaMalloc (ptr, size), error);
-
-  tg__relaxed_end (mode);
-  return ok;
-}
-
-static void
 state_free (TgSeedState *state)
 {
   TgDeviceGuard guard;
   gboolean entered = tg__device_enter (&guard, state->device, NULL);
 
-  device_free (state->seeds);
-  device_free (state->epochs);
+  tg__device_free (state->seeds);
+  tg__device_free (state->epochs);
   if (entered)
     tg__device_leave (&guard);
   g_free (state);
@@ -224,8 +200,8 @@ state_create (int device, guint n_envs, guint64 base_seed, const guint64 *seeds,
   g_atomic_ref_count_init (&state->ref);
   state->device = device;
   state->n_envs = n_envs;
-  if (!device_alloc ((gpointer *)&state->seeds, n_envs * sizeof (guint64), error)
-      || !device_alloc ((gpointer *)&state->epochs, n_envs * sizeof (guint32), error))
+  if ((state->seeds = tg__device_alloc (n_envs * sizeof (guint64), error)) == NULL
+      || (state->epochs = tg__device_alloc (n_envs * sizeof (guint32), error)) == NULL)
     goto out;
   if (seeds == NULL)
     TG_CUDA_GOTO (
@@ -240,7 +216,8 @@ state_create (int device, guint n_envs, guint64 base_seed, const guint64 *seeds,
           cudaMemsetAsync (state->epochs, 0, n_envs * sizeof (guint32), stream), error,
           out);
     }
-  TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
+  if (!tg__stream_synchronize (stream, error))
+    goto out;
   ok = TRUE;
 out:
   tg__device_leave (&guard);
@@ -335,8 +312,9 @@ tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids, const guint64
   if ((stream = blocking_enter (state->device, &guard, error)) == NULL)
     return FALSE;
   /* One staging buffer: the values, then the ids (8-byte aligned after them). */
-  if (!device_alloc ((gpointer *)&values,
-                     (gsize)n * (sizeof (guint64) + sizeof (guint32)), error))
+  if ((values = tg__device_alloc ((gsize)n * (sizeof (guint64) + sizeof (guint32)),
+                                  error))
+      == NULL)
     goto out;
   TG_CUDA_GOTO (cudaMemcpyAsync (values, seeds, n * sizeof (guint64),
                                  cudaMemcpyHostToDevice, stream),
@@ -348,10 +326,11 @@ tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids, const guint64
   TG_CUDA_GOTO (tg__launch_seeds_scatter (stream, state->seeds, state->epochs,
                                           (const guint32 *)(values + n), values, n),
                 error, out);
-  TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
+  if (!tg__stream_synchronize (stream, error))
+    goto out;
   ok = TRUE;
 out:
-  device_free (values);
+  tg__device_free (values);
   tg__device_leave (&guard);
   return ok;
 }
@@ -379,7 +358,8 @@ transfer (TgSeedState *state, gpointer seeds, gpointer epochs, enum cudaMemcpyKi
                                    to_host ? (gpointer)state->epochs : epochs,
                                    state->n_envs * sizeof (guint32), kind, stream),
                   error, out);
-  TG_CUDA_GOTO (cudaStreamSynchronize (stream), error, out);
+  if (!tg__stream_synchronize (stream, error))
+    goto out;
   ok = TRUE;
 out:
   tg__device_leave (&guard);
@@ -493,7 +473,10 @@ tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
     return FALSE;
   if ((stream = enqueue_enter (state, stream, &guard, error)) == NULL)
     return FALSE;
-  ok = TG_CUDA_OK (
+  ok = (device_mask == NULL
+        || tg__check_device_buffer ("the mask", device_mask, mask_len, state->device,
+                                    error))
+       && TG_CUDA_OK (
       tg__launch_seeds_advance (stream, state->epochs, device_mask, state->n_envs),
       error);
   tg__device_leave (&guard);
@@ -533,9 +516,11 @@ tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
     return FALSE;
   if ((stream = enqueue_enter (state, stream, &guard, error)) == NULL)
     return FALSE;
-  ok = TG_CUDA_OK (tg__launch_seeds_fill (stream, device_out, state->seeds,
-                                          state->epochs, state->n_envs),
-                   error);
+  ok = tg__check_device_buffer ("the output", device_out,
+                                state->n_envs * sizeof (guint64), state->device, error)
+       && TG_CUDA_OK (tg__launch_seeds_fill (stream, device_out, state->seeds,
+                                             state->epochs, state->n_envs),
+                      error);
   tg__device_leave (&guard);
   return ok;
 }

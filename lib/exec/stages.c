@@ -1,0 +1,139 @@
+/* stages.c: the stage walker and the capture of stages into a graph of the
+ * producer's own.  Below every policy path: run.c (EAGER, RECORD) and
+ * runner.c (REPLAY) call into it, it calls none of them. */
+#include "config.h"
+#include "producer-private.h"
+
+static gboolean
+run_stage (TgLaunch *launch, const TgStage *stage, GError **error)
+{
+  TgHostOps ops = { launch };
+
+  switch (stage->kind)
+    {
+    case TG_STAGE_KIND_HOST:
+      if (launch->capturing && launch->depth > 0)
+        {
+          tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                         "a HOST stage cannot sit inside a captured condition or loop "
+                         "(the driver rejects host nodes in conditional bodies): move "
+                         "it out of the condition, or run the producer eagerly");
+          return FALSE;
+        }
+      return stage->host (&ops, stage->user_data, error);
+    case TG_STAGE_KIND_LOOP:
+      return tg__condition_while (
+          launch, tg__producer_binding (launch->producer, stage->loop_flag, NULL),
+          stage->max_iters,
+          tg__producer_binding (launch->producer, stage->loop_status, NULL),
+          stage->device, stage->user_data, error);
+    case TG_STAGE_KIND_DEVICE:
+    default:
+      return stage->device (launch, stage->user_data, error);
+    }
+}
+
+static gboolean
+guarded_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgLaunch inner = *launch;
+
+  return run_stage (&inner, data, error);
+}
+
+/* RECORD: a stage that made a call the caller's capture forbids has already
+ * invalidated it, and CUDA says so only through that capture.  Checked after
+ * every stage so the error can name the stage. */
+static gboolean
+caller_intact (const TgLaunch *launch, GError **error)
+{
+  TgCaptureInfo info;
+
+  if (launch->caller == NULL || !tg__capture_query (launch->caller, &info, error))
+    return launch->caller == NULL;
+  if (info.state == TG_CAPTURE_ACTIVE)
+    return TRUE;
+  tg__set_error (
+      error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+      "the stage broke the caller's capture on stream %p: it made a call that a "
+      "capture forbids (cudaMalloc, cudaFree, cudaFreeHost, cudaEventQuery, a "
+      "synchronous cudaMemcpy, a synchronization) or launched work on the legacy "
+      "default stream; end that capture with cudaStreamEndCapture and capture again, "
+      "and make the stage only enqueue work on tg_launch_get_stream()",
+      (void *)launch->caller);
+  return FALSE;
+}
+
+gboolean
+tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
+{
+  const TgProducer *p = launch->producer;
+
+  for (guint i = first; i < first + n; i++)
+    {
+      const TgStage *stage = tg__producer_stage (p, i);
+      GError *local = NULL;
+      gboolean ok;
+
+      launch->stage = stage;
+      if (stage->condition != NULL)
+        ok = tg__condition_if (launch,
+                               tg__producer_binding (p, stage->condition, NULL),
+                               guarded_stage, (gpointer)stage, &local);
+      else
+        ok = run_stage (launch, stage, &local);
+      ok = caller_intact (launch, &local) && ok;
+      if (!ok)
+        {
+          if (local == NULL)
+            local = g_error_new_literal (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                                         "the stage failed without setting an error");
+          g_propagate_prefixed_error (
+              error, local, "producer '%s', stage '%s': ", p->name, stage->name);
+          return FALSE;
+        }
+    }
+  launch->stage = NULL;
+  return TRUE;
+}
+
+gboolean
+tg__stages_capture (TgProducer *p, const TgLaunch *base, enum cudaStreamCaptureMode mode,
+                    TgDeviceFunc body, gpointer data, cudaGraph_t *graph,
+                    GError **error)
+{
+  cudaStream_t stream = tg__producer_private_stream (p, error);
+  g_autoptr (GError) trial = NULL;
+  g_autoptr (GError) broke = NULL;
+  TgLaunch launch = *base;
+  TgCaptureInfo info;
+  gboolean ok, ended, caller_broken;
+
+  *graph = NULL;
+  if (stream == NULL || !tg__capture_begin (stream, mode, error))
+    return FALSE;
+  ok = tg__capture_query (stream, &info, &trial);
+  launch.stream = stream;
+  launch.capturing = TRUE;
+  launch.capture_id = info.id;
+  launch.capture_graph = info.graph;
+  launch.mode = mode;
+  ok = ok && body (&launch, data, &trial);
+  ended = tg__capture_end (stream, graph, &broke);
+  caller_broken = g_error_matches (trial, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+  if (!caller_broken && (!ended || tg__capture_is_refusal (trial)))
+    {
+      /* A stage's error names the producer already. */
+      g_autofree char *why = trial != NULL ? g_strdup (trial->message)
+                                           : g_strdup_printf ("producer '%s': %s",
+                                                              p->name, broke->message);
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "%s; it cannot be captured, and nothing was recorded", why);
+      ok = FALSE;
+    }
+  else if (!ok)
+    g_propagate_error (error, g_steal_pointer (&trial));
+  if (!ok)
+    g_clear_pointer (graph, tg__graph_free);
+  return ok;
+}
