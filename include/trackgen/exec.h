@@ -9,16 +9,10 @@
 
 #include <glib.h>
 #include <cuda_runtime_api.h>
+#include <trackgen/kernel.h>
 #include <trackgen/version.h>
 
 G_BEGIN_DECLS
-
-#if defined(__CUDACC__) || defined(DOXYGEN)
-/** Marks an inline function compiled for both host and device by nvcc. */
-#define TG_HOST_DEVICE __host__ __device__
-#else
-#define TG_HOST_DEVICE
-#endif
 
 /**
  * @defgroup exec Execution layer (libtrackgen-exec)
@@ -31,16 +25,19 @@ G_BEGIN_DECLS
  * launched eagerly, replayed from a graph of the producer's own, or recorded
  * into the caller's capture.  Results are bit-identical under all three.
  *
- * Streams: an explicit stream wins; a NULL stream means "not named", and
- * resolves to the stream of a foreign capture registered on this thread
- * (interop.h), else the producer's bound stream, else TrackGen's per-device
- * default stream.  The legacy default stream is named explicitly with
- * `cudaStreamLegacy`.
+ * Streams: a stream argument means what it means in every CUDA library: a
+ * NULL stream is CUDA's legacy default stream (the same as
+ * `cudaStreamLegacy`; PyTorch's default stream is this one), any other is
+ * that stream.  To let TrackGen choose, pass #TG_STREAM_AUTO: the stream of
+ * a foreign capture registered on this thread (interop.h), else the
+ * producer's bound stream, else TrackGen's per-device default stream (which
+ * is ordered with nothing of the caller's).  Code built with
+ * `--default-stream per-thread` passes `cudaStreamPerThread` explicitly.
  *
  * Threads: distinct producers run concurrently from any threads.  One
  * producer is not re-entrant: a call that finds it running on another thread
  * waits for that call to finish; a call from one of its own stages fails with
- * #TG_ARGUMENT_ERROR_BUSY.
+ * #TG_STATE_ERROR_BUSY.
  * @{
  */
 
@@ -53,6 +50,9 @@ G_BEGIN_DECLS
 #define TG_CUDA_ERROR (tg_cuda_error_quark ())
 /** Error domain for invalid arguments made at run time, see #TgArgumentError. */
 #define TG_ARGUMENT_ERROR (tg_argument_error_quark ())
+/** Error domain for calls that the state of an object or stream refuses, see
+ * #TgStateError. */
+#define TG_STATE_ERROR (tg_state_error_quark ())
 
 /** Codes of #TG_CAPTURE_ERROR. */
 typedef enum
@@ -90,20 +90,28 @@ typedef enum
   TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
   /** A count that must be positive is zero (zero envs, zero bytes). */
   TG_ARGUMENT_ERROR_EMPTY,
+  /** Serialized data has a version or format this library cannot read.  Fix:
+   * pass data this library wrote. */
+  TG_ARGUMENT_ERROR_VERSION,
+} TgArgumentError;
+
+/** Codes of #TG_STATE_ERROR: the arguments are fine, the state is not. */
+typedef enum
+{
   /** The requested policy cannot apply to the stream's capture state (EAGER
    * or REPLAY on a capturing stream, RECORD outside a capture).  Fix: pass
    * #TG_POLICY_AUTO. */
-  TG_ARGUMENT_ERROR_POLICY,
-  /** A stage uses a binding that is not bound.  Fix: tg_producer_bind() it. */
-  TG_ARGUMENT_ERROR_UNBOUND,
+  TG_STATE_ERROR_POLICY,
+  /** A binding a stage declared is not bound, or is smaller than declared.
+   * Fix: tg_producer_bind() at least the size the message states. */
+  TG_STATE_ERROR_UNBOUND,
   /** The producer is already running on this thread (a stage called back into
    * its own producer).  Fix: use a second producer. */
-  TG_ARGUMENT_ERROR_BUSY,
-  /** A scope was ended on another thread than the one that began it. */
-  TG_ARGUMENT_ERROR_THREAD,
-  /** Serialized data has a version or format this library cannot read. */
-  TG_ARGUMENT_ERROR_VERSION,
-} TgArgumentError;
+  TG_STATE_ERROR_BUSY,
+  /** A scope was ended on another thread than the one that began it.  Fix:
+   * end it on the thread that began it. */
+  TG_STATE_ERROR_THREAD,
+} TgStateError;
 
 /** @return the quark of #TG_CAPTURE_ERROR. */
 GQuark tg_capture_error_quark (void);
@@ -111,9 +119,20 @@ GQuark tg_capture_error_quark (void);
 GQuark tg_cuda_error_quark (void);
 /** @return the quark of #TG_ARGUMENT_ERROR. */
 GQuark tg_argument_error_quark (void);
+/** @return the quark of #TG_STATE_ERROR. */
+GQuark tg_state_error_quark (void);
 
 /* ------------------------------------------------------------------------ */
 /* Devices and streams                                                       */
+
+/**
+ * "Not named: resolve it for me", as a stream argument: the stream of a
+ * foreign capture registered on this thread (interop.h), else the producer's
+ * bound stream (producer calls), else TrackGen's default stream of the
+ * device.  Never a real stream, and never NULL (which is CUDA's default
+ * stream).  From Python: `ctypes.c_void_p(2**64 - 1)` on 64-bit platforms.
+ */
+#define TG_STREAM_AUTO ((cudaStream_t)(~(guintptr)0))
 
 /**
  * Checks that @p device can run TrackGen's kernels: launches a kernel there
@@ -140,20 +159,21 @@ gboolean tg_device_check (int device, GError **error);
 cudaStream_t tg_default_stream (int device, GError **error);
 
 /**
- * Resolves the stream a TrackGen call that names none uses on @p device: the
- * stream of a foreign capture registered on this thread (interop.h), else
- * TrackGen's default stream.  An explicit stream is checked and returned.
- * (Producer calls also consider the producer's bound stream, before the
- * default one.)  The caller's current device is restored.  A stream's device
- * is checked only while the stream is not capturing (CUDA refuses
- * `cudaStreamGetDevice` on a capturing stream, and that refusal invalidates
- * the capture), and only when the process sees more than one device.
+ * Resolves the stream a TrackGen call would use on @p device:
+ * #TG_STREAM_AUTO becomes the stream of a foreign capture registered on this
+ * thread (interop.h), else TrackGen's default stream (producer calls also
+ * consider the producer's bound stream, before the default one); NULL
+ * becomes `cudaStreamLegacy`; any other stream is checked and returned.  The
+ * caller's current device is restored.  The stream's device is checked
+ * through the driver, which leaves a capture in progress on it intact, and
+ * only when the process sees more than one device.
  *
- * @param stream an explicit stream, or NULL
+ * @param stream #TG_STREAM_AUTO, NULL (the legacy default stream), or a stream
  * @param device CUDA device ordinal the work is for
  * @param error  #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (a stream of another
  *               device), #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_CUDA_ERROR
- * @return the stream (transfer none; NULL only on error)
+ * @return the stream (transfer none; NULL only on error, since NULL resolves
+ *         to `cudaStreamLegacy`)
  */
 cudaStream_t tg_stream_resolve (cudaStream_t stream, int device, GError **error);
 
@@ -173,7 +193,8 @@ typedef enum
  * Queries the capture state of any stream, the legacy one included, without
  * disturbing a capture in progress.
  *
- * @param stream   the stream (NULL and `cudaStreamLegacy` are the legacy stream)
+ * @param stream   the stream (NULL and `cudaStreamLegacy` are the legacy stream;
+ *                 #TG_STREAM_AUTO is not a stream and is a misuse here)
  * @param state    (out) the state
  * @param id       (out, optional) the capture id while ACTIVE or INVALIDATED
  * @param error    #TG_CUDA_ERROR
@@ -186,8 +207,9 @@ gboolean tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state
  * Convenience form of tg_stream_get_capture_state(); a failed query is
  * reported as FALSE, with no error.
  * @param stream the stream (NULL and `cudaStreamLegacy` are the legacy stream)
- * @return TRUE when @p stream is ACTIVE, INVALIDATED or IMPLICIT; FALSE when
- *         it is not capturing or the query failed
+ * @return TRUE when @p stream is ACTIVE or INVALIDATED; FALSE when it is not
+ *         capturing (the legacy stream in the IMPLICIT state is not capturing
+ *         itself) or the query failed
  */
 gboolean tg_stream_is_capturing (cudaStream_t stream);
 
@@ -227,15 +249,14 @@ const char *tg_policy_to_string (TgPolicy policy);
  */
 typedef struct
 {
-  const gint32 *flag;   /**< device flag, or NULL when unconditional */
-  gboolean conditional; /**< whether @ref flag guards the work */
+  const gint32 *flag; /**< device flag, or NULL when unconditional */
 } TgCondition;
 
 /** @return the condition that always runs. */
 static inline TgCondition
 tg_unconditional (void)
 {
-  TgCondition c = { NULL, FALSE };
+  TgCondition c = { NULL };
   return c;
 }
 
@@ -243,35 +264,29 @@ tg_unconditional (void)
  * Guards work by a device flag.  Under a capture the work sits in a CUDA
  * conditional IF node that a replay skips on the device when the flag is 0;
  * eagerly the flag is read back first (one stream synchronization).
- * @param device_flag a `gint32` in device memory, read when the work would run
+ * @param device_flag a `gint32` in device memory, read when the work would
+ *                    run (must not be NULL)
  * @return the condition
  */
 static inline TgCondition
 tg_conditional (const gint32 *device_flag)
 {
-  TgCondition c = { device_flag, TRUE };
+  TgCondition c = { device_flag };
   return c;
 }
 
-/** Why a bounded loop ended, see #TgLoopStatus. */
-typedef enum
-{
-  TG_LOOP_END_NONE = 0,      /**< not run yet, or still running */
-  TG_LOOP_END_CONVERGED = 1, /**< the flag cleared after the last iteration */
-  TG_LOOP_END_CAPPED = 2,    /**< the flag was still set after `max_iters` iterations */
-  TG_LOOP_END_SKIPPED = 3,   /**< the flag was already 0 at entry: no iteration */
-} TgLoopEnd;
-
 /**
- * Device-resident outcome of a bounded loop, written on the device by every
- * run (so later device work or a readback can use it).  A loop inside a
- * skipped condition leaves it untouched.
+ * A bounded loop stage, see tg_producer_add_loop_stage().  Name the fields:
+ * @code
+ * TgLoopSpec loop = { .flag_binding = "go", .status_binding = "status", .max_iters = 64 };
+ * @endcode
  */
 typedef struct
 {
-  gint32 iterations; /**< body executions in the last run */
-  gint32 end;        /**< a #TgLoopEnd */
-} TgLoopStatus;
+  const char *flag_binding;   /**< binding of the `gint32` continue flag */
+  const char *status_binding; /**< binding of the #TgLoopStatus; not the flag's */
+  guint max_iters;            /**< at most this many iterations, 1 to G_MAXINT32 */
+} TgLoopSpec;
 
 /* ------------------------------------------------------------------------ */
 /* Producers, stages, launch contexts                                        */
@@ -294,17 +309,20 @@ typedef enum
    * stream, or its HOST work only enqueues host functions and pinned copies. */
   TG_STAGE_CAPTURE_SAFE = 1 << 0,
   /** The stage can only launch on the legacy default stream (a plugin that
-   * ignores streams).  Such a producer runs only eagerly on `cudaStreamLegacy`. */
+   * ignores streams).  Such a producer runs only eagerly on the legacy stream
+   * (NULL or `cudaStreamLegacy`). */
   TG_STAGE_LEGACY_STREAM = 1 << 1,
 } TgStageFlags;
 
 /**
- * A DEVICE stage (or a loop or condition body): enqueue work on
- * tg_launch_get_stream(@p launch), nothing else.  Under RECORD a stage may be
- * called twice per call (a dry run into a scratch capture first), so it must
- * only enqueue work.  Under REPLAY it is called only when the producer's own
- * graph is captured (the first call, after a rebind, or for a new condition
- * flag), not at every call.
+ * A DEVICE stage (or a loop, condition or switch body): enqueue work on
+ * tg_launch_get_stream(@p launch), nothing else.  How often it is called:
+ * once per EAGER call; under REPLAY only when the producer's own graph is
+ * captured (the first call, after a rebind, or for a new condition flag);
+ * under RECORD once per call, or twice when the call records a condition, a
+ * loop or an allocation (see @ref capture-rules: CUDA can neither embed such
+ * work as a child graph nor remove nodes from a capture, so a trial capture
+ * of TrackGen's own comes first).  So it must only enqueue work.
  * @param launch    the call's launch context (valid during the call only)
  * @param user_data the data given when the stage was added
  * @param error     return location for the error that fails the call
@@ -315,8 +333,9 @@ typedef gboolean (*TgDeviceFunc) (const TgLaunch *launch, gpointer user_data,
 
 /**
  * A HOST stage: uses @p ops for every stream operation.  Under RECORD it runs
- * twice per call, at record time (the dry run, then the real recording), and
- * never at replay: only what it enqueues is replayed.
+ * at record time, once per call (twice when a DEVICE stage of the call
+ * records a condition or loop itself, see #TgDeviceFunc), and never at
+ * replay: only what it enqueues is replayed.
  * @param ops       the host operations (valid during the call only)
  * @param user_data the data given when the stage was added
  * @param error     return location for the error that fails the call
@@ -361,11 +380,13 @@ const char *tg_producer_get_name (const TgProducer *producer);
 int tg_producer_get_device (const TgProducer *producer);
 
 /**
- * Binds a stream used when a call names none (after a registered foreign
- * capture, before TrackGen's default stream).  NULL unbinds.
+ * Binds the stream that calls passing #TG_STREAM_AUTO use (after a
+ * registered foreign capture, before TrackGen's default stream).
+ * #TG_STREAM_AUTO unbinds; NULL binds CUDA's legacy default stream.
  * @param producer a producer
  * @param stream   a stream of the producer's device (transfer none: the
- *                 caller keeps it alive while it is bound), or NULL
+ *                 caller keeps it alive while it is bound), NULL, or
+ *                 #TG_STREAM_AUTO
  * @param error    #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (a stream of another
  *                 device), #TG_ARGUMENT_ERROR_OUT_OF_RANGE (the producer's
  *                 device does not exist), #TG_CUDA_ERROR
@@ -376,7 +397,8 @@ gboolean tg_producer_set_stream (TgProducer *producer, cudaStream_t stream,
 
 /**
  * @param producer a producer
- * @return the stream bound by tg_producer_set_stream() (transfer none), or NULL
+ * @return the stream bound by tg_producer_set_stream() (transfer none), or
+ *         #TG_STREAM_AUTO when none is bound
  */
 cudaStream_t tg_producer_get_stream (TgProducer *producer);
 
@@ -415,29 +437,67 @@ guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
 
 /**
  * Appends a bounded LOOP stage: runs @p body while the `gint32` bound as
- * @p flag_binding is non-zero, at most @p max_iters times, and writes the
- * outcome to the #TgLoopStatus bound as @p status_binding.  Under a capture it
- * is a CUDA WHILE node with the iteration count on the device; eagerly a host
- * loop that reads the status back once per iteration.  The body clears the
- * flag to stop (for example when a relaxation converged).  A run whose
- * bindings are missing or too small fails with #TG_ARGUMENT_ERROR_UNBOUND.
- * @param producer       a producer that has not run yet
- * @param name           unique stage name (copied)
- * @param flags          declarations, see #TgStageFlags
- * @param flag_binding   binding name of the continue flag (copied)
- * @param status_binding binding name of the #TgLoopStatus (copied)
- * @param max_iters      at least 1
- * @param body           the loop body: enqueues one iteration
- * @param user_data      passed to @p body (transfer full when @p destroy is set)
- * @param destroy        called on @p user_data when the producer is freed
- *                       (may be NULL)
+ * @p loop->flag_binding is non-zero, at most @p loop->max_iters times, and
+ * writes the outcome to the #TgLoopStatus bound as @p loop->status_binding.
+ * Under a capture it is a CUDA WHILE node with the iteration count on the
+ * device; eagerly a host loop that reads the status back once per
+ * iteration.  The body clears the flag to stop (for example when a
+ * relaxation converged).  Both bindings are declared for the stage (see
+ * tg_producer_declare_binding()): a run whose bindings are missing or too
+ * small fails with #TG_STATE_ERROR_UNBOUND.
+ * @param producer  a producer that has not run yet
+ * @param name      unique stage name (copied)
+ * @param flags     declarations, see #TgStageFlags
+ * @param loop      the loop (copied): two distinct binding names and the cap
+ * @param body      the loop body: enqueues one iteration
+ * @param user_data passed to @p body (transfer full when @p destroy is set)
+ * @param destroy   called on @p user_data when the producer is freed
+ *                  (may be NULL)
  * @return the stage's index (G_MAXUINT on misuse)
  */
 guint tg_producer_add_loop_stage (TgProducer *producer, const char *name,
-                                  TgStageFlags flags, const char *flag_binding,
-                                  const char *status_binding, guint max_iters,
+                                  TgStageFlags flags, const TgLoopSpec *loop,
                                   TgDeviceFunc body, gpointer user_data,
                                   GDestroyNotify destroy);
+
+/**
+ * Appends a SWITCH stage: runs `cases[i]` where i is the `gint32` bound as
+ * @p index_binding, and nothing when i is negative or not below @p n_cases.
+ * Under a capture it is a CUDA SWITCH conditional node (driver and runtime
+ * 12.8 or newer, else #TG_CAPTURE_ERROR_NOT_CAPTURABLE and AUTO runs the
+ * producer eagerly); eagerly the index is read back (one synchronization).
+ * The index binding is declared for the stage.
+ * @param producer      a producer that has not run yet
+ * @param name          unique stage name (copied)
+ * @param flags         declarations, see #TgStageFlags
+ * @param index_binding binding of the `gint32` index (copied)
+ * @param n_cases       the number of cases, at least 1
+ * @param cases         @p n_cases bodies (copied), none NULL
+ * @param user_data     passed to every case (transfer full when @p destroy is set)
+ * @param destroy       called on @p user_data when the producer is freed
+ * @return the stage's index (G_MAXUINT on misuse)
+ */
+guint tg_producer_add_switch_stage (TgProducer *producer, const char *name,
+                                    TgStageFlags flags, const char *index_binding,
+                                    guint n_cases, const TgDeviceFunc *cases,
+                                    gpointer user_data, GDestroyNotify destroy);
+
+/**
+ * Declares that stage @p stage reads the buffer bound as @p name, at least
+ * @p min_size bytes of it.  Every call checks, before anything runs or is
+ * recorded, that each declared binding is bound with at least its size
+ * (else #TG_STATE_ERROR_UNBOUND naming the stage and the binding), so a
+ * stage's tg_launch_get_binding() of a declared name never returns NULL.
+ * Looking up a name the stage did not declare is a programming error
+ * (a critical warning, and NULL).  Condition, loop and switch bindings are
+ * declared by the calls that name them.  Declare before the first run.
+ * @param producer a producer that has not run yet
+ * @param stage    the index returned when the stage was added
+ * @param name     binding name (copied)
+ * @param min_size the fewest bytes the stage reads or writes, at least 1
+ */
+void tg_producer_declare_binding (TgProducer *producer, guint stage, const char *name,
+                                  gsize min_size);
 
 /**
  * Guards stage @p stage by the `gint32` bound as @p flag_binding: the stage
@@ -452,31 +512,52 @@ void tg_producer_set_stage_condition (TgProducer *producer, guint stage,
                                       const char *flag_binding);
 
 /**
+ * Gives the guarded DEVICE stage @p stage an else branch: @p else_func runs,
+ * with the stage's user data, when its condition flag is 0.  Under a capture
+ * the stage is one IF node with two bodies (driver and runtime 12.8 or
+ * newer, else #TG_CAPTURE_ERROR_NOT_CAPTURABLE and AUTO runs the producer
+ * eagerly).  Set after tg_producer_set_stage_condition(), before the first
+ * run; NULL removes the branch.
+ * @param producer  a producer that has not run yet
+ * @param stage     a DEVICE stage with a condition
+ * @param else_func the else branch, or NULL
+ */
+void tg_producer_set_stage_else (TgProducer *producer, guint stage,
+                                 TgDeviceFunc else_func);
+
+/**
  * @param producer a producer
  * @return the number of stages
  */
 guint tg_producer_get_n_stages (TgProducer *producer);
 
 /**
- * Binds (or rebinds) a device buffer under @p name.  Changing the buffer (or
- * its size) of a producer that was already captured (its own graph, or
- * recorded into a caller's graph) is a *rebind*: one warning per rebind in
- * log domain "TrackGen", starting "RebindAfterCaptureWarning".  The own
- * graphs are captured again at the next call, and their executable graphs
- * updated in place (`cudaGraphExecUpdate`) when the topology allows, else
- * re-instantiated; graphs of the caller that recorded the producer must be
- * re-captured.  Binding the same buffer and size again changes nothing.
+ * Binds (or rebinds) a device buffer under @p name.  The buffer is checked
+ * against what the driver knows of its allocation: device memory of the
+ * producer's device (or managed memory), with at least @p size bytes from
+ * @p device_ptr on.  Changing the buffer (or its size) of a producer that was
+ * already captured (its own graph, or recorded into a caller's graph) is a
+ * *rebind*: it is counted (TgRunnerStats.n_rebinds), given to the handler of
+ * tg_producer_set_rebind_handler(), and, unless that handler took it, logged
+ * as a warning in log domain "TrackGen" starting "RebindAfterCaptureWarning".
+ * The own graphs are captured again at the next call, and their executable
+ * graphs updated in place (`cudaGraphExecUpdate`) when the topology allows,
+ * else re-instantiated; graphs of the caller that recorded the producer must
+ * be re-captured.  Binding the same buffer and size again changes nothing.
  *
  * @param producer   a producer
  * @param name       binding name (copied)
  * @param device_ptr device memory of the producer's device (transfer none:
  *                   the caller keeps it alive while it is bound and while
  *                   any graph that baked it in may run), or NULL to unbind
- * @param size       its size in bytes
+ * @param size       its size in bytes (at least 1 when @p device_ptr is set)
  * @param error      #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (memory of another
  *                   device), #TG_ARGUMENT_ERROR_INVALID (not device memory),
- *                   #TG_ARGUMENT_ERROR_BUSY (called from a stage of the same
- *                   producer), #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_CUDA_ERROR
+ *                   #TG_ARGUMENT_ERROR_SIZE_MISMATCH (@p size larger than the
+ *                   allocation from @p device_ptr), #TG_ARGUMENT_ERROR_EMPTY
+ *                   (a size of 0), #TG_STATE_ERROR_BUSY (called from a stage
+ *                   of the same producer), #TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+ *                   #TG_CUDA_ERROR
  * @return TRUE on success; FALSE with @p error set, the binding unchanged
  */
 gboolean tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
@@ -489,8 +570,36 @@ gboolean tg_producer_bind (TgProducer *producer, const char *name, gpointer devi
  * @param size     (out, optional) the bound size in bytes, 0 when unbound
  * @return the buffer bound as @p name (transfer none), or NULL when unbound
  */
-gpointer tg_producer_get_binding (const TgProducer *producer, const char *name,
-                                  gsize *size);
+gpointer tg_producer_get_binding (TgProducer *producer, const char *name, gsize *size);
+
+/**
+ * Called at every rebind of a captured producer (see tg_producer_bind()), on
+ * the thread that rebinds, after the binding changed.  It must not call the
+ * producer's functions that take its lock (bind, run).
+ * @param producer  the producer
+ * @param binding   the binding's name (transfer none)
+ * @param old_ptr   the buffer bound before (may be NULL)
+ * @param new_ptr   the buffer bound now (may be NULL: unbound)
+ * @param user_data the data given to tg_producer_set_rebind_handler()
+ * @return TRUE when the handler dealt with it: no warning is logged
+ */
+typedef gboolean (*TgRebindFunc) (TgProducer *producer, const char *binding,
+                                  gpointer old_ptr, gpointer new_ptr,
+                                  gpointer user_data);
+
+/**
+ * Sets the handler told of every rebind after capture, so code can act on
+ * it (re-capture its own graphs, count, refuse to go on) instead of a log
+ * line, which is fatal under `G_DEBUG=fatal-warnings`.  Replaces a previous
+ * handler, whose @p destroy is called.
+ * @param producer  a producer
+ * @param handler   the handler, or NULL to remove it
+ * @param user_data passed to @p handler (transfer full when @p destroy is set)
+ * @param destroy   called on @p user_data when the handler is replaced or the
+ *                  producer freed (may be NULL)
+ */
+void tg_producer_set_rebind_handler (TgProducer *producer, TgRebindFunc handler,
+                                     gpointer user_data, GDestroyNotify destroy);
 
 /**
  * Resolves the stream and the policy a call would use, without running it.
@@ -498,15 +607,16 @@ gpointer tg_producer_get_binding (const TgProducer *producer, const char *name,
  * The first call fixes the producer's stages, as a run does.
  *
  * @param producer   a producer
- * @param stream     explicit stream, or NULL (see @ref exec)
+ * @param stream     a stream, NULL (the legacy default stream) or
+ *                   #TG_STREAM_AUTO (see @ref exec)
  * @param requested  the requested policy
  * @param condition  the call's condition (a conditional call of a producer
  *                   with HOST stages cannot be recorded)
  * @param policy     (out) EAGER, REPLAY or RECORD
  * @param resolved   (out, optional) the stream (transfer none)
- * @param error      #TG_CAPTURE_ERROR, #TG_ARGUMENT_ERROR_POLICY,
+ * @param error      #TG_CAPTURE_ERROR, #TG_STATE_ERROR_POLICY,
  *                   #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
- *                   #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_ARGUMENT_ERROR_BUSY,
+ *                   #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_STATE_ERROR_BUSY,
  *                   #TG_CUDA_ERROR
  * @return TRUE when the call would run
  */
@@ -518,20 +628,32 @@ gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
  * Runs the producer: resolves stream and policy, then launches, replays or
  * records every stage, under @p condition.  Returns as soon as the work is
  * enqueued unless a HOST stage (or an eager condition) reads back.  The
- * caller's current device is restored.  A refused call changes nothing: the
- * caller's capture keeps the nodes it had, no stream is left capturing.
- * Calls of one producer from several threads run one at a time; a call from
- * one of its own stages fails with #TG_ARGUMENT_ERROR_BUSY.
+ * caller's current device is restored.  Calls of one producer from several
+ * threads run one at a time; a call from one of its own stages fails with
+ * #TG_STATE_ERROR_BUSY.
+ *
+ * What a failed call guarantees (see @ref capture-rules): a call refused
+ * before it runs (a policy, binding, device or declaration error) or while
+ * it is captured into TrackGen's own graph (a stage that fails, or that a
+ * capture cannot hold) changes nothing: the caller's capture keeps exactly
+ * its nodes, no stream is left capturing, nothing leaks.  A stage that
+ * breaks the caller's capture itself (an unsafe runtime call, a legacy-stream
+ * launch or synchronous copy while a blocking stream captures) is detected
+ * after it returns and reported as #TG_CAPTURE_ERROR_FAILED naming it: that
+ * capture is lost.  Work a stage sends to a stream other than
+ * tg_launch_get_stream() escapes every graph and cannot be detected.
  *
  * @param producer   a producer (transfer none)
- * @param stream     explicit stream, or NULL to resolve one
+ * @param stream     a stream, NULL (the legacy default stream) or
+ *                   #TG_STREAM_AUTO to resolve one (see @ref exec)
  * @param requested  the requested #TgPolicy
  * @param condition  tg_unconditional() or tg_conditional()
  * @param error      #TG_CAPTURE_ERROR (refusals, a broken capture),
- *                   #TG_CUDA_ERROR, #TG_ARGUMENT_ERROR (POLICY, UNBOUND, BUSY,
- *                   DEVICE_MISMATCH, OUT_OF_RANGE), or what a stage set,
- *                   prefixed with the producer's and the stage's names
- * @return TRUE when the work was enqueued
+ *                   #TG_CUDA_ERROR, #TG_STATE_ERROR (POLICY, UNBOUND, BUSY),
+ *                   #TG_ARGUMENT_ERROR (DEVICE_MISMATCH, OUT_OF_RANGE), or
+ *                   what a stage set, prefixed with the producer's and the
+ *                   stage's names
+ * @return TRUE when the work was enqueued (or recorded)
  */
 gboolean tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
                           TgCondition condition, GError **error);
@@ -552,6 +674,7 @@ typedef struct
   guint64 n_replays;           /**< calls served by replaying own graphs */
   guint64 n_updates;           /**< own graphs updated in place */
   guint64 n_recaptures;        /**< own graphs re-instantiated after a rebind */
+  guint64 n_rebinds;           /**< rebinds after capture (tg_producer_bind()) */
   TgRebindOutcome last_rebind; /**< outcome of the latest rebind */
 } TgRunnerStats;
 
@@ -602,8 +725,9 @@ gboolean tg_launch_is_capturing (const TgLaunch *launch);
 unsigned long long tg_launch_get_capture_id (const TgLaunch *launch);
 /**
  * @param launch a launch context
- * @return the graph work is captured into (transfer none: the caller's, an
- *         own graph, or a body graph), or NULL
+ * @return the graph work is captured into (transfer none), or NULL: a graph
+ *         of TrackGen's own (REPLAY, and RECORD's capture before it joins
+ *         the caller's), the caller's graph, or a condition's body graph
  */
 cudaGraph_t tg_launch_get_capture_graph (const TgLaunch *launch);
 /**
@@ -612,10 +736,13 @@ cudaGraph_t tg_launch_get_capture_graph (const TgLaunch *launch);
  */
 guint tg_launch_get_depth (const TgLaunch *launch);
 /**
+ * Looks up a binding the running stage declared (tg_producer_declare_binding(),
+ * or its condition, loop or switch binding).  Bound and large enough, or the
+ * call would not have started.
  * @param launch a launch context
- * @param name   binding name
- * @return the buffer bound as @p name (see tg_producer_bind(); transfer
- *         none), or NULL
+ * @param name   binding name, declared by the running stage
+ * @return the buffer bound as @p name (transfer none); NULL, with a critical
+ *         warning, when the stage did not declare @p name
  */
 gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
 
@@ -637,6 +764,39 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
  */
 gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
                        gpointer user_data, GError **error);
+
+/**
+ * Runs @p then_body when *@p flag is non-zero, else @p else_body, from inside
+ * a stage.  Under a capture: one IF node with two bodies (CUDA 12.8 driver
+ * and runtime); eagerly: one readback.
+ * @param launch    the launch context of the calling stage
+ * @param flag      a `gint32` in device memory
+ * @param then_body runs when the flag is non-zero
+ * @param else_body runs when it is 0
+ * @param user_data passed to either body
+ * @param error     as tg_launch_if(); NOT_CAPTURABLE also when the driver or
+ *                  runtime is older than 12.8
+ * @return TRUE on success, FALSE with @p error set
+ */
+gboolean tg_launch_if_else (const TgLaunch *launch, const gint32 *flag,
+                            TgDeviceFunc then_body, TgDeviceFunc else_body,
+                            gpointer user_data, GError **error);
+
+/**
+ * Runs `cases[i]`, i the `gint32` at @p index, from inside a stage; nothing
+ * when i is negative or not below @p n_cases.  Under a capture: a SWITCH node
+ * (CUDA 12.8 driver and runtime); eagerly: one readback.
+ * @param launch    the launch context of the calling stage
+ * @param index     a `gint32` in device memory
+ * @param n_cases   the number of cases, at least 1
+ * @param cases     @p n_cases bodies, none NULL
+ * @param user_data passed to the case that runs
+ * @param error     as tg_launch_if_else()
+ * @return TRUE on success, FALSE with @p error set
+ */
+gboolean tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
+                           const TgDeviceFunc *cases, gpointer user_data,
+                           GError **error);
 
 /**
  * Runs @p body while *@p flag is non-zero, at most @p max_iters times, from

@@ -17,7 +17,7 @@ G_BEGIN_DECLS
  * A simulator's step graph is often captured by someone else: PyTorch's
  * `torch.cuda.graph`, or any code that called `cudaStreamBeginCapture`.  A
  * *capture scope* tells TrackGen about such a capture on the calling thread:
- * producer calls that name no stream record into it, and each producer
+ * producer and seed-state calls passing #TG_STREAM_AUTO record into it, and each producer
  * recorded into it is retained by the captured graph, so the graph can be
  * replayed after the caller dropped its own reference.
  *
@@ -58,7 +58,7 @@ TgCaptureScope *tg_capture_scope_begin (cudaStream_t stream,
  * is not freed: call tg_capture_scope_free().
  *
  * @param scope a scope from tg_capture_scope_begin() (transfer none)
- * @param error #TG_ARGUMENT_ERROR_THREAD (another thread),
+ * @param error #TG_STATE_ERROR_THREAD (another thread),
  *              #TG_ARGUMENT_ERROR_INVALID (not the innermost scope)
  * @return TRUE when the scope is ended (ending twice is a no-op)
  */

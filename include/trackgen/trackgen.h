@@ -5,6 +5,7 @@
 #ifndef TRACKGEN_H
 #define TRACKGEN_H
 
+#include <trackgen/kernel.h>
 #include <trackgen/exec.h>
 #include <trackgen/seeds.h>
 #include <trackgen/interop.h>

@@ -16,9 +16,10 @@ typedef struct
 
 gboolean tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error);
 
-/* Stream resolution, the one implementation: explicit, registered capture,
- * @bound (may be NULL), TrackGen's default; then its capture state in @info
- * and, when it is not capturing, its device.  Call with @device current. */
+/* Stream resolution, the one implementation: TG_STREAM_AUTO becomes the
+ * registered capture's stream, else @bound (TG_STREAM_AUTO: none), else
+ * TrackGen's default stream; NULL becomes cudaStreamLegacy.  Then its capture
+ * state in @info, and its device checked.  Call with @device current. */
 cudaStream_t tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
                                  TgCaptureInfo *info, GError **error);
 
@@ -38,13 +39,14 @@ gboolean tg__capture_end_body (cudaStream_t stream, GError **error);
 gboolean tg__capture_new_handle (cudaStream_t stream,
                                  cudaGraphConditionalHandle *handle, GError **error);
 
-/* Appends a conditional node (IF or WHILE) after the capturing stream's
- * current dependencies, makes it the stream's only dependency, and returns
- * its body graph (owned by the node). */
+/* Appends a conditional node (IF, WHILE or SWITCH) with @n_bodies bodies
+ * after the capturing stream's current dependencies, makes it the stream's
+ * only dependency, and returns its body graphs (owned by the node). */
 gboolean tg__capture_add_conditional (cudaStream_t stream,
                                       cudaGraphConditionalHandle handle,
                                       enum cudaGraphConditionalNodeType type,
-                                      cudaGraph_t *body, GError **error);
+                                      guint n_bodies, cudaGraph_t *bodies,
+                                      GError **error);
 
 /* Whether @graph can be embedded as a child graph node: it holds no
  * conditional, allocation or free node (CUDA refuses those in children). */
@@ -63,8 +65,15 @@ gboolean tg__capture_check_body (cudaGraph_t body, const char *where, GError **e
  * capture cannot hold): the work is not capturable, nothing else is wrong. */
 gboolean tg__capture_is_refusal (const GError *error);
 
-/* NOT_CAPTURABLE unless the driver has conditional nodes (CUDA >= 12.4). */
-gboolean tg__capture_conditionals_supported (GError **error);
+/* What a kind of conditional node needs from the driver and the runtime. */
+typedef enum
+{
+  TG_CONDITIONAL_IF_WHILE, /* CUDA 12.4 */
+  TG_CONDITIONAL_ELSE_SWITCH, /* an IF with two bodies, a SWITCH: CUDA 12.8 */
+} TgConditionalKind;
+
+/* NOT_CAPTURABLE unless the driver and this build have @kind. */
+gboolean tg__capture_conditionals_supported (TgConditionalKind kind, GError **error);
 
 /* Ties @object to @graph with a CUDA user object: @release runs once the
  * graph and every executable made from it are gone.  The driver calls user

@@ -68,14 +68,21 @@ cudaStream_t
 tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
                     TgCaptureInfo *info, GError **error)
 {
-  TgScope *scope = tg__scope_current ();
+  if (stream == TG_STREAM_AUTO)
+    {
+      TgScope *scope = tg__scope_current ();
 
-  if (stream == NULL && scope != NULL)
-    stream = scope->stream;
+      if (scope != NULL)
+        stream = scope->stream;
+      else if (bound != TG_STREAM_AUTO)
+        stream = bound;
+      else if ((stream = tg_default_stream (device, error)) == NULL)
+        return NULL;
+    }
+  /* NULL is CUDA's legacy default stream, as everywhere in CUDA: one name
+   * for it, so that legacy-stream checks see one value. */
   if (stream == NULL)
-    stream = bound;
-  if (stream == NULL && (stream = tg_default_stream (device, error)) == NULL)
-    return NULL;
+    stream = cudaStreamLegacy;
   if (!tg__capture_query (stream, info, error)
       || !tg__stream_check_device (stream, device, error))
     return NULL;
@@ -103,6 +110,7 @@ tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state,
   TgCaptureInfo info;
 
   g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
   if (!tg__capture_query (stream, &info, error))
     return FALSE;
   *state = info.state;
@@ -116,6 +124,7 @@ tg_stream_is_capturing (cudaStream_t stream)
 {
   TgCaptureInfo info;
 
+  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
   return tg__capture_query (stream, &info, NULL)
          && (info.state == TG_CAPTURE_ACTIVE || info.state == TG_CAPTURE_INVALIDATED);
 }
@@ -200,8 +209,8 @@ tg__capture_new_handle (cudaStream_t stream, cudaGraphConditionalHandle *handle,
 
 gboolean
 tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                             enum cudaGraphConditionalNodeType type, cudaGraph_t *body,
-                             GError **error)
+                             enum cudaGraphConditionalNodeType type, guint n_bodies,
+                             cudaGraph_t *bodies, GError **error)
 {
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
@@ -218,10 +227,11 @@ tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle han
   params.type = cudaGraphNodeTypeConditional;
   params.conditional.handle = handle;
   params.conditional.type = type;
-  params.conditional.size = 1;
+  params.conditional.size = n_bodies;
   if (!TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, &params), error))
     return FALSE;
-  *body = params.conditional.phGraph_out[0];
+  for (guint i = 0; i < n_bodies; i++)
+    bodies[i] = params.conditional.phGraph_out[i];
   return TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
                                                   cudaStreamSetCaptureDependencies),
                      error);
@@ -369,18 +379,29 @@ tg__capture_is_refusal (const GError *error)
 }
 
 gboolean
-tg__capture_conditionals_supported (GError **error)
+tg__capture_conditionals_supported (TgConditionalKind kind, GError **error)
 {
+  static const struct
+  {
+    int version;
+    const char *what;
+  } needs[] = {
+    [TG_CONDITIONAL_IF_WHILE] = { 12040, "conditional graph nodes" },
+    [TG_CONDITIONAL_ELSE_SWITCH] = { 12080, "IF nodes with an else body and SWITCH nodes" },
+  };
   int driver = 0;
 
   if (!TG_CUDA_OK (cudaDriverGetVersion (&driver), error))
     return FALSE;
-  if (driver < 12040)
+  if (driver < needs[kind].version || CUDART_VERSION < needs[kind].version)
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "conditional graph nodes need a CUDA 12.4 driver; this one is "
-                     "%d.%d: run the condition eagerly or upgrade the driver",
-                     driver / 1000, driver % 1000 / 10);
+                     "%s need CUDA %d.%d in the driver and in libtrackgen's build; the "
+                     "driver is %d.%d and the build %d.%d: run eagerly, or upgrade",
+                     needs[kind].what, needs[kind].version / 1000,
+                     needs[kind].version % 1000 / 10, driver / 1000,
+                     driver % 1000 / 10, CUDART_VERSION / 1000,
+                     CUDART_VERSION % 1000 / 10);
       return FALSE;
     }
   return TRUE;

@@ -3,10 +3,18 @@
 #include "condition-private.h"
 #include "kernel-private.cuh"
 
+#include <climits>
+
 static __global__ void
 if_set_kernel (cudaGraphConditionalHandle handle, const gint32 *flag)
 {
   cudaGraphSetConditional (handle, *flag != 0);
+}
+
+static __global__ void
+switch_set_kernel (cudaGraphConditionalHandle handle, const gint32 *index)
+{
+  cudaGraphSetConditional (handle, *index >= 0 ? (unsigned int)*index : UINT_MAX);
 }
 
 static __global__ void
@@ -41,6 +49,13 @@ tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
                    const gint32 *flag)
 {
   return tg__launch (if_set_kernel, 1, 1, stream, handle, flag);
+}
+
+extern "C" cudaError_t
+tg__launch_switch_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
+                       const gint32 *index)
+{
+  return tg__launch (switch_set_kernel, 1, 1, stream, handle, index);
 }
 
 extern "C" cudaError_t

@@ -12,6 +12,11 @@ G_BEGIN_DECLS
 cudaError_t tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
                                const gint32 *flag);
 
+/* handle := *index when it is >= 0, else a value no case has. */
+cudaError_t tg__launch_switch_set (cudaStream_t stream,
+                                   cudaGraphConditionalHandle handle,
+                                   const gint32 *index);
+
 /* Loop entry: status := {0, flag ? NONE : SKIPPED}; handle := flag != 0. */
 cudaError_t tg__launch_loop_entry (cudaStream_t stream,
                                    cudaGraphConditionalHandle handle, int in_graph,

@@ -1,74 +1,170 @@
-/* condition.c: conditions (IF) and bounded loops (WHILE).  Captured, the
- * guarded work is the body graph of a conditional node, captured on a side
- * stream of the producer (one per nesting depth) with
+/* condition.c: conditions (IF, IF/ELSE), switches and bounded loops (WHILE).
+ * Captured, the guarded work is the body graphs of a conditional node,
+ * captured on a side stream of the producer (one per nesting depth) with
  * cudaStreamBeginCaptureToGraph, so conditions and loops nest.  Eagerly, the
- * flag or the loop status is read back on the host. */
+ * flag, the index or the loop status is read back on the host. */
 #include "config.h"
 #include "condition-private.h"
 #include "producer-private.h"
 
-static gboolean
-captured (const TgLaunch *launch, enum cudaGraphConditionalNodeType type,
-          const gint32 *flag, guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
-          gpointer data, GError **error)
+typedef enum
 {
-  TgProducer *p = launch->producer;
-  gboolean loop = type == cudaGraphCondTypeWhile;
-  cudaGraphConditionalHandle handle;
-  cudaGraph_t body_graph = NULL;
-  cudaStream_t side;
-  const char *where = loop ? "the loop's body" : "the condition's body";
+  COND_IF,
+  COND_SWITCH,
+  COND_WHILE,
+} CondKind;
+
+/* A conditional node's kind, bodies, and what drives it. */
+typedef struct
+{
+  CondKind kind;
+  const char *what; /* for messages: "condition", "switch", "loop" */
+  const gint32 *flag;
+  guint n_bodies;
+  const TgDeviceFunc *bodies;
+  guint max_iters;      /* WHILE */
+  TgLoopStatus *status; /* WHILE */
+} Conditional;
+
+#define MAX_BODIES 64 /* cases of one switch captured at once */
+
+static enum cudaGraphConditionalNodeType
+node_type (CondKind kind)
+{
+  switch (kind)
+    {
+    case COND_WHILE:
+      return cudaGraphCondTypeWhile;
+#if CUDART_VERSION >= 12080
+    case COND_SWITCH:
+      return cudaGraphCondTypeSwitch;
+#endif
+    default:
+      /* A SWITCH in an older build is refused before a node is made. */
+      return cudaGraphCondTypeIf;
+    }
+}
+
+static cudaError_t
+launch_setter (const TgLaunch *launch, const Conditional *c,
+               cudaGraphConditionalHandle handle)
+{
+  switch (c->kind)
+    {
+    case COND_WHILE:
+      return tg__launch_loop_entry (launch->stream, handle, TRUE, c->flag, c->status);
+    case COND_SWITCH:
+      return tg__launch_switch_set (launch->stream, handle, c->flag);
+    case COND_IF:
+    default:
+      return tg__launch_if_set (launch->stream, handle, c->flag);
+    }
+}
+
+static gboolean
+capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
+              cudaGraph_t body_graph, guint i, cudaGraphConditionalHandle handle,
+              gpointer data, GError **error)
+{
+  g_autofree char *where
+      = c->n_bodies > 1 ? g_strdup_printf ("body %u of the %s", i, c->what)
+                        : g_strdup_printf ("the %s's body", c->what);
   TgCaptureInfo info;
   TgLaunch inner;
   gboolean ok, ended;
 
-  if (!tg__capture_conditionals_supported (error)
-      || (side = tg__producer_side_stream (p, launch->depth, error)) == NULL
-      || !tg__capture_new_handle (launch->stream, &handle, error)
-      || !TG_CUDA_OK (
-          loop ? tg__launch_loop_entry (launch->stream, handle, TRUE, flag, status)
-               : tg__launch_if_set (launch->stream, handle, flag),
-          error)
-      || !tg__capture_add_conditional (launch->stream, handle, type, &body_graph, error)
-      || !tg__capture_begin_body (side, body_graph, launch->mode, error))
+  if (!tg__capture_begin_body (side, body_graph, launch->mode, error))
     return FALSE;
-
   inner = *launch;
   inner.stream = side;
   inner.depth++;
   ok = tg__capture_query (side, &info, error);
   inner.capture_id = info.id;
   inner.capture_graph = body_graph;
-  ok = ok && body (&inner, data, error);
-  if (ok && loop)
-    ok = TG_CUDA_OK (tg__launch_loop_tail (side, handle, TRUE, flag, status, max_iters),
+  ok = ok && c->bodies[i] (&inner, data, error);
+  if (ok && c->kind == COND_WHILE)
+    ok = TG_CUDA_OK (tg__launch_loop_tail (side, handle, TRUE, c->flag, c->status,
+                                           c->max_iters),
                      error);
   /* End the body capture whatever happened: no stream is left capturing.  A
    * refusal raised by the capture itself becomes NOT_CAPTURABLE in
    * tg__stages_capture(), which every captured body runs under first. */
   ended = tg__capture_end_body (side, ok ? error : NULL);
-  if (!ok || !ended)
+  return ok && ended && tg__capture_check_body (body_graph, where, error);
+}
+
+static gboolean
+captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **error)
+{
+  TgConditionalKind needs = c->kind == COND_SWITCH || c->n_bodies > 1
+                                ? TG_CONDITIONAL_ELSE_SWITCH
+                                : TG_CONDITIONAL_IF_WHILE;
+  cudaGraphConditionalHandle handle;
+  cudaGraph_t bodies[MAX_BODIES];
+  cudaStream_t side;
+
+  if (c->n_bodies > MAX_BODIES)
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "a switch of %u cases cannot be captured: at most %d",
+                     c->n_bodies, MAX_BODIES);
+      return FALSE;
+    }
+  if (!tg__capture_conditionals_supported (needs, error)
+      || (side = tg__producer_side_stream (launch->producer, launch->depth, error))
+             == NULL
+      || !tg__capture_new_handle (launch->stream, &handle, error)
+      || !TG_CUDA_OK (launch_setter (launch, c, handle), error)
+      || !tg__capture_add_conditional (launch->stream, handle, node_type (c->kind),
+                                       c->n_bodies, bodies, error))
     return FALSE;
-  return tg__capture_check_body (body_graph, where, error);
+  for (guint i = 0; i < c->n_bodies; i++)
+    if (!capture_body (launch, c, side, bodies[i], i, handle, data, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* Eagerly: reads the flag or index back and runs the body it selects. */
+static gboolean
+eager (const TgLaunch *launch, const Conditional *c, gpointer data, GError **error)
+{
+  gint32 value = 0;
+  TgLaunch inner;
+  guint i;
+
+  if (!tg__producer_readback (launch->producer, launch->stream, c->flag, sizeof value,
+                              &value, error))
+    return FALSE;
+  if (c->kind == COND_IF)
+    i = value != 0 ? 0 : 1;
+  else
+    i = value >= 0 ? (guint)value : G_MAXUINT;
+  if (i >= c->n_bodies)
+    return TRUE;
+  inner = *launch;
+  inner.depth++;
+  return c->bodies[i] (&inner, data, error);
 }
 
 gboolean
 tg__condition_if (const TgLaunch *launch, const gint32 *flag, TgDeviceFunc body,
-                  gpointer data, GError **error)
+                  TgDeviceFunc otherwise, gpointer data, GError **error)
 {
-  TgLaunch inner;
-  gint32 value = 0;
+  const TgDeviceFunc bodies[2] = { body, otherwise };
+  Conditional c = { COND_IF, "condition", flag, otherwise != NULL ? 2 : 1, bodies, 0, NULL };
 
-  if (launch->capturing)
-    return captured (launch, cudaGraphCondTypeIf, flag, 0, NULL, body, data, error);
-  if (!tg__producer_readback (launch->producer, launch->stream, flag, sizeof value,
-                              &value, error))
-    return FALSE;
-  if (value == 0)
-    return TRUE;
-  inner = *launch;
-  inner.depth++;
-  return body (&inner, data, error);
+  return launch->capturing ? captured (launch, &c, data, error)
+                           : eager (launch, &c, data, error);
+}
+
+gboolean
+tg__condition_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
+                      const TgDeviceFunc *cases, gpointer data, GError **error)
+{
+  Conditional c = { COND_SWITCH, "switch", index, n_cases, cases, 0, NULL };
+
+  return launch->capturing ? captured (launch, &c, data, error)
+                           : eager (launch, &c, data, error);
 }
 
 gboolean
@@ -81,8 +177,10 @@ tg__condition_while (const TgLaunch *launch, const gint32 *flag, guint max_iters
   TgLaunch inner;
 
   if (launch->capturing)
-    return captured (launch, cudaGraphCondTypeWhile, flag, max_iters, status, body,
-                     data, error);
+    {
+      Conditional c = { COND_WHILE, "loop", flag, 1, &body, max_iters, status };
+      return captured (launch, &c, data, error);
+    }
   inner = *launch;
   inner.depth++;
   if (!TG_CUDA_OK (tg__launch_loop_entry (launch->stream, 0, FALSE, flag, status),

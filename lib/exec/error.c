@@ -7,6 +7,7 @@
 G_DEFINE_QUARK (tg-capture-error-quark, tg_capture_error)
 G_DEFINE_QUARK (tg-cuda-error-quark, tg_cuda_error)
 G_DEFINE_QUARK (tg-argument-error-quark, tg_argument_error)
+G_DEFINE_QUARK (tg-state-error-quark, tg_state_error)
 /* clang-format on */
 
 void

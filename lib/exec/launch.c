@@ -66,10 +66,34 @@ tg_launch_get_depth (const TgLaunch *launch)
   return launch->depth;
 }
 
+static gboolean
+declared (const TgStage *stage, const char *name)
+{
+  const char *implicit[] = { stage->condition, stage->loop_flag, stage->loop_status,
+                             stage->index };
+
+  for (guint i = 0; i < G_N_ELEMENTS (implicit); i++)
+    if (implicit[i] != NULL && g_str_equal (implicit[i], name))
+      return TRUE;
+  for (guint u = 0; u < stage->uses->len; u++)
+    if (g_str_equal (g_array_index (stage->uses, TgUse, u).name, name))
+      return TRUE;
+  return FALSE;
+}
+
 gpointer
 tg_launch_get_binding (const TgLaunch *launch, const char *name)
 {
   g_return_val_if_fail (launch != NULL && name != NULL, NULL);
+  /* A typo must not become a NULL that a kernel takes for "all envs". */
+  if (launch->stage == NULL || !declared (launch->stage, name))
+    {
+      g_critical ("%s: stage '%s' of producer '%s' looked up binding '%s', which it "
+                  "did not declare; declare it with tg_producer_declare_binding()",
+                  G_STRFUNC, launch->stage != NULL ? launch->stage->name : "(none)",
+                  launch->producer->name, name);
+      return NULL;
+    }
   return tg__producer_binding (launch->producer, name, NULL);
 }
 
@@ -80,11 +104,30 @@ tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
   TgLaunch inner;
 
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
-  g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
-  if (condition.conditional)
-    return tg__condition_if (launch, condition.flag, body, user_data, error);
+  if (condition.flag != NULL)
+    return tg__condition_if (launch, condition.flag, body, NULL, user_data, error);
   inner = *launch;
   return body (&inner, user_data, error);
+}
+
+gboolean
+tg_launch_if_else (const TgLaunch *launch, const gint32 *flag, TgDeviceFunc then_body,
+                   TgDeviceFunc else_body, gpointer user_data, GError **error)
+{
+  g_return_val_if_fail (launch != NULL && flag != NULL, FALSE);
+  g_return_val_if_fail (then_body != NULL && else_body != NULL, FALSE);
+  return tg__condition_if (launch, flag, then_body, else_body, user_data, error);
+}
+
+gboolean
+tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
+                  const TgDeviceFunc *cases, gpointer user_data, GError **error)
+{
+  g_return_val_if_fail (launch != NULL && index != NULL, FALSE);
+  g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  for (guint i = 0; i < n_cases; i++)
+    g_return_val_if_fail (cases[i] != NULL, FALSE);
+  return tg__condition_switch (launch, index, n_cases, cases, user_data, error);
 }
 
 gboolean
@@ -94,7 +137,8 @@ tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
 {
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
   g_return_val_if_fail (flag != NULL && status != NULL, FALSE);
-  g_return_val_if_fail (max_iters >= 1, FALSE);
+  g_return_val_if_fail ((gconstpointer)flag != (gconstpointer)status, FALSE);
+  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
   return tg__condition_while (launch, flag, max_iters, status, body, user_data, error);
 }
 

@@ -45,7 +45,7 @@ tg__policy_decide (TgPolicy requested, TgCaptureState state,
     case TG_CAPTURE_ACTIVE:
       if (requested == TG_POLICY_EAGER || requested == TG_POLICY_REPLAY)
         {
-          tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY,
+          tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY,
                          "TG_POLICY_%s cannot apply to a capturing stream: work on it "
                          "is recorded, never run; pass TG_POLICY_AUTO or "
                          "TG_POLICY_RECORD",
@@ -62,7 +62,7 @@ tg__policy_decide (TgPolicy requested, TgCaptureState state,
       switch (requested)
         {
         case TG_POLICY_RECORD:
-          tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY,
+          tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY,
                          "TG_POLICY_RECORD needs a capture in progress on the stream, "
                          "and there is none: begin a capture first, or pass "
                          "TG_POLICY_AUTO");

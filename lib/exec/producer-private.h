@@ -12,7 +12,15 @@ typedef enum
   TG_STAGE_KIND_DEVICE,
   TG_STAGE_KIND_HOST,
   TG_STAGE_KIND_LOOP,
+  TG_STAGE_KIND_SWITCH,
 } TgStageKind;
+
+/* A binding a stage reads, with the fewest bytes it needs. */
+typedef struct
+{
+  char *name;
+  gsize min_size;
+} TgUse;
 
 typedef struct
 {
@@ -23,10 +31,15 @@ typedef struct
   TgHostFunc host;
   gpointer user_data;
   GDestroyNotify destroy;
-  char *condition;   /* binding of the guard flag, or NULL */
-  char *loop_flag;   /* LOOP: binding of the continue flag */
-  char *loop_status; /* LOOP: binding of the TgLoopStatus */
-  guint max_iters;
+  GArray *uses;            /* TgUse: bindings declared by tg_producer_declare_binding */
+  char *condition;         /* binding of the guard flag, or NULL */
+  TgDeviceFunc otherwise;  /* DEVICE with a condition: its else branch, or NULL */
+  char *loop_flag;         /* LOOP: binding of the continue flag */
+  char *loop_status;       /* LOOP: binding of the TgLoopStatus */
+  guint max_iters;         /* LOOP */
+  char *index;             /* SWITCH: binding of the gint32 index */
+  TgDeviceFunc *cases;     /* SWITCH: n_cases bodies */
+  guint n_cases;
 } TgStage;
 
 typedef struct
@@ -65,7 +78,7 @@ struct _TgProducer
   const TgStage *legacy;   /* the first legacy-stream stage, or NULL */
   GError *record_refusal;  /* why it cannot be recorded, or NULL */
   GError *replay_refusal;  /* why it cannot be captured at all, or NULL */
-  GError *no_conditionals; /* the driver lacks conditional nodes, or NULL */
+  GError *no_conditionals; /* the driver lacks the conditional nodes used, or NULL */
 
   guint64 generation;       /* bumped by every change of a binding */
   guint64 bindings_checked; /* 1 + the generation check_bindings passed at */
@@ -78,6 +91,10 @@ struct _TgProducer
 
   GArray *segments; /* TgSegment, made at the first REPLAY */
   TgRunnerStats stats;
+
+  TgRebindFunc rebind_handler;
+  gpointer rebind_data;
+  GDestroyNotify rebind_destroy;
 
   /* One call at a time: the thread inside (see producer.c), or NULL; other
    * threads wait on @released. */
@@ -144,9 +161,14 @@ gboolean tg__producer_readback (TgProducer *producer, cudaStream_t stream,
                                 gconstpointer device_src, gsize size, gpointer out,
                                 GError **error);
 
-/* condition.c: a condition or loop around @body, captured or eager. */
+/* condition.c: conditions, switches and loops around bodies, captured or
+ * eager.  @otherwise may be NULL (no else branch). */
 gboolean tg__condition_if (const TgLaunch *launch, const gint32 *flag,
-                           TgDeviceFunc body, gpointer data, GError **error);
+                           TgDeviceFunc body, TgDeviceFunc otherwise, gpointer data,
+                           GError **error);
+gboolean tg__condition_switch (const TgLaunch *launch, const gint32 *index,
+                               guint n_cases, const TgDeviceFunc *cases, gpointer data,
+                               GError **error);
 gboolean tg__condition_while (const TgLaunch *launch, const gint32 *flag,
                               guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
                               gpointer data, GError **error);

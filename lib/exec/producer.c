@@ -5,6 +5,12 @@
 #include <string.h>
 
 static void
+use_clear (gpointer data)
+{
+  g_free (((TgUse *)data)->name);
+}
+
+static void
 stage_free (gpointer data)
 {
   TgStage *stage = data;
@@ -12,9 +18,12 @@ stage_free (gpointer data)
   if (stage->destroy != NULL)
     stage->destroy (stage->user_data);
   g_free (stage->name);
+  g_array_unref (stage->uses);
   g_free (stage->condition);
   g_free (stage->loop_flag);
   g_free (stage->loop_status);
+  g_free (stage->index);
+  g_free (stage->cases);
   g_free (stage);
 }
 
@@ -30,6 +39,7 @@ tg_producer_new (const char *name, int device)
   g_atomic_ref_count_init (&p->ref);
   p->name = g_strdup (name);
   p->device = device;
+  p->bound = TG_STREAM_AUTO;
   p->stages = g_ptr_array_new_with_free_func (stage_free);
   p->bindings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_mutex_init (&p->wait_lock);
@@ -141,7 +151,7 @@ tg__producer_lock (TgProducer *p, GError **error)
 {
   if (held_here (p))
     {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_BUSY,
+      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY,
                      "producer '%s' is already running on this thread (a stage "
                      "called back into it); use a second producer",
                      p->name);
@@ -193,6 +203,8 @@ producer_free (TgProducer *p)
   g_clear_error (&p->record_refusal);
   g_clear_error (&p->replay_refusal);
   g_clear_error (&p->no_conditionals);
+  if (p->rebind_destroy != NULL)
+    p->rebind_destroy (p->rebind_data);
   g_mutex_clear (&p->wait_lock);
   g_cond_clear (&p->released);
   g_free (p->name);
@@ -230,7 +242,7 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
   gboolean ok;
 
   g_return_val_if_fail (producer != NULL, FALSE);
-  if (stream != NULL)
+  if (stream != TG_STREAM_AUTO)
     {
       TgCaptureInfo info;
       if (!tg__device_enter (&guard, producer->device, error))
@@ -331,6 +343,8 @@ stage_new (const char *name, TgStageKind kind, TgStageFlags flags, gpointer user
   stage->flags = flags;
   stage->user_data = user_data;
   stage->destroy = destroy;
+  stage->uses = g_array_new (FALSE, FALSE, sizeof (TgUse));
+  g_array_set_clear_func (stage->uses, use_clear);
   return stage;
 }
 
@@ -369,25 +383,87 @@ tg_producer_add_host_stage (TgProducer *producer, const char *name, TgStageFlags
 
 guint
 tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags flags,
-                            const char *flag_binding, const char *status_binding,
-                            guint max_iters, TgDeviceFunc body, gpointer user_data,
+                            const TgLoopSpec *loop, TgDeviceFunc body, gpointer user_data,
                             GDestroyNotify destroy)
 {
   TgStage *stage;
 
   STAGE_ADD_PRECONDITIONS (producer, name, flags, body);
-  g_return_val_if_fail (flag_binding != NULL && status_binding != NULL, G_MAXUINT);
+  g_return_val_if_fail (loop != NULL, G_MAXUINT);
+  g_return_val_if_fail (loop->flag_binding != NULL && loop->status_binding != NULL,
+                        G_MAXUINT);
   /* The status write would overwrite the flag: the loop would stop after one
    * iteration. */
-  g_return_val_if_fail (!g_str_equal (flag_binding, status_binding), G_MAXUINT);
+  g_return_val_if_fail (!g_str_equal (loop->flag_binding, loop->status_binding),
+                        G_MAXUINT);
   /* The iteration counter on the device is a gint32. */
-  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, G_MAXUINT);
+  g_return_val_if_fail (loop->max_iters >= 1 && loop->max_iters <= G_MAXINT32,
+                        G_MAXUINT);
   stage = stage_new (name, TG_STAGE_KIND_LOOP, flags, user_data, destroy);
   stage->device = body;
-  stage->loop_flag = g_strdup (flag_binding);
-  stage->loop_status = g_strdup (status_binding);
-  stage->max_iters = max_iters;
+  stage->loop_flag = g_strdup (loop->flag_binding);
+  stage->loop_status = g_strdup (loop->status_binding);
+  stage->max_iters = loop->max_iters;
   return add_stage (producer, stage, G_STRFUNC);
+}
+
+guint
+tg_producer_add_switch_stage (TgProducer *producer, const char *name, TgStageFlags flags,
+                              const char *index_binding, guint n_cases,
+                              const TgDeviceFunc *cases, gpointer user_data,
+                              GDestroyNotify destroy)
+{
+  TgStage *stage;
+
+  STAGE_ADD_PRECONDITIONS (producer, name, flags, cases);
+  g_return_val_if_fail (index_binding != NULL && n_cases >= 1, G_MAXUINT);
+  for (guint i = 0; i < n_cases; i++)
+    g_return_val_if_fail (cases[i] != NULL, G_MAXUINT);
+  stage = stage_new (name, TG_STAGE_KIND_SWITCH, flags, user_data, destroy);
+  stage->index = g_strdup (index_binding);
+  stage->cases = g_memdup2 (cases, n_cases * sizeof *cases);
+  stage->n_cases = n_cases;
+  return add_stage (producer, stage, G_STRFUNC);
+}
+
+/* The stage @index of @p, under setup_enter(); NULL (and critical) if none. */
+static TgStage *
+setup_stage (TgProducer *p, guint index, const char *func)
+{
+  if (index < p->stages->len)
+    return p->stages->pdata[index];
+  g_critical ("%s: producer '%s' has no stage %u", func, p->name, index);
+  return NULL;
+}
+
+void
+tg_producer_declare_binding (TgProducer *producer, guint stage, const char *name,
+                             gsize min_size)
+{
+  TgStage *s;
+
+  g_return_if_fail (producer != NULL && name != NULL);
+  g_return_if_fail (min_size >= 1);
+  if (!setup_enter (producer, G_STRFUNC))
+    return;
+  if ((s = setup_stage (producer, stage, G_STRFUNC)) != NULL)
+    {
+      TgUse use = { g_strdup (name), min_size };
+      guint u;
+
+      for (u = 0; u < s->uses->len; u++)
+        if (g_str_equal (g_array_index (s->uses, TgUse, u).name, name))
+          break;
+      if (u < s->uses->len)
+        {
+          TgUse *old = &g_array_index (s->uses, TgUse, u);
+          old->min_size = MAX (old->min_size, min_size);
+          g_free (use.name);
+        }
+      else
+        g_array_append_val (s->uses, use);
+    }
+  tg__producer_unlock (producer);
 }
 
 void
@@ -399,14 +475,34 @@ tg_producer_set_stage_condition (TgProducer *producer, guint stage,
   g_return_if_fail (producer != NULL);
   if (!setup_enter (producer, G_STRFUNC))
     return;
-  if (stage < producer->stages->len)
+  if ((s = setup_stage (producer, stage, G_STRFUNC)) != NULL)
     {
-      s = producer->stages->pdata[stage];
       g_free (s->condition);
       s->condition = g_strdup (flag_binding);
+      if (flag_binding == NULL)
+        s->otherwise = NULL;
     }
-  else
-    g_critical ("%s: producer '%s' has no stage %u", G_STRFUNC, producer->name, stage);
+  tg__producer_unlock (producer);
+}
+
+void
+tg_producer_set_stage_else (TgProducer *producer, guint stage, TgDeviceFunc else_func)
+{
+  TgStage *s;
+
+  g_return_if_fail (producer != NULL);
+  if (!setup_enter (producer, G_STRFUNC))
+    return;
+  if ((s = setup_stage (producer, stage, G_STRFUNC)) != NULL)
+    {
+      if (else_func != NULL
+          && (s->kind != TG_STAGE_KIND_DEVICE || s->condition == NULL))
+        g_critical ("%s: stage '%s' of producer '%s' is not a DEVICE stage with a "
+                    "condition; set its condition first",
+                    G_STRFUNC, s->name, producer->name);
+      else
+        s->otherwise = else_func;
+    }
   tg__producer_unlock (producer);
 }
 
@@ -430,7 +526,9 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
 {
   TgBinding *old;
   TgDeviceGuard guard;
-  gboolean ok;
+  TgRebindFunc handler = NULL;
+  gpointer old_ptr, handler_data = NULL;
+  gboolean ok, rebind = FALSE;
 
   g_return_val_if_fail (producer != NULL && name != NULL, FALSE);
   if (device_ptr != NULL)
@@ -454,15 +552,16 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
   if (!tg__producer_lock (producer, error))
     return FALSE;
   old = g_hash_table_lookup (producer->bindings, name);
+  old_ptr = old != NULL ? old->ptr : NULL;
   if (old == NULL ? device_ptr != NULL : old->ptr != device_ptr || old->size != size)
     {
       if (producer->captured)
-        g_warning ("RebindAfterCaptureWarning: binding '%s' of producer '%s' "
-                   "changed from %p to %p after the producer was captured; its own "
-                   "graphs are updated at the next call, and every graph of yours "
-                   "that recorded it still uses the old buffer and must be "
-                   "re-captured",
-                   name, producer->name, old != NULL ? old->ptr : NULL, device_ptr);
+        {
+          rebind = TRUE;
+          producer->stats.n_rebinds++;
+          handler = producer->rebind_handler;
+          handler_data = producer->rebind_data;
+        }
       producer->generation++;
       if (device_ptr == NULL)
         g_hash_table_remove (producer->bindings, name);
@@ -475,7 +574,39 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
         }
     }
   tg__producer_unlock (producer);
+  /* Outside the lock: the handler is the caller's code. */
+  if (rebind && (handler == NULL
+                 || !handler (producer, name, old_ptr, device_ptr, handler_data)))
+    g_warning ("RebindAfterCaptureWarning: binding '%s' of producer '%s' changed from "
+               "%p to %p after the producer was captured; its own graphs are updated "
+               "at the next call, and every graph of yours that recorded it still "
+               "uses the old buffer and must be re-captured",
+               name, producer->name, old_ptr, device_ptr);
   return TRUE;
+}
+
+void
+tg_producer_set_rebind_handler (TgProducer *producer, TgRebindFunc handler,
+                                gpointer user_data, GDestroyNotify destroy)
+{
+  gpointer old_data;
+  GDestroyNotify old_destroy;
+
+  g_return_if_fail (producer != NULL);
+  if (!tg__producer_lock (producer, NULL))
+    {
+      g_critical ("%s: producer '%s' is running on this thread", G_STRFUNC,
+                  producer->name);
+      return;
+    }
+  old_data = producer->rebind_data;
+  old_destroy = producer->rebind_destroy;
+  producer->rebind_handler = handler;
+  producer->rebind_data = user_data;
+  producer->rebind_destroy = destroy;
+  tg__producer_unlock (producer);
+  if (old_destroy != NULL)
+    old_destroy (old_data);
 }
 
 gpointer
@@ -489,9 +620,9 @@ tg__producer_binding (const TgProducer *producer, const char *name, gsize *size)
 }
 
 gpointer
-tg_producer_get_binding (const TgProducer *producer, const char *name, gsize *size)
+tg_producer_get_binding (TgProducer *producer, const char *name, gsize *size)
 {
-  TgProducer *p = (TgProducer *)producer;
+  TgProducer *p = producer;
   gboolean locked;
   gpointer ptr;
 

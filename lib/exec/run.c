@@ -34,7 +34,7 @@ stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
 static void
 seal (TgProducer *p)
 {
-  gboolean uses_conditions = FALSE;
+  gboolean uses_conditions = FALSE, uses_else_switch = FALSE;
 
   if (p->sealed)
     return;
@@ -50,12 +50,20 @@ seal (TgProducer *p)
       if ((stage->flags & TG_STAGE_LEGACY_STREAM) && p->legacy == NULL)
         p->legacy = stage;
       uses_conditions |= stage->condition != NULL || stage->kind == TG_STAGE_KIND_LOOP;
+      uses_else_switch
+          |= stage->otherwise != NULL || stage->kind == TG_STAGE_KIND_SWITCH;
       if (!safe && stage->kind != TG_STAGE_KIND_HOST && p->replay_refusal == NULL)
         p->replay_refusal = stage_refusal (p, stage, "a graph");
       if (!safe && p->record_refusal == NULL)
         p->record_refusal = stage_refusal (p, stage, "the caller's capture");
     }
-  if (!tg__capture_conditionals_supported (&p->no_conditionals) && uses_conditions)
+  /* What every conditional call needs; what the stages need on top. */
+  (void)tg__capture_conditionals_supported (TG_CONDITIONAL_IF_WHILE,
+                                            &p->no_conditionals);
+  if (uses_else_switch && p->no_conditionals == NULL)
+    (void)tg__capture_conditionals_supported (TG_CONDITIONAL_ELSE_SWITCH,
+                                              &p->no_conditionals);
+  if (p->no_conditionals != NULL && (uses_conditions || uses_else_switch))
     {
       if (p->replay_refusal == NULL)
         p->replay_refusal = g_error_copy (p->no_conditionals);
@@ -105,7 +113,7 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
 
   record_refusal = p->record_refusal;
   replay_refusal = p->replay_refusal;
-  if (condition.conditional && record_refusal == NULL)
+  if (condition.flag != NULL && record_refusal == NULL)
     {
       if (p->first_host != NULL && r->capture.state == TG_CAPTURE_ACTIVE)
         record_refusal = host_in_condition = g_error_new (
@@ -116,7 +124,7 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
       else if (p->first_host == NULL)
         record_refusal = p->no_conditionals;
     }
-  if (condition.conditional && replay_refusal == NULL && p->first_host == NULL)
+  if (condition.flag != NULL && replay_refusal == NULL && p->first_host == NULL)
     replay_refusal = p->no_conditionals;
 
   if (!tg__policy_decide (requested, r->capture.state, record_refusal, replay_refusal,
@@ -127,24 +135,20 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
 }
 
 static gboolean
-binding_bound (const TgProducer *p, const TgStage *stage, const char *name,
-               gsize min_size, GError **error)
+binding_bound (const TgProducer *p, const TgStage *stage, const TgUse *use,
+               GError **error)
 {
   gsize size = 0;
 
-  if (name == NULL)
+  if (tg__producer_binding (p, use->name, &size) != NULL && size >= use->min_size)
     return TRUE;
-  if (tg__producer_binding (p, name, &size) == NULL || size < min_size)
-    {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND,
-                     "producer '%s', stage '%s' uses binding '%s', which is %s: bind "
-                     "at least %" G_GSIZE_FORMAT " bytes of device memory to it with "
-                     "tg_producer_bind()",
-                     p->name, stage->name, name, size == 0 ? "not bound" : "too small",
-                     min_size);
-      return FALSE;
-    }
-  return TRUE;
+  tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND,
+                 "producer '%s', stage '%s' uses binding '%s', which is %s: bind at "
+                 "least %" G_GSIZE_FORMAT " bytes of device memory to it with "
+                 "tg_producer_bind()",
+                 p->name, stage->name, use->name,
+                 size == 0 ? "not bound" : "too small", use->min_size);
+  return FALSE;
 }
 
 /* Once per binding generation: walking every stage on each call costs a
@@ -157,10 +161,19 @@ check_bindings (TgProducer *p, GError **error)
   for (guint i = 0; i < p->stages->len; i++)
     {
       const TgStage *s = tg__producer_stage (p, i);
-      if (!binding_bound (p, s, s->condition, sizeof (gint32), error)
-          || !binding_bound (p, s, s->loop_flag, sizeof (gint32), error)
-          || !binding_bound (p, s, s->loop_status, sizeof (TgLoopStatus), error))
-        return FALSE;
+      const TgUse implicit[] = {
+        { s->condition, sizeof (gint32) },
+        { s->loop_flag, sizeof (gint32) },
+        { s->loop_status, sizeof (TgLoopStatus) },
+        { s->index, sizeof (gint32) },
+      };
+
+      for (guint u = 0; u < G_N_ELEMENTS (implicit); u++)
+        if (implicit[u].name != NULL && !binding_bound (p, s, &implicit[u], error))
+          return FALSE;
+      for (guint u = 0; u < s->uses->len; u++)
+        if (!binding_bound (p, s, &g_array_index (s->uses, TgUse, u), error))
+          return FALSE;
     }
   p->bindings_checked = p->generation + 1;
   return TRUE;
@@ -177,8 +190,9 @@ run_all_stages (const TgLaunch *launch, gpointer unused, GError **error)
 static gboolean
 run_body (TgLaunch *launch, TgCondition condition, GError **error)
 {
-  if (condition.conditional)
-    return tg__condition_if (launch, condition.flag, run_all_stages, NULL, error);
+  if (condition.flag != NULL)
+    return tg__condition_if (launch, condition.flag, run_all_stages, NULL, NULL,
+                             error);
   return tg__run_stages (launch, 0, launch->producer->stages->len, error);
 }
 
@@ -269,9 +283,9 @@ call_enter (TgProducer *p, cudaStream_t stream, TgPolicy requested,
 {
   if (!tg__producer_lock (p, error))
     return FALSE;
+  seal (p);
   if (tg__device_enter (guard, p->device, error))
     {
-      seal (p);
       if (resolve (p, stream, requested, condition, r, error))
         return TRUE;
       tg__device_leave (guard);
@@ -296,7 +310,7 @@ tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy request
   Resolution r;
 
   g_return_val_if_fail (producer != NULL && policy != NULL, FALSE);
-  g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
+  g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
   call_leave (producer, &guard);
@@ -316,7 +330,6 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   gboolean ok = FALSE;
 
   g_return_val_if_fail (producer != NULL, FALSE);
-  g_return_val_if_fail (!condition.conditional || condition.flag != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;

@@ -65,8 +65,8 @@ segment_call (const TgLaunch *launch, gpointer data, GError **error)
   const SegmentCall *call = data;
 
   if (call->flag != NULL)
-    return tg__condition_if (launch, call->flag, segment_body, (gpointer)call->seg,
-                             error);
+    return tg__condition_if (launch, call->flag, segment_body, NULL,
+                             (gpointer)call->seg, error);
   return segment_body (launch, (gpointer)call->seg, error);
 }
 
@@ -114,7 +114,7 @@ gboolean
 tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
                    GError **error)
 {
-  const gint32 *flag = condition.conditional ? condition.flag : NULL;
+  const gint32 *flag = condition.flag;
   TgLaunch host = *base;
   guint next = 0;
 

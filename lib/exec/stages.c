@@ -27,6 +27,10 @@ run_stage (TgLaunch *launch, const TgStage *stage, GError **error)
           stage->max_iters,
           tg__producer_binding (launch->producer, stage->loop_status, NULL),
           stage->device, stage->user_data, error);
+    case TG_STAGE_KIND_SWITCH:
+      return tg__condition_switch (
+          launch, tg__producer_binding (launch->producer, stage->index, NULL),
+          stage->n_cases, stage->cases, stage->user_data, error);
     case TG_STAGE_KIND_DEVICE:
     default:
       return stage->device (launch, stage->user_data, error);
@@ -39,6 +43,14 @@ guarded_stage (const TgLaunch *launch, gpointer data, GError **error)
   TgLaunch inner = *launch;
 
   return run_stage (&inner, data, error);
+}
+
+static gboolean
+guarded_else (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgStage *stage = data;
+
+  return stage->otherwise (launch, stage->user_data, error);
 }
 
 /* RECORD: a stage that made a call the caller's capture forbids has already
@@ -79,7 +91,9 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
       if (stage->condition != NULL)
         ok = tg__condition_if (launch,
                                tg__producer_binding (p, stage->condition, NULL),
-                               guarded_stage, (gpointer)stage, &local);
+                               guarded_stage,
+                               stage->otherwise != NULL ? guarded_else : NULL,
+                               (gpointer)stage, &local);
       else
         ok = run_stage (launch, stage, &local);
       ok = caller_intact (launch, &local) && ok;

@@ -59,7 +59,7 @@ tg_capture_scope_end (TgCaptureScope *scope, GError **error)
   /* The thread first: only the scope's own thread writes @registered. */
   if (scope->scope.thread != g_thread_self ())
     {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_THREAD,
+      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_THREAD,
                      "the capture scope of stream %p was begun on another thread; "
                      "end it on that thread",
                      (void *)scope->scope.stream);

@@ -38,25 +38,38 @@ grid_stride (void)
 }
 
 static __global__ void
-init_kernel (guint64 *seeds, guint32 *epochs, guint n, guint64 base_seed)
+init_kernel (guint64 *seeds, guint32 *epochs, guint n, guint first, guint64 base_seed)
 {
   for (guint64 i = thread_index (); i < n; i += grid_stride ())
     {
-      seeds[i] = tg_env_seed (base_seed, (guint32) i);
+      seeds[i] = tg_env_seed (base_seed, (guint32) (first + i));
       epochs[i] = 0;
     }
 }
 
+// Ids come from the device (a graph replays with new ones): out-of-range ids
+// are skipped, never written.
 static __global__ void
-scatter_kernel (guint64 *seeds, guint32 *epochs, const guint32 *ids,
+scatter_kernel (guint64 *seeds, guint32 *epochs, guint n_envs, const guint32 *ids,
                 const guint64 *values, guint n)
 {
   for (guint64 k = thread_index (); k < n; k += grid_stride ())
     {
       guint32 id = ids[k];
-      seeds[id] = values[k];
-      epochs[id] = 0;
+      if (id < n_envs)
+        {
+          seeds[id] = values[k];
+          epochs[id] = 0;
+        }
     }
+}
+
+static __global__ void
+reset_kernel (guint32 *epochs, const guint8 *mask, guint n)
+{
+  for (guint64 i = thread_index (); i < n; i += grid_stride ())
+    if (mask[i] != 0)
+      epochs[i] = 0;
 }
 
 // Every epoch is read and written, masked or not: a branch-free store is
@@ -128,16 +141,27 @@ items_for (bool vec, guint n)
 
 extern "C" cudaError_t
 tg__launch_seeds_init (cudaStream_t stream, guint64 *seeds, guint32 *epochs, guint n,
-                       guint64 base_seed)
+                       guint first, guint64 base_seed)
 {
-  return tg__launch (init_kernel, grid_for (n), THREADS, stream, seeds, epochs, n, base_seed);
+  return tg__launch (init_kernel, grid_for (n), THREADS, stream, seeds, epochs, n, first,
+                     base_seed);
 }
 
 extern "C" cudaError_t
 tg__launch_seeds_scatter (cudaStream_t stream, guint64 *seeds, guint32 *epochs,
-                          const guint32 *ids, const guint64 *values, guint n)
+                          guint n_envs, const guint32 *ids, const guint64 *values,
+                          guint n)
 {
-  return tg__launch (scatter_kernel, grid_for (n), THREADS, stream, seeds, epochs, ids, values, n);
+  return tg__launch (scatter_kernel, grid_for (n), THREADS, stream, seeds, epochs, n_envs,
+                     ids, values, n);
+}
+
+extern "C" cudaError_t
+tg__launch_seeds_reset (cudaStream_t stream, guint32 *epochs, const guint8 *mask, guint n)
+{
+  if (mask == NULL)
+    return cudaMemsetAsync (epochs, 0, (size_t) n * sizeof *epochs, stream);
+  return tg__launch (reset_kernel, grid_for (n), THREADS, stream, epochs, mask, n);
 }
 
 extern "C" cudaError_t

@@ -8,14 +8,19 @@
 
 G_BEGIN_DECLS
 
-/* seeds[i] = tg_env_seed(base_seed, i); epochs[i] = 0. */
+/* seeds[i] = tg_env_seed(base_seed, first + i); epochs[i] = 0. */
 cudaError_t tg__launch_seeds_init (cudaStream_t stream, guint64 *seeds, guint32 *epochs,
-                                   guint n, guint64 base_seed);
+                                   guint n, guint first, guint64 base_seed);
 
-/* seeds[ids[k]] = values[k]; epochs[ids[k]] = 0, for k < n (ids distinct). */
+/* seeds[ids[k]] = values[k]; epochs[ids[k]] = 0, for k < n and ids[k] <
+ * n_envs (ids read on the device). */
 cudaError_t tg__launch_seeds_scatter (cudaStream_t stream, guint64 *seeds,
-                                      guint32 *epochs, const guint32 *ids,
+                                      guint32 *epochs, guint n_envs, const guint32 *ids,
                                       const guint64 *values, guint n);
+
+/* epochs[i] = 0 where mask == NULL or mask[i] != 0. */
+cudaError_t tg__launch_seeds_reset (cudaStream_t stream, guint32 *epochs,
+                                    const guint8 *mask, guint n);
 
 /* epochs[i] += (mask == NULL || mask[i] != 0), wrapping. */
 cudaError_t tg__launch_seeds_advance (cudaStream_t stream, guint32 *epochs,
@@ -26,22 +31,27 @@ cudaError_t tg__launch_seeds_fill (cudaStream_t stream, guint64 *out,
                                    const guint64 *seeds, const guint32 *epochs,
                                    guint n);
 
-/* Snapshot format (see tg_seed_state_snapshot): a 16-byte header, then the
+/* Snapshot format (see tg_seed_state_snapshot): a header (16 bytes in
+ * version 1, 24 in version 2, which adds the first env and padding), then the
  * seeds, then the epochs, all little endian. */
 #define TG__SEEDS_MAGIC "TGSEEDS" /* 8 bytes with its NUL */
-#define TG__SEEDS_VERSION 1u
-#define TG__SEEDS_HEADER_SIZE 16u
+#define TG__SEEDS_VERSION 2u
+#define TG__SEEDS_HEADER_SIZE 24u
+#define TG__SEEDS_V1_HEADER_SIZE 16u
 
-/* The snapshot's size for @n_envs envs. */
+/* The size of a snapshot of the current version for @n_envs envs. */
 gsize tg__seeds_snapshot_size (guint n_envs);
 
-/* Writes the header for @n_envs envs into @dst (TG__SEEDS_HEADER_SIZE bytes). */
-void tg__seeds_snapshot_write_header (guint8 *dst, guint n_envs);
+/* Writes the header for envs [@first_env, @first_env + @n_envs) into @dst
+ * (TG__SEEDS_HEADER_SIZE bytes). */
+void tg__seeds_snapshot_write_header (guint8 *dst, guint n_envs, guint first_env);
 
-/* Checks that @data (@size bytes) is a version-1 snapshot of exactly
- * @n_envs envs: TG_ARGUMENT_ERROR_VERSION or _SIZE_MISMATCH otherwise. */
+/* Checks that @data (@size bytes) is a snapshot (version 1 or 2) of exactly
+ * envs [@first_env, @first_env + @n_envs): TG_ARGUMENT_ERROR_VERSION or
+ * _SIZE_MISMATCH otherwise.  On success *@header_size is where the seeds
+ * start. */
 gboolean tg__seeds_snapshot_check (gconstpointer data, gsize size, guint n_envs,
-                                   GError **error);
+                                   guint first_env, gsize *header_size, GError **error);
 
 /* Checks env ids for set_seeds: each below @n_envs (OUT_OF_RANGE), none
  * twice (DUPLICATE). */

@@ -15,6 +15,7 @@ struct _TgSeedState
   gatomicrefcount ref;
   int device;
   guint n_envs;
+  guint first_env; /* global index of env 0 */
   guint64 *seeds;  /* device; never reallocated: graphs bake the pointers in */
   guint32 *epochs; /* device; likewise */
 };
@@ -29,20 +30,22 @@ tg__seeds_snapshot_size (guint n_envs)
 }
 
 void
-tg__seeds_snapshot_write_header (guint8 *dst, guint n_envs)
+tg__seeds_snapshot_write_header (guint8 *dst, guint n_envs, guint first_env)
 {
-  guint32 version = GUINT32_TO_LE (TG__SEEDS_VERSION), n = GUINT32_TO_LE (n_envs);
+  guint32 fields[4] = { GUINT32_TO_LE (TG__SEEDS_VERSION), GUINT32_TO_LE (n_envs),
+                        GUINT32_TO_LE (first_env), 0 };
 
   memcpy (dst, TG__SEEDS_MAGIC, 8);
-  memcpy (dst + 8, &version, 4);
-  memcpy (dst + 12, &n, 4);
+  memcpy (dst + 8, fields, sizeof fields);
 }
 
 gboolean
-tg__seeds_snapshot_check (gconstpointer data, gsize size, guint n_envs, GError **error)
+tg__seeds_snapshot_check (gconstpointer data, gsize size, guint n_envs,
+                          guint first_env, gsize *header_size, GError **error)
 {
   const guint8 *p = data;
-  guint32 version, n;
+  guint32 version, n, first = 0;
+  gsize header, expected;
 
   g_return_val_if_fail (data != NULL || size == 0, FALSE);
 
@@ -53,42 +56,59 @@ tg__seeds_snapshot_check (gconstpointer data, gsize size, guint n_envs, GError *
                      "\"TGSEEDS\\0\"; pass bytes made by tg_seed_state_snapshot()");
       return FALSE;
     }
-  if (size < TG__SEEDS_HEADER_SIZE)
+  if (size < TG__SEEDS_V1_HEADER_SIZE)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
                      "seed-state snapshot truncated: %" G_GSIZE_FORMAT
-                     " bytes, shorter than its %u-byte header",
-                     size, TG__SEEDS_HEADER_SIZE);
+                     " bytes, shorter than its header",
+                     size);
       return FALSE;
     }
   memcpy (&version, p + 8, 4);
   memcpy (&n, p + 12, 4);
   version = GUINT32_FROM_LE (version);
   n = GUINT32_FROM_LE (n);
-  if (version != TG__SEEDS_VERSION)
+  if (version != 1 && version != TG__SEEDS_VERSION)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_VERSION,
                      "seed-state snapshot of version %u: this libtrackgen reads "
-                     "version %u only",
+                     "versions 1 and %u",
                      version, TG__SEEDS_VERSION);
       return FALSE;
     }
-  if (n != n_envs)
+  header = version == 1 ? TG__SEEDS_V1_HEADER_SIZE : TG__SEEDS_HEADER_SIZE;
+  if (size < header)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                     "the snapshot holds %u envs but the state has %u; restore it "
-                     "into a state of %u envs",
-                     n, n_envs, n);
+                     "seed-state snapshot truncated: %" G_GSIZE_FORMAT
+                     " bytes, shorter than its %" G_GSIZE_FORMAT "-byte header",
+                     size, header);
       return FALSE;
     }
-  if (size != tg__seeds_snapshot_size (n))
+  if (version != 1)
+    {
+      memcpy (&first, p + 16, 4);
+      first = GUINT32_FROM_LE (first);
+    }
+  if (n != n_envs || first != first_env)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                     "the snapshot holds envs %u to %u but the state has envs %u to "
+                     "%u; restore it into a state of the same envs",
+                     first, first + n - 1, first_env, first_env + n_envs - 1);
+      return FALSE;
+    }
+  expected = header + (gsize)n * (sizeof (guint64) + sizeof (guint32));
+  if (size != expected)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
                      "seed-state snapshot of %u envs has %" G_GSIZE_FORMAT
                      " bytes, expected %" G_GSIZE_FORMAT " (truncated or padded)",
-                     n, size, tg__seeds_snapshot_size (n));
+                     n, size, expected);
       return FALSE;
     }
+  if (header_size != NULL)
+    *header_size = header;
   return TRUE;
 }
 
@@ -162,24 +182,36 @@ state_free (TgSeedState *state)
   g_free (state);
 }
 
-/* Enters the state's device and returns its default stream, where the
- * state's own blocking operations run.  NULL (and left) on error. */
+/* Enters the state's device and resolves @stream like every call; with
+ * @blocking, refuses a capturing stream, since the call waits for it.  NULL
+ * (and left) on error. */
 static cudaStream_t
-blocking_enter (int device, TgDeviceGuard *guard, GError **error)
+state_enter (int device, cudaStream_t stream, gboolean blocking, TgDeviceGuard *guard,
+             GError **error)
 {
-  cudaStream_t stream;
+  TgCaptureInfo info;
 
   if (!tg__device_enter (guard, device, error))
     return NULL;
-  if ((stream = tg_default_stream (device, error)) == NULL)
+  if ((stream = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error)) != NULL
+      && blocking && info.state != TG_CAPTURE_NONE)
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "stream %p is capturing (or joined to a capture), and this call "
+                     "waits for its stream: call it outside the capture, or use the "
+                     "enqueued calls (advance, reset_epochs, set_seeds_device)",
+                     (void *)stream);
+      stream = NULL;
+    }
+  if (stream == NULL)
     tg__device_leave (guard);
   return stream;
 }
 
 /* Seeds from @seeds (host) when given, else derived from @base_seed. */
 static TgSeedState *
-state_create (int device, guint n_envs, guint64 base_seed, const guint64 *seeds,
-              GError **error)
+state_create (int device, guint first_env, guint n_envs, guint64 base_seed,
+              const guint64 *seeds, GError **error)
 {
   TgSeedState *state;
   TgDeviceGuard guard;
@@ -193,32 +225,38 @@ state_create (int device, guint n_envs, guint64 base_seed, const guint64 *seeds,
                      "a seed state needs at least one env, n_envs is 0");
       return NULL;
     }
-  if ((stream = blocking_enter (device, &guard, error)) == NULL)
+  if (n_envs - 1 > G_MAXUINT32 - first_env)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+                     "envs %u to %u: global env indices end at %u; shard a population "
+                     "of at most 2^32 envs",
+                     first_env, first_env + (n_envs - 1), G_MAXUINT32);
+      return NULL;
+    }
+  if ((stream = state_enter (device, TG_STREAM_AUTO, TRUE, &guard, error)) == NULL)
     return NULL;
 
   state = g_new0 (TgSeedState, 1);
   g_atomic_ref_count_init (&state->ref);
   state->device = device;
   state->n_envs = n_envs;
+  state->first_env = first_env;
   if ((state->seeds = tg__device_alloc (n_envs * sizeof (guint64), error)) == NULL
       || (state->epochs = tg__device_alloc (n_envs * sizeof (guint32), error)) == NULL)
     goto out;
   if (seeds == NULL)
-    TG_CUDA_GOTO (
-        tg__launch_seeds_init (stream, state->seeds, state->epochs, n_envs, base_seed),
-        error, out);
+    TG_CUDA_GOTO (tg__launch_seeds_init (stream, state->seeds, state->epochs, n_envs,
+                                         first_env, base_seed),
+                  error, out);
   else
     {
       TG_CUDA_GOTO (cudaMemcpyAsync (state->seeds, seeds, n_envs * sizeof (guint64),
                                      cudaMemcpyHostToDevice, stream),
                     error, out);
-      TG_CUDA_GOTO (
-          cudaMemsetAsync (state->epochs, 0, n_envs * sizeof (guint32), stream), error,
-          out);
+      TG_CUDA_GOTO (tg__launch_seeds_reset (stream, state->epochs, NULL, n_envs), error,
+                    out);
     }
-  if (!tg__stream_synchronize (stream, error))
-    goto out;
-  ok = TRUE;
+  ok = tg__stream_synchronize (stream, error);
 out:
   tg__device_leave (&guard);
   if (!ok)
@@ -233,7 +271,15 @@ TgSeedState *
 tg_seed_state_new (int device, guint n_envs, guint64 base_seed, GError **error)
 {
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-  return state_create (device, n_envs, base_seed, NULL, error);
+  return state_create (device, 0, n_envs, base_seed, NULL, error);
+}
+
+TgSeedState *
+tg_seed_state_new_shard (int device, guint first_env, guint n_envs, guint64 base_seed,
+                         GError **error)
+{
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  return state_create (device, first_env, n_envs, base_seed, NULL, error);
 }
 
 TgSeedState *
@@ -242,7 +288,7 @@ tg_seed_state_new_from_array (int device, guint n_envs, const guint64 *seeds,
 {
   g_return_val_if_fail (seeds != NULL || n_envs == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-  return state_create (device, n_envs, 0, seeds, error);
+  return state_create (device, 0, n_envs, 0, seeds, error);
 }
 
 TgSeedState *
@@ -268,6 +314,13 @@ tg_seed_state_get_n_envs (const TgSeedState *state)
   return state->n_envs;
 }
 
+guint
+tg_seed_state_get_first_env (const TgSeedState *state)
+{
+  g_return_val_if_fail (state != NULL, 0);
+  return state->first_env;
+}
+
 int
 tg_seed_state_get_device (const TgSeedState *state)
 {
@@ -283,21 +336,20 @@ tg_seed_state_get_seeds (const TgSeedState *state)
 }
 
 guint32 *
-tg_seed_state_get_epochs (const TgSeedState *state)
+tg_seed_state_get_epochs (TgSeedState *state)
 {
   g_return_val_if_fail (state != NULL, NULL);
   return state->epochs;
 }
 
 /* ------------------------------------------------------------------------ */
-/* Blocking operations, on the state's default stream                       */
+/* Blocking operations: ordered on the caller's stream, waiting for it      */
 
 gboolean
-tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids, const guint64 *seeds,
-                         guint n, GError **error)
+tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream, const guint *env_ids,
+                         const guint64 *seeds, guint n, GError **error)
 {
   TgDeviceGuard guard;
-  cudaStream_t stream;
   guint64 *values = NULL;
   gboolean ok = FALSE;
 
@@ -309,7 +361,7 @@ tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids, const guint64
     return FALSE;
   if (n == 0)
     return TRUE;
-  if ((stream = blocking_enter (state->device, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, stream, TRUE, &guard, error)) == NULL)
     return FALSE;
   /* One staging buffer: the values, then the ids (8-byte aligned after them). */
   if ((values = tg__device_alloc ((gsize)n * (sizeof (guint64) + sizeof (guint32)),
@@ -324,29 +376,30 @@ tg_seed_state_set_seeds (TgSeedState *state, const guint *env_ids, const guint64
                 error, out);
   /* The scatter is the only write to the state, after every check passed. */
   TG_CUDA_GOTO (tg__launch_seeds_scatter (stream, state->seeds, state->epochs,
-                                          (const guint32 *)(values + n), values, n),
+                                          state->n_envs, (const guint32 *)(values + n),
+                                          values, n),
                 error, out);
-  if (!tg__stream_synchronize (stream, error))
-    goto out;
-  ok = TRUE;
+  ok = tg__stream_synchronize (stream, error);
 out:
+  /* The staging buffer may still be read if an enqueue failed half-way. */
+  if (!ok)
+    (void)tg__stream_synchronize (stream, NULL);
   tg__device_free (values);
   tg__device_leave (&guard);
   return ok;
 }
 
 /* Copies seeds and epochs between the state and host arrays of n_envs
- * elements (either may be NULL), in direction @kind, and waits. */
+ * elements (either may be NULL), in direction @kind, on @stream, and waits. */
 static gboolean
-transfer (TgSeedState *state, gpointer seeds, gpointer epochs, enum cudaMemcpyKind kind,
-          GError **error)
+transfer (TgSeedState *state, cudaStream_t stream, gpointer seeds, gpointer epochs,
+          enum cudaMemcpyKind kind, GError **error)
 {
   gboolean to_host = kind == cudaMemcpyDeviceToHost;
   TgDeviceGuard guard;
-  cudaStream_t stream;
   gboolean ok = FALSE;
 
-  if ((stream = blocking_enter (state->device, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, stream, TRUE, &guard, error)) == NULL)
     return FALSE;
   if (seeds != NULL)
     TG_CUDA_GOTO (cudaMemcpyAsync (to_host ? seeds : (gpointer)state->seeds,
@@ -358,25 +411,24 @@ transfer (TgSeedState *state, gpointer seeds, gpointer epochs, enum cudaMemcpyKi
                                    to_host ? (gpointer)state->epochs : epochs,
                                    state->n_envs * sizeof (guint32), kind, stream),
                   error, out);
-  if (!tg__stream_synchronize (stream, error))
-    goto out;
-  ok = TRUE;
+  ok = tg__stream_synchronize (stream, error);
 out:
   tg__device_leave (&guard);
   return ok;
 }
 
 gboolean
-tg_seed_state_read (TgSeedState *state, guint64 *seeds, guint32 *epochs, GError **error)
+tg_seed_state_read (TgSeedState *state, cudaStream_t stream, guint64 *seeds,
+                    guint32 *epochs, GError **error)
 {
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return transfer (state, seeds, epochs, cudaMemcpyDeviceToHost, error);
+  return transfer (state, stream, seeds, epochs, cudaMemcpyDeviceToHost, error);
 }
 
 GBytes *
-tg_seed_state_snapshot (TgSeedState *state, GError **error)
+tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream, GError **error)
 {
   gsize size;
   guint8 *buf;
@@ -388,11 +440,12 @@ tg_seed_state_snapshot (TgSeedState *state, GError **error)
 
   size = tg__seeds_snapshot_size (state->n_envs);
   buf = g_malloc (size);
-  /* g_malloc aligns to 16, so both arrays land naturally aligned. */
+  /* g_malloc aligns to 16 and the header is 24 bytes: both arrays land
+   * naturally aligned. */
   seeds = (guint64 *)(buf + TG__SEEDS_HEADER_SIZE);
   epochs = (guint32 *)(seeds + state->n_envs);
-  tg__seeds_snapshot_write_header (buf, state->n_envs);
-  if (!tg_seed_state_read (state, seeds, epochs, error))
+  tg__seeds_snapshot_write_header (buf, state->n_envs, state->first_env);
+  if (!tg_seed_state_read (state, stream, seeds, epochs, error))
     {
       g_free (buf);
       return NULL;
@@ -408,54 +461,78 @@ tg_seed_state_snapshot (TgSeedState *state, GError **error)
 }
 
 gboolean
-tg_seed_state_restore (TgSeedState *state, GBytes *snapshot, GError **error)
+tg_seed_state_restore (TgSeedState *state, cudaStream_t stream, GBytes *snapshot,
+                       GError **error)
 {
   const guint8 *data;
-  gconstpointer seeds, epochs;
-  gsize size;
+  gsize size, header = 0;
+  g_autofree guint64 *seeds = NULL;
+  g_autofree guint32 *epochs = NULL;
 
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (snapshot != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   data = g_bytes_get_data (snapshot, &size);
-  if (!tg__seeds_snapshot_check (data, size, state->n_envs, error))
+  if (!tg__seeds_snapshot_check (data, size, state->n_envs, state->first_env, &header,
+                                 error))
     return FALSE;
-  seeds = data + TG__SEEDS_HEADER_SIZE;
-  epochs = data + TG__SEEDS_HEADER_SIZE + state->n_envs * sizeof (guint64);
+  /* Copied out: a version-1 snapshot's seeds are not 8-byte aligned in it,
+   * and the byte order may need fixing. */
+  seeds = g_memdup2 (data + header, state->n_envs * sizeof (guint64));
+  epochs = g_memdup2 (data + header + state->n_envs * sizeof (guint64),
+                      state->n_envs * sizeof (guint32));
 #if G_BYTE_ORDER != G_LITTLE_ENDIAN
-  g_autofree guint64 *host_seeds = g_new (guint64, state->n_envs);
-  g_autofree guint32 *host_epochs = g_new (guint32, state->n_envs);
-  memcpy (host_seeds, seeds, state->n_envs * sizeof (guint64));
-  memcpy (host_epochs, epochs, state->n_envs * sizeof (guint32));
   for (guint i = 0; i < state->n_envs; i++)
     {
-      host_seeds[i] = GUINT64_FROM_LE (host_seeds[i]);
-      host_epochs[i] = GUINT32_FROM_LE (host_epochs[i]);
+      seeds[i] = GUINT64_FROM_LE (seeds[i]);
+      epochs[i] = GUINT32_FROM_LE (epochs[i]);
     }
-  seeds = host_seeds;
-  epochs = host_epochs;
 #endif
-  return transfer (state, (gpointer)seeds, (gpointer)epochs, cudaMemcpyHostToDevice,
-                   error);
+  return transfer (state, stream, seeds, epochs, cudaMemcpyHostToDevice, error);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Enqueued operations: capturable                                           */
 
-/* Enters the state's device and resolves the stream as a producer call
- * without one would.  NULL (and left) on error. */
-static cudaStream_t
-enqueue_enter (TgSeedState *state, cudaStream_t stream, TgDeviceGuard *guard,
-               GError **error)
+/* Checks a mask (or NULL: every env) against the state, on the device too. */
+static gboolean
+check_mask (const TgSeedState *state, const guint8 *mask, gsize mask_len,
+            GError **error)
 {
-  TgCaptureInfo info;
+  return mask == NULL
+         || (tg__seeds_check_len ("the mask", mask_len, state->n_envs, FALSE, error)
+             && tg__check_device_buffer ("the mask", mask, mask_len, state->device,
+                                         error));
+}
 
-  if (!tg__device_enter (guard, state->device, error))
-    return NULL;
-  if ((stream = tg__stream_resolve (stream, NULL, state->device, &info, error)) == NULL)
-    tg__device_leave (guard);
-  return stream;
+gboolean
+tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
+                                const guint32 *device_env_ids,
+                                const guint64 *device_seeds, guint n, GError **error)
+{
+  TgDeviceGuard guard;
+  gboolean ok;
+
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (n == 0 || (device_env_ids != NULL && device_seeds != NULL),
+                        FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (n == 0)
+    return TRUE;
+  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
+    return FALSE;
+  ok = tg__check_device_buffer ("the env ids", device_env_ids,
+                                (gsize)n * sizeof (guint32), state->device, error)
+       && tg__check_device_buffer ("the seeds", device_seeds,
+                                   (gsize)n * sizeof (guint64), state->device, error)
+       && TG_CUDA_OK (tg__launch_seeds_scatter (stream, state->seeds, state->epochs,
+                                                state->n_envs, device_env_ids,
+                                                device_seeds, n),
+                      error);
+  tg__device_leave (&guard);
+  return ok;
 }
 
 gboolean
@@ -468,23 +545,19 @@ tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (device_mask != NULL
-      && !tg__seeds_check_len ("the mask", mask_len, state->n_envs, FALSE, error))
+  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
     return FALSE;
-  if ((stream = enqueue_enter (state, stream, &guard, error)) == NULL)
-    return FALSE;
-  ok = (device_mask == NULL
-        || tg__check_device_buffer ("the mask", device_mask, mask_len, state->device,
-                                    error))
+  ok = check_mask (state, device_mask, mask_len, error)
        && TG_CUDA_OK (
-      tg__launch_seeds_advance (stream, state->epochs, device_mask, state->n_envs),
-      error);
+           tg__launch_seeds_advance (stream, state->epochs, device_mask, state->n_envs),
+           error);
   tg__device_leave (&guard);
   return ok;
 }
 
 gboolean
-tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream, GError **error)
+tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
+                            const guint8 *device_mask, gsize mask_len, GError **error)
 {
   TgDeviceGuard guard;
   gboolean ok;
@@ -492,11 +565,12 @@ tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream, GError **er
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if ((stream = enqueue_enter (state, stream, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
     return FALSE;
-  ok = TG_CUDA_OK (
-      cudaMemsetAsync (state->epochs, 0, state->n_envs * sizeof (guint32), stream),
-      error);
+  ok = check_mask (state, device_mask, mask_len, error)
+       && TG_CUDA_OK (
+           tg__launch_seeds_reset (stream, state->epochs, device_mask, state->n_envs),
+           error);
   tg__device_leave (&guard);
   return ok;
 }
@@ -514,7 +588,7 @@ tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
 
   if (!tg__seeds_check_len ("the output", out_len, state->n_envs, TRUE, error))
     return FALSE;
-  if ((stream = enqueue_enter (state, stream, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
     return FALSE;
   ok = tg__check_device_buffer ("the output", device_out,
                                 state->n_envs * sizeof (guint64), state->device, error)
