@@ -1,0 +1,190 @@
+/* robust-test.c: hostile input and misuse on a GPU: a thread that dies
+ * inside a call, waiting forever for releases, buffers bound with a size
+ * their allocation does not have. */
+#include "config.h"
+#include "tg-test.h"
+
+#include <stdlib.h>
+
+#define N 256
+
+typedef TgTestGpu Fixture;
+
+/* ------------------------------------------------------------------------ */
+/* A thread that exits inside a call releases the producer.                 */
+
+typedef struct
+{
+  TgProducer *producer;
+  cudaStream_t stream;
+  gint exits; /* how many calls still end their thread */
+  gint runs;
+} Exiting;
+
+static gboolean
+exiting_stage (TgHostOps *ops, gpointer data, GError **error)
+{
+  Exiting *e = data;
+
+  g_atomic_int_inc (&e->runs);
+  if (g_atomic_int_dec_and_test (&e->exits))
+    g_thread_exit (NULL);
+  return TRUE;
+}
+
+static gpointer
+run_exiting (gpointer data)
+{
+  Exiting *e = data;
+
+  (void)tg_producer_run (e->producer, e->stream, TG_POLICY_EAGER, tg_unconditional (),
+                         NULL);
+  return NULL;
+}
+
+static void
+test_thread_exit_inside_call (Fixture *f, gconstpointer data)
+{
+  Exiting e = { NULL, NULL, 1, 0 };
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  e.producer = tg_producer_new ("exiting", 0);
+  e.stream = f->stream;
+  tg_producer_add_host_stage (e.producer, "exit", TG_STAGE_NONE, exiting_stage, &e,
+                              NULL);
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
+                         "*thread exited inside a call of producer 'exiting'*");
+  g_thread_join (g_thread_new ("trackgen-exits", run_exiting, &e));
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (e.runs, ==, 1);
+
+  /* Neither locked for good nor taken for busy by a later thread. */
+  g_thread_join (g_thread_new ("trackgen-after", run_exiting, &e));
+  g_assert_cmpint (e.runs, ==, 2);
+  g_assert_true (tg_producer_run (e.producer, f->stream, TG_POLICY_EAGER,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (e.runs, ==, 3);
+  tg_producer_unref (e.producer);
+}
+
+/* ------------------------------------------------------------------------ */
+/* tg_release_wait (G_MAXINT64) waits until the release happens.            */
+
+static gboolean
+mix_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_test_launched (tgt_launch_mix (tg_launch_get_stream (launch), data, N, 3),
+                           error);
+}
+
+typedef struct
+{
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+} Retained;
+
+static gpointer
+destroy_later (gpointer data)
+{
+  Retained *r = data;
+
+  g_usleep (200 * 1000);
+  TG_TEST_CUDA (cudaGraphExecDestroy (r->exec));
+  TG_TEST_CUDA (cudaGraphDestroy (r->graph));
+  return NULL;
+}
+
+static void
+test_release_wait_forever (Fixture *f, gconstpointer data)
+{
+  guint32 *buf;
+  TgProducer *p;
+  Retained r;
+  GThread *thread;
+  gint64 start;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  buf = tg_test_device_alloc (N * sizeof (guint32));
+  p = tg_producer_new ("retained", 0);
+  tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, mix_stage, buf, NULL);
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeGlobal));
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_RECORD, tg_unconditional (), &error));
+  g_assert_true (tg_retain_capture (f->stream, p, &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &r.graph));
+  TG_TEST_CUDA (cudaGraphInstantiate (&r.exec, r.graph, 0));
+  tg_producer_unref (p);
+
+  /* Before: the deadline overflowed and the wait returned FALSE at once. */
+  start = g_get_monotonic_time ();
+  thread = g_thread_new ("trackgen-destroy", destroy_later, &r);
+  g_assert_true (tg_release_wait (G_MAXINT64));
+  g_assert_cmpint (g_get_monotonic_time () - start, >=, 150 * 1000);
+  g_thread_join (thread);
+  tg_test_device_free (buf);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bound sizes are checked against the allocation the driver knows.         */
+
+static void
+test_bind_checks_allocation (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("bound", 0);
+  guint8 *small, *big;
+  gpointer pinned;
+  g_autofree guint8 *host = g_new0 (guint8, 64);
+  GError *error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  small = tg_test_device_alloc (4);
+  big = tg_test_device_alloc (4096);
+  TG_TEST_CUDA (cudaMallocHost (&pinned, 64));
+
+  /* Before: both passed, and a readback of 8 bytes overran the buffer. */
+  g_assert_false (tg_producer_bind (p, "flag", small, 8, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", small, G_MAXSIZE, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", big + 4000, 200, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", small, 0, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", host, 4, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", pinned, 4, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_null (tg_producer_get_binding (p, "flag", NULL));
+
+  /* What fits is bound: the whole, and the rest of it from an offset. */
+  g_assert_true (tg_producer_bind (p, "flag", small, 4, &error));
+  g_assert_true (tg_producer_bind (p, "tail", big + 4000, 96, &error));
+  g_assert_no_error (error);
+
+  g_clear_pointer (&p, tg_producer_unref);
+  TG_TEST_CUDA (cudaFreeHost (pinned));
+  tg_test_device_free (small);
+  tg_test_device_free (big);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  TG_TEST_ADD_GPU ("/robust/threads/exit-inside-call", test_thread_exit_inside_call);
+  TG_TEST_ADD_GPU ("/robust/release/wait-forever", test_release_wait_forever);
+  TG_TEST_ADD_GPU ("/robust/bind/checked-against-allocation",
+                   test_bind_checks_allocation);
+  return g_test_run ();
+}
