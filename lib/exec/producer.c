@@ -118,6 +118,7 @@ holder_gone (gpointer data)
     }
   g_free (h->held);
   g_free (h);
+  self = NULL;
 }
 
 /* Takes @p for this thread: one compare-and-swap when it is free, else
