@@ -227,28 +227,37 @@ tg_test_chain_new (const char *name, guint32 n, gboolean with_host,
 {
   TgTestChain *c = g_new0 (TgTestChain, 1);
   TgProducer *p = tg_producer_new (name, 0);
+  gsize size = n * sizeof (guint32);
   g_autoptr (GError) error = NULL;
+  guint stage;
 
   c->n = n;
   c->param = tg_test_device_alloc (sizeof (guint32));
   c->k = tg_test_device_alloc (sizeof (guint32));
-  c->a = tg_test_device_alloc (n * sizeof (guint32));
-  c->b = tg_test_device_alloc (n * sizeof (guint32));
+  c->a = tg_test_device_alloc (size);
+  c->b = tg_test_device_alloc (size);
   TG_TEST_CUDA (cudaMallocHost ((void **)&c->host_k, sizeof (guint32)));
-  tg_producer_add_device_stage (p, "seed-a", TG_STAGE_CAPTURE_SAFE, chain_seed_a, c,
-                                NULL);
-  tg_producer_add_device_stage (p, "mix-a", TG_STAGE_CAPTURE_SAFE, chain_mix_a, c,
-                                NULL);
+  stage = tg_producer_add_device_stage (p, "seed-a", TG_STAGE_CAPTURE_SAFE,
+                                        chain_seed_a, c, NULL);
+  tg_producer_declare_binding (p, stage, "a", size);
+  tg_producer_declare_binding (p, stage, "param", sizeof (guint32));
+  stage = tg_producer_add_device_stage (p, "mix-a", TG_STAGE_CAPTURE_SAFE, chain_mix_a,
+                                        c, NULL);
+  tg_producer_declare_binding (p, stage, "a", size);
   if (with_host)
     tg_producer_add_host_stage (p, "upload", host_flags, chain_upload, c, NULL);
-  tg_producer_add_device_stage (p, "seed-b", TG_STAGE_CAPTURE_SAFE, chain_seed_b, c,
-                                NULL);
-  tg_producer_add_device_stage (p, "combine", TG_STAGE_CAPTURE_SAFE, chain_combine, c,
-                                NULL);
+  stage = tg_producer_add_device_stage (p, "seed-b", TG_STAGE_CAPTURE_SAFE,
+                                        chain_seed_b, c, NULL);
+  tg_producer_declare_binding (p, stage, "b", size);
+  tg_producer_declare_binding (p, stage, "k", sizeof (guint32));
+  stage = tg_producer_add_device_stage (p, "combine", TG_STAGE_CAPTURE_SAFE,
+                                        chain_combine, c, NULL);
+  tg_producer_declare_binding (p, stage, "a", size);
+  tg_producer_declare_binding (p, stage, "b", size);
   g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
   g_assert_true (tg_producer_bind (p, "k", c->k, sizeof (guint32), &error));
-  g_assert_true (tg_producer_bind (p, "a", c->a, n * sizeof (guint32), &error));
-  g_assert_true (tg_producer_bind (p, "b", c->b, n * sizeof (guint32), &error));
+  g_assert_true (tg_producer_bind (p, "a", c->a, size, &error));
+  g_assert_true (tg_producer_bind (p, "b", c->b, size, &error));
   g_assert_no_error (error);
   c->producer = p;
   return c;
