@@ -137,7 +137,7 @@ test_record_refuses_host_stage (Fixture *f, gconstpointer data)
   tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_RECORD, tg_unconditional (),
                           TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
   tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_EAGER, tg_unconditional (),
-                          TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
+                          TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
   g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
                                   tg_unconditional (), &error));
   g_assert_no_error (error);
@@ -239,10 +239,12 @@ legacy_producer (guint32 *buf)
 {
   TgProducer *p = tg_producer_new ("legacy", 0);
   g_autoptr (GError) error = NULL;
+  guint stage;
 
-  tg_producer_add_device_stage (p, "plugin",
-                                TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
-                                legacy_stage, NULL, NULL);
+  stage = tg_producer_add_device_stage (p, "plugin",
+                                        TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
+                                        legacy_stage, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "buf", N * sizeof (guint32));
   g_assert_true (tg_producer_bind (p, "buf", buf, N * sizeof (guint32), &error));
   return p;
 }
@@ -250,6 +252,7 @@ legacy_producer (guint32 *buf)
 static void
 test_legacy_stage (Fixture *f, gconstpointer data)
 {
+  const cudaStream_t legacy[] = { cudaStreamLegacy, NULL };
   guint32 *buf;
   TgProducer *p;
   g_autoptr (GError) error = NULL;
@@ -268,8 +271,9 @@ test_legacy_stage (Fixture *f, gconstpointer data)
       tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
   g_clear_error (&error);
+  /* TG_STREAM_AUTO resolves to TrackGen's default stream, not the legacy one. */
   g_assert_false (
-      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
   g_clear_error (&error);
 
@@ -286,16 +290,20 @@ test_legacy_stage (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaGraphDestroy (graph));
   TG_TEST_CUDA (cudaStreamDestroy (blocking));
 
-  /* Eagerly on the legacy stream it works (AUTO picks EAGER). */
-  for (guint i = 0; i < N; i++)
-    host[i] = i;
-  tg_test_upload (buf, host, N * sizeof (guint32));
-  g_assert_true (tg_producer_run (p, cudaStreamLegacy, TG_POLICY_AUTO,
-                                  tg_unconditional (), &error));
-  g_assert_no_error (error);
-  tg_test_download (host, buf, N * sizeof (guint32));
-  for (guint i = 0; i < N; i++)
-    g_assert_cmpuint (host[i], ==, i * 3 + ((i >> 7) ^ i));
+  /* Eagerly on the legacy stream it works (AUTO picks EAGER), named either
+   * way: NULL is CUDA's legacy default stream. */
+  for (guint k = 0; k < G_N_ELEMENTS (legacy); k++)
+    {
+      for (guint i = 0; i < N; i++)
+        host[i] = i;
+      tg_test_upload (buf, host, N * sizeof (guint32));
+      g_assert_true (
+          tg_producer_run (p, legacy[k], TG_POLICY_AUTO, tg_unconditional (), &error));
+      g_assert_no_error (error);
+      tg_test_download (host, buf, N * sizeof (guint32));
+      for (guint i = 0; i < N; i++)
+        g_assert_cmpuint (host[i], ==, i * 3 + ((i >> 7) ^ i));
+    }
   tg_producer_unref (p);
   tg_test_device_free (buf);
 }
@@ -303,7 +311,9 @@ test_legacy_stage (Fixture *f, gconstpointer data)
 static gboolean
 optional_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  guint32 *extra = tg_launch_get_binding (launch, "extra");
+  /* Not declared, since it may be unbound: looked up on the producer. */
+  guint32 *extra
+      = tg_producer_get_binding (tg_launch_get_producer (launch), "extra", NULL);
 
   /* The topology depends on a binding: one kernel more when bound. */
   if (extra != NULL
@@ -338,6 +348,7 @@ test_rebind (Fixture *f, gconstpointer data)
   p = tg_producer_new ("rebind", 0);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, optional_stage, NULL,
                                 NULL);
+  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
   g_assert_true (
       tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
@@ -353,6 +364,7 @@ test_rebind (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
   tg_producer_get_runner_stats (p, &stats);
   g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_UPDATED);
+  g_assert_cmpuint (stats.n_rebinds, ==, 1);
   g_assert_cmpuint (stats.n_updates, ==, 1);
   g_assert_cmpuint (read_u32 (first), ==, 1);
   g_assert_cmpuint (read_u32 (second), ==, 1);
@@ -367,6 +379,7 @@ test_rebind (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
   tg_producer_get_runner_stats (p, &stats);
   g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_RECAPTURED);
+  g_assert_cmpuint (stats.n_rebinds, ==, 2);
   g_assert_cmpuint (stats.n_recaptures, ==, 1);
   g_assert_cmpuint (read_u32 (second), ==, 2);
   g_assert_cmpuint (read_u32 (extra), ==, 1);
@@ -391,6 +404,7 @@ test_rebind_after_record (Fixture *f, gconstpointer data)
   p = tg_producer_new ("recorded", 0);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, optional_stage, NULL,
                                 NULL);
+  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
   g_assert_true (
@@ -425,7 +439,7 @@ test_reentrant_call_fails (Fixture *f, gconstpointer data)
   tg_producer_add_device_stage (p, "again", TG_STAGE_NONE, reentrant_stage, NULL, NULL);
   g_assert_false (
       tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_BUSY);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
 }
 
 typedef struct
@@ -517,7 +531,7 @@ test_device_errors (Fixture *f, gconstpointer data)
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, NULL,
                                 NULL);
   g_assert_false (
-      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
   TG_TEST_CUDA (cudaGetDevice (&after));
   g_assert_cmpint (before, ==, after);
@@ -538,7 +552,7 @@ run_expecting_unbound (TgProducer *p, cudaStream_t stream, const char *why)
       return;
     }
   g_assert_false (ok);
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
   g_assert_nonnull (strstr (error->message, "'flag'"));
   g_assert_nonnull (strstr (error->message, why));
 }

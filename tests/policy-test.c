@@ -57,10 +57,10 @@ test_capturing_refuses_unsafe (void)
 static void
 test_capturing_refuses_eager_and_replay (void)
 {
-  decide_fails (TG_POLICY_EAGER, TG_CAPTURE_ACTIVE, NULL, NULL, TG_ARGUMENT_ERROR,
-                TG_ARGUMENT_ERROR_POLICY);
-  decide_fails (TG_POLICY_REPLAY, TG_CAPTURE_ACTIVE, NULL, NULL, TG_ARGUMENT_ERROR,
-                TG_ARGUMENT_ERROR_POLICY);
+  decide_fails (TG_POLICY_EAGER, TG_CAPTURE_ACTIVE, NULL, NULL, TG_STATE_ERROR,
+                TG_STATE_ERROR_POLICY);
+  decide_fails (TG_POLICY_REPLAY, TG_CAPTURE_ACTIVE, NULL, NULL, TG_STATE_ERROR,
+                TG_STATE_ERROR_POLICY);
 }
 
 static void
@@ -110,8 +110,8 @@ test_idle_explicit (void)
 static void
 test_idle_record_refused (void)
 {
-  decide_fails (TG_POLICY_RECORD, TG_CAPTURE_NONE, NULL, NULL, TG_ARGUMENT_ERROR,
-                TG_ARGUMENT_ERROR_POLICY);
+  decide_fails (TG_POLICY_RECORD, TG_CAPTURE_NONE, NULL, NULL, TG_STATE_ERROR,
+                TG_STATE_ERROR_POLICY);
 }
 
 static void
@@ -166,6 +166,21 @@ resolve (TgTestChain *c, cudaStream_t stream, TgPolicy requested, GError **error
   return policy;
 }
 
+/* The stream an AUTO call of @c on @stream would use. */
+static cudaStream_t
+resolve_stream (TgTestChain *c, cudaStream_t stream)
+{
+  g_autoptr (GError) error = NULL;
+  TgPolicy policy = TG_POLICY_AUTO;
+  cudaStream_t resolved = NULL;
+
+  g_assert_true (tg_producer_resolve (c->producer, stream, TG_POLICY_AUTO,
+                                      tg_unconditional (), &policy, &resolved, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (policy, ==, TG_POLICY_REPLAY);
+  return resolved;
+}
+
 static void
 test_gpu_idle_rows (Fixture *f, gconstpointer data)
 {
@@ -181,13 +196,14 @@ test_gpu_idle_rows (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_RECORD, &error), ==,
                    TG_POLICY_AUTO);
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
   g_clear_error (&error);
-  /* A NULL stream resolves to TrackGen's default stream. */
-  g_assert_true (tg_producer_resolve (f->safe->producer, NULL, TG_POLICY_AUTO,
-                                      tg_unconditional (), &(TgPolicy){ 0 },
-                                      &(cudaStream_t){ NULL }, &error));
-  g_assert_no_error (error);
+  /* TG_STREAM_AUTO resolves to TrackGen's default stream; NULL is CUDA's
+   * legacy default stream, as everywhere in CUDA. */
+  g_assert_true (resolve_stream (f->safe, TG_STREAM_AUTO)
+                 == tg_default_stream (0, NULL));
+  g_assert_true (resolve_stream (f->safe, NULL) == cudaStreamLegacy);
+  g_assert_true (resolve_stream (f->safe, f->gpu.stream) == f->gpu.stream);
 }
 
 static void
@@ -210,11 +226,11 @@ test_gpu_capturing_rows (Fixture *f, gconstpointer data)
   g_clear_error (&error);
   g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_EAGER, &error), ==,
                    TG_POLICY_AUTO);
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
   g_clear_error (&error);
   g_assert_cmpint (resolve (f->safe, f->gpu.stream, TG_POLICY_REPLAY, &error), ==,
                    TG_POLICY_AUTO);
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_POLICY);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
   TG_TEST_CUDA (cudaStreamEndCapture (f->gpu.stream, &graph));
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 }

@@ -39,6 +39,7 @@ test_error_quarks (void)
   g_assert_cmpstr (g_quark_to_string (TG_CUDA_ERROR), ==, "tg-cuda-error-quark");
   g_assert_cmpstr (g_quark_to_string (TG_ARGUMENT_ERROR), ==,
                    "tg-argument-error-quark");
+  g_assert_cmpstr (g_quark_to_string (TG_STATE_ERROR), ==, "tg-state-error-quark");
 }
 
 int
