@@ -50,6 +50,10 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_assert_true (                                                                      \
       tg_producer_bind (p, #field, &(f)->dev->field, sizeof ((f)->dev->field), NULL))
 
+/* Declares that @stage reads the field bound by BIND. */
+#define DECLARE(p, stage, field)                                                       \
+  tg_producer_declare_binding (p, stage, #field, sizeof (((Dev *)NULL)->field))
+
 static gboolean
 work_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
@@ -132,9 +136,12 @@ static TgProducer *
 pattern_producer (Fixture *f, guint32 pattern)
 {
   TgProducer *p = tg_producer_new ("pattern", 0);
+  guint stage
+      = tg_producer_add_device_stage (p, "pattern", TG_STAGE_CAPTURE_SAFE,
+                                      pattern_stage, GUINT_TO_POINTER (pattern), NULL);
 
-  tg_producer_add_device_stage (p, "pattern", TG_STAGE_CAPTURE_SAFE, pattern_stage,
-                                GUINT_TO_POINTER (pattern), NULL);
+  DECLARE (p, stage, flag);
+  DECLARE (p, stage, pattern_at);
   BIND (p, f, flag);
   BIND (p, f, pattern_at);
   return p;
@@ -201,8 +208,10 @@ test_if_flag_patterns (Fixture *f, gconstpointer data)
           g_autoptr (TgProducer) pattern = pattern_producer (f, patterns[k]);
           g_autoptr (TgProducer) p = tg_producer_new ("guarded", 0);
 
-          tg_producer_add_device_stage (p, "work", TG_STAGE_CAPTURE_SAFE, work_stage,
-                                        NULL, NULL);
+          guint stage = tg_producer_add_device_stage (p, "work", TG_STAGE_CAPTURE_SAFE,
+                                                      work_stage, NULL, NULL);
+
+          DECLARE (p, stage, work);
           BIND (p, f, work);
           run_replays (f, pattern, p, tg_conditional (&f->dev->flag), policies[i],
                        runs[i]);
@@ -220,15 +229,30 @@ test_if_flag_patterns (Fixture *f, gconstpointer data)
     }
 }
 
+/* Stage LOOP_STAGE of loop_producer() runs @body.  It declares what
+ * relax_body reads; callers declare what their bodies read on top. */
+#define LOOP_STAGE 1
+
 static TgProducer *
 loop_producer (Fixture *f, TgDeviceFunc body)
 {
+  const TgLoopSpec loop = { .flag_binding = "loop_flag",
+                            .status_binding = "status",
+                            .max_iters = MAX_ITERS };
   TgProducer *p = tg_producer_new ("loop", 0);
+  guint setup, relax;
 
-  tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE, setup_stage, NULL,
-                                NULL);
-  tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "loop_flag", "status",
-                              MAX_ITERS, body, NULL, NULL);
+  setup = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE, setup_stage,
+                                        NULL, NULL);
+  DECLARE (p, setup, value);
+  DECLARE (p, setup, loop_flag);
+  DECLARE (p, setup, target);
+  DECLARE (p, setup, setup_at);
+  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop, body,
+                                      NULL, NULL);
+  g_assert_cmpuint (relax, ==, LOOP_STAGE);
+  DECLARE (p, relax, value);
+  DECLARE (p, relax, target);
   BIND (p, f, value);
   BIND (p, f, loop_flag);
   BIND (p, f, target);
@@ -276,6 +300,9 @@ test_nesting_three_levels (Fixture *f, gconstpointer data)
     {
       g_autoptr (TgProducer) pattern = pattern_producer (f, 0xAAAAAAAAu);
       g_autoptr (TgProducer) p = loop_producer (f, nested_body);
+
+      DECLARE (p, LOOP_STAGE, inner_flag);
+      DECLARE (p, LOOP_STAGE, inner_work);
       /* IF (the call) > WHILE (the loop stage) > IF (inside its body). */
       run_replays (f, pattern, p, tg_conditional (&f->dev->flag), policies[i], runs[i]);
     }
@@ -317,6 +344,8 @@ test_loop_block_kernel (Fixture *f, gconstpointer data)
   for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
     {
       g_autoptr (TgProducer) p = loop_producer (f, summing_body);
+
+      DECLARE (p, LOOP_STAGE, sum);
       run_replays (f, NULL, p, tg_unconditional (), policies[i], runs[i]);
     }
   for (guint r = 0, sum = 0; r < REPLAYS; r++)
@@ -391,8 +420,10 @@ test_refused_bodies (Fixture *f, gconstpointer data)
       g_autoptr (TgProducer) in_loop = loop_producer (f, bodies[i]);
       g_autoptr (GError) error = NULL;
 
-      tg_producer_add_device_stage (in_if, "guarded", TG_STAGE_CAPTURE_SAFE,
-                                    guarded_body_stage, bodies[i], NULL);
+      guint stage = tg_producer_add_device_stage (
+          in_if, "guarded", TG_STAGE_CAPTURE_SAFE, guarded_body_stage, bodies[i], NULL);
+
+      DECLARE (in_if, stage, flag);
       BIND (in_if, f, flag);
       tg_test_expect_refusal (in_if, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
                               TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
