@@ -33,15 +33,17 @@ test_producer (void)
   p = tg_producer_new ("exec-only", 0);
   tg_producer_add_device_stage (p, "memset", TG_STAGE_CAPTURE_SAFE, memset_stage,
                                 GINT_TO_POINTER (0x5A), NULL);
+  tg_producer_declare_binding (p, 0, "buf", sizeof host);
   g_assert_true (tg_producer_bind (p, "buf", buf, sizeof host, &error));
   for (int policy = TG_POLICY_AUTO; policy <= TG_POLICY_REPLAY; policy++)
     {
       memset (host, 0, sizeof host);
       g_assert_cmpint (cudaMemset (buf, 0, sizeof host), ==, cudaSuccess);
-      /* The producer runs on TrackGen's non-blocking default stream, which
-       * the legacy stream of cudaMemset and cudaMemcpy does not wait for. */
+      /* TG_STREAM_AUTO: TrackGen's non-blocking default stream, which the
+       * legacy stream of cudaMemset and cudaMemcpy does not wait for. */
       g_assert_cmpint (cudaDeviceSynchronize (), ==, cudaSuccess);
-      g_assert_true (tg_producer_run (p, NULL, policy, tg_unconditional (), &error));
+      g_assert_true (
+          tg_producer_run (p, TG_STREAM_AUTO, policy, tg_unconditional (), &error));
       g_assert_no_error (error);
       g_assert_cmpint (cudaDeviceSynchronize (), ==, cudaSuccess);
       g_assert_cmpint (cudaMemcpy (host, buf, sizeof host, cudaMemcpyDeviceToHost), ==,

@@ -84,6 +84,27 @@ wait_finalized (Watch *w)
                   (g_get_monotonic_time () - start) / 1000.0);
 }
 
+/* RECORD embeds the producer's work as one child graph node: here, the
+ * watched producer's single kernel. */
+static void
+assert_one_child_graph (cudaGraph_t graph)
+{
+  cudaGraphNode_t node = NULL, inner = NULL;
+  enum cudaGraphNodeType type;
+  cudaGraph_t child = NULL;
+  size_t n = 1;
+
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
+  TG_TEST_CUDA (cudaGraphGetNodes (graph, &node, &n));
+  TG_TEST_CUDA (cudaGraphNodeGetType (node, &type));
+  g_assert_cmpint (type, ==, cudaGraphNodeTypeGraph);
+  TG_TEST_CUDA (cudaGraphChildGraphNodeGetGraph (node, &child));
+  g_assert_cmpuint (tg_test_graph_n_nodes (child), ==, 1);
+  TG_TEST_CUDA (cudaGraphGetNodes (child, &inner, &n));
+  TG_TEST_CUDA (cudaGraphNodeGetType (inner, &type));
+  g_assert_cmpint (type, ==, cudaGraphNodeTypeKernel);
+}
+
 typedef TgTestGpu Fixture;
 
 static void
@@ -104,15 +125,15 @@ test_scope_records_and_retains (Fixture *f, gconstpointer data)
   scope = tg_capture_scope_begin (stream, cudaStreamCaptureModeGlobal, &error);
   g_assert_no_error (error);
   g_assert_true (tg_capture_is_registered (stream));
-  /* No stream named: the call records into the registered capture. */
+  /* TG_STREAM_AUTO: the call records into the registered capture. */
   g_assert_true (
-      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_no_error (error);
   g_assert_true (tg_capture_scope_end (scope, &error));
   g_assert_false (tg_capture_is_registered (stream));
   tg_capture_scope_free (scope);
   TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
+  assert_one_child_graph (graph);
 
   /* The caller drops its reference: the graph keeps the producer. */
   tg_producer_unref (p);
@@ -142,6 +163,7 @@ test_retain_explicit (Fixture *f, gconstpointer data)
   g_assert_true (tg_retain_capture (stream, p, &error));
   g_assert_no_error (error);
   TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+  assert_one_child_graph (graph);
   g_assert_true (tg_retain (graph, p, &error));
   g_assert_no_error (error);
   tg_producer_unref (p);
@@ -184,7 +206,7 @@ test_scope_misuse (Fixture *f, gconstpointer data)
   scope = tg_capture_scope_begin (stream, cudaStreamCaptureModeThreadLocal, &error);
   g_assert_no_error (error);
   error = g_thread_join (g_thread_new ("other", end_elsewhere, scope));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_THREAD);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_THREAD);
   g_clear_error (&error);
   g_assert_true (tg_capture_is_registered (stream));
   /* Ending after the foreign capture ended is fine. */
