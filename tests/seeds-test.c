@@ -151,46 +151,67 @@ GBytes *
 tgs_snapshot_forge (guint n_envs, guint32 version, const guint64 *seeds,
                     const guint32 *epochs)
 {
-  gsize size = tg__seeds_snapshot_size (n_envs);
-  guint8 *buf = g_malloc0 (size);
+  gsize header = version == 1 ? TG__SEEDS_V1_HEADER_SIZE : TG__SEEDS_HEADER_SIZE;
+  gsize size = header + (gsize)n_envs * 12;
+  guint8 *buf = g_malloc0 (size), current[TG__SEEDS_HEADER_SIZE];
   guint32 v = GUINT32_TO_LE (version);
 
-  tg__seeds_snapshot_write_header (buf, n_envs);
+  /* Version 1's header is the current one's first 16 bytes. */
+  tg__seeds_snapshot_write_header (current, n_envs, 0);
+  memcpy (buf, current, header);
   memcpy (buf + 8, &v, 4);
   for (guint i = 0; seeds != NULL && i < n_envs; i++)
     {
       guint64 s = GUINT64_TO_LE (seeds[i]);
       guint32 e = GUINT32_TO_LE (epochs[i]);
-      memcpy (buf + 16 + 8 * i, &s, 8);
-      memcpy (buf + 16 + 8 * (gsize)n_envs + 4 * i, &e, 4);
+      memcpy (buf + header + 8 * i, &s, 8);
+      memcpy (buf + header + 8 * (gsize)n_envs + 4 * i, &e, 4);
     }
   return g_bytes_new_take (buf, size);
 }
 
 static void
+assert_check_passes (GBytes *snapshot, guint n_envs, gsize header_size)
+{
+  g_autoptr (GError) error = NULL;
+  gsize size = 0;
+
+  g_assert_true (tg__seeds_snapshot_check (g_bytes_get_data (snapshot, NULL),
+                                           g_bytes_get_size (snapshot), n_envs, 0,
+                                           &size, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (size, ==, header_size);
+}
+
+/* Version 2: the 16 bytes of version 1, then the first env and 4 zero bytes. */
+static void
 test_snapshot_header (void)
 {
-  static const guint8 expected[16]
-      = { 'T', 'G', 'S', 'E', 'E', 'D', 'S', 0, 1, 0, 0, 0, 0x03, 0x02, 0x01, 0x00 };
-  guint8 header[16];
-  g_autoptr (GBytes) good = tgs_snapshot_forge (3, 1, NULL, NULL);
-  g_autoptr (GError) error = NULL;
+  static const guint8 expected[24]
+      = { 'T',  'G',  'S',  'E',  'E',  'D',  'S',  0,    2,    0,    0,    0,
+          0x03, 0x02, 0x01, 0x00, 0x0C, 0x0B, 0x0A, 0x00, 0x00, 0x00, 0x00, 0x00 };
+  guint8 header[24];
+  g_autoptr (GBytes) v2 = tgs_snapshot_forge (3, 2, NULL, NULL);
+  g_autoptr (GBytes) v1 = tgs_snapshot_forge (3, 1, NULL, NULL);
 
-  tg__seeds_snapshot_write_header (header, 0x010203);
-  g_assert_cmpmem (header, 16, expected, 16);
-  g_assert_cmpuint (tg__seeds_snapshot_size (3), ==, 16 + 3 * 12);
-  g_assert_true (tg__seeds_snapshot_check (g_bytes_get_data (good, NULL),
-                                           g_bytes_get_size (good), 3, &error));
-  g_assert_no_error (error);
+  g_assert_cmpuint (TG__SEEDS_HEADER_SIZE, ==, sizeof header);
+  tg__seeds_snapshot_write_header (header, 0x010203, 0x0A0B0C);
+  g_assert_cmpmem (header, sizeof header, expected, sizeof expected);
+  g_assert_cmpuint (tg__seeds_snapshot_size (3), ==, 24 + 3 * 12);
+  assert_check_passes (v2, 3, 24);
+  /* Snapshots of 0.1 still restore. */
+  g_assert_cmpuint (g_bytes_get_size (v1), ==, 16 + 3 * 12);
+  assert_check_passes (v1, 3, 16);
 }
 
 static void
-assert_check_fails (gconstpointer data, gsize size, guint n_envs, gint code,
-                    const char *needle)
+assert_check_fails (gconstpointer data, gsize size, guint n_envs, guint first_env,
+                    gint code, const char *needle)
 {
   g_autoptr (GError) error = NULL;
 
-  g_assert_false (tg__seeds_snapshot_check (data, size, n_envs, &error));
+  g_assert_false (
+      tg__seeds_snapshot_check (data, size, n_envs, first_env, NULL, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, code);
   g_assert_nonnull (strstr (error->message, needle));
 }
@@ -198,25 +219,30 @@ assert_check_fails (gconstpointer data, gsize size, guint n_envs, gint code,
 static void
 test_snapshot_refused (void)
 {
-  g_autoptr (GBytes) good = tgs_snapshot_forge (3, 1, NULL, NULL);
-  g_autoptr (GBytes) v2 = tgs_snapshot_forge (3, 2, NULL, NULL);
+  g_autoptr (GBytes) good = tgs_snapshot_forge (3, 2, NULL, NULL);
+  g_autoptr (GBytes) v3 = tgs_snapshot_forge (3, 3, NULL, NULL);
   gsize size = g_bytes_get_size (good);
   g_autofree guint8 *bad = g_malloc0 (size + 1);
 
   memcpy (bad, g_bytes_get_data (good, NULL), size);
-  assert_check_fails (NULL, 0, 3, TG_ARGUMENT_ERROR_VERSION,
+  assert_check_fails (NULL, 0, 3, 0, TG_ARGUMENT_ERROR_VERSION,
                       "not a seed-state snapshot");
-  assert_check_fails (bad, 7, 3, TG_ARGUMENT_ERROR_VERSION,
+  assert_check_fails (bad, 7, 3, 0, TG_ARGUMENT_ERROR_VERSION,
                       "not a seed-state snapshot");
-  assert_check_fails (bad, 12, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "truncated");
-  assert_check_fails (g_bytes_get_data (v2, NULL), size, 3, TG_ARGUMENT_ERROR_VERSION,
-                      "version 2");
-  assert_check_fails (bad, size, 4, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                      "holds 3 envs but the state has 4");
-  assert_check_fails (bad, size - 1, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "truncated");
-  assert_check_fails (bad, size + 1, 3, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "padded");
+  assert_check_fails (bad, 12, 3, 0, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "truncated");
+  assert_check_fails (bad, 20, 3, 0, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                      "shorter than its 24-byte header");
+  assert_check_fails (g_bytes_get_data (v3, NULL), size, 3, 0,
+                      TG_ARGUMENT_ERROR_VERSION, "version 3");
+  assert_check_fails (bad, size, 4, 0, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                      "holds envs 0 to 2 but the state has envs 0 to 3");
+  assert_check_fails (bad, size, 3, 1, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                      "holds envs 0 to 2 but the state has envs 1 to 3");
+  assert_check_fails (bad, size - 1, 3, 0, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                      "truncated");
+  assert_check_fails (bad, size + 1, 3, 0, TG_ARGUMENT_ERROR_SIZE_MISMATCH, "padded");
   bad[7] = '!';
-  assert_check_fails (bad, size, 3, TG_ARGUMENT_ERROR_VERSION,
+  assert_check_fails (bad, size, 3, 0, TG_ARGUMENT_ERROR_VERSION,
                       "not a seed-state snapshot");
 }
 

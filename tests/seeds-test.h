@@ -16,8 +16,9 @@ cudaError_t tgs_launch_effective (cudaStream_t s, const guint64 *seeds,
 cudaError_t tgs_launch_replay_mask (cudaStream_t s, guint8 *mask, guint n,
                                     const guint32 *counter);
 
-/* seeds-test.c: snapshot bytes in the documented format, of any version;
- * zero seeds and epochs when @seeds is NULL. */
+/* seeds-test.c: snapshot bytes in the documented format, of any version
+ * (version 1 with its 16-byte header, any other with the 24-byte one, first
+ * env 0); zero seeds and epochs when @seeds is NULL. */
 GBytes *tgs_snapshot_forge (guint n_envs, guint32 version, const guint64 *seeds,
                             const guint32 *epochs);
 
