@@ -6,6 +6,7 @@ const char *tg_test_header_exec (void);
 const char *tg_test_header_seeds (void);
 const char *tg_test_header_interop (void);
 const char *tg_test_header_trackgen (void);
+uint64_t tg_test_header_kernel (void);
 int tg_test_header_cxx (void);
 
 static void
@@ -15,12 +16,15 @@ test_standalone (void)
   g_assert_cmpstr (tg_test_header_seeds (), ==, TG_VERSION_STRING);
   g_assert_cmpstr (tg_test_header_interop (), ==, TG_VERSION_STRING);
   g_assert_cmpstr (tg_test_header_trackgen (), ==, TG_VERSION_STRING);
+  /* tg_effective_seed (0, 0), as seeds-test's known answers have it. */
+  g_assert_cmphex (tg_test_header_kernel (), ==,
+                   G_GUINT64_CONSTANT (0xE220A8397B1DCDAF));
 }
 
 static void
 test_cxx (void)
 {
-  g_assert_cmpint (tg_test_header_cxx (), ==, 3);
+  g_assert_cmpint (tg_test_header_cxx (), ==, 3 + TG_LOOP_END_SKIPPED);
 }
 
 static void
