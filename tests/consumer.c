@@ -19,6 +19,7 @@ main (void)
   g_autoptr (TgSeedState) seeds = NULL;
   g_autoptr (TgProducer) producer = NULL;
   guint64 host[64], *out = NULL;
+  cudaStream_t stream = NULL;
   int count = 0;
 
   if (cudaGetDeviceCount (&count) != cudaSuccess || count == 0)
@@ -30,18 +31,21 @@ main (void)
   if (!tg_device_check (0, &error)
       || (seeds = tg_seed_state_new (0, 64, 42, &error)) == NULL)
     goto fail;
-  if (cudaMalloc ((void **)&out, sizeof host) != cudaSuccess)
+  if (cudaMalloc ((void **)&out, sizeof host) != cudaSuccess
+      || cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking) != cudaSuccess)
     return 1;
   producer = tg_producer_new ("consumer", 0);
   tg_producer_add_device_stage (producer, "fill", TG_STAGE_CAPTURE_SAFE, fill_stage,
                                 tg_seed_state_ref (seeds),
                                 (GDestroyNotify)tg_seed_state_unref);
+  tg_producer_declare_binding (producer, 0, "out", sizeof host);
   if (!tg_producer_bind (producer, "out", out, sizeof host, &error)
-      || !tg_producer_run (producer, NULL, TG_POLICY_AUTO, tg_unconditional (), &error))
+      || !tg_producer_run (producer, stream, TG_POLICY_AUTO, tg_unconditional (),
+                           &error))
     goto fail;
-  /* The producer ran on TrackGen's non-blocking default stream. */
-  if (cudaDeviceSynchronize () != cudaSuccess
-      || cudaMemcpy (host, out, sizeof host, cudaMemcpyDeviceToHost) != cudaSuccess)
+  if (cudaMemcpyAsync (host, out, sizeof host, cudaMemcpyDeviceToHost, stream)
+          != cudaSuccess
+      || cudaStreamSynchronize (stream) != cudaSuccess)
     return 1;
   for (guint i = 0; i < 64; i++)
     if (host[i] != tg_effective_seed (tg_env_seed (42, i), 0))
@@ -49,6 +53,7 @@ main (void)
         fprintf (stderr, "consumer: env %u has a wrong effective seed\n", i);
         return 1;
       }
+  cudaStreamDestroy (stream);
   cudaFree (out);
   printf (
       "consumer: libtrackgen %s ran a producer on the GPU; 64 effective seeds match\n",
