@@ -1,0 +1,339 @@
+/* producer-api-test.c: what API 0.2 changed in producers: bindings a stage
+ * declares, checked before anything runs; the rebind handler and counter;
+ * NULL as CUDA's legacy stream and TG_STREAM_AUTO resolved, bound streams.
+ * Every case checks what its kernels counted on the device. */
+#include "config.h"
+#include "tg-test.h"
+
+#include <string.h>
+
+typedef struct
+{
+  TgTestGpu gpu;
+  guint32 *counts; /* two device counters */
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  tg_test_gpu_set_up (&f->gpu, data);
+  if (tg_test_have_gpu ())
+    f->counts = tg_test_device_alloc (2 * sizeof (guint32));
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  if (tg_test_have_gpu ())
+    tg_test_device_free (f->counts);
+  tg_test_gpu_tear_down (&f->gpu, data);
+}
+
+#define GPU_TEST(path, func)                                                           \
+  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+
+/* ------------------------------------------------------------------------ */
+/* Declared bindings, rebinds                                                */
+
+static gboolean
+count_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch),
+                                             tg_launch_get_binding (launch, "counter")),
+                           error);
+}
+
+/* A producer of one stage that counts its runs in the binding "counter",
+ * bound to counts[0]. */
+static TgProducer *
+count_producer (Fixture *f, TgStageFlags flags, TgDeviceFunc func)
+{
+  TgProducer *p = tg_producer_new ("count", 0);
+  g_autoptr (GError) error = NULL;
+  guint stage = tg_producer_add_device_stage (p, "count", flags, func, NULL, NULL);
+
+  tg_producer_declare_binding (p, stage, "counter", sizeof (guint32));
+  g_assert_true (
+      tg_producer_bind (p, "counter", &f->counts[0], sizeof (guint32), &error));
+  g_assert_no_error (error);
+  return p;
+}
+
+static guint32
+read_count (Fixture *f, guint i)
+{
+  guint32 count = 0;
+
+  tg_test_download (&count, &f->counts[i], sizeof count);
+  return count;
+}
+
+#define BUF_MIN 64
+
+static gboolean
+count_mix_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return count_stage (launch, data, error)
+         && tg_test_launched (tgt_launch_mix (tg_launch_get_stream (launch),
+                                              tg_launch_get_binding (launch, "buf"),
+                                              BUF_MIN / sizeof (guint32), 3),
+                              error);
+}
+
+static void
+expect_unbound (Fixture *f, TgProducer *p, const char *why)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (
+      tg_producer_run (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
+  g_assert_nonnull (strstr (error->message, "stage 'count'"));
+  g_assert_nonnull (strstr (error->message, "binding 'buf'"));
+  g_assert_nonnull (strstr (error->message, why));
+  TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
+  g_assert_cmpuint (read_count (f, 0), ==, 0);
+}
+
+static void
+test_bindings_declared (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  gpointer small, right;
+
+  TG_TEST_REQUIRE_GPU ();
+  small = tg_test_device_alloc (BUF_MIN / 2);
+  right = tg_test_device_alloc (BUF_MIN);
+  p = count_producer (f, TG_STAGE_CAPTURE_SAFE, count_mix_stage);
+  tg_producer_declare_binding (p, 0, "buf", BUF_MIN);
+  expect_unbound (f, p, "not bound");
+  g_assert_true (tg_producer_bind (p, "buf", small, BUF_MIN / 2, &error));
+  expect_unbound (f, p, "too small");
+  g_assert_true (tg_producer_bind (p, "buf", right, BUF_MIN, &error));
+  g_assert_true (
+      tg_producer_run (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
+  g_assert_cmpuint (read_count (f, 0), ==, 1);
+  g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (small);
+  tg_test_device_free (right);
+}
+
+static gboolean
+undeclared_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  /* The lookup's critical is fatal in a test program. */
+  return tg_launch_get_binding (launch, "counter") != NULL;
+}
+
+static void
+test_bindings_undeclared (Fixture *f, gconstpointer data)
+{
+  TG_TEST_REQUIRE_GPU ();
+  if (g_test_subprocess ())
+    {
+      g_autoptr (TgProducer) p = tg_producer_new ("typo", 0);
+
+      /* Bound but not declared: the lookup fails for the declaration alone. */
+      tg_producer_add_device_stage (p, "lookup", TG_STAGE_CAPTURE_SAFE,
+                                    undeclared_stage, NULL, NULL);
+      g_assert_true (
+          tg_producer_bind (p, "counter", &f->counts[0], sizeof (guint32), NULL));
+      tg_producer_run (p, f->gpu.stream, TG_POLICY_EAGER, tg_unconditional (), NULL);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, 0);
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*CRITICAL*'lookup'*'counter'*did not declare*");
+}
+
+typedef struct
+{
+  gboolean taken; /* what the handler answers */
+  guint calls, destroyed;
+  char *binding;
+  gpointer old_ptr, new_ptr;
+} Rebinds;
+
+static gboolean
+on_rebind (TgProducer *p, const char *binding, gpointer old_ptr, gpointer new_ptr,
+           gpointer data)
+{
+  Rebinds *r = data;
+
+  r->calls++;
+  g_free (r->binding);
+  r->binding = g_strdup (binding);
+  r->old_ptr = old_ptr;
+  r->new_ptr = new_ptr;
+  return r->taken;
+}
+
+static void
+rebinds_destroyed (gpointer data)
+{
+  ((Rebinds *)data)->destroyed++;
+}
+
+static void
+rebind_and_run (Fixture *f, TgProducer *p, guint to, Rebinds *r, guint64 n_rebinds)
+{
+  g_autoptr (GError) error = NULL;
+  TgRunnerStats stats;
+  guint from = 1 - to;
+
+  g_assert_true (
+      tg_producer_bind (p, "counter", &f->counts[to], sizeof (guint32), &error));
+  g_assert_cmpuint (r->calls, ==, 1);
+  g_assert_cmpstr (r->binding, ==, "counter");
+  g_assert_true (r->old_ptr == &f->counts[from]);
+  g_assert_true (r->new_ptr == &f->counts[to]);
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpuint (stats.n_rebinds, ==, n_rebinds);
+  g_assert_true (tg_producer_run (p, f->gpu.stream, TG_POLICY_REPLAY,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  g_clear_pointer (&r->binding, g_free);
+}
+
+static void
+test_rebind_handler (Fixture *f, gconstpointer data)
+{
+  Rebinds taken = { .taken = TRUE }, logged = { .taken = FALSE };
+  g_autoptr (GError) error = NULL;
+  TgRunnerStats stats;
+  TgProducer *p;
+
+  TG_TEST_REQUIRE_GPU ();
+  p = count_producer (f, TG_STAGE_CAPTURE_SAFE, count_stage);
+  g_assert_true (tg_producer_run (p, f->gpu.stream, TG_POLICY_REPLAY,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpuint (stats.n_rebinds, ==, 0);
+
+  /* Taken: no warning, which would be fatal here. */
+  tg_producer_set_rebind_handler (p, on_rebind, &taken, rebinds_destroyed);
+  rebind_and_run (f, p, 1, &taken, 1);
+  tg_producer_set_rebind_handler (p, on_rebind, &logged, rebinds_destroyed);
+  g_assert_cmpuint (taken.destroyed, ==, 1);
+
+  /* Not taken: the warning stays. */
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
+  rebind_and_run (f, p, 0, &logged, 2);
+  g_test_assert_expected_messages ();
+
+  /* Each replay counted in the buffer bound at the time. */
+  TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
+  g_assert_cmpuint (read_count (f, 0), ==, 2);
+  g_assert_cmpuint (read_count (f, 1), ==, 1);
+  tg_producer_unref (p);
+  g_assert_cmpuint (logged.destroyed, ==, 1);
+  g_assert_cmpuint (taken.destroyed, ==, 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                   */
+
+static void
+assert_resolves (TgProducer *p, cudaStream_t stream, TgPolicy policy,
+                 cudaStream_t expected)
+{
+  g_autoptr (GError) error = NULL;
+  cudaStream_t resolved = NULL;
+  TgPolicy got;
+
+  g_assert_true (tg_producer_resolve (p, stream, TG_POLICY_AUTO, tg_unconditional (),
+                                      &got, &resolved, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (got, ==, policy);
+  g_assert_true (resolved == expected);
+}
+
+static void
+test_streams_resolve (Fixture *f, gconstpointer data)
+{
+  cudaStream_t s = f->gpu.stream, fallback;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  cudaGraphExec_t exec = NULL;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  fallback = tg_default_stream (0, &error);
+  g_assert_true (tg_stream_resolve (NULL, 0, &error) == cudaStreamLegacy);
+  g_assert_true (tg_stream_resolve (TG_STREAM_AUTO, 0, &error) == fallback);
+  g_assert_true (tg_stream_resolve (s, 0, &error) == s);
+  g_assert_no_error (error);
+
+  p = count_producer (f, TG_STAGE_CAPTURE_SAFE, count_stage);
+  g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
+  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, fallback);
+  g_assert_true (tg_producer_set_stream (p, s, &error));
+  g_assert_true (tg_producer_get_stream (p) == s);
+  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, s);
+  assert_resolves (p, NULL, TG_POLICY_REPLAY, cudaStreamLegacy);
+
+  /* A call naming no stream records into the bound stream's capture: one
+   * child graph node, which counts at every launch. */
+  TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeGlobal));
+  g_assert_true (
+      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
+  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  TG_TEST_CUDA (cudaGraphLaunch (exec, s));
+  TG_TEST_CUDA (cudaGraphLaunch (exec, s));
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+  g_assert_cmpuint (read_count (f, 0), ==, 2);
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+
+  g_assert_true (tg_producer_set_stream (p, TG_STREAM_AUTO, &error));
+  g_assert_no_error (error);
+  g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
+  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, fallback);
+}
+
+static gboolean
+legacy_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  /* A plugin that ignores streams: the legacy one, whatever it is given. */
+  return tg_test_launched (
+      tgt_launch_count (cudaStreamLegacy, tg_launch_get_binding (launch, "counter")),
+      error);
+}
+
+static void
+test_streams_legacy_stage (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  p = count_producer (f, TG_STAGE_LEGACY_STREAM, legacy_stage);
+  assert_resolves (p, NULL, TG_POLICY_EAGER, cudaStreamLegacy);
+  g_assert_true (
+      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  g_assert_false (
+      tg_producer_run (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
+  g_assert_cmpuint (read_count (f, 0), ==, 1);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  GPU_TEST ("/api/bindings/declared-unbound-small-bound", test_bindings_declared);
+  GPU_TEST ("/api/bindings/undeclared-lookup-critical", test_bindings_undeclared);
+  GPU_TEST ("/api/rebind/handler-counter-destroy", test_rebind_handler);
+  GPU_TEST ("/api/streams/null-auto-bound", test_streams_resolve);
+  GPU_TEST ("/api/streams/legacy-stage-eager-on-null", test_streams_legacy_stage);
+  return g_test_run ();
+}
