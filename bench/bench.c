@@ -153,11 +153,31 @@ tg_bench_launched (cudaError_t status, GError **error)
   return status == cudaSuccess;
 }
 
-static gboolean
-tiny_stage (const TgLaunch *launch, gpointer word, GError **error)
+gboolean
+tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error)
 {
-  return tg_bench_launched (tgb_launch_tiny (tg_launch_get_stream (launch), word),
-                            error);
+  guint32 *word = tg_launch_get_binding (launch, "word");
+
+  for (guint i = 0; i < n; i++)
+    if (!tg_bench_launched (tgb_launch_tiny (tg_launch_get_stream (launch), word),
+                            error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+tiny_stage (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_tiny_kernels (launch, 1, error);
+}
+
+void
+tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize size)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!tg_producer_bind (p, name, device_ptr, size, &error))
+    g_error ("bench: %s", error->message);
 }
 
 TgProducer *
@@ -168,9 +188,11 @@ tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
   for (guint i = 0; i < n_stages; i++)
     {
       g_autofree char *stage = g_strdup_printf ("tiny-%u", i);
-      tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE, tiny_stage, word,
-                                    NULL);
+      guint index = tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE,
+                                                  tiny_stage, NULL, NULL);
+      tg_producer_declare_binding (p, index, "word", sizeof *word);
     }
+  tg_bench_bind (p, "word", word, sizeof *word);
   return p;
 }
 

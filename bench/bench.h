@@ -63,7 +63,15 @@ cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
 /* A kernel launcher's result as a stage's result. */
 gboolean tg_bench_launched (cudaError_t status, GError **error);
 
-/* A producer of @n_stages DEVICE stages, each one small kernel on @word. */
+/* Binds @device_ptr as @name; aborts with a message when it fails. */
+void tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize size);
+
+/* Enqueues @n small kernels on the binding "word", which the running stage
+ * declared: the work of every benchmark's stages and bodies. */
+gboolean tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error);
+
+/* A producer of @n_stages DEVICE stages, each one small kernel on @word
+ * (bound as "word", declared by every stage). */
 TgProducer *tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages);
 
 /* The sections, one per issue's benchmarks. */

@@ -19,20 +19,22 @@ typedef struct
 } Ctx;
 
 static gboolean
-reset_stage (const TgLaunch *launch, gpointer data, GError **error)
+reset_stage (const TgLaunch *launch, gpointer unused, GError **error)
 {
-  Ctx *c = data;
-  return tg_bench_launched (
-      tgb_launch_reset (tg_launch_get_stream (launch), c->value, c->flag), error);
+  return tg_bench_launched (tgb_launch_reset (tg_launch_get_stream (launch),
+                                              tg_launch_get_binding (launch, "value"),
+                                              tg_launch_get_binding (launch, "flag")),
+                            error);
 }
 
 static gboolean
-relax_body (const TgLaunch *launch, gpointer data, GError **error)
+relax_body (const TgLaunch *launch, gpointer unused, GError **error)
 {
-  Ctx *c = data;
-  return tg_bench_launched (
-      tgb_launch_relax (tg_launch_get_stream (launch), c->value, c->flag, c->target),
-      error);
+  return tg_bench_launched (tgb_launch_relax (tg_launch_get_stream (launch),
+                                              tg_launch_get_binding (launch, "value"),
+                                              tg_launch_get_binding (launch, "flag"),
+                                              tg_launch_get_binding (launch, "target")),
+                            error);
 }
 
 static void
@@ -160,25 +162,32 @@ bench_skip (TgBench *bench, Ctx *c, cudaStream_t side, guint batch, guint rounds
 static void
 bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
 {
+  const TgLoopSpec loop
+      = { .flag_binding = "flag", .status_binding = "status", .max_iters = ITERS + 1 };
   g_autoptr (TgProducer) p = tg_producer_new ("bench-loop", 0);
-  g_autoptr (GError) error = NULL;
   TgLoopStatus *status;
   cudaGraphExec_t ours, floor;
   cudaGraphConditionalHandle h;
   gint32 target = ITERS;
+  guint reset, relax;
   double t_ours, t_floor, t_host;
 
   TG_BENCH_CUDA (cudaMalloc ((void **)&status, sizeof *status));
   TG_BENCH_CUDA (cudaMemcpyAsync (c->target, &target, sizeof target,
                                   cudaMemcpyHostToDevice, c->stream));
   TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
-  tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage, c,
-                                NULL);
-  tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "flag", "status",
-                              ITERS + 1, relax_body, c, NULL);
-  if (!tg_producer_bind (p, "flag", c->flag, sizeof (gint32), &error)
-      || !tg_producer_bind (p, "status", status, sizeof *status, &error))
-    g_error ("bench: %s", error->message);
+  reset = tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage,
+                                        NULL, NULL);
+  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop,
+                                      relax_body, NULL, NULL);
+  tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
+  tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
+  tg_producer_declare_binding (p, relax, "value", sizeof (gint32));
+  tg_producer_declare_binding (p, relax, "target", sizeof (gint32));
+  tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
+  tg_bench_bind (p, "value", c->value, sizeof (gint32));
+  tg_bench_bind (p, "target", c->target, sizeof (gint32));
+  tg_bench_bind (p, "status", status, sizeof *status);
 
   TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
   record (c, p, tg_unconditional ());
