@@ -74,6 +74,36 @@ gboolean tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error)
  * (bound as "word", declared by every stage). */
 TgProducer *tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages);
 
+/* Raw CUDA floors built by hand (hand.c).  In a capture on @s: a new
+ * conditional handle of the capture's graph; a conditional node of @type
+ * with @size bodies after the stream's dependencies (its bodies in @bodies);
+ * a body captured on @side between begin and end. */
+cudaGraphConditionalHandle tg_bench_hand_handle (cudaStream_t s);
+void tg_bench_hand_conditional (cudaStream_t s, cudaGraphConditionalHandle h,
+                                enum cudaGraphConditionalNodeType type, guint size,
+                                cudaGraph_t *bodies);
+void tg_bench_hand_begin_body (cudaStream_t side, cudaGraph_t body);
+void tg_bench_hand_end_body (cudaStream_t side);
+
+/* The relaxation loop (loop.c): device buffers, then the same work as
+ * TrackGen stages and by hand.  Converges after @iters iterations. */
+typedef struct
+{
+  gint32 *flag, *value, *target;
+  gint32 *it;           /* the hand-built WHILE's counter */
+  TgLoopStatus *status; /* TrackGen's loop status */
+  gint32 iters;
+} TgBenchLoop;
+
+void tg_bench_loop_init (TgBenchLoop *loop, gint32 iters, cudaStream_t stream);
+void tg_bench_loop_clear (TgBenchLoop *loop);
+/* Adds the stages "reset" (DEVICE) and "relax" (LOOP) to @p and binds their
+ * buffers. */
+void tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop);
+/* The floor of those stages, in a capture on @s: reset, then a WHILE node
+ * whose body is captured on @side. */
+void tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop);
+
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);
 void tg_bench_conditions (TgBench *bench);

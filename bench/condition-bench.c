@@ -12,87 +12,65 @@
 
 typedef struct
 {
-  cudaStream_t stream;
+  cudaStream_t stream, side;
   guint32 *word;
-  gint32 *flag, *value, *target, *it;
+  gint32 *flag;
   gint32 *pinned;
+  TgBenchLoop loop;
+  guint batch, rounds;
 } Ctx;
 
-static gboolean
-reset_stage (const TgLaunch *launch, gpointer unused, GError **error)
-{
-  return tg_bench_launched (tgb_launch_reset (tg_launch_get_stream (launch),
-                                              tg_launch_get_binding (launch, "value"),
-                                              tg_launch_get_binding (launch, "flag")),
-                            error);
-}
+typedef cudaError_t (*SetterFunc) (cudaStream_t s, cudaGraphConditionalHandle h,
+                                   const gint32 *value);
 
-static gboolean
-relax_body (const TgLaunch *launch, gpointer unused, GError **error)
-{
-  return tg_bench_launched (tgb_launch_relax (tg_launch_get_stream (launch),
-                                              tg_launch_get_binding (launch, "value"),
-                                              tg_launch_get_binding (launch, "flag"),
-                                              tg_launch_get_binding (launch, "target")),
-                            error);
-}
-
-static void
-record (Ctx *c, TgProducer *p, TgCondition condition)
+/* The caller's graph: @p recorded under @condition. */
+static cudaGraphExec_t
+recorded_graph (Ctx *c, TgProducer *p, TgCondition condition)
 {
   g_autoptr (GError) error = NULL;
 
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
   if (!tg_producer_run (p, c->stream, TG_POLICY_RECORD, condition, &error))
     g_error ("bench: %s", error->message);
+  return tg_bench_instantiate (c->stream);
 }
 
-/* Raw CUDA: a conditional node after the stream's dependencies, body graph
- * captured with cudaStreamBeginCaptureToGraph on @side. */
-static cudaGraph_t
-hand_conditional (cudaStream_t s, cudaStream_t side, cudaGraphConditionalHandle h,
-                  enum cudaGraphConditionalNodeType type)
+/* The floor: @setter sets a handle from @value, then one conditional node of
+ * @type whose body i holds kernels[i] small kernels. */
+static cudaGraphExec_t
+hand_graph (Ctx *c, enum cudaGraphConditionalNodeType type, SetterFunc setter,
+            const gint32 *value, guint n_bodies, const guint *kernels)
 {
-  enum cudaStreamCaptureStatus status;
-  cudaGraph_t graph;
-  const cudaGraphNode_t *deps;
-  const cudaGraphEdgeData *edges;
-  size_t n;
-  cudaGraphNode_t node;
-  struct cudaGraphNodeParams params = { 0 };
-
-  TG_BENCH_CUDA (
-      cudaStreamGetCaptureInfo (s, &status, NULL, &graph, &deps, &edges, &n));
-  params.type = cudaGraphNodeTypeConditional;
-  params.conditional.handle = h;
-  params.conditional.type = type;
-  params.conditional.size = 1;
-  TG_BENCH_CUDA (cudaGraphAddNode (&node, graph, deps, edges, n, &params));
-  TG_BENCH_CUDA (cudaStreamUpdateCaptureDependencies (
-      s, &node, NULL, 1, cudaStreamSetCaptureDependencies));
-  TG_BENCH_CUDA (cudaStreamBeginCaptureToGraph (side, params.conditional.phGraph_out[0],
-                                                NULL, NULL, 0,
-                                                cudaStreamCaptureModeThreadLocal));
-  return params.conditional.phGraph_out[0];
-}
-
-static cudaGraphConditionalHandle
-hand_handle (cudaStream_t s)
-{
-  enum cudaStreamCaptureStatus status;
-  cudaGraph_t graph;
+  cudaGraph_t bodies[8];
   cudaGraphConditionalHandle h;
 
-  TG_BENCH_CUDA (cudaStreamGetCaptureInfo (s, &status, NULL, &graph, NULL, NULL, NULL));
-  TG_BENCH_CUDA (cudaGraphConditionalHandleCreate (&h, graph, 0, 0));
-  return h;
+  g_assert_cmpuint (n_bodies, <=, G_N_ELEMENTS (bodies));
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
+  h = tg_bench_hand_handle (c->stream);
+  TG_BENCH_CUDA (setter (c->stream, h, value));
+  tg_bench_hand_conditional (c->stream, h, type, n_bodies, bodies);
+  for (guint b = 0; b < n_bodies; b++)
+    {
+      tg_bench_hand_begin_body (c->side, bodies[b]);
+      for (guint i = 0; i < kernels[b]; i++)
+        TG_BENCH_CUDA (tgb_launch_tiny (c->side, c->word));
+      tg_bench_hand_end_body (c->side);
+    }
+  return tg_bench_instantiate (c->stream);
 }
 
-static void
-end_body (cudaStream_t side)
+/* GPU time per launch of @floor, then of @ours, as a row held to 1.10x;
+ * returns ours. */
+static double
+graph_row (TgBench *bench, Ctx *c, const char *what, cudaGraphExec_t ours,
+           cudaGraphExec_t floor, const char *floor_what)
 {
-  cudaGraph_t body = NULL;
+  double t_floor = tg_bench_graph_us (floor, c->stream, c->batch, c->rounds);
+  double t_ours = tg_bench_graph_us (ours, c->stream, c->batch, c->rounds);
 
-  TG_BENCH_CUDA (cudaStreamEndCapture (side, &body));
+  tg_bench_add (bench, "conditions", what, "us", t_ours, t_floor, floor_what,
+                TG_BENCH_LOWER_IS_BETTER, 1.1);
+  return t_ours;
 }
 
 static void
@@ -113,11 +91,12 @@ host_loop (gpointer data)
 {
   Ctx *c = data;
 
-  TG_BENCH_CUDA (tgb_launch_reset (c->stream, c->value, c->flag));
+  TG_BENCH_CUDA (tgb_launch_reset (c->stream, c->loop.value, c->loop.flag));
   do
     {
-      TG_BENCH_CUDA (tgb_launch_relax (c->stream, c->value, c->flag, c->target));
-      TG_BENCH_CUDA (cudaMemcpyAsync (c->pinned, c->flag, sizeof (gint32),
+      TG_BENCH_CUDA (
+          tgb_launch_relax (c->stream, c->loop.value, c->loop.flag, c->loop.target));
+      TG_BENCH_CUDA (cudaMemcpyAsync (c->pinned, c->loop.flag, sizeof (gint32),
                                       cudaMemcpyDeviceToHost, c->stream));
       TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
     }
@@ -125,33 +104,20 @@ host_loop (gpointer data)
 }
 
 static void
-bench_skip (TgBench *bench, Ctx *c, cudaStream_t side, guint batch, guint rounds)
+bench_skip (TgBench *bench, Ctx *c)
 {
   g_autoptr (TgProducer) p = tg_bench_tiny_producer ("bench-skip", c->word, KERNELS);
+  const guint kernels[] = { KERNELS };
   cudaGraphExec_t ours, floor;
-  cudaGraphConditionalHandle h;
-  double t_ours, t_floor, t_readback;
+  double t_ours, t_readback;
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  record (c, p, tg_conditional (c->flag));
-  ours = tg_bench_instantiate (c->stream);
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  h = hand_handle (c->stream);
-  TG_BENCH_CUDA (tgb_launch_if_set (c->stream, h, c->flag));
-  hand_conditional (c->stream, side, h, cudaGraphCondTypeIf);
-  for (guint i = 0; i < KERNELS; i++)
-    TG_BENCH_CUDA (tgb_launch_tiny (side, c->word));
-  end_body (side);
-  floor = tg_bench_instantiate (c->stream);
-
-  t_floor = tg_bench_graph_us (floor, c->stream, batch, rounds);
-  t_ours = tg_bench_graph_us (ours, c->stream, batch, rounds);
-  t_readback = tg_bench_wall_us (readback_skip, c, c->stream, batch, rounds, FALSE);
-  tg_bench_add (bench, "conditions", "skipped conditional producer (32 kernels)", "us",
-                t_ours, t_floor, "hand-built IF", TG_BENCH_LOWER_IS_BETTER, 1.1);
+  ours = recorded_graph (c, p, tg_conditional (c->flag));
+  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels);
+  t_ours = graph_row (bench, c, "skipped conditional producer (32 kernels)", ours,
+                      floor, "hand-built IF");
+  t_readback
+      = tg_bench_wall_us (readback_skip, c, c->stream, c->batch, c->rounds, FALSE);
   tg_bench_add (bench, "conditions", "skipped conditional producer vs readback", "us",
                 t_ours, t_readback, "host readback skip", TG_BENCH_LOWER_IS_BETTER,
                 1.0);
@@ -160,47 +126,16 @@ bench_skip (TgBench *bench, Ctx *c, cudaStream_t side, guint batch, guint rounds
 }
 
 static void
-bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
+bench_loop (TgBench *bench, Ctx *c, guint rounds)
 {
-  const TgLoopSpec loop
-      = { .flag_binding = "flag", .status_binding = "status", .max_iters = ITERS + 1 };
   g_autoptr (TgProducer) p = tg_producer_new ("bench-loop", 0);
-  TgLoopStatus *status;
   cudaGraphExec_t ours, floor;
-  cudaGraphConditionalHandle h;
-  gint32 target = ITERS;
-  guint reset, relax;
   double t_ours, t_floor, t_host;
 
-  TG_BENCH_CUDA (cudaMalloc ((void **)&status, sizeof *status));
-  TG_BENCH_CUDA (cudaMemcpyAsync (c->target, &target, sizeof target,
-                                  cudaMemcpyHostToDevice, c->stream));
-  TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
-  reset = tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage,
-                                        NULL, NULL);
-  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop,
-                                      relax_body, NULL, NULL);
-  tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
-  tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
-  tg_producer_declare_binding (p, relax, "value", sizeof (gint32));
-  tg_producer_declare_binding (p, relax, "target", sizeof (gint32));
-  tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
-  tg_bench_bind (p, "value", c->value, sizeof (gint32));
-  tg_bench_bind (p, "target", c->target, sizeof (gint32));
-  tg_bench_bind (p, "status", status, sizeof *status);
-
+  tg_bench_add_relax_stages (p, &c->loop);
+  ours = recorded_graph (c, p, tg_unconditional ());
   TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  record (c, p, tg_unconditional ());
-  ours = tg_bench_instantiate (c->stream);
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  TG_BENCH_CUDA (tgb_launch_reset (c->stream, c->value, c->flag));
-  h = hand_handle (c->stream);
-  TG_BENCH_CUDA (tgb_launch_while_entry (c->stream, h, c->flag, c->it));
-  hand_conditional (c->stream, side, h, cudaGraphCondTypeWhile);
-  TG_BENCH_CUDA (tgb_launch_relax (side, c->value, c->flag, c->target));
-  TG_BENCH_CUDA (tgb_launch_while_tail (side, h, c->flag, c->it, ITERS + 1));
-  end_body (side);
+  tg_bench_hand_relax (c->stream, c->side, &c->loop);
   floor = tg_bench_instantiate (c->stream);
 
   t_floor = tg_bench_graph_us (floor, c->stream, 1, rounds) / ITERS;
@@ -212,32 +147,29 @@ bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
                 t_ours, t_host, "host loop + readback", TG_BENCH_LOWER_IS_BETTER, 1.0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
-  TG_BENCH_CUDA (cudaFree (status));
 }
 
 void
 tg_bench_conditions (TgBench *bench)
 {
-  guint rounds = tg_bench_quick (bench) ? 5 : 41,
-        batch = tg_bench_quick (bench) ? 10 : 64;
-  cudaStream_t side;
   Ctx c = { 0 };
 
+  c.rounds = tg_bench_quick (bench) ? 5 : 41;
+  c.batch = tg_bench_quick (bench) ? 10 : 64;
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.stream, cudaStreamNonBlocking));
-  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&side, cudaStreamNonBlocking));
+  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.side, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaMalloc ((void **)&c.word, sizeof (guint32)));
-  TG_BENCH_CUDA (cudaMalloc ((void **)&c.flag, 4 * sizeof (gint32)));
-  c.value = c.flag + 1;
-  c.target = c.flag + 2;
-  c.it = c.flag + 3;
+  TG_BENCH_CUDA (cudaMalloc ((void **)&c.flag, sizeof (gint32)));
   TG_BENCH_CUDA (cudaMallocHost ((void **)&c.pinned, sizeof (gint32)));
+  tg_bench_loop_init (&c.loop, ITERS, c.stream);
 
-  bench_skip (bench, &c, side, batch, rounds);
-  bench_loop (bench, &c, side, tg_bench_quick (bench) ? 3 : 11);
+  bench_skip (bench, &c);
+  bench_loop (bench, &c, tg_bench_quick (bench) ? 3 : 11);
 
+  tg_bench_loop_clear (&c.loop);
   TG_BENCH_CUDA (cudaFreeHost (c.pinned));
   TG_BENCH_CUDA (cudaFree (c.flag));
   TG_BENCH_CUDA (cudaFree (c.word));
-  TG_BENCH_CUDA (cudaStreamDestroy (side));
+  TG_BENCH_CUDA (cudaStreamDestroy (c.side));
   TG_BENCH_CUDA (cudaStreamDestroy (c.stream));
 }
