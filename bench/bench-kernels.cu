@@ -15,6 +15,12 @@ if_set_kernel (cudaGraphConditionalHandle h, const int32_t *flag)
 }
 
 static __global__ void
+switch_set_kernel (cudaGraphConditionalHandle h, const int32_t *index)
+{
+  cudaGraphSetConditional (h, (unsigned int)*index);
+}
+
+static __global__ void
 relax_kernel (int32_t *value, int32_t *flag, const int32_t *target)
 {
   *value += 1;
@@ -53,6 +59,14 @@ extern "C" cudaError_t
 tgb_launch_if_set (cudaStream_t s, cudaGraphConditionalHandle h, const int32_t *flag)
 {
   if_set_kernel<<<1, 1, 0, s>>> (h, flag);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_switch_set (cudaStream_t s, cudaGraphConditionalHandle h,
+                       const int32_t *index)
+{
+  switch_set_kernel<<<1, 1, 0, s>>> (h, index);
   return cudaGetLastError ();
 }
 

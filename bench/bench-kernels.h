@@ -19,6 +19,9 @@ TGB_API cudaError_t tgb_launch_tiny (cudaStream_t s, uint32_t *word);
 /* handle := (*flag != 0) */
 TGB_API cudaError_t tgb_launch_if_set (cudaStream_t s, cudaGraphConditionalHandle h,
                                        const int32_t *flag);
+/* handle := *index as unsigned: a negative index selects no case. */
+TGB_API cudaError_t tgb_launch_switch_set (cudaStream_t s, cudaGraphConditionalHandle h,
+                                           const int32_t *index);
 /* *value += 1; *flag = (*value < *target) */
 TGB_API cudaError_t tgb_launch_relax (cudaStream_t s, int32_t *value, int32_t *flag,
                                       const int32_t *target);

@@ -48,7 +48,7 @@ tg_bench_add (TgBench *bench, const char *group, const char *what, const char *u
             sense };
 
   g_array_append_val (bench->rows, r);
-  g_print ("  %-48s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
+  g_print ("  %-58s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
            floor_what);
 }
 
@@ -237,14 +237,14 @@ print_table (const TgBench *bench)
 {
   const char *group = NULL;
 
-  g_print ("\n%-50s %12s %12s %-6s %7s %8s %s\n", "what", "ours", "floor", "unit",
+  g_print ("\n%-58s %12s %12s %-6s %7s %8s %s\n", "what", "ours", "floor", "unit",
            "ratio", "target", "met");
   for (guint i = 0; i < bench->rows->len; i++)
     {
       const Row *r = &g_array_index (bench->rows, Row, i);
       if (group == NULL || !g_str_equal (group, r->group))
         g_print ("[%s]\n", group = r->group);
-      g_print ("%-50s %12.3f %12.3f %-6s %7.3f %2s%6.2f %s\n", r->what, r->ours,
+      g_print ("%-58s %12.3f %12.3f %-6s %7.3f %2s%6.2f %s\n", r->what, r->ours,
                r->floor, r->unit, r->ours / r->floor, row_bound (r),
                r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r));
     }

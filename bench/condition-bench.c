@@ -1,6 +1,11 @@
-/* condition-bench.c: conditions and loops beside their raw floors.
+/* condition-bench.c: conditions, switches and loops beside their raw floors.
  *  - a skipped conditional producer of 32 kernels recorded into a graph vs a
  *    hand-built IF node around the same kernels, and vs a host readback skip;
+ *  - a guarded stage with an else branch, its flag 0: the IF/ELSE node skips
+ *    the then-branch (32 kernels) and runs the else-branch (1 kernel), vs a
+ *    hand-built IF node with the same two bodies;
+ *  - a switch stage of 4 cases of 8 kernels, one case selected and then an
+ *    index out of range (nothing runs), vs a hand-built SWITCH node;
  *  - a loop's cost per iteration vs a hand-built WHILE node, and vs a host
  *    loop that reads the flag back every iteration. */
 #include "config.h"
@@ -8,13 +13,15 @@
 #include "bench-kernels.h"
 
 #define KERNELS 32
+#define CASES 4
+#define CASE_KERNELS 8
 #define ITERS 1000
 
 typedef struct
 {
   cudaStream_t stream, side;
   guint32 *word;
-  gint32 *flag;
+  gint32 *flag, *index;
   gint32 *pinned;
   TgBenchLoop loop;
   guint batch, rounds;
@@ -125,6 +132,116 @@ bench_skip (TgBench *bench, Ctx *c)
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
 }
 
+#if CUDART_VERSION >= 12080
+static gboolean
+then_body (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_tiny_kernels (launch, KERNELS, error);
+}
+
+static gboolean
+else_body (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_tiny_kernels (launch, 1, error);
+}
+
+static gboolean
+case_body (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_tiny_kernels (launch, CASE_KERNELS, error);
+}
+
+static void
+bench_if_else (TgBench *bench, Ctx *c)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("bench-if-else", 0);
+  const guint kernels[] = { KERNELS, 1 };
+  cudaGraphExec_t ours, floor;
+  guint stage;
+
+  stage = tg_producer_add_device_stage (p, "then", TG_STAGE_CAPTURE_SAFE, then_body,
+                                        NULL, NULL);
+  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
+  tg_producer_set_stage_condition (p, stage, "flag");
+  tg_producer_set_stage_else (p, stage, else_body);
+  tg_bench_bind (p, "word", c->word, sizeof (guint32));
+  tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
+
+  TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
+  ours = recorded_graph (c, p, tg_unconditional ());
+  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 2, kernels);
+  graph_row (bench, c, "skipped IF/ELSE producer (then: 32 kernels, else: 1 runs)",
+             ours, floor, "hand-built IF/ELSE (2 bodies)");
+  TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
+}
+
+static void
+set_index (Ctx *c, gint32 index)
+{
+  TG_BENCH_CUDA (cudaMemcpyAsync (c->index, &index, sizeof index,
+                                  cudaMemcpyHostToDevice, c->stream));
+  TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
+}
+
+static void
+bench_switch (TgBench *bench, Ctx *c)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("bench-switch", 0);
+  TgDeviceFunc cases[CASES];
+  guint kernels[CASES], stage;
+  cudaGraphExec_t ours, floor;
+
+  for (guint i = 0; i < CASES; i++)
+    {
+      cases[i] = case_body;
+      kernels[i] = CASE_KERNELS;
+    }
+  stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, "index",
+                                        CASES, cases, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
+  tg_bench_bind (p, "word", c->word, sizeof (guint32));
+  tg_bench_bind (p, "index", c->index, sizeof (gint32));
+
+  /* Both graphs read the index at every launch: one recording serves both
+   * rows. */
+  set_index (c, 2);
+  ours = recorded_graph (c, p, tg_unconditional ());
+  floor = hand_graph (c, cudaGraphCondTypeSwitch, tgb_launch_switch_set, c->index,
+                      CASES, kernels);
+  graph_row (bench, c, "SWITCH producer (4 cases x 8 kernels, case 2 runs)", ours,
+             floor, "hand-built SWITCH (4 bodies)");
+  set_index (c, -1);
+  graph_row (bench, c, "SWITCH producer, index out of range (-1: none runs)", ours,
+             floor, "hand-built SWITCH (4 bodies)");
+  TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
+}
+
+/* IF nodes with two bodies and SWITCH nodes need a 12.8 driver too. */
+static void
+bench_branches (TgBench *bench, Ctx *c)
+{
+  int driver = 0;
+
+  TG_BENCH_CUDA (cudaDriverGetVersion (&driver));
+  if (driver < 12080)
+    {
+      g_print ("  IF/ELSE and SWITCH rows skipped: driver < 12.8 (it is %d.%d)\n",
+               driver / 1000, driver % 1000 / 10);
+      return;
+    }
+  bench_if_else (bench, c);
+  bench_switch (bench, c);
+}
+#else
+static void
+bench_branches (TgBench *bench, Ctx *c)
+{
+  g_print ("  IF/ELSE and SWITCH rows skipped: built with CUDA < 12.8\n");
+}
+#endif
+
 static void
 bench_loop (TgBench *bench, Ctx *c, guint rounds)
 {
@@ -159,11 +276,13 @@ tg_bench_conditions (TgBench *bench)
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.stream, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.side, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaMalloc ((void **)&c.word, sizeof (guint32)));
-  TG_BENCH_CUDA (cudaMalloc ((void **)&c.flag, sizeof (gint32)));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&c.flag, 2 * sizeof (gint32)));
+  c.index = c.flag + 1;
   TG_BENCH_CUDA (cudaMallocHost ((void **)&c.pinned, sizeof (gint32)));
   tg_bench_loop_init (&c.loop, ITERS, c.stream);
 
   bench_skip (bench, &c);
+  bench_branches (bench, &c);
   bench_loop (bench, &c, tg_bench_quick (bench) ? 3 : 11);
 
   tg_bench_loop_clear (&c.loop);
