@@ -48,6 +48,12 @@ while_tail_kernel (cudaGraphConditionalHandle h, const int32_t *flag, int32_t *i
   cudaGraphSetConditional (h, *flag != 0 && ++*it < max);
 }
 
+static __global__ void
+alternate_kernel (uint32_t *counter, int32_t *go)
+{
+  *go = (int32_t)(++*counter & 1u);
+}
+
 extern "C" cudaError_t
 tgb_launch_tiny (cudaStream_t s, uint32_t *word)
 {
@@ -97,5 +103,12 @@ tgb_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
                        const int32_t *flag, int32_t *it, int32_t max)
 {
   while_tail_kernel<<<1, 1, 0, s>>> (h, flag, it, max);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_alternate (cudaStream_t s, uint32_t *counter, int32_t *go)
+{
+  alternate_kernel<<<1, 1, 0, s>>> (counter, go);
   return cudaGetLastError ();
 }

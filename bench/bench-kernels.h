@@ -35,5 +35,9 @@ TGB_API cudaError_t tgb_launch_while_entry (cudaStream_t s,
 TGB_API cudaError_t tgb_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
                                            const int32_t *flag, int32_t *it,
                                            int32_t max);
+/* A simulator step's decision: *go = (++*counter is odd), so work guarded
+ * by it runs at every other replay. */
+TGB_API cudaError_t tgb_launch_alternate (cudaStream_t s, uint32_t *counter,
+                                          int32_t *go);
 
 #endif

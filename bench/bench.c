@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "bench-kernels.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -20,6 +21,9 @@ struct _TgBench
 {
   GArray *rows;
   gboolean quick;
+  guint soak_replays;
+  GPtrArray *json_members; /* "\"key\": value", in the order added */
+  GPtrArray *failures;
 };
 
 static void
@@ -56,6 +60,46 @@ gboolean
 tg_bench_quick (const TgBench *bench)
 {
   return bench->quick;
+}
+
+guint
+tg_bench_soak_replays (const TgBench *bench)
+{
+  return bench->soak_replays;
+}
+
+void
+tg_bench_add_json (TgBench *bench, const char *key, const char *json)
+{
+  g_ptr_array_add (bench->json_members, g_strdup_printf ("\"%s\": %s", key, json));
+}
+
+void
+tg_bench_fail (TgBench *bench, const char *format, ...)
+{
+  va_list args;
+  char *message;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_printerr ("tg-bench: FAILED: %s\n", message);
+  g_ptr_array_add (bench->failures, message);
+}
+
+/* @text as a JSON string literal. */
+static void
+append_json_string (GString *s, const char *text)
+{
+  g_string_append_c (s, '"');
+  for (const char *c = text; *c != '\0'; c++)
+    if (*c == '"' || *c == '\\')
+      g_string_append_printf (s, "\\%c", *c);
+    else if ((guchar)*c < 0x20)
+      g_string_append_printf (s, "\\u%04x", (guchar)*c);
+    else
+      g_string_append_c (s, *c);
+  g_string_append_c (s, '"');
 }
 
 static int
@@ -268,8 +312,35 @@ write_json (const TgBench *bench, const char *path, GError **error)
           r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
           i + 1 < bench->rows->len ? "," : "");
     }
-  g_string_append (s, "  ]\n}\n");
+  g_string_append (s, "  ],\n");
+  for (guint i = 0; i < bench->json_members->len; i++)
+    g_string_append_printf (s, "  %s,\n", (const char *)bench->json_members->pdata[i]);
+  g_string_append (s, "  \"failures\": [");
+  for (guint i = 0; i < bench->failures->len; i++)
+    {
+      g_string_append (s, i > 0 ? ", " : "");
+      append_json_string (s, bench->failures->pdata[i]);
+    }
+  g_string_append (s, "]\n}\n");
   return g_file_set_contents (path, s->str, s->len, error);
+}
+
+static const struct
+{
+  const char *name;
+  void (*run) (TgBench *);
+} sections[] = { { "exec", tg_bench_exec },
+                 { "conditions", tg_bench_conditions },
+                 { "seeds", tg_bench_seeds },
+                 { "soak", tg_bench_soak } };
+
+static gboolean
+section_known (const char *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
+    if (g_str_equal (name, sections[i].name))
+      return TRUE;
+  return FALSE;
 }
 
 int
@@ -278,24 +349,24 @@ main (int argc, char **argv)
   g_autofree char *json = g_strdup ("bench-results.json");
   g_autofree char *only = NULL;
   gboolean quick = FALSE;
+  gint soak_replays = -1; /* not given */
   GOptionEntry entries[]
       = { { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
             "Write the table as JSON to FILE", "FILE" },
           { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
-            "Run one section: exec, conditions or seeds", "SECTION" },
+            "Run one section: exec, conditions, seeds or soak", "SECTION" },
           { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
             "Small sizes and few repeats (a smoke run)", NULL },
+          { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
+            "Replays of the soak's step graph (default 100000; 10000 with --quick)",
+            "N" },
           { NULL } };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- libtrackgen benchmarks");
   g_autoptr (GError) error = NULL;
-  TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE };
-  struct
-  {
-    const char *name;
-    void (*run) (TgBench *);
-  } sections[] = { { "exec", tg_bench_exec },
-                   { "conditions", tg_bench_conditions },
-                   { "seeds", tg_bench_seeds } };
+  TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE, 0,
+                    g_ptr_array_new_with_free_func (g_free),
+                    g_ptr_array_new_with_free_func (g_free) };
+  int status;
 
   g_array_set_clear_func (bench.rows, row_clear);
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -304,7 +375,18 @@ main (int argc, char **argv)
       g_printerr ("tg-bench: %s\n", error->message);
       return 2;
     }
+  if (only != NULL && !section_known (only))
+    {
+      g_printerr ("tg-bench: no section '%s': exec, conditions, seeds or soak\n", only);
+      return 2;
+    }
+  if (soak_replays == 0 || soak_replays < -1)
+    {
+      g_printerr ("tg-bench: --soak-replays takes a positive count\n");
+      return 2;
+    }
   bench.quick = quick;
+  bench.soak_replays = soak_replays > 0 ? (guint)soak_replays : quick ? 10000 : 100000;
   if (!tg_device_check (0, &error))
     {
       g_printerr ("tg-bench: needs a CUDA GPU: %s\n", error->message);
@@ -317,12 +399,18 @@ main (int argc, char **argv)
         sections[i].run (&bench);
       }
   print_table (&bench);
+  status = bench.failures->len > 0 ? 1 : 0;
   if (!write_json (&bench, json, &error))
     {
       g_printerr ("tg-bench: %s\n", error->message);
-      return 1;
+      status = 1;
     }
-  g_print ("\nwrote %s\n", json);
+  else
+    g_print ("\nwrote %s\n", json);
+  for (guint i = 0; i < bench.failures->len; i++)
+    g_printerr ("tg-bench: FAILED: %s\n", (const char *)bench.failures->pdata[i]);
+  g_ptr_array_unref (bench.failures);
+  g_ptr_array_unref (bench.json_members);
   g_array_unref (bench.rows);
-  return 0;
+  return status;
 }

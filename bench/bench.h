@@ -25,6 +25,16 @@ void tg_bench_add (TgBench *bench, const char *group, const char *what,
 /* Scales chosen by the command line (--quick for a smoke run). */
 gboolean tg_bench_quick (const TgBench *bench);
 
+/* Replays of the soak's step graph (--soak-replays). */
+guint tg_bench_soak_replays (const TgBench *bench);
+
+/* Adds the member "@key": @json (a JSON value) to the JSON file. */
+void tg_bench_add_json (TgBench *bench, const char *key, const char *json);
+
+/* Fails the run: the message is printed now and again after the table, goes
+ * into the JSON file, and the program exits with status 1. */
+void tg_bench_fail (TgBench *bench, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
 /* Median of @n samples (sorts them). */
 double tg_bench_median (double *samples, guint n);
 
@@ -108,6 +118,7 @@ void tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *
 void tg_bench_exec (TgBench *bench);
 void tg_bench_conditions (TgBench *bench);
 void tg_bench_seeds (TgBench *bench);
+void tg_bench_soak (TgBench *bench);
 
 G_END_DECLS
 
