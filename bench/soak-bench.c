@@ -147,7 +147,10 @@ run_soak (Ctx *c, cudaGraphExec_t exec, Soak *soak)
 
   TG_BENCH_CUDA (cudaEventCreate (&start));
   TG_BENCH_CUDA (cudaEventCreate (&stop));
+  /* What check_work() reads, cleared so one graph's work cannot pass for
+   * the other's. */
   TG_BENCH_CUDA (cudaMemsetAsync (c->word, 0, 2 * sizeof (guint32), c->stream));
+  TG_BENCH_CUDA (cudaMemsetAsync (c->loop.value, 0, sizeof (gint32), c->stream));
   TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
   take_sample (soak, 0);
   for (guint done = 0; done < c->replays;)
