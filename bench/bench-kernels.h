@@ -1,29 +1,43 @@
 /* bench-kernels.h: kernels of the benchmarks, and the hand-built floors'
- * conditional-handle kernels (raw CUDA, not TrackGen's). */
+ * conditional-handle kernels (raw CUDA, not TrackGen's).  Plain C and CUDA
+ * types only, so nvcc compiles bench-kernels.cu without GLib. */
 #ifndef TG_BENCH_KERNELS_H
 #define TG_BENCH_KERNELS_H
 
-#include <trackgen/exec.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
 
-G_BEGIN_DECLS
+/* The launchers are defined in C++ with C linkage. */
+#ifdef __cplusplus
+#define TGB_API extern "C"
+#else
+#define TGB_API
+#endif
 
 /* A small kernel: one block of 32 threads bumps a word. */
-cudaError_t tgb_launch_tiny (cudaStream_t s, guint32 *word);
+TGB_API cudaError_t tgb_launch_tiny (cudaStream_t s, uint32_t *word);
 /* handle := (*flag != 0) */
-cudaError_t tgb_launch_if_set (cudaStream_t s, cudaGraphConditionalHandle h,
-                               const gint32 *flag);
+TGB_API cudaError_t tgb_launch_if_set (cudaStream_t s, cudaGraphConditionalHandle h,
+                                       const int32_t *flag);
+/* handle := *index as unsigned: a negative index selects no case. */
+TGB_API cudaError_t tgb_launch_switch_set (cudaStream_t s, cudaGraphConditionalHandle h,
+                                           const int32_t *index);
 /* *value += 1; *flag = (*value < *target) */
-cudaError_t tgb_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag,
-                              const gint32 *target);
+TGB_API cudaError_t tgb_launch_relax (cudaStream_t s, int32_t *value, int32_t *flag,
+                                      const int32_t *target);
 /* *value = 0; *flag = 1 */
-cudaError_t tgb_launch_reset (cudaStream_t s, gint32 *value, gint32 *flag);
+TGB_API cudaError_t tgb_launch_reset (cudaStream_t s, int32_t *value, int32_t *flag);
 /* Hand-built WHILE: entry sets *it = 0 and handle := *flag; the tail does
  * handle := (*flag && ++*it < max). */
-cudaError_t tgb_launch_while_entry (cudaStream_t s, cudaGraphConditionalHandle h,
-                                    const gint32 *flag, gint32 *it);
-cudaError_t tgb_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
-                                   const gint32 *flag, gint32 *it, gint32 max);
-
-G_END_DECLS
+TGB_API cudaError_t tgb_launch_while_entry (cudaStream_t s,
+                                            cudaGraphConditionalHandle h,
+                                            const int32_t *flag, int32_t *it);
+TGB_API cudaError_t tgb_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
+                                           const int32_t *flag, int32_t *it,
+                                           int32_t max);
+/* A simulator step's decision: *go = (++*counter is odd), so work guarded
+ * by it runs at every other replay. */
+TGB_API cudaError_t tgb_launch_alternate (cudaStream_t s, uint32_t *counter,
+                                          int32_t *go);
 
 #endif

@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "bench-kernels.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -20,6 +21,9 @@ struct _TgBench
 {
   GArray *rows;
   gboolean quick;
+  guint soak_replays;
+  GPtrArray *json_members; /* "\"key\": value", in the order added */
+  GPtrArray *failures;
 };
 
 static void
@@ -48,7 +52,7 @@ tg_bench_add (TgBench *bench, const char *group, const char *what, const char *u
             sense };
 
   g_array_append_val (bench->rows, r);
-  g_print ("  %-48s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
+  g_print ("  %-58s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
            floor_what);
 }
 
@@ -56,6 +60,46 @@ gboolean
 tg_bench_quick (const TgBench *bench)
 {
   return bench->quick;
+}
+
+guint
+tg_bench_soak_replays (const TgBench *bench)
+{
+  return bench->soak_replays;
+}
+
+void
+tg_bench_add_json (TgBench *bench, const char *key, const char *json)
+{
+  g_ptr_array_add (bench->json_members, g_strdup_printf ("\"%s\": %s", key, json));
+}
+
+void
+tg_bench_fail (TgBench *bench, const char *format, ...)
+{
+  va_list args;
+  char *message;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_printerr ("tg-bench: FAILED: %s\n", message);
+  g_ptr_array_add (bench->failures, message);
+}
+
+/* @text as a JSON string literal. */
+static void
+append_json_string (GString *s, const char *text)
+{
+  g_string_append_c (s, '"');
+  for (const char *c = text; *c != '\0'; c++)
+    if (*c == '"' || *c == '\\')
+      g_string_append_printf (s, "\\%c", *c);
+    else if ((guchar)*c < 0x20)
+      g_string_append_printf (s, "\\u%04x", (guchar)*c);
+    else
+      g_string_append_c (s, *c);
+  g_string_append_c (s, '"');
 }
 
 static int
@@ -153,11 +197,31 @@ tg_bench_launched (cudaError_t status, GError **error)
   return status == cudaSuccess;
 }
 
-static gboolean
-tiny_stage (const TgLaunch *launch, gpointer word, GError **error)
+gboolean
+tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error)
 {
-  return tg_bench_launched (tgb_launch_tiny (tg_launch_get_stream (launch), word),
-                            error);
+  guint32 *word = tg_launch_get_binding (launch, "word");
+
+  for (guint i = 0; i < n; i++)
+    if (!tg_bench_launched (tgb_launch_tiny (tg_launch_get_stream (launch), word),
+                            error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+tiny_stage (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_tiny_kernels (launch, 1, error);
+}
+
+void
+tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize size)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!tg_producer_bind (p, name, device_ptr, size, &error))
+    g_error ("bench: %s", error->message);
 }
 
 TgProducer *
@@ -168,9 +232,11 @@ tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
   for (guint i = 0; i < n_stages; i++)
     {
       g_autofree char *stage = g_strdup_printf ("tiny-%u", i);
-      tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE, tiny_stage, word,
-                                    NULL);
+      guint index = tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE,
+                                                  tiny_stage, NULL, NULL);
+      tg_producer_declare_binding (p, index, "word", sizeof *word);
     }
+  tg_bench_bind (p, "word", word, sizeof *word);
   return p;
 }
 
@@ -215,14 +281,14 @@ print_table (const TgBench *bench)
 {
   const char *group = NULL;
 
-  g_print ("\n%-50s %12s %12s %-6s %7s %8s %s\n", "what", "ours", "floor", "unit",
+  g_print ("\n%-58s %12s %12s %-6s %7s %8s %s\n", "what", "ours", "floor", "unit",
            "ratio", "target", "met");
   for (guint i = 0; i < bench->rows->len; i++)
     {
       const Row *r = &g_array_index (bench->rows, Row, i);
       if (group == NULL || !g_str_equal (group, r->group))
         g_print ("[%s]\n", group = r->group);
-      g_print ("%-50s %12.3f %12.3f %-6s %7.3f %2s%6.2f %s\n", r->what, r->ours,
+      g_print ("%-58s %12.3f %12.3f %-6s %7.3f %2s%6.2f %s\n", r->what, r->ours,
                r->floor, r->unit, r->ours / r->floor, row_bound (r),
                r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r));
     }
@@ -246,8 +312,35 @@ write_json (const TgBench *bench, const char *path, GError **error)
           r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
           i + 1 < bench->rows->len ? "," : "");
     }
-  g_string_append (s, "  ]\n}\n");
+  g_string_append (s, "  ],\n");
+  for (guint i = 0; i < bench->json_members->len; i++)
+    g_string_append_printf (s, "  %s,\n", (const char *)bench->json_members->pdata[i]);
+  g_string_append (s, "  \"failures\": [");
+  for (guint i = 0; i < bench->failures->len; i++)
+    {
+      g_string_append (s, i > 0 ? ", " : "");
+      append_json_string (s, bench->failures->pdata[i]);
+    }
+  g_string_append (s, "]\n}\n");
   return g_file_set_contents (path, s->str, s->len, error);
+}
+
+static const struct
+{
+  const char *name;
+  void (*run) (TgBench *);
+} sections[] = { { "exec", tg_bench_exec },
+                 { "conditions", tg_bench_conditions },
+                 { "seeds", tg_bench_seeds },
+                 { "soak", tg_bench_soak } };
+
+static gboolean
+section_known (const char *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
+    if (g_str_equal (name, sections[i].name))
+      return TRUE;
+  return FALSE;
 }
 
 int
@@ -256,24 +349,24 @@ main (int argc, char **argv)
   g_autofree char *json = g_strdup ("bench-results.json");
   g_autofree char *only = NULL;
   gboolean quick = FALSE;
+  gint soak_replays = -1; /* not given */
   GOptionEntry entries[]
       = { { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
             "Write the table as JSON to FILE", "FILE" },
           { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
-            "Run one section: exec, conditions or seeds", "SECTION" },
+            "Run one section: exec, conditions, seeds or soak", "SECTION" },
           { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
             "Small sizes and few repeats (a smoke run)", NULL },
+          { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
+            "Replays of the soak's step graph (default 100000; 10000 with --quick)",
+            "N" },
           { NULL } };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- libtrackgen benchmarks");
   g_autoptr (GError) error = NULL;
-  TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE };
-  struct
-  {
-    const char *name;
-    void (*run) (TgBench *);
-  } sections[] = { { "exec", tg_bench_exec },
-                   { "conditions", tg_bench_conditions },
-                   { "seeds", tg_bench_seeds } };
+  TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE, 0,
+                    g_ptr_array_new_with_free_func (g_free),
+                    g_ptr_array_new_with_free_func (g_free) };
+  int status;
 
   g_array_set_clear_func (bench.rows, row_clear);
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -282,7 +375,18 @@ main (int argc, char **argv)
       g_printerr ("tg-bench: %s\n", error->message);
       return 2;
     }
+  if (only != NULL && !section_known (only))
+    {
+      g_printerr ("tg-bench: no section '%s': exec, conditions, seeds or soak\n", only);
+      return 2;
+    }
+  if (soak_replays == 0 || soak_replays < -1)
+    {
+      g_printerr ("tg-bench: --soak-replays takes a positive count\n");
+      return 2;
+    }
   bench.quick = quick;
+  bench.soak_replays = soak_replays > 0 ? (guint)soak_replays : quick ? 10000 : 100000;
   if (!tg_device_check (0, &error))
     {
       g_printerr ("tg-bench: needs a CUDA GPU: %s\n", error->message);
@@ -295,12 +399,18 @@ main (int argc, char **argv)
         sections[i].run (&bench);
       }
   print_table (&bench);
+  status = bench.failures->len > 0 ? 1 : 0;
   if (!write_json (&bench, json, &error))
     {
       g_printerr ("tg-bench: %s\n", error->message);
-      return 1;
+      status = 1;
     }
-  g_print ("\nwrote %s\n", json);
+  else
+    g_print ("\nwrote %s\n", json);
+  for (guint i = 0; i < bench.failures->len; i++)
+    g_printerr ("tg-bench: FAILED: %s\n", (const char *)bench.failures->pdata[i]);
+  g_ptr_array_unref (bench.failures);
+  g_ptr_array_unref (bench.json_members);
   g_array_unref (bench.rows);
-  return 0;
+  return status;
 }

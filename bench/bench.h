@@ -25,6 +25,16 @@ void tg_bench_add (TgBench *bench, const char *group, const char *what,
 /* Scales chosen by the command line (--quick for a smoke run). */
 gboolean tg_bench_quick (const TgBench *bench);
 
+/* Replays of the soak's step graph (--soak-replays). */
+guint tg_bench_soak_replays (const TgBench *bench);
+
+/* Adds the member "@key": @json (a JSON value) to the JSON file. */
+void tg_bench_add_json (TgBench *bench, const char *key, const char *json);
+
+/* Fails the run: the message is printed now and again after the table, goes
+ * into the JSON file, and the program exits with status 1. */
+void tg_bench_fail (TgBench *bench, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
 /* Median of @n samples (sorts them). */
 double tg_bench_median (double *samples, guint n);
 
@@ -63,13 +73,52 @@ cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
 /* A kernel launcher's result as a stage's result. */
 gboolean tg_bench_launched (cudaError_t status, GError **error);
 
-/* A producer of @n_stages DEVICE stages, each one small kernel on @word. */
+/* Binds @device_ptr as @name; aborts with a message when it fails. */
+void tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize size);
+
+/* Enqueues @n small kernels on the binding "word", which the running stage
+ * declared: the work of every benchmark's stages and bodies. */
+gboolean tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error);
+
+/* A producer of @n_stages DEVICE stages, each one small kernel on @word
+ * (bound as "word", declared by every stage). */
 TgProducer *tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages);
+
+/* Raw CUDA floors built by hand (hand.c).  In a capture on @s: a new
+ * conditional handle of the capture's graph; a conditional node of @type
+ * with @size bodies after the stream's dependencies (its bodies in @bodies);
+ * a body captured on @side between begin and end. */
+cudaGraphConditionalHandle tg_bench_hand_handle (cudaStream_t s);
+void tg_bench_hand_conditional (cudaStream_t s, cudaGraphConditionalHandle h,
+                                enum cudaGraphConditionalNodeType type, guint size,
+                                cudaGraph_t *bodies);
+void tg_bench_hand_begin_body (cudaStream_t side, cudaGraph_t body);
+void tg_bench_hand_end_body (cudaStream_t side);
+
+/* The relaxation loop (loop.c): device buffers, then the same work as
+ * TrackGen stages and by hand.  Converges after @iters iterations. */
+typedef struct
+{
+  gint32 *flag, *value, *target;
+  gint32 *it;           /* the hand-built WHILE's counter */
+  TgLoopStatus *status; /* TrackGen's loop status */
+  gint32 iters;
+} TgBenchLoop;
+
+void tg_bench_loop_init (TgBenchLoop *loop, gint32 iters, cudaStream_t stream);
+void tg_bench_loop_clear (TgBenchLoop *loop);
+/* Adds the stages "reset" (DEVICE) and "relax" (LOOP) to @p and binds their
+ * buffers. */
+void tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop);
+/* The floor of those stages, in a capture on @s: reset, then a WHILE node
+ * whose body is captured on @side. */
+void tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop);
 
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);
 void tg_bench_conditions (TgBench *bench);
 void tg_bench_seeds (TgBench *bench);
+void tg_bench_soak (TgBench *bench);
 
 G_END_DECLS
 

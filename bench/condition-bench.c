@@ -1,6 +1,11 @@
-/* condition-bench.c: conditions and loops beside their raw floors.
+/* condition-bench.c: conditions, switches and loops beside their raw floors.
  *  - a skipped conditional producer of 32 kernels recorded into a graph vs a
  *    hand-built IF node around the same kernels, and vs a host readback skip;
+ *  - a guarded stage with an else branch, its flag 0: the IF/ELSE node skips
+ *    the then-branch (32 kernels) and runs the else-branch (1 kernel), vs a
+ *    hand-built IF node with the same two bodies;
+ *  - a switch stage of 4 cases of 8 kernels, one case selected and then an
+ *    index out of range (nothing runs), vs a hand-built SWITCH node;
  *  - a loop's cost per iteration vs a hand-built WHILE node, and vs a host
  *    loop that reads the flag back every iteration. */
 #include "config.h"
@@ -8,89 +13,71 @@
 #include "bench-kernels.h"
 
 #define KERNELS 32
+#define CASES 4
+#define CASE_KERNELS 8
 #define ITERS 1000
 
 typedef struct
 {
-  cudaStream_t stream;
+  cudaStream_t stream, side;
   guint32 *word;
-  gint32 *flag, *value, *target, *it;
+  gint32 *flag, *index;
   gint32 *pinned;
+  TgBenchLoop loop;
+  guint batch, rounds;
 } Ctx;
 
-static gboolean
-reset_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  Ctx *c = data;
-  return tg_bench_launched (
-      tgb_launch_reset (tg_launch_get_stream (launch), c->value, c->flag), error);
-}
+typedef cudaError_t (*SetterFunc) (cudaStream_t s, cudaGraphConditionalHandle h,
+                                   const gint32 *value);
 
-static gboolean
-relax_body (const TgLaunch *launch, gpointer data, GError **error)
-{
-  Ctx *c = data;
-  return tg_bench_launched (
-      tgb_launch_relax (tg_launch_get_stream (launch), c->value, c->flag, c->target),
-      error);
-}
-
-static void
-record (Ctx *c, TgProducer *p, TgCondition condition)
+/* The caller's graph: @p recorded under @condition. */
+static cudaGraphExec_t
+recorded_graph (Ctx *c, TgProducer *p, TgCondition condition)
 {
   g_autoptr (GError) error = NULL;
 
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
   if (!tg_producer_run (p, c->stream, TG_POLICY_RECORD, condition, &error))
     g_error ("bench: %s", error->message);
+  return tg_bench_instantiate (c->stream);
 }
 
-/* Raw CUDA: a conditional node after the stream's dependencies, body graph
- * captured with cudaStreamBeginCaptureToGraph on @side. */
-static cudaGraph_t
-hand_conditional (cudaStream_t s, cudaStream_t side, cudaGraphConditionalHandle h,
-                  enum cudaGraphConditionalNodeType type)
+/* The floor: @setter sets a handle from @value, then one conditional node of
+ * @type whose body i holds kernels[i] small kernels. */
+static cudaGraphExec_t
+hand_graph (Ctx *c, enum cudaGraphConditionalNodeType type, SetterFunc setter,
+            const gint32 *value, guint n_bodies, const guint *kernels)
 {
-  enum cudaStreamCaptureStatus status;
-  cudaGraph_t graph;
-  const cudaGraphNode_t *deps;
-  const cudaGraphEdgeData *edges;
-  size_t n;
-  cudaGraphNode_t node;
-  struct cudaGraphNodeParams params = { 0 };
-
-  TG_BENCH_CUDA (
-      cudaStreamGetCaptureInfo (s, &status, NULL, &graph, &deps, &edges, &n));
-  params.type = cudaGraphNodeTypeConditional;
-  params.conditional.handle = h;
-  params.conditional.type = type;
-  params.conditional.size = 1;
-  TG_BENCH_CUDA (cudaGraphAddNode (&node, graph, deps, edges, n, &params));
-  TG_BENCH_CUDA (cudaStreamUpdateCaptureDependencies (
-      s, &node, NULL, 1, cudaStreamSetCaptureDependencies));
-  TG_BENCH_CUDA (cudaStreamBeginCaptureToGraph (side, params.conditional.phGraph_out[0],
-                                                NULL, NULL, 0,
-                                                cudaStreamCaptureModeThreadLocal));
-  return params.conditional.phGraph_out[0];
-}
-
-static cudaGraphConditionalHandle
-hand_handle (cudaStream_t s)
-{
-  enum cudaStreamCaptureStatus status;
-  cudaGraph_t graph;
+  cudaGraph_t bodies[8];
   cudaGraphConditionalHandle h;
 
-  TG_BENCH_CUDA (cudaStreamGetCaptureInfo (s, &status, NULL, &graph, NULL, NULL, NULL));
-  TG_BENCH_CUDA (cudaGraphConditionalHandleCreate (&h, graph, 0, 0));
-  return h;
+  g_assert_cmpuint (n_bodies, <=, G_N_ELEMENTS (bodies));
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
+  h = tg_bench_hand_handle (c->stream);
+  TG_BENCH_CUDA (setter (c->stream, h, value));
+  tg_bench_hand_conditional (c->stream, h, type, n_bodies, bodies);
+  for (guint b = 0; b < n_bodies; b++)
+    {
+      tg_bench_hand_begin_body (c->side, bodies[b]);
+      for (guint i = 0; i < kernels[b]; i++)
+        TG_BENCH_CUDA (tgb_launch_tiny (c->side, c->word));
+      tg_bench_hand_end_body (c->side);
+    }
+  return tg_bench_instantiate (c->stream);
 }
 
-static void
-end_body (cudaStream_t side)
+/* GPU time per launch of @floor, then of @ours, as a row held to 1.10x;
+ * returns ours. */
+static double
+graph_row (TgBench *bench, Ctx *c, const char *what, cudaGraphExec_t ours,
+           cudaGraphExec_t floor, const char *floor_what)
 {
-  cudaGraph_t body = NULL;
+  double t_floor = tg_bench_graph_us (floor, c->stream, c->batch, c->rounds);
+  double t_ours = tg_bench_graph_us (ours, c->stream, c->batch, c->rounds);
 
-  TG_BENCH_CUDA (cudaStreamEndCapture (side, &body));
+  tg_bench_add (bench, "conditions", what, "us", t_ours, t_floor, floor_what,
+                TG_BENCH_LOWER_IS_BETTER, 1.1);
+  return t_ours;
 }
 
 static void
@@ -111,11 +98,12 @@ host_loop (gpointer data)
 {
   Ctx *c = data;
 
-  TG_BENCH_CUDA (tgb_launch_reset (c->stream, c->value, c->flag));
+  TG_BENCH_CUDA (tgb_launch_reset (c->stream, c->loop.value, c->loop.flag));
   do
     {
-      TG_BENCH_CUDA (tgb_launch_relax (c->stream, c->value, c->flag, c->target));
-      TG_BENCH_CUDA (cudaMemcpyAsync (c->pinned, c->flag, sizeof (gint32),
+      TG_BENCH_CUDA (
+          tgb_launch_relax (c->stream, c->loop.value, c->loop.flag, c->loop.target));
+      TG_BENCH_CUDA (cudaMemcpyAsync (c->pinned, c->loop.flag, sizeof (gint32),
                                       cudaMemcpyDeviceToHost, c->stream));
       TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
     }
@@ -123,33 +111,20 @@ host_loop (gpointer data)
 }
 
 static void
-bench_skip (TgBench *bench, Ctx *c, cudaStream_t side, guint batch, guint rounds)
+bench_skip (TgBench *bench, Ctx *c)
 {
   g_autoptr (TgProducer) p = tg_bench_tiny_producer ("bench-skip", c->word, KERNELS);
+  const guint kernels[] = { KERNELS };
   cudaGraphExec_t ours, floor;
-  cudaGraphConditionalHandle h;
-  double t_ours, t_floor, t_readback;
+  double t_ours, t_readback;
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  record (c, p, tg_conditional (c->flag));
-  ours = tg_bench_instantiate (c->stream);
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  h = hand_handle (c->stream);
-  TG_BENCH_CUDA (tgb_launch_if_set (c->stream, h, c->flag));
-  hand_conditional (c->stream, side, h, cudaGraphCondTypeIf);
-  for (guint i = 0; i < KERNELS; i++)
-    TG_BENCH_CUDA (tgb_launch_tiny (side, c->word));
-  end_body (side);
-  floor = tg_bench_instantiate (c->stream);
-
-  t_floor = tg_bench_graph_us (floor, c->stream, batch, rounds);
-  t_ours = tg_bench_graph_us (ours, c->stream, batch, rounds);
-  t_readback = tg_bench_wall_us (readback_skip, c, c->stream, batch, rounds, FALSE);
-  tg_bench_add (bench, "conditions", "skipped conditional producer (32 kernels)", "us",
-                t_ours, t_floor, "hand-built IF", TG_BENCH_LOWER_IS_BETTER, 1.1);
+  ours = recorded_graph (c, p, tg_conditional (c->flag));
+  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels);
+  t_ours = graph_row (bench, c, "skipped conditional producer (32 kernels)", ours,
+                      floor, "hand-built IF");
+  t_readback
+      = tg_bench_wall_us (readback_skip, c, c->stream, c->batch, c->rounds, FALSE);
   tg_bench_add (bench, "conditions", "skipped conditional producer vs readback", "us",
                 t_ours, t_readback, "host readback skip", TG_BENCH_LOWER_IS_BETTER,
                 1.0);
@@ -157,41 +132,127 @@ bench_skip (TgBench *bench, Ctx *c, cudaStream_t side, guint batch, guint rounds
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
 }
 
-static void
-bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
+#if CUDART_VERSION >= 12080
+static gboolean
+then_body (const TgLaunch *launch, gpointer unused, GError **error)
 {
-  g_autoptr (TgProducer) p = tg_producer_new ("bench-loop", 0);
-  g_autoptr (GError) error = NULL;
-  TgLoopStatus *status;
-  cudaGraphExec_t ours, floor;
-  cudaGraphConditionalHandle h;
-  gint32 target = ITERS;
-  double t_ours, t_floor, t_host;
+  return tg_bench_tiny_kernels (launch, KERNELS, error);
+}
 
-  TG_BENCH_CUDA (cudaMalloc ((void **)&status, sizeof *status));
-  TG_BENCH_CUDA (cudaMemcpyAsync (c->target, &target, sizeof target,
+static gboolean
+else_body (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_tiny_kernels (launch, 1, error);
+}
+
+static gboolean
+case_body (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_tiny_kernels (launch, CASE_KERNELS, error);
+}
+
+static void
+bench_if_else (TgBench *bench, Ctx *c)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("bench-if-else", 0);
+  const guint kernels[] = { KERNELS, 1 };
+  cudaGraphExec_t ours, floor;
+  guint stage;
+
+  stage = tg_producer_add_device_stage (p, "then", TG_STAGE_CAPTURE_SAFE, then_body,
+                                        NULL, NULL);
+  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
+  tg_producer_set_stage_condition (p, stage, "flag");
+  tg_producer_set_stage_else (p, stage, else_body);
+  tg_bench_bind (p, "word", c->word, sizeof (guint32));
+  tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
+
+  TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
+  ours = recorded_graph (c, p, tg_unconditional ());
+  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 2, kernels);
+  graph_row (bench, c, "skipped IF/ELSE producer (then: 32 kernels, else: 1 runs)",
+             ours, floor, "hand-built IF/ELSE (2 bodies)");
+  TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
+}
+
+static void
+set_index (Ctx *c, gint32 index)
+{
+  TG_BENCH_CUDA (cudaMemcpyAsync (c->index, &index, sizeof index,
                                   cudaMemcpyHostToDevice, c->stream));
   TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
-  tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage, c,
-                                NULL);
-  tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "flag", "status",
-                              ITERS + 1, relax_body, c, NULL);
-  if (!tg_producer_bind (p, "flag", c->flag, sizeof (gint32), &error)
-      || !tg_producer_bind (p, "status", status, sizeof *status, &error))
-    g_error ("bench: %s", error->message);
+}
 
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  record (c, p, tg_unconditional ());
-  ours = tg_bench_instantiate (c->stream);
+static void
+bench_switch (TgBench *bench, Ctx *c)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("bench-switch", 0);
+  TgDeviceFunc cases[CASES];
+  guint kernels[CASES], stage;
+  cudaGraphExec_t ours, floor;
 
+  for (guint i = 0; i < CASES; i++)
+    {
+      cases[i] = case_body;
+      kernels[i] = CASE_KERNELS;
+    }
+  stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, "index",
+                                        CASES, cases, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
+  tg_bench_bind (p, "word", c->word, sizeof (guint32));
+  tg_bench_bind (p, "index", c->index, sizeof (gint32));
+
+  /* Both graphs read the index at every launch: one recording serves both
+   * rows. */
+  set_index (c, 2);
+  ours = recorded_graph (c, p, tg_unconditional ());
+  floor = hand_graph (c, cudaGraphCondTypeSwitch, tgb_launch_switch_set, c->index,
+                      CASES, kernels);
+  graph_row (bench, c, "SWITCH producer (4 cases x 8 kernels, case 2 runs)", ours,
+             floor, "hand-built SWITCH (4 bodies)");
+  set_index (c, -1);
+  graph_row (bench, c, "SWITCH producer, index out of range (-1: none runs)", ours,
+             floor, "hand-built SWITCH (4 bodies)");
+  TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
+}
+
+/* IF nodes with two bodies and SWITCH nodes need a 12.8 driver too. */
+static void
+bench_branches (TgBench *bench, Ctx *c)
+{
+  int driver = 0;
+
+  TG_BENCH_CUDA (cudaDriverGetVersion (&driver));
+  if (driver < 12080)
+    {
+      g_print ("  IF/ELSE and SWITCH rows skipped: driver < 12.8 (it is %d.%d)\n",
+               driver / 1000, driver % 1000 / 10);
+      return;
+    }
+  bench_if_else (bench, c);
+  bench_switch (bench, c);
+}
+#else
+static void
+bench_branches (TgBench *bench, Ctx *c)
+{
+  g_print ("  IF/ELSE and SWITCH rows skipped: built with CUDA < 12.8\n");
+}
+#endif
+
+static void
+bench_loop (TgBench *bench, Ctx *c, guint rounds)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("bench-loop", 0);
+  cudaGraphExec_t ours, floor;
+  double t_ours, t_floor, t_host;
+
+  tg_bench_add_relax_stages (p, &c->loop);
+  ours = recorded_graph (c, p, tg_unconditional ());
   TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  TG_BENCH_CUDA (tgb_launch_reset (c->stream, c->value, c->flag));
-  h = hand_handle (c->stream);
-  TG_BENCH_CUDA (tgb_launch_while_entry (c->stream, h, c->flag, c->it));
-  hand_conditional (c->stream, side, h, cudaGraphCondTypeWhile);
-  TG_BENCH_CUDA (tgb_launch_relax (side, c->value, c->flag, c->target));
-  TG_BENCH_CUDA (tgb_launch_while_tail (side, h, c->flag, c->it, ITERS + 1));
-  end_body (side);
+  tg_bench_hand_relax (c->stream, c->side, &c->loop);
   floor = tg_bench_instantiate (c->stream);
 
   t_floor = tg_bench_graph_us (floor, c->stream, 1, rounds) / ITERS;
@@ -203,32 +264,31 @@ bench_loop (TgBench *bench, Ctx *c, cudaStream_t side, guint rounds)
                 t_ours, t_host, "host loop + readback", TG_BENCH_LOWER_IS_BETTER, 1.0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
-  TG_BENCH_CUDA (cudaFree (status));
 }
 
 void
 tg_bench_conditions (TgBench *bench)
 {
-  guint rounds = tg_bench_quick (bench) ? 5 : 41,
-        batch = tg_bench_quick (bench) ? 10 : 64;
-  cudaStream_t side;
   Ctx c = { 0 };
 
+  c.rounds = tg_bench_quick (bench) ? 5 : 41;
+  c.batch = tg_bench_quick (bench) ? 10 : 64;
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.stream, cudaStreamNonBlocking));
-  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&side, cudaStreamNonBlocking));
+  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&c.side, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaMalloc ((void **)&c.word, sizeof (guint32)));
-  TG_BENCH_CUDA (cudaMalloc ((void **)&c.flag, 4 * sizeof (gint32)));
-  c.value = c.flag + 1;
-  c.target = c.flag + 2;
-  c.it = c.flag + 3;
+  TG_BENCH_CUDA (cudaMalloc ((void **)&c.flag, 2 * sizeof (gint32)));
+  c.index = c.flag + 1;
   TG_BENCH_CUDA (cudaMallocHost ((void **)&c.pinned, sizeof (gint32)));
+  tg_bench_loop_init (&c.loop, ITERS, c.stream);
 
-  bench_skip (bench, &c, side, batch, rounds);
-  bench_loop (bench, &c, side, tg_bench_quick (bench) ? 3 : 11);
+  bench_skip (bench, &c);
+  bench_branches (bench, &c);
+  bench_loop (bench, &c, tg_bench_quick (bench) ? 3 : 11);
 
+  tg_bench_loop_clear (&c.loop);
   TG_BENCH_CUDA (cudaFreeHost (c.pinned));
   TG_BENCH_CUDA (cudaFree (c.flag));
   TG_BENCH_CUDA (cudaFree (c.word));
-  TG_BENCH_CUDA (cudaStreamDestroy (side));
+  TG_BENCH_CUDA (cudaStreamDestroy (c.side));
   TG_BENCH_CUDA (cudaStreamDestroy (c.stream));
 }

@@ -1,0 +1,90 @@
+/* loop.c: the relaxation loop of the condition and soak benchmarks, as
+ * TrackGen stages and as its raw CUDA floor.  A reset sets value = 0 and
+ * flag = 1; each iteration bumps value and clears flag once value reaches
+ * target, so the loop converges after target iterations. */
+#include "config.h"
+#include "bench.h"
+#include "bench-kernels.h"
+
+void
+tg_bench_loop_init (TgBenchLoop *loop, gint32 iters, cudaStream_t stream)
+{
+  gint32 *words;
+
+  TG_BENCH_CUDA (cudaMalloc ((void **)&words, 4 * sizeof *words));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&loop->status, sizeof *loop->status));
+  loop->flag = words;
+  loop->value = words + 1;
+  loop->target = words + 2;
+  loop->it = words + 3;
+  loop->iters = iters;
+  TG_BENCH_CUDA (cudaMemcpyAsync (loop->target, &iters, sizeof iters,
+                                  cudaMemcpyHostToDevice, stream));
+  TG_BENCH_CUDA (cudaStreamSynchronize (stream));
+}
+
+void
+tg_bench_loop_clear (TgBenchLoop *loop)
+{
+  TG_BENCH_CUDA (cudaFree (loop->flag));
+  TG_BENCH_CUDA (cudaFree (loop->status));
+}
+
+static gboolean
+reset_stage (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_launched (tgb_launch_reset (tg_launch_get_stream (launch),
+                                              tg_launch_get_binding (launch, "value"),
+                                              tg_launch_get_binding (launch, "flag")),
+                            error);
+}
+
+static gboolean
+relax_body (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_launched (tgb_launch_relax (tg_launch_get_stream (launch),
+                                              tg_launch_get_binding (launch, "value"),
+                                              tg_launch_get_binding (launch, "flag"),
+                                              tg_launch_get_binding (launch, "target")),
+                            error);
+}
+
+void
+tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop)
+{
+  /* A cap above the target: the loop converges, it is never capped. */
+  const TgLoopSpec spec = { .flag_binding = "flag",
+                            .status_binding = "status",
+                            .max_iters = loop->iters + 1 };
+  guint reset, relax;
+
+  reset = tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage,
+                                        NULL, NULL);
+  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &spec,
+                                      relax_body, NULL, NULL);
+  tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
+  tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
+  tg_producer_declare_binding (p, relax, "value", sizeof (gint32));
+  tg_producer_declare_binding (p, relax, "target", sizeof (gint32));
+  tg_bench_bind (p, "flag", loop->flag, sizeof (gint32));
+  tg_bench_bind (p, "value", loop->value, sizeof (gint32));
+  tg_bench_bind (p, "target", loop->target, sizeof (gint32));
+  tg_bench_bind (p, "status", loop->status, sizeof *loop->status);
+}
+
+void
+tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
+{
+  cudaGraphConditionalHandle h;
+  cudaGraph_t body;
+
+  TG_BENCH_CUDA (tgb_launch_reset (s, loop->value, loop->flag));
+  h = tg_bench_hand_handle (s);
+  TG_BENCH_CUDA (tgb_launch_while_entry (s, h, loop->flag, loop->it));
+  tg_bench_hand_conditional (s, h, cudaGraphCondTypeWhile, 1, &body);
+  tg_bench_hand_begin_body (side, body);
+  TG_BENCH_CUDA (tgb_launch_relax (side, loop->value, loop->flag, loop->target));
+  TG_BENCH_CUDA (
+      tgb_launch_while_tail (side, h, loop->flag, loop->it, loop->iters + 1));
+  tg_bench_hand_end_body (side);
+}
