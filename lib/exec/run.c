@@ -30,14 +30,36 @@ stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
                       p->name, stage->name, into);
 }
 
-/* Fixes the stages and derives, once, what the policy needs from them. */
-static void
-seal (TgProducer *p)
+/* Fixes the stages and derives, once, what the policy needs from them.  A
+ * failure to ask the driver what it supports fails the call and leaves the
+ * producer unsealed, so the next call asks again. */
+static gboolean
+seal (TgProducer *p, GError **error)
 {
   gboolean uses_conditions = FALSE, uses_else_switch = FALSE;
+  GError *missing = NULL;
 
   if (p->sealed)
-    return;
+    return TRUE;
+  for (guint i = 0; i < p->stages->len; i++)
+    {
+      const TgStage *stage = tg__producer_stage (p, i);
+
+      uses_conditions |= stage->condition != NULL || stage->kind == TG_STAGE_KIND_LOOP;
+      uses_else_switch
+          |= stage->otherwise != NULL || stage->kind == TG_STAGE_KIND_SWITCH;
+    }
+  /* What every conditional call needs; what the stages need on top. */
+  if ((!tg__capture_conditionals_supported (TG_CONDITIONAL_IF_WHILE, &missing)
+       || (uses_else_switch
+           && !tg__capture_conditionals_supported (TG_CONDITIONAL_ELSE_SWITCH,
+                                                   &missing)))
+      && missing->domain == TG_CUDA_ERROR)
+    {
+      g_propagate_error (error, missing);
+      return FALSE;
+    }
+  p->no_conditionals = missing;
   p->sealed = TRUE;
   for (guint i = 0; i < p->stages->len; i++)
     {
@@ -49,20 +71,11 @@ seal (TgProducer *p)
         p->first_host = stage;
       if ((stage->flags & TG_STAGE_LEGACY_STREAM) && p->legacy == NULL)
         p->legacy = stage;
-      uses_conditions |= stage->condition != NULL || stage->kind == TG_STAGE_KIND_LOOP;
-      uses_else_switch
-          |= stage->otherwise != NULL || stage->kind == TG_STAGE_KIND_SWITCH;
       if (!safe && stage->kind != TG_STAGE_KIND_HOST && p->replay_refusal == NULL)
         p->replay_refusal = stage_refusal (p, stage, "a graph");
       if (!safe && p->record_refusal == NULL)
         p->record_refusal = stage_refusal (p, stage, "the caller's capture");
     }
-  /* What every conditional call needs; what the stages need on top. */
-  (void)tg__capture_conditionals_supported (TG_CONDITIONAL_IF_WHILE,
-                                            &p->no_conditionals);
-  if (uses_else_switch && p->no_conditionals == NULL)
-    (void)tg__capture_conditionals_supported (TG_CONDITIONAL_ELSE_SWITCH,
-                                              &p->no_conditionals);
   if (p->no_conditionals != NULL && (uses_conditions || uses_else_switch))
     {
       if (p->replay_refusal == NULL)
@@ -70,6 +83,7 @@ seal (TgProducer *p)
       if (p->record_refusal == NULL)
         p->record_refusal = g_error_copy (p->no_conditionals);
     }
+  return TRUE;
 }
 
 static gboolean
@@ -283,8 +297,7 @@ call_enter (TgProducer *p, cudaStream_t stream, TgPolicy requested,
 {
   if (!tg__producer_lock (p, error))
     return FALSE;
-  seal (p);
-  if (tg__device_enter (guard, p->device, error))
+  if (seal (p, error) && tg__device_enter (guard, p->device, error))
     {
       if (resolve (p, stream, requested, condition, r, error))
         return TRUE;
