@@ -32,6 +32,7 @@ typedef struct
 
 static const Scenario scenarios[] = {
   { "exec", fs_scenario_exec },
+  { "condition", fs_scenario_condition },
 };
 
 static char **opt_scenarios;
@@ -40,7 +41,7 @@ static gint opt_sample = 1;
 
 static const GOptionEntry entries[] = {
   { "scenario", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_scenarios,
-    "Sweep only scenario NAME: exec (repeatable)",
+    "Sweep only scenario NAME: exec or condition (repeatable)",
     "NAME" },
   { "error", 0, 0, G_OPTION_ARG_INT, &opt_error,
     "The cudaError_t to inject (default 2, cudaErrorMemoryAllocation)", "N" },
