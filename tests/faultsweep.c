@@ -33,6 +33,7 @@ typedef struct
 static const Scenario scenarios[] = {
   { "exec", fs_scenario_exec },
   { "condition", fs_scenario_condition },
+  { "seeds", fs_scenario_seeds },
 };
 
 static char **opt_scenarios;
@@ -41,7 +42,7 @@ static gint opt_sample = 1;
 
 static const GOptionEntry entries[] = {
   { "scenario", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_scenarios,
-    "Sweep only scenario NAME: exec or condition (repeatable)",
+    "Sweep only scenario NAME: exec, condition or seeds (repeatable)",
     "NAME" },
   { "error", 0, 0, G_OPTION_ARG_INT, &opt_error,
     "The cudaError_t to inject (default 2, cudaErrorMemoryAllocation)", "N" },
