@@ -34,6 +34,7 @@ static const Scenario scenarios[] = {
   { "exec", fs_scenario_exec },
   { "condition", fs_scenario_condition },
   { "seeds", fs_scenario_seeds },
+  { "interop", fs_scenario_interop },
 };
 
 static char **opt_scenarios;
@@ -42,7 +43,7 @@ static gint opt_sample = 1;
 
 static const GOptionEntry entries[] = {
   { "scenario", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_scenarios,
-    "Sweep only scenario NAME: exec, condition or seeds (repeatable)",
+    "Sweep only scenario NAME: exec, condition, seeds or interop (repeatable)",
     "NAME" },
   { "error", 0, 0, G_OPTION_ARG_INT, &opt_error,
     "The cudaError_t to inject (default 2, cudaErrorMemoryAllocation)", "N" },

@@ -27,6 +27,7 @@ typedef gboolean (*FsScenario) (FsCtx *ctx, GError **error);
 gboolean fs_scenario_exec (FsCtx *ctx, GError **error);
 gboolean fs_scenario_condition (FsCtx *ctx, GError **error);
 gboolean fs_scenario_seeds (FsCtx *ctx, GError **error);
+gboolean fs_scenario_interop (FsCtx *ctx, GError **error);
 
 #define FS_ERROR (fs_error_quark ())
 GQuark fs_error_quark (void);
