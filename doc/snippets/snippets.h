@@ -97,13 +97,6 @@ const char *cuda_error_name_of (const GError *error);
 void watch_rebinds (TgProducer *producer, gboolean *step_graph_stale);
 gboolean nothing_leaked (void);
 
-/* torch.c: the C face a Python program loads through ctypes. */
-TgCaptureScope *tgdoc_scope_begin (cudaStream_t stream, int mode, char *msg, int len);
-gboolean tgdoc_scope_end (TgCaptureScope *scope, char *msg, int len);
-gboolean tgdoc_run (TgProducer *producer, const gint32 *flag, char *msg, int len);
-void tgdoc_producer_unref (TgProducer *producer);
-gboolean tgdoc_release_wait (gint64 timeout_us);
-
 G_END_DECLS
 
 #endif /* TG_DOC_SNIPPETS_H */
