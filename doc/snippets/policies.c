@@ -14,15 +14,29 @@ run_auto (TgProducer *producer, cudaStream_t stream, GError **error)
 
 //! [eager]
 gboolean
-run_eager (TgProducer *producer, GError **error)
+run_eager (TgProducer *producer, cudaStream_t stream, GError **error)
 {
-  /* No stream named: a registered foreign capture's stream, else the
-   * producer's bound stream, else TrackGen's default stream of its device.
-   * EAGER launches every stage now; the loop stage reads its status back
-   * once per iteration, so this call returns after the relaxation ended. */
-  return tg_producer_run (producer, NULL, TG_POLICY_EAGER, tg_unconditional (), error);
+  /* EAGER launches every stage now, on @stream.  The loop stage reads its
+   * status back once per iteration, so this call returns after the
+   * relaxation ended. */
+  return tg_producer_run (producer, stream, TG_POLICY_EAGER, tg_unconditional (),
+                          error);
 }
 //! [eager]
+
+//! [bound-stream]
+gboolean
+run_on_bound_stream (TgProducer *producer, cudaStream_t stream, GError **error)
+{
+  /* Calls that pass TG_STREAM_AUTO use the bound stream, unless a capture
+   * scope is registered on this thread (its stream comes first).  A NULL
+   * stream would not mean "not named": it is CUDA's legacy default stream. */
+  if (!tg_producer_set_stream (producer, stream, error))
+    return FALSE;
+  return tg_producer_run (producer, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (),
+                          error);
+}
+//! [bound-stream]
 
 //! [replay]
 gboolean
@@ -60,9 +74,15 @@ record_into_own_capture (TgProducer *producer, cudaStream_t stream, GError **err
                    cudaGetErrorName (status));
       return NULL;
     }
+  /* The stage functions run now, never at replay.  This producer's loop is a
+   * WHILE node, which CUDA cannot embed as a child graph: its stages run
+   * twice, into a trial capture of TrackGen's own, then into this capture.
+   * Without conditions, loops or allocations they would run once, and join
+   * the capture as one child-graph node. */
   recorded = tg_producer_run (producer, stream, TG_POLICY_RECORD, tg_unconditional (),
                               error);
-  /* End the capture whatever happened: a refused call left it as it was. */
+  /* End the capture whatever happened: a refused call left it as it was, a
+   * TG_CAPTURE_ERROR_FAILED one broke it (cudaStreamEndCapture fails). */
   status = cudaStreamEndCapture (stream, &graph);
   if (recorded && status == cudaSuccess)
     status = cudaGraphInstantiate (&exec, graph, 0);

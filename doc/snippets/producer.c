@@ -71,25 +71,40 @@ track_producer_new (TgSeedState *seeds, const SimBuffers *sim, GError **error)
 {
   g_autoptr (TgProducer) p
       = tg_producer_new ("tracks", tg_seed_state_get_device (seeds));
-  gsize n = sim->n_envs;
+  /* At most 16 sweeps: a WHILE node under a capture, a host loop eagerly. */
+  const TgLoopSpec relax
+      = { .flag_binding = "again", .status_binding = "relax_status", .max_iters = 16 };
+  gsize n = sim->n_envs, keys = n * sizeof (guint64), tracks = n * 64 * sizeof (float);
+  guint advance, fill, sample, relaxation;
 
   /* Every stage only enqueues on the stream it is given: capture-safe. */
-  tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE, advance_stage,
-                                tg_seed_state_ref (seeds),
-                                (GDestroyNotify)tg_seed_state_unref);
-  tg_producer_add_device_stage (p, "keys", TG_STAGE_CAPTURE_SAFE, keys_stage,
-                                tg_seed_state_ref (seeds),
-                                (GDestroyNotify)tg_seed_state_unref);
-  tg_producer_add_device_stage (p, "sample", TG_STAGE_CAPTURE_SAFE, sample_stage,
-                                (gpointer)sim, NULL);
-  /* At most 16 sweeps: a WHILE node under a capture, a host loop eagerly. */
-  tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "again",
-                              "relax_status", 16, relax_body, (gpointer)sim, NULL);
+  advance = tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE,
+                                          advance_stage, tg_seed_state_ref (seeds),
+                                          (GDestroyNotify)tg_seed_state_unref);
+  fill = tg_producer_add_device_stage (p, "keys", TG_STAGE_CAPTURE_SAFE, keys_stage,
+                                       tg_seed_state_ref (seeds),
+                                       (GDestroyNotify)tg_seed_state_unref);
+  sample = tg_producer_add_device_stage (p, "sample", TG_STAGE_CAPTURE_SAFE,
+                                         sample_stage, (gpointer)sim, NULL);
+  relaxation = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
+                                           relax_body, (gpointer)sim, NULL);
+
+  /* Each stage declares the bindings it looks up and the bytes it uses of
+   * them; the loop's flag and status are declared by the loop itself.  A
+   * call with one missing or too small is refused before anything runs. */
+  tg_producer_declare_binding (p, advance, "done", n);
+  tg_producer_declare_binding (p, fill, "keys", keys);
+  tg_producer_declare_binding (p, sample, "done", n);
+  tg_producer_declare_binding (p, sample, "keys", keys);
+  tg_producer_declare_binding (p, sample, "tracks", tracks);
+  tg_producer_declare_binding (p, sample, "again", sizeof (gint32));
+  tg_producer_declare_binding (p, relaxation, "done", n);
+  tg_producer_declare_binding (p, relaxation, "tracks", tracks);
 
   /* Everything a graph bakes in is a binding. */
   if (!tg_producer_bind (p, "done", sim->done, n, error)
-      || !tg_producer_bind (p, "keys", sim->keys, n * sizeof (guint64), error)
-      || !tg_producer_bind (p, "tracks", sim->tracks, n * 64 * sizeof (float), error)
+      || !tg_producer_bind (p, "keys", sim->keys, keys, error)
+      || !tg_producer_bind (p, "tracks", sim->tracks, tracks, error)
       || !tg_producer_bind (p, "again", sim->again, sizeof (gint32), error)
       || !tg_producer_bind (p, "relax_status", sim->relax_status, sizeof (TgLoopStatus),
                             error))

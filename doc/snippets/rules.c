@@ -86,15 +86,19 @@ rules_producer_new (guint32 *device_params, guint32 *pinned_params)
 {
   TgProducer *p = tg_producer_new ("rules", 0);
   Rules *r = g_new0 (Rules, 1);
+  guint clear;
 
   r->device_params = device_params;
   r->pinned_params = pinned_params;
   tg_producer_add_host_stage (p, "upload", TG_STAGE_CAPTURE_SAFE, upload_params, r,
                               g_free);
-  tg_producer_add_device_stage (p, "maybe-clear", TG_STAGE_CAPTURE_SAFE, maybe_clear, r,
-                                NULL);
+  clear = tg_producer_add_device_stage (p, "maybe-clear", TG_STAGE_CAPTURE_SAFE,
+                                        maybe_clear, r, NULL);
   tg_producer_add_host_stage (p, "checksum", TG_STAGE_NONE, read_checksum, r, NULL);
-  return p; /* "reset" must be bound before the first run */
+  /* The flag maybe-clear looks up: bound before the first run, or every call
+   * is refused with TG_STATE_ERROR_UNBOUND. */
+  tg_producer_declare_binding (p, clear, "reset", sizeof (gint32));
+  return p;
 }
 //! [declare]
 
@@ -123,8 +127,9 @@ legacy_plugin_producer_new (void)
 gboolean
 legacy_plugin_run (TgProducer *plugin, GError **error)
 {
-  /* The only call that is not refused: eager, on cudaStreamLegacy, while no
-   * blocking stream captures. */
+  /* The only call that is not refused: eager, on the legacy default stream
+   * (cudaStreamLegacy, or NULL: the same stream), while no blocking stream
+   * captures. */
   return tg_producer_run (plugin, cudaStreamLegacy, TG_POLICY_AUTO, tg_unconditional (),
                           error);
 }

@@ -38,13 +38,22 @@ typedef struct
 } SimBuffers;
 //! [simulator]
 
+/* Two more of its kernels, for conditions.c: lay out a track of layout
+ * @kind, and decorate it by night or by day, for every env that finished. */
+cudaError_t track_launch_layout (cudaStream_t stream, guint n_envs, gint kind,
+                                 const guint8 *done, float *tracks);
+cudaError_t track_launch_scenery (cudaStream_t stream, guint n_envs, gboolean night,
+                                  const guint8 *done, float *tracks);
+
 /* producer.c */
 TgProducer *track_producer_new (TgSeedState *seeds, const SimBuffers *sim,
                                 GError **error);
 
 /* policies.c */
 gboolean run_auto (TgProducer *producer, cudaStream_t stream, GError **error);
-gboolean run_eager (TgProducer *producer, GError **error);
+gboolean run_eager (TgProducer *producer, cudaStream_t stream, GError **error);
+gboolean run_on_bound_stream (TgProducer *producer, cudaStream_t stream,
+                              GError **error);
 gboolean run_replay (TgProducer *producer, cudaStream_t stream, guint n_calls,
                      GError **error);
 cudaGraphExec_t record_into_own_capture (TgProducer *producer, cudaStream_t stream,
@@ -59,6 +68,9 @@ cudaGraphExec_t step_graph_new (const SimBuffers *sim, TgProducer *regen,
 gboolean step_graph_run (cudaGraphExec_t step, cudaStream_t stream, guint n_steps,
                          GError **error);
 
+/* conditions.c */
+TgProducer *layout_producer_new (const SimBuffers *sim);
+
 /* rules.c */
 TgProducer *rules_producer_new (guint32 *device_params, guint32 *pinned_params);
 TgProducer *legacy_plugin_producer_new (void);
@@ -66,21 +78,24 @@ gboolean legacy_plugin_run (TgProducer *plugin, GError **error);
 
 /* seeds.c */
 TgSeedState *seeds_for_sim (guint n_envs, GError **error);
-gboolean seeds_key_of (TgSeedState *seeds, guint env, guint64 *key, GError **error);
-gboolean seeds_checkpoint (TgSeedState *seeds, const char *path, GError **error);
-gboolean seeds_resume (TgSeedState *seeds, const char *path, GError **error);
+gboolean seeds_for_devices (int n_devices, guint envs_per_device, guint64 base_seed,
+                            TgSeedState **states, GError **error);
+gboolean seeds_key_of (TgSeedState *seeds, cudaStream_t stream, guint env, guint64 *key,
+                       GError **error);
+gboolean seeds_reseed_in_graph (TgSeedState *seeds, cudaStream_t capturing,
+                                const guint32 *device_env_ids,
+                                const guint64 *device_seeds, guint n, GError **error);
+gboolean seeds_checkpoint (TgSeedState *seeds, cudaStream_t stream, const char *path,
+                           GError **error);
+gboolean seeds_resume (TgSeedState *seeds, cudaStream_t stream, const char *path,
+                       GError **error);
 
 /* errors.c */
 gboolean record_or_run_apart (TgProducer *producer, cudaStream_t capturing,
                               gboolean *recorded, GError **error);
 const char *cuda_error_name_of (const GError *error);
-
-/* torch.c: the C face a Python program loads through ctypes. */
-TgCaptureScope *tgdoc_scope_begin (cudaStream_t stream, int mode, char *msg, int len);
-gboolean tgdoc_scope_end (TgCaptureScope *scope, char *msg, int len);
-gboolean tgdoc_run (TgProducer *producer, const gint32 *flag, char *msg, int len);
-void tgdoc_producer_unref (TgProducer *producer);
-gboolean tgdoc_release_wait (gint64 timeout_us);
+void watch_rebinds (TgProducer *producer, gboolean *step_graph_stale);
+gboolean nothing_leaked (void);
 
 G_END_DECLS
 
