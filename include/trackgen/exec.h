@@ -57,9 +57,11 @@ G_BEGIN_DECLS
 /** Codes of #TG_CAPTURE_ERROR. */
 typedef enum
 {
-  /** The capture error: the caller's capture is invalidated, ended early, or a
-   * graph failed to instantiate.  Fix: end the broken capture
-   * (`cudaStreamEndCapture`) and capture again; the message names the cause. */
+  /** The capture error: the caller's capture is invalidated (before the call,
+   * or by a stage during it: the message names the stage), ended early, holds
+   * part of a call whose second recording pass failed, or a graph failed to
+   * instantiate.  Fix: end the broken capture (`cudaStreamEndCapture`) and
+   * capture again; the message names the cause. */
   TG_CAPTURE_ERROR_FAILED,
   /** The work cannot be recorded into a capture (a stage that is not
    * capture-safe, a host operation that needs a synchronization, a host node
@@ -278,7 +280,8 @@ tg_conditional (const gint32 *device_flag)
 /**
  * A bounded loop stage, see tg_producer_add_loop_stage().  Name the fields:
  * @code
- * TgLoopSpec loop = { .flag_binding = "go", .status_binding = "status", .max_iters = 64 };
+ * TgLoopSpec loop = { .flag_binding = "go", .status_binding = "status", .max_iters = 64
+ * };
  * @endcode
  */
 typedef struct
@@ -320,7 +323,7 @@ typedef enum
  * once per EAGER call; under REPLAY only when the producer's own graph is
  * captured (the first call, after a rebind, or for a new condition flag);
  * under RECORD once per call, or twice when the call records a condition, a
- * loop or an allocation (see @ref capture-rules: CUDA can neither embed such
+ * loop or an allocation (see @ref capture-rules; CUDA can neither embed such
  * work as a child graph nor remove nodes from a capture, so a trial capture
  * of TrackGen's own comes first).  So it must only enqueue work.
  * @param launch    the call's launch context (valid during the call only)
@@ -389,7 +392,8 @@ int tg_producer_get_device (const TgProducer *producer);
  *                 #TG_STREAM_AUTO
  * @param error    #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (a stream of another
  *                 device), #TG_ARGUMENT_ERROR_OUT_OF_RANGE (the producer's
- *                 device does not exist), #TG_CUDA_ERROR
+ *                 device does not exist), #TG_STATE_ERROR_BUSY (called from a
+ *                 stage of the same producer), #TG_CUDA_ERROR
  * @return TRUE on success; FALSE with @p error set, the binding unchanged
  */
 gboolean tg_producer_set_stream (TgProducer *producer, cudaStream_t stream,

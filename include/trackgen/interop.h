@@ -17,8 +17,8 @@ G_BEGIN_DECLS
  * A simulator's step graph is often captured by someone else: PyTorch's
  * `torch.cuda.graph`, or any code that called `cudaStreamBeginCapture`.  A
  * *capture scope* tells TrackGen about such a capture on the calling thread:
- * producer and seed-state calls passing #TG_STREAM_AUTO record into it, and each producer
- * recorded into it is retained by the captured graph, so the graph can be
+ * producer and seed-state calls passing #TG_STREAM_AUTO record into it, and each
+ * producer recorded into it is retained by the captured graph, so the graph can be
  * replayed after the caller dropped its own reference.
  *
  * Retention uses CUDA user objects.  The driver runs their destructors on a

@@ -29,10 +29,6 @@
 #define TG_HOST_DEVICE
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * The 64-bit finalizer of SplitMix64 (Stafford's "Mix13"):
  * @code
@@ -106,10 +102,6 @@ typedef struct
   int32_t iterations; /**< body executions in the last run */
   int32_t end;        /**< a #TgLoopEnd */
 } TgLoopStatus;
-
-#ifdef __cplusplus
-}
-#endif
 
 /** @} */
 

@@ -43,7 +43,8 @@ typedef struct _TgSeedState TgSeedState;
 /**
  * Creates the state of @p n_envs envs on @p device, env i seeded
  * tg_env_seed(@p base_seed, i), every epoch 0.  Blocks until it is on the
- * device.
+ * device, on TrackGen's default stream (never a registered capture's), so it
+ * may be called during a capture.
  * @param device    CUDA device ordinal
  * @param n_envs    the number of envs, at least 1
  * @param base_seed the seed every env's seed derives from
@@ -242,7 +243,8 @@ gboolean tg_seed_state_read (TgSeedState *state, cudaStream_t stream, guint64 *s
  * @param error  #TG_CAPTURE_ERROR_NOT_CAPTURABLE, #TG_CUDA_ERROR
  * @return the bytes (transfer full), or NULL
  */
-GBytes *tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream, GError **error);
+GBytes *tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream,
+                                GError **error);
 
 /**
  * Restores a snapshot taken from a state of the same envs (same n_envs and

@@ -68,7 +68,7 @@ gboolean tg__capture_is_refusal (const GError *error);
 /* What a kind of conditional node needs from the driver and the runtime. */
 typedef enum
 {
-  TG_CONDITIONAL_IF_WHILE, /* CUDA 12.4 */
+  TG_CONDITIONAL_IF_WHILE,    /* CUDA 12.4 */
   TG_CONDITIONAL_ELSE_SWITCH, /* an IF with two bodies, a SWITCH: CUDA 12.8 */
 } TgConditionalKind;
 

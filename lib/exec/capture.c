@@ -31,8 +31,8 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
   if (err == cudaSuccess && status == cudaStreamCaptureStatusActive)
     {
       call = "cudaStreamGetCaptureInfo";
-      err = TG_CUDA_CALL (
-          get_capture_info (stream, &status, &info->id, &info->graph, NULL, NULL, NULL));
+      err = TG_CUDA_CALL (get_capture_info (stream, &status, &info->id, &info->graph,
+                                            NULL, NULL, NULL));
     }
   if (err == cudaErrorStreamCaptureInvalidated || err == cudaErrorStreamCaptureImplicit)
     {
@@ -387,7 +387,8 @@ tg__capture_conditionals_supported (TgConditionalKind kind, GError **error)
     const char *what;
   } needs[] = {
     [TG_CONDITIONAL_IF_WHILE] = { 12040, "conditional graph nodes" },
-    [TG_CONDITIONAL_ELSE_SWITCH] = { 12080, "IF nodes with an else body and SWITCH nodes" },
+    [TG_CONDITIONAL_ELSE_SWITCH]
+    = { 12080, "IF nodes with an else body and SWITCH nodes" },
   };
   int driver = 0;
 
@@ -399,9 +400,8 @@ tg__capture_conditionals_supported (TgConditionalKind kind, GError **error)
                      "%s need CUDA %d.%d in the driver and in libtrackgen's build; the "
                      "driver is %d.%d and the build %d.%d: run eagerly, or upgrade",
                      needs[kind].what, needs[kind].version / 1000,
-                     needs[kind].version % 1000 / 10, driver / 1000,
-                     driver % 1000 / 10, CUDART_VERSION / 1000,
-                     CUDART_VERSION % 1000 / 10);
+                     needs[kind].version % 1000 / 10, driver / 1000, driver % 1000 / 10,
+                     CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
       return FALSE;
     }
   return TRUE;

@@ -66,9 +66,9 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
               cudaGraph_t body_graph, guint i, cudaGraphConditionalHandle handle,
               gpointer data, GError **error)
 {
-  g_autofree char *where
-      = c->n_bodies > 1 ? g_strdup_printf ("body %u of the %s", i, c->what)
-                        : g_strdup_printf ("the %s's body", c->what);
+  g_autofree char *where = c->n_bodies > 1
+                               ? g_strdup_printf ("body %u of the %s", i, c->what)
+                               : g_strdup_printf ("the %s's body", c->what);
   TgCaptureInfo info;
   TgLaunch inner;
   gboolean ok, ended;
@@ -81,11 +81,11 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
   ok = tg__capture_query (side, &info, error);
   inner.capture_id = info.id;
   inner.capture_graph = body_graph;
-  ok = ok && c->bodies[i] (&inner, data, error);
+  ok = ok && c->bodies[i](&inner, data, error);
   if (ok && c->kind == COND_WHILE)
-    ok = TG_CUDA_OK (tg__launch_loop_tail (side, handle, TRUE, c->flag, c->status,
-                                           c->max_iters),
-                     error);
+    ok = TG_CUDA_OK (
+        tg__launch_loop_tail (side, handle, TRUE, c->flag, c->status, c->max_iters),
+        error);
   /* End the body capture whatever happened: no stream is left capturing.  A
    * refusal raised by the capture itself becomes NOT_CAPTURABLE in
    * tg__stages_capture(), which every captured body runs under first. */
@@ -106,8 +106,8 @@ captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **
   if (c->n_bodies > MAX_BODIES)
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "a switch of %u cases cannot be captured: at most %d",
-                     c->n_bodies, MAX_BODIES);
+                     "a switch of %u cases cannot be captured: at most %d", c->n_bodies,
+                     MAX_BODIES);
       return FALSE;
     }
   if (!tg__capture_conditionals_supported (needs, error)
@@ -143,7 +143,7 @@ eager (const TgLaunch *launch, const Conditional *c, gpointer data, GError **err
     return TRUE;
   inner = *launch;
   inner.depth++;
-  return c->bodies[i] (&inner, data, error);
+  return c->bodies[i](&inner, data, error);
 }
 
 gboolean
@@ -151,7 +151,8 @@ tg__condition_if (const TgLaunch *launch, const gint32 *flag, TgDeviceFunc body,
                   TgDeviceFunc otherwise, gpointer data, GError **error)
 {
   const TgDeviceFunc bodies[2] = { body, otherwise };
-  Conditional c = { COND_IF, "condition", flag, otherwise != NULL ? 2 : 1, bodies, 0, NULL };
+  Conditional c
+      = { COND_IF, "condition", flag, otherwise != NULL ? 2 : 1, bodies, 0, NULL };
 
   return launch->capturing ? captured (launch, &c, data, error)
                            : eager (launch, &c, data, error);

@@ -28,11 +28,11 @@ void tg__fault_arm (guint64 at, cudaError_t status);
 guint64 tg__fault_count (void);
 /* An injected failure replaces the call: nothing was done, as when CUDA
  * refuses one. */
-#define TG_CUDA_CALL(call) (G_UNLIKELY (tg__fault_hit ()) ? tg__fault_injected () : (call))
+#define TG_CUDA_CALL(call)                                                             \
+  (G_UNLIKELY (tg__fault_hit ()) ? tg__fault_injected () : (call))
 /* For calls that end or release something: the call is made, its status
  * replaced, so an injected failure leaves no capture open. */
-#define TG_CUDA_OVERRIDE(status)                                                       \
-  tg__fault_override_status (tg__fault_hit (), (status))
+#define TG_CUDA_OVERRIDE(status) tg__fault_override_status (tg__fault_hit (), (status))
 cudaError_t tg__fault_override_status (gboolean hit, cudaError_t status);
 #else
 #define TG_CUDA_CALL(call) (call)

@@ -69,8 +69,8 @@ tg_launch_get_depth (const TgLaunch *launch)
 static gboolean
 declared (const TgStage *stage, const char *name)
 {
-  const char *implicit[] = { stage->condition, stage->loop_flag, stage->loop_status,
-                             stage->index };
+  const char *implicit[]
+      = { stage->condition, stage->loop_flag, stage->loop_status, stage->index };
 
   for (guint i = 0; i < G_N_ELEMENTS (implicit); i++)
     if (implicit[i] != NULL && g_str_equal (implicit[i], name))

@@ -31,14 +31,14 @@ typedef struct
   TgHostFunc host;
   gpointer user_data;
   GDestroyNotify destroy;
-  GArray *uses;            /* TgUse: bindings declared by tg_producer_declare_binding */
-  char *condition;         /* binding of the guard flag, or NULL */
-  TgDeviceFunc otherwise;  /* DEVICE with a condition: its else branch, or NULL */
-  char *loop_flag;         /* LOOP: binding of the continue flag */
-  char *loop_status;       /* LOOP: binding of the TgLoopStatus */
-  guint max_iters;         /* LOOP */
-  char *index;             /* SWITCH: binding of the gint32 index */
-  TgDeviceFunc *cases;     /* SWITCH: n_cases bodies */
+  GArray *uses;           /* TgUse: bindings declared by tg_producer_declare_binding */
+  char *condition;        /* binding of the guard flag, or NULL */
+  TgDeviceFunc otherwise; /* DEVICE with a condition: its else branch, or NULL */
+  char *loop_flag;        /* LOOP: binding of the continue flag */
+  char *loop_status;      /* LOOP: binding of the TgLoopStatus */
+  guint max_iters;        /* LOOP */
+  char *index;            /* SWITCH: binding of the gint32 index */
+  TgDeviceFunc *cases;    /* SWITCH: n_cases bodies */
   guint n_cases;
 } TgStage;
 

@@ -384,8 +384,8 @@ tg_producer_add_host_stage (TgProducer *producer, const char *name, TgStageFlags
 
 guint
 tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags flags,
-                            const TgLoopSpec *loop, TgDeviceFunc body, gpointer user_data,
-                            GDestroyNotify destroy)
+                            const TgLoopSpec *loop, TgDeviceFunc body,
+                            gpointer user_data, GDestroyNotify destroy)
 {
   TgStage *stage;
 
@@ -409,10 +409,10 @@ tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags
 }
 
 guint
-tg_producer_add_switch_stage (TgProducer *producer, const char *name, TgStageFlags flags,
-                              const char *index_binding, guint n_cases,
-                              const TgDeviceFunc *cases, gpointer user_data,
-                              GDestroyNotify destroy)
+tg_producer_add_switch_stage (TgProducer *producer, const char *name,
+                              TgStageFlags flags, const char *index_binding,
+                              guint n_cases, const TgDeviceFunc *cases,
+                              gpointer user_data, GDestroyNotify destroy)
 {
   TgStage *stage;
 
@@ -576,8 +576,9 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
     }
   tg__producer_unlock (producer);
   /* Outside the lock: the handler is the caller's code. */
-  if (rebind && (handler == NULL
-                 || !handler (producer, name, old_ptr, device_ptr, handler_data)))
+  if (rebind
+      && (handler == NULL
+          || !handler (producer, name, old_ptr, device_ptr, handler_data)))
     g_warning ("RebindAfterCaptureWarning: binding '%s' of producer '%s' changed from "
                "%p to %p after the producer was captured; its own graphs are updated "
                "at the next call, and every graph of yours that recorded it still "

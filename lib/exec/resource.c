@@ -57,8 +57,8 @@ released (cudaError_t status, const char *call, TgLiveKind kind)
   if (cudaPeekAtLastError () == status)
     (void)cudaGetLastError ();
   tg__live_add (TG_LIVE_FAILED_RELEASES, 1);
-  g_warning ("%s failed: %s (%s); the object is leaked", call, cudaGetErrorName (status),
-             cudaGetErrorString (status));
+  g_warning ("%s failed: %s (%s); the object is leaked", call,
+             cudaGetErrorName (status), cudaGetErrorString (status));
 }
 
 /* Runs one release in a relaxed section. */

@@ -160,8 +160,8 @@ binding_bound (const TgProducer *p, const TgStage *stage, const TgUse *use,
                  "producer '%s', stage '%s' uses binding '%s', which is %s: bind at "
                  "least %" G_GSIZE_FORMAT " bytes of device memory to it with "
                  "tg_producer_bind()",
-                 p->name, stage->name, use->name,
-                 size == 0 ? "not bound" : "too small", use->min_size);
+                 p->name, stage->name, use->name, size == 0 ? "not bound" : "too small",
+                 use->min_size);
   return FALSE;
 }
 
@@ -205,8 +205,7 @@ static gboolean
 run_body (TgLaunch *launch, TgCondition condition, GError **error)
 {
   if (condition.flag != NULL)
-    return tg__condition_if (launch, condition.flag, run_all_stages, NULL, NULL,
-                             error);
+    return tg__condition_if (launch, condition.flag, run_all_stages, NULL, NULL, error);
   return tg__run_stages (launch, 0, launch->producer->stages->len, error);
 }
 

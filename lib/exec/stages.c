@@ -89,11 +89,9 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
 
       launch->stage = stage;
       if (stage->condition != NULL)
-        ok = tg__condition_if (launch,
-                               tg__producer_binding (p, stage->condition, NULL),
-                               guarded_stage,
-                               stage->otherwise != NULL ? guarded_else : NULL,
-                               (gpointer)stage, &local);
+        ok = tg__condition_if (
+            launch, tg__producer_binding (p, stage->condition, NULL), guarded_stage,
+            stage->otherwise != NULL ? guarded_else : NULL, (gpointer)stage, &local);
       else
         ok = run_stage (launch, stage, &local);
       ok = caller_intact (launch, &local) && ok;
@@ -112,9 +110,9 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
 }
 
 gboolean
-tg__stages_capture (TgProducer *p, const TgLaunch *base, enum cudaStreamCaptureMode mode,
-                    TgDeviceFunc body, gpointer data, cudaGraph_t *graph,
-                    GError **error)
+tg__stages_capture (TgProducer *p, const TgLaunch *base,
+                    enum cudaStreamCaptureMode mode, TgDeviceFunc body, gpointer data,
+                    cudaGraph_t *graph, GError **error)
 {
   cudaStream_t stream = tg__producer_private_stream (p, error);
   g_autoptr (GError) trial = NULL;

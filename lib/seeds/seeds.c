@@ -40,8 +40,8 @@ tg__seeds_snapshot_write_header (guint8 *dst, guint n_envs, guint first_env)
 }
 
 gboolean
-tg__seeds_snapshot_check (gconstpointer data, gsize size, guint n_envs,
-                          guint first_env, gsize *header_size, GError **error)
+tg__seeds_snapshot_check (gconstpointer data, gsize size, guint n_envs, guint first_env,
+                          gsize *header_size, GError **error)
 {
   const guint8 *p = data;
   guint32 version, n, first = 0;
@@ -193,7 +193,8 @@ state_enter (int device, cudaStream_t stream, gboolean blocking, TgDeviceGuard *
 
   if (!tg__device_enter (guard, device, error))
     return NULL;
-  if ((stream = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error)) != NULL
+  if ((stream = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error))
+          != NULL
       && blocking && info.state != TG_CAPTURE_NONE)
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
@@ -233,7 +234,10 @@ state_create (int device, guint first_env, guint n_envs, guint64 base_seed,
                      first_env, first_env + (n_envs - 1), G_MAXUINT32);
       return NULL;
     }
-  if ((stream = state_enter (device, TG_STREAM_AUTO, TRUE, &guard, error)) == NULL)
+  /* TrackGen's own stream, even inside a registered scope: a new state is
+   * ordered after nothing of the caller's. */
+  if ((stream = tg_default_stream (device, error)) == NULL
+      || (stream = state_enter (device, stream, TRUE, &guard, error)) == NULL)
     return NULL;
 
   state = g_new0 (TgSeedState, 1);
@@ -364,8 +368,8 @@ tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream, const guint *e
   if ((stream = state_enter (state->device, stream, TRUE, &guard, error)) == NULL)
     return FALSE;
   /* One staging buffer: the values, then the ids (8-byte aligned after them). */
-  if ((values = tg__device_alloc ((gsize)n * (sizeof (guint64) + sizeof (guint32)),
-                                  error))
+  if ((values
+       = tg__device_alloc ((gsize)n * (sizeof (guint64) + sizeof (guint32)), error))
       == NULL)
     goto out;
   TG_CUDA_GOTO (cudaMemcpyAsync (values, seeds, n * sizeof (guint64),
