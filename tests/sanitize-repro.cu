@@ -2,8 +2,10 @@
 // outside any branch, so every thread reaches every barrier) run eagerly,
 // from a plain graph, and inside the body of a CUDA graph WHILE node, in
 // plain CUDA with no TrackGen code.  make sanitize runs each mode under
-// synccheck and racecheck: when only the WHILE mode is flagged, reports on
-// barriers in WHILE bodies are the tool's, not TrackGen's.
+// synccheck and racecheck: when only the WHILE mode fails, failures on
+// barriers in WHILE bodies are the tool's, not TrackGen's.  On the H200
+// (driver 580, compute-sanitizer 2025.3) synccheck reports 128 barrier
+// errors and a launch failure there, and racecheck crashes the process.
 //
 // Usage: sanitize-repro [eager|graph|while]...  (no argument: all three)
 // Exit: 0 every result right, 1 a wrong result or a failed CUDA call,
