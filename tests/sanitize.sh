@@ -3,12 +3,14 @@
 # racecheck, synccheck) and prints one TAP line per program and tool.  API
 # errors are not reported: the tests provoke them on purpose (refusals).
 # Run on a machine with a GPU: make sanitize.  TG_SANITIZE_TIMEOUT: seconds
-# before a stuck run is killed and reported (default 300).
+# before a stuck run is killed and reported (default 300);
+# TG_SANITIZE_TOOLS and TG_SANITIZE_PROGRAMS narrow the run (default: all).
 set -u
 build=${abs_top_builddir:-.}
-tools="memcheck racecheck synccheck"
-programs="exec-test condition-test interop-test seeds-test policy-test examples-test
-threads-test"
+tools=${TG_SANITIZE_TOOLS:-"memcheck racecheck synccheck"}
+programs=${TG_SANITIZE_PROGRAMS:-"exec-test condition-test interop-test seeds-test
+policy-test examples-test threads-test capture-test robust-test devices-test api-test
+producer-api-test seeds-api-test"}
 limit=${TG_SANITIZE_TIMEOUT:-300}
 
 # The test cases that launch kernels with block barriers (__syncthreads)
