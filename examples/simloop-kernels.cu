@@ -1,6 +1,8 @@
 // simloop-kernels.cu: agents driving laps of their tracks.
 #include <curand_kernel.h>
+#include <trackgen/kernel.h>
 
+#include "launch.cuh"
 #include "simloop-kernels.h"
 
 // Philox subsequences of a key: the track generator uses [0, K) of the
@@ -8,12 +10,12 @@
 #define SUBSEQ_INIT (1ull << 32)
 #define SUBSEQ_STEP ((1ull << 32) + 1)
 
-G_STATIC_ASSERT (sizeof (guint64) == sizeof (unsigned long long));
+static_assert (sizeof (uint64_t) == sizeof (unsigned long long), "atomicAdd on uint64_t");
 
 static __global__ void
-init_kernel (SimParams params, const guint64 *seeds, float *progress)
+init_kernel (SimParams params, const uint64_t *seeds, float *progress)
 {
-  guint e = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
   curandStatePhilox4_32_10_t rng;
 
   if (e >= params.n_envs)
@@ -23,12 +25,12 @@ init_kernel (SimParams params, const guint64 *seeds, float *progress)
 }
 
 static __global__ void
-step_kernel (SimParams params, const guint64 *seeds, const guint32 *epochs,
-             const guint8 *valid, float *progress, guint8 *mask, gint32 *any_done,
+step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
+             const uint8_t *valid, float *progress, uint8_t *mask, int32_t *any_done,
              SimCounters *counters)
 {
-  guint e = blockIdx.x * blockDim.x + threadIdx.x;
-  guint64 *cause = NULL;
+  uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  uint64_t *cause = NULL;
   float p;
 
   if (e >= params.n_envs)
@@ -61,7 +63,7 @@ step_kernel (SimParams params, const guint64 *seeds, const guint32 *epochs,
 }
 
 static __global__ void
-tally_kernel (const gint32 *any_done, SimCounters *counters)
+tally_kernel (const int32_t *any_done, SimCounters *counters)
 {
   if (*any_done)
     counters->regen_steps++;
@@ -73,26 +75,24 @@ tally_kernel (const gint32 *any_done, SimCounters *counters)
 #define GRID(n) ((n) + 255) / 256, 256
 
 extern "C" cudaError_t
-sim_launch_init (cudaStream_t stream, SimParams params, const guint64 *seeds,
+sim_launch_init (cudaStream_t stream, SimParams params, const uint64_t *seeds,
                  float *progress)
 {
-  init_kernel<<<GRID (params.n_envs), 0, stream>>> (params, seeds, progress);
-  return cudaGetLastError ();
+  return launch_kernel (init_kernel, GRID (params.n_envs), 0, stream, params, seeds,
+                        progress);
 }
 
 extern "C" cudaError_t
-sim_launch_step (cudaStream_t stream, SimParams params, const guint64 *seeds,
-                 const guint32 *epochs, const guint8 *valid, float *progress,
-                 guint8 *mask, gint32 *any_done, SimCounters *counters)
+sim_launch_step (cudaStream_t stream, SimParams params, const uint64_t *seeds,
+                 const uint32_t *epochs, const uint8_t *valid, float *progress,
+                 uint8_t *mask, int32_t *any_done, SimCounters *counters)
 {
-  step_kernel<<<GRID (params.n_envs), 0, stream>>> (params, seeds, epochs, valid,
-                                                    progress, mask, any_done, counters);
-  return cudaGetLastError ();
+  return launch_kernel (step_kernel, GRID (params.n_envs), 0, stream, params, seeds,
+                        epochs, valid, progress, mask, any_done, counters);
 }
 
 extern "C" cudaError_t
-sim_launch_tally (cudaStream_t stream, const gint32 *any_done, SimCounters *counters)
+sim_launch_tally (cudaStream_t stream, const int32_t *any_done, SimCounters *counters)
 {
-  tally_kernel<<<1, 1, 0, stream>>> (any_done, counters);
-  return cudaGetLastError ();
+  return launch_kernel (tally_kernel, 1, 1, 0, stream, any_done, counters);
 }

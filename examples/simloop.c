@@ -74,10 +74,12 @@ sim_init (Sim *sim, guint n_envs, guint n_steps, guint64 base_seed, GError **err
   sim->params.mean_speed = sim->config.shape.n_points / LAP_STEPS;
   sim->params.crash_prob = CRASH_PROB;
 
-  return (sim->seeds = tg_seed_state_new (0, n_envs, base_seed, error)) != NULL
-         && (sim->track = track_producer_new (&sim->config, sim->seeds, error)) != NULL
-         && TRACK_CUDA_OK (
-             cudaStreamCreateWithFlags (&sim->stream, cudaStreamNonBlocking), error)
+  return TRACK_CUDA_OK (cudaStreamCreateWithFlags (&sim->stream, cudaStreamNonBlocking),
+                        error)
+         && (sim->seeds = tg_seed_state_new (0, n_envs, base_seed, error)) != NULL
+         && (sim->track
+             = track_producer_new (&sim->config, sim->seeds, sim->stream, error))
+                != NULL
          && TRACK_CUDA_OK (
              cudaMalloc ((void **)&sim->progress, n_envs * sizeof (float)), error)
          && TRACK_CUDA_OK (cudaMalloc ((void **)&sim->any_done, sizeof (gint32)), error)
@@ -115,7 +117,7 @@ sim_clear (Sim *sim)
 static gboolean
 sim_reset (Sim *sim, GError **error)
 {
-  return tg_seed_state_reset_epochs (sim->seeds, sim->stream, error)
+  return tg_seed_state_reset_epochs (sim->seeds, sim->stream, NULL, 0, error)
          && TRACK_CUDA_OK (
              cudaMemsetAsync (binding (sim, "mask"), 1, sim->n_envs, sim->stream),
              error)
@@ -240,15 +242,13 @@ sim_snapshot (Sim *sim, Snapshot *snap, GError **error)
   snap->points = g_new (float2, n_points);
   snap->valid = g_new (guint8, n);
   snap->progress = g_new (float, n);
-  /* tg_seed_state_read() orders itself after the state's default stream
-   * only: finish ours first. */
   return download (sim, snap->points, binding (sim, "points"),
                    n_points * sizeof (float2), error)
          && download (sim, snap->valid, binding (sim, "valid"), n, error)
          && download (sim, snap->progress, sim->progress, n * sizeof (float), error)
          && download (sim, &snap->counters, sim->counters, sizeof (SimCounters), error)
-         && TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error)
-         && tg_seed_state_read (sim->seeds, snap->seeds, snap->epochs, error);
+         && tg_seed_state_read (sim->seeds, sim->stream, snap->seeds, snap->epochs,
+                                error);
 }
 
 static gboolean
@@ -312,8 +312,9 @@ verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *
   config.svg_tracks = n;
   config.svg_labels = (const char *const *)labels;
 
-  if ((state = track_seed_state_new_at (0, n, seeds, epochs, error)) == NULL
-      || (p = track_producer_new (&config, state, error)) == NULL
+  if ((state = track_seed_state_new_at (0, sim->stream, n, seeds, epochs, error))
+          == NULL
+      || (p = track_producer_new (&config, state, sim->stream, error)) == NULL
       || !tg_producer_run (p, sim->stream, TG_POLICY_AUTO, tg_unconditional (), error)
       || !download (sim, points, tg_producer_get_binding (p, "points", NULL),
                     (gsize)n * n_points * sizeof *points, error)

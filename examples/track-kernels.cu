@@ -5,7 +5,9 @@
 // cuRAND's Philox, keyed by the env's effective seed.
 #include <cfloat>
 #include <curand_kernel.h>
+#include <trackgen/kernel.h>
 
+#include "launch.cuh"
 #include "track-kernels.h"
 
 #define PI_F 3.14159265358979f
@@ -113,12 +115,12 @@ catmull_rom (float2 p0, float2 p1, float2 p2, float2 p3, float u)
 }
 
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-generate_kernel (TrackShape shape, guint n_envs, const guint64 *seeds,
-                 const guint32 *epochs, const guint8 *mask, float2 *points,
+generate_kernel (TrackShape shape, uint32_t n_envs, const uint64_t *seeds,
+                 const uint32_t *epochs, const uint8_t *mask, float2 *points,
                  float *sharpness)
 {
   extern __shared__ float2 smem[];
-  const guint e = blockIdx.x;
+  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points, k_n = shape.n_control;
   const int d_n = DENSE * n;
   float2 *ctrl = smem, *dense = ctrl + k_n, *pts = dense + d_n;
@@ -193,14 +195,14 @@ generate_kernel (TrackShape shape, guint n_envs, const guint64 *seeds,
 // are still too sharp: an env that converged is left as it is, so its track
 // does not depend on how long other envs of the batch keep the loop going.
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-relax_kernel (TrackShape shape, guint n_envs, const guint8 *mask, float2 *points,
+relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *points,
               float *sharpness)
 {
   __shared__ float2 buf[2][TRACK_MAX_POINTS];
-  __shared__ guint8 hot[TRACK_MAX_POINTS];
+  __shared__ uint8_t hot[TRACK_MAX_POINTS];
   __shared__ float scratch[TRACK_BLOCK];
   __shared__ int go;
-  const guint e = blockIdx.x;
+  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points;
   float2 *cur = buf[0], *nxt = buf[1], *env;
   float sharp;
@@ -253,12 +255,12 @@ relax_kernel (TrackShape shape, guint n_envs, const guint8 *mask, float2 *points
 }
 
 static __global__ void
-reduce_flag_kernel (guint n_envs, const guint8 *mask, const float *sharpness,
-                    gint32 *flag)
+reduce_flag_kernel (uint32_t n_envs, const uint8_t *mask, const float *sharpness,
+                    int32_t *flag)
 {
   int any = 0;
 
-  for (guint e = threadIdx.x; e < n_envs; e += blockDim.x)
+  for (uint32_t e = threadIdx.x; e < n_envs; e += blockDim.x)
     any |= mask[e] && sharpness[e] > 1.f;
   any = __syncthreads_or (any);
   if (threadIdx.x == 0)
@@ -280,13 +282,13 @@ segments_cross (float2 a, float2 b, float2 c, float2 d)
 }
 
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-validate_kernel (TrackShape shape, guint n_envs, const guint8 *mask,
-                 const float2 *points, guint8 *valid)
+validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
+                 const float2 *points, uint8_t *valid)
 {
   __shared__ float2 pts[TRACK_MAX_POINTS];
   __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
   __shared__ float scratch[TRACK_BLOCK];
-  const guint e = blockIdx.x;
+  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points;
   // Two centerline points closer than the width overlap the track, unless
   // they are near along it: a turn of radius >= width/2 brings points half
@@ -329,41 +331,38 @@ validate_kernel (TrackShape shape, guint n_envs, const guint8 *mask,
 }
 
 extern "C" cudaError_t
-track_launch_generate (cudaStream_t stream, TrackShape shape, guint n_envs,
-                       const guint64 *seeds, const guint32 *epochs, const guint8 *mask,
+track_launch_generate (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
+                       const uint64_t *seeds, const uint32_t *epochs, const uint8_t *mask,
                        float2 *points, float *sharpness)
 {
   size_t d_n = (size_t) DENSE * shape.n_points;
   size_t smem = (shape.n_control + d_n + shape.n_points) * sizeof (float2)
                 + (2 * d_n + TRACK_BLOCK) * sizeof (float);
 
-  generate_kernel<<<n_envs, TRACK_BLOCK, smem, stream>>> (shape, n_envs, seeds, epochs,
-                                                          mask, points, sharpness);
-  return cudaGetLastError ();
+  return launch_kernel (generate_kernel, n_envs, TRACK_BLOCK, smem, stream, shape, n_envs,
+                        seeds, epochs, mask, points, sharpness);
 }
 
 extern "C" cudaError_t
-track_launch_relax (cudaStream_t stream, TrackShape shape, guint n_envs,
-                    const guint8 *mask, float2 *points, float *sharpness)
+track_launch_relax (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
+                    const uint8_t *mask, float2 *points, float *sharpness)
 {
-  relax_kernel<<<n_envs, TRACK_BLOCK, 0, stream>>> (shape, n_envs, mask, points,
-                                                    sharpness);
-  return cudaGetLastError ();
+  return launch_kernel (relax_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs, mask,
+                        points, sharpness);
 }
 
 extern "C" cudaError_t
-track_launch_reduce_flag (cudaStream_t stream, guint n_envs, const guint8 *mask,
-                          const float *sharpness, gint32 *flag)
+track_launch_reduce_flag (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
+                          const float *sharpness, int32_t *flag)
 {
-  reduce_flag_kernel<<<1, 1024, 0, stream>>> (n_envs, mask, sharpness, flag);
-  return cudaGetLastError ();
+  return launch_kernel (reduce_flag_kernel, 1, 1024, 0, stream, n_envs, mask, sharpness,
+                        flag);
 }
 
 extern "C" cudaError_t
-track_launch_validate (cudaStream_t stream, TrackShape shape, guint n_envs,
-                       const guint8 *mask, const float2 *points, guint8 *valid)
+track_launch_validate (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
+                       const uint8_t *mask, const float2 *points, uint8_t *valid)
 {
-  validate_kernel<<<n_envs, TRACK_BLOCK, 0, stream>>> (shape, n_envs, mask, points,
-                                                       valid);
-  return cudaGetLastError ();
+  return launch_kernel (validate_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs,
+                        mask, points, valid);
 }

@@ -20,11 +20,14 @@
  *   "mask"        guint8[E]    envs to (re)generate, all 1 at creation
  *   "points"      float2[E*N]  centerlines, env-major
  *   "valid"       guint8[E]    1 when the env's track passed the validity test
- *   "sharpness"   float[E]     sharpest curvature times min_turn_radius (> 1: too
- * sharp) "flag"        gint32       relaxation goes on (a masked env is too sharp)
+ *   "sharpness"   float[E]     sharpest curvature times min_turn_radius
+ *                              (> 1: too sharp)
+ *   "flag"        gint32       relaxation goes on (a masked env is too sharp)
  *   "loop_status" TgLoopStatus outcome of the last relaxation
- * A binding may be rebound to a buffer of the caller's (for example "mask")
- * before the producer is captured; its size is checked at every call.
+ * Each stage declares the bindings it uses with their sizes, so a binding may
+ * be rebound to a buffer of the caller's (for example "mask") before the
+ * producer is captured: TrackGen checks it is bound and large enough before
+ * every call.
  *
  * Every kernel is deterministic: no float atomics, no order-dependent sums,
  * and each env's relaxation stops when that env is smooth enough, so an
@@ -35,23 +38,9 @@
 
 #include <trackgen/trackgen.h>
 
+#include "track-shape.h"
+
 G_BEGIN_DECLS
-
-#define TRACK_BLOCK 128      /* threads of every per-env kernel */
-#define TRACK_MAX_POINTS 512 /* N: a multiple of 32 in [32, 512] */
-#define TRACK_MAX_CONTROL 64 /* K: in [4, 64] */
-
-/* The geometry of every track of a batch (lengths in metres). */
-typedef struct
-{
-  guint n_points;        /* N centerline points */
-  guint n_control;       /* K control points */
-  float radius;          /* mean radius of the control points */
-  float radius_jitter;   /* relative radius jitter, in [0, 0.9] */
-  float angle_jitter;    /* angle jitter as a share of the spacing, in [0, 0.95] */
-  float width;           /* track width, for the clearance test */
-  float min_turn_radius; /* relaxation target: the tightest turn allowed */
-} TrackShape;
 
 typedef struct
 {
@@ -71,15 +60,17 @@ void track_config_init (TrackConfig *config, guint n_envs);
 gboolean track_config_check (const TrackConfig *config, GError **error);
 
 /* Builds the producer on @seeds' device for its envs (config->n_envs must
- * match).  The producer holds a reference to @seeds and owns its buffers.
+ * match).  The producer holds a reference to @seeds and owns its buffers,
+ * which are initialized on @stream (a stream of that device); waits for it.
  * Returns NULL with TG_ARGUMENT_ERROR or TG_CUDA_ERROR. */
 TgProducer *track_producer_new (const TrackConfig *config, TgSeedState *seeds,
-                                GError **error);
+                                cudaStream_t stream, GError **error);
 
 /* A seed state of @n envs whose env i is at (@seeds[i], @epochs[i]), to
- * regenerate given tracks standalone.  Blocks. */
-TgSeedState *track_seed_state_new_at (int device, guint n, const guint64 *seeds,
-                                      const guint32 *epochs, GError **error);
+ * regenerate given tracks standalone.  Ordered on @stream; blocks. */
+TgSeedState *track_seed_state_new_at (int device, cudaStream_t stream, guint n,
+                                      const guint64 *seeds, const guint32 *epochs,
+                                      GError **error);
 
 /* Writes @n_tracks closed tracks (@points: n_tracks * @n_points, env-major)
  * as an SVG grid, each drawn @width wide with its centerline, start point
@@ -89,7 +80,9 @@ gboolean track_svg_write (const char *path, const float2 *points, const guint8 *
                           guint n_tracks, guint n_points, float width,
                           const char *const *labels, GError **error);
 
-/* A CUDA result as a GError: TG_CUDA_ERROR, the code is the cudaError_t. */
+/* A CUDA result as a GError: TG_CUDA_ERROR, the code is the cudaError_t.
+ * Clears the runtime's last error only when it is @status, so an error
+ * pending from someone else's call stays theirs. */
 gboolean track_cuda_ok (cudaError_t status, const char *call, GError **error);
 #define TRACK_CUDA_OK(call, error) track_cuda_ok ((call), #call, (error))
 

@@ -1,7 +1,8 @@
 /* examples-test.c: the example track producer, as its users rely on it:
  * bit-identical tracks under EAGER, REPLAY and RECORD, masked-off envs left
  * alone, sound tracks, a relaxation that ran, tracks reproducible from
- * (seed, epoch) alone, and its SVG. */
+ * (seed, epoch) alone, bindings checked against what the stages declared,
+ * and its SVG. */
 #include "config.h"
 #include "tg-test.h"
 #include "track-producer.h"
@@ -13,7 +14,8 @@
 #define N_ENVS 64
 
 static TgProducer *
-track_new (TgSeedState *seeds, guint n_envs, gboolean advance, const char *svg_path)
+track_new (TgSeedState *seeds, cudaStream_t s, guint n_envs, gboolean advance,
+           const char *svg_path)
 {
   g_autoptr (GError) error = NULL;
   TrackConfig config;
@@ -23,7 +25,7 @@ track_new (TgSeedState *seeds, guint n_envs, gboolean advance, const char *svg_p
   config.advance = advance;
   config.svg_path = svg_path;
   config.svg_tracks = 4;
-  p = track_producer_new (&config, seeds, &error);
+  p = track_producer_new (&config, seeds, s, &error);
   g_assert_no_error (error);
   g_assert_nonnull (p);
   return p;
@@ -231,7 +233,7 @@ test_policies (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 1234, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, FALSE, NULL);
+  p = track_new (seeds, s, N_ENVS, FALSE, NULL);
 
   run_ok (p, s, TG_POLICY_EAGER);
   download (eager, p, "points", size, s);
@@ -279,7 +281,7 @@ test_conditional_record (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 99, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, FALSE, NULL);
+  p = track_new (seeds, s, N_ENVS, FALSE, NULL);
   run_ok (p, s, TG_POLICY_EAGER);
   download (eager, p, "points", size, s);
 
@@ -324,7 +326,7 @@ test_mask (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, TRUE, NULL);
+  p = track_new (seeds, s, N_ENVS, TRUE, NULL);
 
   for (guint e = 0; e < N_ENVS; e++)
     mask[e] = e % 2 == 0;
@@ -335,7 +337,7 @@ test_mask (TgTestGpu *gpu, gconstpointer data)
   run_ok (p, s, TG_POLICY_AUTO);
   download (points, p, "points", size, s);
   download (valid, p, "valid", sizeof valid, s);
-  g_assert_true (tg_seed_state_read (seeds, NULL, epochs, &error));
+  g_assert_true (tg_seed_state_read (seeds, s, NULL, epochs, &error));
   g_assert_no_error (error);
 
   for (guint e = 0; e < N_ENVS; e++)
@@ -379,14 +381,14 @@ test_reproducible (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 77, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, TRUE, NULL);
+  p = track_new (seeds, s, N_ENVS, TRUE, NULL);
   run_ok (p, s, TG_POLICY_EAGER); /* every env at epoch 1 */
   for (guint e = 0; e < N_ENVS; e++)
     mask[e] = e % 3 == 0;
   upload (p, "mask", mask, sizeof mask, s);
   run_ok (p, s, TG_POLICY_AUTO); /* every third env at epoch 2 */
   download (points, p, "points", size, s);
-  g_assert_true (tg_seed_state_read (seeds, all_seeds, all_epochs, &error));
+  g_assert_true (tg_seed_state_read (seeds, s, all_seeds, all_epochs, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (all_epochs[0], ==, 2);
   g_assert_cmpuint (all_epochs[1], ==, 1);
@@ -396,9 +398,9 @@ test_reproducible (TgTestGpu *gpu, gconstpointer data)
       pick_seeds[i] = all_seeds[picked[i]];
       pick_epochs[i] = all_epochs[picked[i]];
     }
-  alone_seeds = track_seed_state_new_at (0, 4, pick_seeds, pick_epochs, &error);
+  alone_seeds = track_seed_state_new_at (0, s, 4, pick_seeds, pick_epochs, &error);
   g_assert_no_error (error);
-  alone = track_new (alone_seeds, 4, FALSE, NULL);
+  alone = track_new (alone_seeds, s, 4, FALSE, NULL);
   run_ok (alone, s, TG_POLICY_EAGER);
   download (mine, alone, "points", 4 * per_env, s);
   for (guint i = 0; i < G_N_ELEMENTS (picked); i++)
@@ -408,6 +410,47 @@ test_reproducible (TgTestGpu *gpu, gconstpointer data)
   tg_producer_unref (alone);
   tg_producer_unref (p);
   tg_seed_state_unref (alone_seeds);
+  tg_seed_state_unref (seeds);
+}
+
+/* The stages declare what they read and write, with its size: a binding
+ * rebound too small, or unbound, is refused before anything runs. */
+static void
+test_declared_bindings (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  TgSeedState *seeds;
+  TgProducer *p;
+  cudaStream_t s = gpu->stream;
+  gsize size = points_size (N_ENVS);
+  gpointer points, small;
+
+  TG_TEST_REQUIRE_GPU ();
+  seeds = tg_seed_state_new (0, N_ENVS, 8, &error);
+  g_assert_no_error (error);
+  p = track_new (seeds, s, N_ENVS, FALSE, NULL);
+  points = tg_producer_get_binding (p, "points", NULL);
+  small = tg_test_device_alloc (size / 2);
+
+  g_assert_true (tg_producer_bind (p, "points", small, size / 2, &error));
+  g_assert_no_error (error);
+  g_assert_false (tg_producer_run (p, s, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
+  g_assert_nonnull (strstr (error->message, "points"));
+  g_clear_error (&error);
+
+  g_assert_true (tg_producer_bind (p, "points", NULL, 0, &error));
+  g_assert_no_error (error);
+  g_assert_false (tg_producer_run (p, s, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
+  g_clear_error (&error);
+
+  g_assert_true (tg_producer_bind (p, "points", points, size, &error));
+  g_assert_no_error (error);
+  run_ok (p, s, TG_POLICY_AUTO);
+
+  tg_test_device_free (small);
+  tg_producer_unref (p);
   tg_seed_state_unref (seeds);
 }
 
@@ -429,7 +472,7 @@ test_svg_stage (TgTestGpu *gpu, gconstpointer data)
   path = g_build_filename (dir, "tracks.svg", NULL);
   seeds = tg_seed_state_new (0, 8, 3, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, 8, FALSE, path);
+  p = track_new (seeds, s, 8, FALSE, path);
 
   TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
   g_assert_false (tg_producer_run (p, s, TG_POLICY_AUTO, tg_unconditional (), &error));
@@ -462,6 +505,7 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/examples/track/mask-keeps-unmasked-envs", test_mask);
   TG_TEST_ADD_GPU ("/examples/track/reproducible-from-seed-and-epoch",
                    test_reproducible);
+  TG_TEST_ADD_GPU ("/examples/track/declared-bindings-checked", test_declared_bindings);
   TG_TEST_ADD_GPU ("/examples/track/svg-stage", test_svg_stage);
   return g_test_run ();
 }
