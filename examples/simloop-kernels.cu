@@ -63,12 +63,14 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
 }
 
 static __global__ void
-tally_kernel (const int32_t *any_done, SimCounters *counters)
+tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
+              int32_t *family)
 {
   if (*any_done)
     counters->regen_steps++;
   else
     counters->skipped_steps++;
+  *family = (int32_t) (counters->steps / params.curriculum_steps % TRACK_N_FAMILIES);
   counters->steps++;
 }
 
@@ -92,7 +94,8 @@ sim_launch_step (cudaStream_t stream, SimParams params, const uint64_t *seeds,
 }
 
 extern "C" cudaError_t
-sim_launch_tally (cudaStream_t stream, const int32_t *any_done, SimCounters *counters)
+sim_launch_tally (cudaStream_t stream, SimParams params, const int32_t *any_done,
+                  SimCounters *counters, int32_t *family)
 {
-  return launch_kernel (tally_kernel, 1, 1, 0, stream, any_done, counters);
+  return launch_kernel (tally_kernel, 1, 1, 0, stream, params, any_done, counters, family);
 }

@@ -25,9 +25,10 @@ typedef struct
 typedef struct
 {
   uint32_t n_envs;
-  uint32_t n_points; /* of a track: a lap is n_points samples long */
-  float mean_speed;  /* samples per step */
-  float crash_prob;  /* per env and step */
+  uint32_t n_points;         /* of a track: a lap is n_points samples long */
+  float mean_speed;          /* samples per step */
+  float crash_prob;          /* per env and step */
+  uint32_t curriculum_steps; /* steps of each shape family, in turn */
 } SimParams;
 
 /* progress[e] := a uniform start in [0, n_points), drawn from the env's
@@ -47,9 +48,14 @@ TRACK_EXTERN_C cudaError_t sim_launch_step (cudaStream_t stream, SimParams param
                                             uint8_t *mask, int32_t *any_done,
                                             SimCounters *counters);
 
-/* One thread: counts the step as regenerating or skipped, then steps + 1. */
-TRACK_EXTERN_C cudaError_t sim_launch_tally (cudaStream_t stream,
+/* One thread: counts the step as regenerating or skipped, sets the shape
+ * family of this step's regeneration, *family := (steps / curriculum_steps)
+ * mod TRACK_N_FAMILIES, then steps + 1.  The curriculum follows the step
+ * number, the same in every shard of a population, where a count of
+ * regenerations would not be: a shard regenerates when one of its own envs
+ * ends. */
+TRACK_EXTERN_C cudaError_t sim_launch_tally (cudaStream_t stream, SimParams params,
                                              const int32_t *any_done,
-                                             SimCounters *counters);
+                                             SimCounters *counters, int32_t *family);
 
 #endif /* SIMLOOP_KERNELS_H */

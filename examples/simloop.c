@@ -4,18 +4,23 @@
  * E envs each drive an agent around a track.  One step is a graph the
  * example captures itself, on its own non-blocking stream: the step kernel
  * moves the agents and marks the envs whose episode ended in the track
- * producer's "mask", sets an any-done flag on the device, and then, under
- * tg_conditional(any_done), the track producer is recorded: its first stage
- * advances the masked envs' epochs, the next ones generate, relax and
- * validate their new tracks.  Replaying the graph T times runs the whole
+ * producer's "mask", sets an any-done flag on the device, the tally kernel
+ * picks the shape family of the step's regeneration (a curriculum: each
+ * family in turn for CURRICULUM steps) in the producer's "family", and then,
+ * under tg_conditional(any_done), the track producer is recorded: its
+ * "generate" switch runs the case of that family, which advances the masked
+ * envs' epochs and draws their control points, and the next stages relax
+ * and validate their new tracks.  Replaying the graph T times runs the whole
  * loop without a host round trip; steps where no episode ended skip the
- * regeneration on the device.
+ * regeneration on the device.  A step's family applies to every env that
+ * step regenerates (a SWITCH runs one case per launch); each env's family
+ * is kept in "families".
  *
  * The same loop is then driven from the host (read back any-done, run the
  * producer eagerly when needed) for comparison: it must end in the same
  * state bit for bit.  Finally sampled envs' tracks are regenerated
- * standalone from their (seed, epoch), compared bit for bit, and drawn to
- * an SVG. */
+ * standalone from their (seed, epoch, family), compared bit for bit, and
+ * drawn to an SVG. */
 #include <trackgen/trackgen.h>
 
 #include <stdio.h>
@@ -28,6 +33,7 @@
 #define N_SHOWN 16       /* envs regenerated standalone and drawn */
 #define LAP_STEPS 6000.f /* mean steps per lap: about half the steps end no episode */
 #define CRASH_PROB 2e-5f /* per env and step */
+#define CURRICULUM 500   /* steps of each shape family, in turn */
 
 typedef struct
 {
@@ -51,6 +57,7 @@ typedef struct
   guint32 *epochs;
   float2 *points;
   guint8 *valid;
+  guint8 *families;
   float *progress;
   SimCounters counters;
 } Snapshot;
@@ -73,6 +80,7 @@ sim_init (Sim *sim, guint n_envs, guint n_steps, guint64 base_seed, GError **err
   sim->params.n_points = sim->config.shape.n_points;
   sim->params.mean_speed = sim->config.shape.n_points / LAP_STEPS;
   sim->params.crash_prob = CRASH_PROB;
+  sim->params.curriculum_steps = CURRICULUM;
 
   return TRACK_CUDA_OK (cudaStreamCreateWithFlags (&sim->stream, cudaStreamNonBlocking),
                         error)
@@ -121,6 +129,9 @@ sim_reset (Sim *sim, GError **error)
          && TRACK_CUDA_OK (
              cudaMemsetAsync (binding (sim, "mask"), 1, sim->n_envs, sim->stream),
              error)
+         && TRACK_CUDA_OK (
+             cudaMemsetAsync (binding (sim, "family"), 0, sizeof (gint32), sim->stream),
+             error)
          && tg_producer_run (sim->track, sim->stream, TG_POLICY_EAGER,
                              tg_unconditional (), error)
          && TRACK_CUDA_OK (sim_launch_init (sim->stream, sim->params,
@@ -145,7 +156,8 @@ sim_enqueue_step (Sim *sim, GError **error)
                  tg_seed_state_get_epochs (sim->seeds), binding (sim, "valid"),
                  sim->progress, binding (sim, "mask"), sim->any_done, sim->counters),
              error)
-         && TRACK_CUDA_OK (sim_launch_tally (sim->stream, sim->any_done, sim->counters),
+         && TRACK_CUDA_OK (sim_launch_tally (sim->stream, sim->params, sim->any_done,
+                                             sim->counters, binding (sim, "family")),
                            error);
 }
 
@@ -222,6 +234,7 @@ snapshot_clear (Snapshot *snap)
   g_free (snap->epochs);
   g_free (snap->points);
   g_free (snap->valid);
+  g_free (snap->families);
   g_free (snap->progress);
 }
 
@@ -230,6 +243,14 @@ download (Sim *sim, gpointer dst, gconstpointer src, gsize size, GError **error)
 {
   return TRACK_CUDA_OK (
       cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToHost, sim->stream), error);
+}
+
+/* From the stack is fine: the copy is staged before the call returns. */
+static gboolean
+upload (Sim *sim, gpointer dst, gconstpointer src, gsize size, GError **error)
+{
+  return TRACK_CUDA_OK (
+      cudaMemcpyAsync (dst, src, size, cudaMemcpyHostToDevice, sim->stream), error);
 }
 
 static gboolean
@@ -241,10 +262,12 @@ sim_snapshot (Sim *sim, Snapshot *snap, GError **error)
   snap->epochs = g_new (guint32, n);
   snap->points = g_new (float2, n_points);
   snap->valid = g_new (guint8, n);
+  snap->families = g_new (guint8, n);
   snap->progress = g_new (float, n);
   return download (sim, snap->points, binding (sim, "points"),
                    n_points * sizeof (float2), error)
          && download (sim, snap->valid, binding (sim, "valid"), n, error)
+         && download (sim, snap->families, binding (sim, "families"), n, error)
          && download (sim, snap->progress, sim->progress, n * sizeof (float), error)
          && download (sim, &snap->counters, sim->counters, sizeof (SimCounters), error)
          && tg_seed_state_read (sim->seeds, sim->stream, snap->seeds, snap->epochs,
@@ -259,6 +282,7 @@ snapshot_equal (const Sim *sim, const Snapshot *a, const Snapshot *b)
   return memcmp (a->epochs, b->epochs, n * sizeof (guint32)) == 0
          && memcmp (a->points, b->points, n_points * sizeof (float2)) == 0
          && memcmp (a->valid, b->valid, n) == 0
+         && memcmp (a->families, b->families, n) == 0
          && memcmp (a->progress, b->progress, n * sizeof (float)) == 0
          && memcmp (&a->counters, &b->counters, sizeof (SimCounters)) == 0;
 }
@@ -280,9 +304,10 @@ pick_compare (const void *a, const void *b)
   return x->env < y->env ? -1 : x->env > y->env;
 }
 
-/* Regenerates the most regenerated envs from (seed, epoch) alone, in a
- * fresh seed state and producer of their own (whose HOST stage draws them),
- * and compares their tracks with the ones the loop holds, bit for bit. */
+/* Regenerates the most regenerated envs from (seed, epoch, family) alone, in
+ * a fresh seed state and producer of their own (whose HOST stage draws them;
+ * one call per family, masked to that family's envs), and compares their
+ * tracks with the ones the loop holds, bit for bit. */
 static gboolean
 verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *n_shown,
                    guint *n_same, GError **error)
@@ -291,20 +316,25 @@ verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *
   g_autofree Pick *picks = g_new (Pick, sim->n_envs);
   guint64 seeds[N_SHOWN];
   guint32 epochs[N_SHOWN];
+  guint8 mask[N_SHOWN];
   g_auto (GStrv) labels = g_new0 (char *, n + 1);
   g_autofree float2 *points = g_new (float2, (gsize)n * n_points);
   g_autoptr (TgSeedState) state = NULL;
   g_autoptr (TgProducer) p = NULL;
   TrackConfig config = sim->config;
+  gboolean ok;
 
   for (guint e = 0; e < sim->n_envs; e++)
     picks[e] = (Pick){ snap->epochs[e], e };
   qsort (picks, sim->n_envs, sizeof *picks, pick_compare);
   for (guint i = 0; i < n; i++)
     {
-      seeds[i] = snap->seeds[picks[i].env];
+      guint e = picks[i].env;
+
+      seeds[i] = snap->seeds[e];
       epochs[i] = picks[i].epoch;
-      labels[i] = g_strdup_printf ("env %u, epoch %u", picks[i].env, picks[i].epoch);
+      labels[i] = g_strdup_printf ("env %u, epoch %u, %s", e, picks[i].epoch,
+                                   track_family_name (snap->families[e]));
     }
   config.n_envs = n;
   config.advance = FALSE; /* generate at the given epochs */
@@ -312,10 +342,26 @@ verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *
   config.svg_tracks = n;
   config.svg_labels = (const char *const *)labels;
 
-  if ((state = track_seed_state_new_at (0, sim->stream, n, seeds, epochs, error))
-          == NULL
-      || (p = track_producer_new (&config, state, sim->stream, error)) == NULL
-      || !tg_producer_run (p, sim->stream, TG_POLICY_AUTO, tg_unconditional (), error)
+  ok = (state = track_seed_state_new_at (0, sim->stream, n, seeds, epochs, error))
+           != NULL
+       && (p = track_producer_new (&config, state, sim->stream, error)) != NULL;
+  for (gint32 f = 0; ok && f < TRACK_N_FAMILIES; f++)
+    {
+      gboolean any = FALSE;
+
+      for (guint i = 0; i < n; i++)
+        {
+          mask[i] = snap->families[picks[i].env] == f;
+          any |= mask[i];
+        }
+      ok = !any
+           || (upload (sim, tg_producer_get_binding (p, "mask", NULL), mask, n, error)
+               && upload (sim, tg_producer_get_binding (p, "family", NULL), &f,
+                          sizeof f, error)
+               && tg_producer_run (p, sim->stream, TG_POLICY_AUTO, tg_unconditional (),
+                                   error));
+    }
+  if (!ok
       || !download (sim, points, tg_producer_get_binding (p, "points", NULL),
                     (gsize)n * n_points * sizeof *points, error)
       || !TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error))
@@ -390,7 +436,8 @@ run (guint n_envs, guint n_steps, guint64 base_seed, const char *svg_path,
   ok = ok && verify_standalone (&sim, &graph_end, svg_path, &n_shown, &n_same, error);
   if (ok)
     {
-      printf ("determinism: %u of %u envs regenerated standalone from (seed, epoch) "
+      printf ("determinism: %u of %u envs regenerated standalone from (seed, epoch, "
+              "family) "
               "are bit-identical to the loop's tracks\n",
               n_same, n_shown);
       printf ("wrote %s (%u tracks)\n", svg_path, n_shown);

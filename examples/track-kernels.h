@@ -11,11 +11,23 @@
 
 #include "track-shape.h"
 
-/* Masked envs: control points from tg_effective_seed(seeds[e], epochs[e]),
- * the resampled Catmull-Rom centerline into @points, its sharpness. */
-TRACK_EXTERN_C cudaError_t track_launch_generate (
-    cudaStream_t stream, TrackShape shape, uint32_t n_envs, const uint64_t *seeds,
-    const uint32_t *epochs, const uint8_t *mask, float2 *points, float *sharpness);
+/* Masked envs: the K control points of @family (a TrackFamily; others are
+ * cudaErrorInvalidValue) drawn from tg_effective_seed(seeds[e], epochs[e])
+ * into @control (K per env), and families[e] := @family.  One thread per
+ * control point. */
+TRACK_EXTERN_C cudaError_t track_launch_control (cudaStream_t stream, int family,
+                                                 TrackShape shape, uint32_t n_envs,
+                                                 const uint64_t *seeds,
+                                                 const uint32_t *epochs,
+                                                 const uint8_t *mask, float2 *control,
+                                                 uint8_t *families);
+
+/* Masked envs: the closed Catmull-Rom curve through their control points,
+ * resampled to N points evenly spaced by arc length, into @points, and its
+ * sharpness.  Sets *generated to 1, whatever the mask. */
+TRACK_EXTERN_C cudaError_t track_launch_centerline (
+    cudaStream_t stream, TrackShape shape, uint32_t n_envs, const uint8_t *mask,
+    const float2 *control, float2 *points, float *sharpness, int32_t *generated);
 
 /* Masked envs still too sharp (sharpness > 1): a few passes of local
  * Laplacian smoothing around their sharp points, then their new sharpness. */
@@ -31,9 +43,12 @@ TRACK_EXTERN_C cudaError_t track_launch_reduce_flag (cudaStream_t stream,
                                                      int32_t *flag);
 
 /* Masked envs: valid[e] = no two segments cross, and points far apart along
- * the track are at least the track width apart. */
+ * the track are at least the track width apart.  Clears *flag and
+ * *generated: the next call starts with nothing generated and nothing left
+ * to relax. */
 TRACK_EXTERN_C cudaError_t track_launch_validate (cudaStream_t stream, TrackShape shape,
                                                   uint32_t n_envs, const uint8_t *mask,
-                                                  const float2 *points, uint8_t *valid);
+                                                  const float2 *points, uint8_t *valid,
+                                                  int32_t *flag, int32_t *generated);
 
 #endif /* TRACK_KERNELS_H */

@@ -8,16 +8,21 @@
 typedef enum
 {
   BUF_MASK,
+  BUF_FAMILY,
+  BUF_CONTROL,
   BUF_POINTS,
+  BUF_FAMILIES,
   BUF_VALID,
   BUF_SHARPNESS,
   BUF_FLAG,
+  BUF_GENERATED,
   BUF_STATUS,
   N_BUFFERS
 } Buffer;
 
 static const char *const buffer_names[] = {
-  "mask", "points", "valid", "sharpness", "flag", "loop_status",
+  "mask",  "family",    "control", "points",    "families",
+  "valid", "sharpness", "flag",    "generated", "loop_status",
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (buffer_names) == N_BUFFERS);
 
@@ -44,6 +49,19 @@ track_cuda_ok (cudaError_t status, const char *call, GError **error)
   g_set_error (error, TG_CUDA_ERROR, status, "%s failed: %s (%s)", call,
                cudaGetErrorName (status), cudaGetErrorString (status));
   return FALSE;
+}
+
+const char *
+track_family_name (gint32 family)
+{
+  static const char *const names[] = {
+    [TRACK_FAMILY_POLAR] = "polar",
+    [TRACK_FAMILY_STADIUM] = "stadium",
+    [TRACK_FAMILY_STAR] = "star",
+  };
+  G_STATIC_ASSERT (G_N_ELEMENTS (names) == TRACK_N_FAMILIES);
+
+  return family >= 0 && family < TRACK_N_FAMILIES ? names[family] : "none";
 }
 
 void
@@ -115,13 +133,18 @@ buffer_size (const TrackConfig *c, Buffer b)
   switch (b)
     {
     case BUF_MASK:
+    case BUF_FAMILIES:
     case BUF_VALID:
       return c->n_envs;
+    case BUF_CONTROL:
+      return (gsize)c->n_envs * c->shape.n_control * sizeof (float2);
     case BUF_POINTS:
       return (gsize)c->n_envs * c->shape.n_points * sizeof (float2);
     case BUF_SHARPNESS:
       return c->n_envs * sizeof (float);
+    case BUF_FAMILY:
     case BUF_FLAG:
+    case BUF_GENERATED:
       return sizeof (gint32);
     case BUF_STATUS:
     default:
@@ -223,33 +246,53 @@ declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
       tg_producer_declare_binding (p, stage, buffer_names[b], buffer_size (config, b));
 }
 
+/* One case of the "generate" switch: the masked envs' epochs advance (with
+ * config.advance), then family @family draws their control points, and the
+ * shared kernels make their centerlines and the relaxation's flag. */
 static gboolean
-advance_stage (const TgLaunch *launch, gpointer data, GError **error)
+generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
+                 GError **error)
 {
-  TrackContext *ctx = data;
-
-  return tg_seed_state_advance (ctx->seeds, tg_launch_get_stream (launch),
-                                binding (launch, BUF_MASK), ctx->config.n_envs, error);
-}
-
-static gboolean
-generate_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
   cudaStream_t stream = tg_launch_get_stream (launch);
   const guint8 *mask = binding (launch, BUF_MASK);
+  float2 *control = binding (launch, BUF_CONTROL);
   float *sharpness = binding (launch, BUF_SHARPNESS);
 
-  return TRACK_CUDA_OK (track_launch_generate (stream, c->shape, c->n_envs,
-                                               tg_seed_state_get_seeds (ctx->seeds),
-                                               tg_seed_state_get_epochs (ctx->seeds),
-                                               mask, binding (launch, BUF_POINTS),
-                                               sharpness),
-                        error)
+  return (!c->advance
+          || tg_seed_state_advance (ctx->seeds, stream, mask, c->n_envs, error))
+         && TRACK_CUDA_OK (track_launch_control (stream, family, c->shape, c->n_envs,
+                                                 tg_seed_state_get_seeds (ctx->seeds),
+                                                 tg_seed_state_get_epochs (ctx->seeds),
+                                                 mask, control,
+                                                 binding (launch, BUF_FAMILIES)),
+                           error)
+         && TRACK_CUDA_OK (
+             track_launch_centerline (stream, c->shape, c->n_envs, mask, control,
+                                      binding (launch, BUF_POINTS), sharpness,
+                                      binding (launch, BUF_GENERATED)),
+             error)
          && TRACK_CUDA_OK (track_launch_reduce_flag (stream, c->n_envs, mask, sharpness,
                                                      binding (launch, BUF_FLAG)),
                            error);
+}
+
+static gboolean
+generate_polar (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return generate_family (launch, data, TRACK_FAMILY_POLAR, error);
+}
+
+static gboolean
+generate_stadium (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return generate_family (launch, data, TRACK_FAMILY_STADIUM, error);
+}
+
+static gboolean
+generate_star (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return generate_family (launch, data, TRACK_FAMILY_STAR, error);
 }
 
 static gboolean
@@ -275,11 +318,12 @@ validate_stage (const TgLaunch *launch, gpointer data, GError **error)
   TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
 
-  return TRACK_CUDA_OK (track_launch_validate (tg_launch_get_stream (launch), c->shape,
-                                               c->n_envs, binding (launch, BUF_MASK),
-                                               binding (launch, BUF_POINTS),
-                                               binding (launch, BUF_VALID)),
-                        error);
+  return TRACK_CUDA_OK (
+      track_launch_validate (tg_launch_get_stream (launch), c->shape, c->n_envs,
+                             binding (launch, BUF_MASK), binding (launch, BUF_POINTS),
+                             binding (launch, BUF_VALID), binding (launch, BUF_FLAG),
+                             binding (launch, BUF_GENERATED)),
+      error);
 }
 
 /* Not capture-safe: the copies wait for the device. */
@@ -304,6 +348,12 @@ TgProducer *
 track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t stream,
                     GError **error)
 {
+  static const TgDeviceFunc family_cases[] = {
+    [TRACK_FAMILY_POLAR] = generate_polar,
+    [TRACK_FAMILY_STADIUM] = generate_stadium,
+    [TRACK_FAMILY_STAR] = generate_star,
+  };
+  G_STATIC_ASSERT (G_N_ELEMENTS (family_cases) == TRACK_N_FAMILIES);
   g_autoptr (TgProducer) p = NULL;
   TgLoopSpec relax;
   TrackContext *ctx;
@@ -336,29 +386,28 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
                             .status_binding = buffer_names[BUF_STATUS],
                             .max_iters = config->max_iters };
       p = tg_producer_new ("track", tg_seed_state_get_device (seeds));
-      if (config->advance)
-        {
-          stage = tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE,
-                                                advance_stage, context_acquire (ctx),
-                                                context_release);
-          declare (p, stage, config, BIT (BUF_MASK));
-        }
-      stage = tg_producer_add_device_stage (p, "generate", TG_STAGE_CAPTURE_SAFE,
-                                            generate_stage, context_acquire (ctx),
-                                            context_release);
+      stage = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE,
+                                            buffer_names[BUF_FAMILY],
+                                            G_N_ELEMENTS (family_cases), family_cases,
+                                            context_acquire (ctx), context_release);
       declare (p, stage, config,
-               BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS)
-                   | BIT (BUF_FLAG));
+               BIT (BUF_MASK) | BIT (BUF_CONTROL) | BIT (BUF_POINTS)
+                   | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS) | BIT (BUF_FLAG)
+                   | BIT (BUF_GENERATED));
       /* The loop declares its flag and status itself. */
       stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
                                           relax_body, context_acquire (ctx),
                                           context_release);
       declare (p, stage, config,
                BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
+      /* Only after a case ran: a call that generated nothing changes nothing.
+       * The condition declares "generated". */
       stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
                                             validate_stage, context_acquire (ctx),
                                             context_release);
-      declare (p, stage, config, BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_VALID));
+      tg_producer_set_stage_condition (p, stage, buffer_names[BUF_GENERATED]);
+      declare (p, stage, config,
+               BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_VALID) | BIT (BUF_FLAG));
       if (ctx->svg_path != NULL)
         {
           stage = tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,

@@ -18,6 +18,21 @@
 #define TRACK_MAX_POINTS 512 /* N: a multiple of 32 in [32, 512] */
 #define TRACK_MAX_CONTROL 64 /* K: in [4, 64] */
 
+/* Shape families: how the K control points of a track are drawn, each from
+ * the env's effective seed alone (see track-kernels.cu). */
+typedef enum
+{
+  /* Around a circle, with angle and radius jitter. */
+  TRACK_FAMILY_POLAR = 0,
+  /* On a stadium (two straights, two half circles) of random proportions
+   * and heading, at evenly spaced arc lengths, pushed along its normal. */
+  TRACK_FAMILY_STADIUM = 1,
+  /* Around a circle with alternating outer and inner radii: a star whose K/2
+   * tips are hairpins. */
+  TRACK_FAMILY_STAR = 2,
+  TRACK_N_FAMILIES
+} TrackFamily;
+
 /* The geometry of every track of a batch (lengths in metres). */
 typedef struct
 {
