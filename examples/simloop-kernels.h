@@ -24,7 +24,8 @@ typedef struct
 
 typedef struct
 {
-  uint32_t n_envs;
+  uint32_t n_envs;           /* of the shard */
+  uint32_t first_env;        /* the global index of the shard's first env */
   uint32_t n_points;         /* of a track: a lap is n_points samples long */
   float mean_speed;          /* samples per step */
   float crash_prob;          /* per env and step */
@@ -32,12 +33,15 @@ typedef struct
 } SimParams;
 
 /* progress[e] := a uniform start in [0, n_points), drawn from the env's
- * seed, so that the first laps, and so the episode ends, spread over time. */
+ * (seed, epoch) and global index, so that the first laps, and so the
+ * episode ends, spread over time. */
 TRACK_EXTERN_C cudaError_t sim_launch_init (cudaStream_t stream, SimParams params,
-                                            const uint64_t *seeds, float *progress);
+                                            const uint64_t *seeds,
+                                            const uint32_t *epochs, float *progress);
 
 /* One step of every env: its agent moves on by a noisy speed drawn from
- * cuRAND Philox keyed by tg_effective_seed(seed, epoch) and the step number,
+ * cuRAND Philox keyed by tg_effective_seed(seed, epoch), the env's global
+ * index (first_env + e, never e alone) and the step number,
  * and its episode ends after a lap, a crash, or at once on an invalid
  * track.  mask[e] := whether env e's episode ended (it then restarts at the
  * start line); *any_done is set when any ended (clear it before). */

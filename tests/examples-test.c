@@ -3,7 +3,7 @@
  * family the switch picks (and none out of range), masked-off envs left
  * alone, sound tracks, a relaxation that ran, tracks reproducible from
  * (seed, epoch, family) alone, bindings checked against what the stages
- * declared, and its SVG. */
+ * declared, and its SVG; and the simulator loop, sharded or not. */
 #include "config.h"
 #include "examples-test.h"
 
@@ -529,5 +529,6 @@ main (int argc, char **argv)
                    test_reproducible);
   TG_TEST_ADD_GPU ("/examples/track/declared-bindings-checked", test_declared_bindings);
   TG_TEST_ADD_GPU ("/examples/track/svg-stage", test_svg_stage);
+  examples_test_add_sim ();
   return g_test_run ();
 }
