@@ -86,6 +86,7 @@ test_sharded_two_devices (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   if (cudaGetDeviceCount (&count) != cudaSuccess || count < 2)
     {
+      (void)cudaGetLastError ();
       g_test_skip ("needs 2 CUDA devices");
       return;
     }
