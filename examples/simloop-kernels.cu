@@ -1,34 +1,47 @@
 // simloop-kernels.cu: agents driving laps of their tracks.
 #include <curand_kernel.h>
+#include <trackgen/kernel.h>
 
+#include "launch.cuh"
 #include "simloop-kernels.h"
 
-// Philox subsequences of a key: the track generator uses [0, K) of the
-// effective seed; the agents use these, far above.
-#define SUBSEQ_INIT (1ull << 32)
-#define SUBSEQ_STEP ((1ull << 32) + 1)
+// Philox subsequences of an agent's key: the start, then one per step.
+#define SUBSEQ_INIT 0ull
+#define SUBSEQ_STEP 1ull
+#define AGENT_SALT 0xA6E7u
 
-G_STATIC_ASSERT (sizeof (guint64) == sizeof (unsigned long long));
+// An agent's Philox key: its track's effective seed mixed with its GLOBAL env
+// index, never the shard-local one, so the agent's draws do not depend on
+// the sharding, and two envs never share draws, even with equal seeds.  The
+// mix keeps it apart from the track generator's key, the effective seed.
+static __device__ uint64_t
+agent_key (uint64_t seed, uint32_t epoch, uint32_t global_env)
+{
+  return tg_mix64 (tg_effective_seed (seed, epoch) ^ tg_env_seed (AGENT_SALT, global_env));
+}
+
+static_assert (sizeof (uint64_t) == sizeof (unsigned long long), "atomicAdd on uint64_t");
 
 static __global__ void
-init_kernel (SimParams params, const guint64 *seeds, float *progress)
+init_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
+             float *progress)
 {
-  guint e = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
   curandStatePhilox4_32_10_t rng;
 
   if (e >= params.n_envs)
     return;
-  curand_init (seeds[e], SUBSEQ_INIT, 0, &rng);
+  curand_init (agent_key (seeds[e], epochs[e], params.first_env + e), SUBSEQ_INIT, 0, &rng);
   progress[e] = (float) params.n_points * (1.f - curand_uniform (&rng)); // [0, n)
 }
 
 static __global__ void
-step_kernel (SimParams params, const guint64 *seeds, const guint32 *epochs,
-             const guint8 *valid, float *progress, guint8 *mask, gint32 *any_done,
+step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
+             const uint8_t *valid, float *progress, uint8_t *mask, int32_t *any_done,
              SimCounters *counters)
 {
-  guint e = blockIdx.x * blockDim.x + threadIdx.x;
-  guint64 *cause = NULL;
+  uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+  uint64_t *cause = NULL;
   float p;
 
   if (e >= params.n_envs)
@@ -41,8 +54,8 @@ step_kernel (SimParams params, const guint64 *seeds, const guint32 *epochs,
       curandStatePhilox4_32_10_t rng;
       float4 u;
 
-      curand_init (tg_effective_seed (seeds[e], epochs[e]), SUBSEQ_STEP + counters->steps,
-                   0, &rng);
+      curand_init (agent_key (seeds[e], epochs[e], params.first_env + e),
+                   SUBSEQ_STEP + counters->steps, 0, &rng);
       u = curand_uniform4 (&rng);
       p += params.mean_speed * (0.5f + u.x);
       if (u.y < params.crash_prob)
@@ -61,38 +74,39 @@ step_kernel (SimParams params, const guint64 *seeds, const guint32 *epochs,
 }
 
 static __global__ void
-tally_kernel (const gint32 *any_done, SimCounters *counters)
+tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
+              int32_t *family)
 {
   if (*any_done)
     counters->regen_steps++;
   else
     counters->skipped_steps++;
+  *family = (int32_t) (counters->steps / params.curriculum_steps % TRACK_N_FAMILIES);
   counters->steps++;
 }
 
 #define GRID(n) ((n) + 255) / 256, 256
 
 extern "C" cudaError_t
-sim_launch_init (cudaStream_t stream, SimParams params, const guint64 *seeds,
-                 float *progress)
+sim_launch_init (cudaStream_t stream, SimParams params, const uint64_t *seeds,
+                 const uint32_t *epochs, float *progress)
 {
-  init_kernel<<<GRID (params.n_envs), 0, stream>>> (params, seeds, progress);
-  return cudaGetLastError ();
+  return launch_kernel (init_kernel, GRID (params.n_envs), 0, stream, params, seeds, epochs,
+                        progress);
 }
 
 extern "C" cudaError_t
-sim_launch_step (cudaStream_t stream, SimParams params, const guint64 *seeds,
-                 const guint32 *epochs, const guint8 *valid, float *progress,
-                 guint8 *mask, gint32 *any_done, SimCounters *counters)
+sim_launch_step (cudaStream_t stream, SimParams params, const uint64_t *seeds,
+                 const uint32_t *epochs, const uint8_t *valid, float *progress,
+                 uint8_t *mask, int32_t *any_done, SimCounters *counters)
 {
-  step_kernel<<<GRID (params.n_envs), 0, stream>>> (params, seeds, epochs, valid,
-                                                    progress, mask, any_done, counters);
-  return cudaGetLastError ();
+  return launch_kernel (step_kernel, GRID (params.n_envs), 0, stream, params, seeds,
+                        epochs, valid, progress, mask, any_done, counters);
 }
 
 extern "C" cudaError_t
-sim_launch_tally (cudaStream_t stream, const gint32 *any_done, SimCounters *counters)
+sim_launch_tally (cudaStream_t stream, SimParams params, const int32_t *any_done,
+                  SimCounters *counters, int32_t *family)
 {
-  tally_kernel<<<1, 1, 0, stream>>> (any_done, counters);
-  return cudaGetLastError ();
+  return launch_kernel (tally_kernel, 1, 1, 0, stream, params, any_done, counters, family);
 }

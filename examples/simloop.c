@@ -1,266 +1,51 @@
 /* simloop.c: a batched simulator that regenerates tracks inside its own
- * CUDA graph.
+ * CUDA graph (the shards and their loops are in simloop-shard.c).
  *
  * E envs each drive an agent around a track.  One step is a graph the
  * example captures itself, on its own non-blocking stream: the step kernel
  * moves the agents and marks the envs whose episode ended in the track
- * producer's "mask", sets an any-done flag on the device, and then, under
- * tg_conditional(any_done), the track producer is recorded: its first stage
- * advances the masked envs' epochs, the next ones generate, relax and
- * validate their new tracks.  Replaying the graph T times runs the whole
+ * producer's "mask", sets an any-done flag on the device, the tally kernel
+ * writes the shape family of the step's regeneration to the producer's
+ * "family" (a curriculum: each family in turn for 500 steps), and then,
+ * under tg_conditional(any_done), the track producer is recorded: its
+ * "generate" switch runs the case of that family, which advances the masked
+ * envs' epochs and draws their control points, and the next stages relax
+ * and validate their new tracks.  Replaying the graph T times runs the whole
  * loop without a host round trip; steps where no episode ended skip the
- * regeneration on the device.
+ * regeneration on the device.  A step's family applies to every env that
+ * step regenerates (a SWITCH runs one case per launch); each env's family
+ * is kept in "families".
  *
  * The same loop is then driven from the host (read back any-done, run the
  * producer eagerly when needed) for comparison: it must end in the same
  * state bit for bit.  Finally sampled envs' tracks are regenerated
- * standalone from their (seed, epoch), compared bit for bit, and drawn to
- * an SVG. */
-#include <trackgen/trackgen.h>
-
+ * standalone from their (seed, epoch, family), compared bit for bit, and
+ * drawn to an SVG.
+ *
+ * With --devices N > 1, the same E envs run on one device, then sharded over
+ * N devices: a seed state per device made by tg_seed_state_new_shard(), its
+ * own producer, stream and step graph, driven by a host thread of its own,
+ * all replaying at once.  It prints the rates, the scaling over one device,
+ * and checks that every env ends as the one-device run left it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "simloop-kernels.h"
-#include "track-producer.h"
+#include "simloop-shard.h"
 
-#define N_SHOWN 16       /* envs regenerated standalone and drawn */
-#define LAP_STEPS 6000.f /* mean steps per lap: about half the steps end no episode */
-#define CRASH_PROB 2e-5f /* per env and step */
+#define N_SHOWN 16 /* envs regenerated standalone and drawn */
+/* The default population with --devices: enough envs to keep a device busy.
+ * A step of 4096 envs is bound by launch latency (tens of microseconds,
+ * whatever the number of envs), which no sharding can shorten. */
+#define SHARDED_ENVS 262144
 
-typedef struct
-{
-  guint n_envs, n_steps;
-  TrackConfig config;
-  SimParams params;
-  TgSeedState *seeds;
-  TgProducer *track;
-  cudaStream_t stream;
-  float *progress;       /* device: each agent's position along its track */
-  gint32 *any_done;      /* device: an episode ended this step */
-  SimCounters *counters; /* device */
-  gint32 *any_done_host; /* pinned, for the host-driven loop */
-  cudaGraphExec_t step_graph;
-} Sim;
-
-/* What a loop leaves behind, on the host, to compare two runs. */
-typedef struct
-{
-  guint64 *seeds;
-  guint32 *epochs;
-  float2 *points;
-  guint8 *valid;
-  float *progress;
-  SimCounters counters;
-} Snapshot;
-
-static gpointer
-binding (const Sim *sim, const char *name)
-{
-  return tg_producer_get_binding (sim->track, name, NULL);
-}
-
+/* Ordered on @stream; from the host's stack too: the copy is staged before
+ * the call returns. */
 static gboolean
-sim_init (Sim *sim, guint n_envs, guint n_steps, guint64 base_seed, GError **error)
+copy (cudaStream_t stream, gpointer dst, gconstpointer src, gsize size, GError **error)
 {
-  memset (sim, 0, sizeof *sim);
-  sim->n_envs = n_envs;
-  sim->n_steps = n_steps;
-  track_config_init (&sim->config, n_envs);
-  sim->config.advance = TRUE;
-  sim->params.n_envs = n_envs;
-  sim->params.n_points = sim->config.shape.n_points;
-  sim->params.mean_speed = sim->config.shape.n_points / LAP_STEPS;
-  sim->params.crash_prob = CRASH_PROB;
-
-  return (sim->seeds = tg_seed_state_new (0, n_envs, base_seed, error)) != NULL
-         && (sim->track = track_producer_new (&sim->config, sim->seeds, error)) != NULL
-         && TRACK_CUDA_OK (
-             cudaStreamCreateWithFlags (&sim->stream, cudaStreamNonBlocking), error)
-         && TRACK_CUDA_OK (
-             cudaMalloc ((void **)&sim->progress, n_envs * sizeof (float)), error)
-         && TRACK_CUDA_OK (cudaMalloc ((void **)&sim->any_done, sizeof (gint32)), error)
-         && TRACK_CUDA_OK (cudaMalloc ((void **)&sim->counters, sizeof (SimCounters)),
-                           error)
-         && TRACK_CUDA_OK (
-             cudaMallocHost ((void **)&sim->any_done_host, sizeof (gint32)), error);
-}
-
-static void
-check_cleanup (cudaError_t status, const char *what)
-{
-  if (status != cudaSuccess)
-    fprintf (stderr, "simloop: warning: %s failed: %s\n", what,
-             cudaGetErrorName (status));
-}
-
-static void
-sim_clear (Sim *sim)
-{
-  if (sim->step_graph != NULL)
-    check_cleanup (cudaGraphExecDestroy (sim->step_graph), "cudaGraphExecDestroy");
-  if (sim->stream != NULL)
-    check_cleanup (cudaStreamDestroy (sim->stream), "cudaStreamDestroy");
-  check_cleanup (cudaFree (sim->progress), "cudaFree");
-  check_cleanup (cudaFree (sim->any_done), "cudaFree");
-  check_cleanup (cudaFree (sim->counters), "cudaFree");
-  if (sim->any_done_host != NULL)
-    check_cleanup (cudaFreeHost (sim->any_done_host), "cudaFreeHost");
-  g_clear_pointer (&sim->track, tg_producer_unref);
-  g_clear_pointer (&sim->seeds, tg_seed_state_unref);
-}
-
-/* Every env at epoch 1 with its first track, its agent at a random start. */
-static gboolean
-sim_reset (Sim *sim, GError **error)
-{
-  return tg_seed_state_reset_epochs (sim->seeds, sim->stream, error)
-         && TRACK_CUDA_OK (
-             cudaMemsetAsync (binding (sim, "mask"), 1, sim->n_envs, sim->stream),
-             error)
-         && tg_producer_run (sim->track, sim->stream, TG_POLICY_EAGER,
-                             tg_unconditional (), error)
-         && TRACK_CUDA_OK (sim_launch_init (sim->stream, sim->params,
-                                            tg_seed_state_get_seeds (sim->seeds),
-                                            sim->progress),
-                           error)
-         && TRACK_CUDA_OK (
-             cudaMemsetAsync (sim->counters, 0, sizeof (SimCounters), sim->stream),
-             error)
-         && TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error);
-}
-
-/* The agents' part of a step; the episodes that ended are in "mask". */
-static gboolean
-sim_enqueue_step (Sim *sim, GError **error)
-{
-  return TRACK_CUDA_OK (
-             cudaMemsetAsync (sim->any_done, 0, sizeof (gint32), sim->stream), error)
-         && TRACK_CUDA_OK (
-             sim_launch_step (
-                 sim->stream, sim->params, tg_seed_state_get_seeds (sim->seeds),
-                 tg_seed_state_get_epochs (sim->seeds), binding (sim, "valid"),
-                 sim->progress, binding (sim, "mask"), sim->any_done, sim->counters),
-             error)
-         && TRACK_CUDA_OK (sim_launch_tally (sim->stream, sim->any_done, sim->counters),
-                           error);
-}
-
-/* The example's own capture of one step; TrackGen records into it. */
-static gboolean
-sim_capture (Sim *sim, GError **error)
-{
-  cudaGraph_t graph = NULL;
-  cudaError_t ended;
-  gboolean ok;
-
-  if (!TRACK_CUDA_OK (
-          cudaStreamBeginCapture (sim->stream, cudaStreamCaptureModeThreadLocal),
-          error))
-    return FALSE;
-  ok = sim_enqueue_step (sim, error)
-       && tg_producer_run (sim->track, sim->stream, TG_POLICY_RECORD,
-                           tg_conditional (sim->any_done), error);
-  /* End the capture whatever happened, so the stream is left usable. */
-  ended = cudaStreamEndCapture (sim->stream, &graph);
-  ok = TRACK_CUDA_OK (ended, ok ? error : NULL) && ok;
-  ok = ok && TRACK_CUDA_OK (cudaGraphInstantiate (&sim->step_graph, graph, 0), error)
-       && TRACK_CUDA_OK (cudaGraphUpload (sim->step_graph, sim->stream), error);
-  if (graph != NULL)
-    ok = TRACK_CUDA_OK (cudaGraphDestroy (graph), ok ? error : NULL) && ok;
-  return ok;
-}
-
-static gboolean
-run_in_graph (Sim *sim, double *seconds, GError **error)
-{
-  gint64 start = g_get_monotonic_time ();
-
-  for (guint t = 0; t < sim->n_steps; t++)
-    if (!TRACK_CUDA_OK (cudaGraphLaunch (sim->step_graph, sim->stream), error))
-      return FALSE;
-  if (!TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error))
-    return FALSE;
-  *seconds = (g_get_monotonic_time () - start) / 1e6;
-  return TRUE;
-}
-
-/* The same loop without a graph: the host reads any-done back each step and
- * runs the producer eagerly when an episode ended. */
-static gboolean
-run_host_driven (Sim *sim, double *seconds, GError **error)
-{
-  gint64 start = g_get_monotonic_time ();
-
-  for (guint t = 0; t < sim->n_steps; t++)
-    {
-      if (!sim_enqueue_step (sim, error)
-          || !TRACK_CUDA_OK (cudaMemcpyAsync (sim->any_done_host, sim->any_done,
-                                              sizeof (gint32), cudaMemcpyDeviceToHost,
-                                              sim->stream),
-                             error)
-          || !TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error))
-        return FALSE;
-      if (*sim->any_done_host != 0
-          && !tg_producer_run (sim->track, sim->stream, TG_POLICY_EAGER,
-                               tg_unconditional (), error))
-        return FALSE;
-    }
-  if (!TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error))
-    return FALSE;
-  *seconds = (g_get_monotonic_time () - start) / 1e6;
-  return TRUE;
-}
-
-static void
-snapshot_clear (Snapshot *snap)
-{
-  g_free (snap->seeds);
-  g_free (snap->epochs);
-  g_free (snap->points);
-  g_free (snap->valid);
-  g_free (snap->progress);
-}
-
-static gboolean
-download (Sim *sim, gpointer dst, gconstpointer src, gsize size, GError **error)
-{
-  return TRACK_CUDA_OK (
-      cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToHost, sim->stream), error);
-}
-
-static gboolean
-sim_snapshot (Sim *sim, Snapshot *snap, GError **error)
-{
-  gsize n = sim->n_envs, n_points = n * sim->config.shape.n_points;
-
-  snap->seeds = g_new (guint64, n);
-  snap->epochs = g_new (guint32, n);
-  snap->points = g_new (float2, n_points);
-  snap->valid = g_new (guint8, n);
-  snap->progress = g_new (float, n);
-  /* tg_seed_state_read() orders itself after the state's default stream
-   * only: finish ours first. */
-  return download (sim, snap->points, binding (sim, "points"),
-                   n_points * sizeof (float2), error)
-         && download (sim, snap->valid, binding (sim, "valid"), n, error)
-         && download (sim, snap->progress, sim->progress, n * sizeof (float), error)
-         && download (sim, &snap->counters, sim->counters, sizeof (SimCounters), error)
-         && TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error)
-         && tg_seed_state_read (sim->seeds, snap->seeds, snap->epochs, error);
-}
-
-static gboolean
-snapshot_equal (const Sim *sim, const Snapshot *a, const Snapshot *b)
-{
-  gsize n = sim->n_envs, n_points = n * sim->config.shape.n_points;
-
-  return memcmp (a->epochs, b->epochs, n * sizeof (guint32)) == 0
-         && memcmp (a->points, b->points, n_points * sizeof (float2)) == 0
-         && memcmp (a->valid, b->valid, n) == 0
-         && memcmp (a->progress, b->progress, n * sizeof (float)) == 0
-         && memcmp (&a->counters, &b->counters, sizeof (SimCounters)) == 0;
+  return TRACK_CUDA_OK (cudaMemcpyAsync (dst, src, size, cudaMemcpyDefault, stream),
+                        error);
 }
 
 typedef struct
@@ -280,31 +65,38 @@ pick_compare (const void *a, const void *b)
   return x->env < y->env ? -1 : x->env > y->env;
 }
 
-/* Regenerates the most regenerated envs from (seed, epoch) alone, in a
- * fresh seed state and producer of their own (whose HOST stage draws them),
- * and compares their tracks with the ones the loop holds, bit for bit. */
+/* Regenerates the most regenerated envs from (seed, epoch, family) alone, in
+ * a fresh seed state and producer of their own (whose HOST stage draws them;
+ * one call per family, masked to that family's envs), and compares their
+ * tracks with the ones the loop holds, bit for bit. */
 static gboolean
-verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *n_shown,
-                   guint *n_same, GError **error)
+verify_standalone (SimShard *shard, const SimSnapshot *snap, const char *svg_path,
+                   guint *n_shown, guint *n_same, GError **error)
 {
-  guint n = MIN (N_SHOWN, sim->n_envs), n_points = sim->config.shape.n_points;
-  g_autofree Pick *picks = g_new (Pick, sim->n_envs);
+  cudaStream_t stream = sim_shard_get_stream (shard);
+  guint n = MIN (N_SHOWN, snap->n_envs), n_points = snap->n_points;
+  g_autofree Pick *picks = g_new (Pick, snap->n_envs);
   guint64 seeds[N_SHOWN];
   guint32 epochs[N_SHOWN];
+  guint8 mask[N_SHOWN];
   g_auto (GStrv) labels = g_new0 (char *, n + 1);
   g_autofree float2 *points = g_new (float2, (gsize)n * n_points);
   g_autoptr (TgSeedState) state = NULL;
   g_autoptr (TgProducer) p = NULL;
-  TrackConfig config = sim->config;
+  TrackConfig config = *sim_shard_get_config (shard);
+  gboolean ok;
 
-  for (guint e = 0; e < sim->n_envs; e++)
+  for (guint e = 0; e < snap->n_envs; e++)
     picks[e] = (Pick){ snap->epochs[e], e };
-  qsort (picks, sim->n_envs, sizeof *picks, pick_compare);
+  qsort (picks, snap->n_envs, sizeof *picks, pick_compare);
   for (guint i = 0; i < n; i++)
     {
-      seeds[i] = snap->seeds[picks[i].env];
+      guint e = picks[i].env;
+
+      seeds[i] = snap->seeds[e];
       epochs[i] = picks[i].epoch;
-      labels[i] = g_strdup_printf ("env %u, epoch %u", picks[i].env, picks[i].epoch);
+      labels[i] = g_strdup_printf ("env %u, epoch %u, %s", e, picks[i].epoch,
+                                   track_family_name (snap->families[e]));
     }
   config.n_envs = n;
   config.advance = FALSE; /* generate at the given epochs */
@@ -312,12 +104,28 @@ verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *
   config.svg_tracks = n;
   config.svg_labels = (const char *const *)labels;
 
-  if ((state = track_seed_state_new_at (0, n, seeds, epochs, error)) == NULL
-      || (p = track_producer_new (&config, state, error)) == NULL
-      || !tg_producer_run (p, sim->stream, TG_POLICY_AUTO, tg_unconditional (), error)
-      || !download (sim, points, tg_producer_get_binding (p, "points", NULL),
-                    (gsize)n * n_points * sizeof *points, error)
-      || !TRACK_CUDA_OK (cudaStreamSynchronize (sim->stream), error))
+  ok = (state = track_seed_state_new_at (0, stream, n, seeds, epochs, error)) != NULL
+       && (p = track_producer_new (&config, state, stream, error)) != NULL;
+  for (gint32 f = 0; ok && f < TRACK_N_FAMILIES; f++)
+    {
+      gboolean any = FALSE;
+
+      for (guint i = 0; i < n; i++)
+        {
+          mask[i] = snap->families[picks[i].env] == f;
+          any |= mask[i];
+        }
+      ok = !any
+           || (copy (stream, tg_producer_get_binding (p, "mask", NULL), mask, n, error)
+               && copy (stream, tg_producer_get_binding (p, "family", NULL), &f,
+                        sizeof f, error)
+               && tg_producer_run (p, stream, TG_POLICY_AUTO, tg_unconditional (),
+                                   error));
+    }
+  if (!ok
+      || !copy (stream, points, tg_producer_get_binding (p, "points", NULL),
+                (gsize)n * n_points * sizeof *points, error)
+      || !TRACK_CUDA_OK (cudaStreamSynchronize (stream), error))
     return FALSE;
 
   *n_shown = n;
@@ -330,11 +138,17 @@ verify_standalone (Sim *sim, const Snapshot *snap, const char *svg_path, guint *
   return TRUE;
 }
 
+static double
+rate (guint n_envs, guint n_steps, double seconds)
+{
+  return (double)n_envs * n_steps / seconds;
+}
+
 static void
-print_loop (const char *name, const Sim *sim, double seconds)
+print_loop (const char *name, guint n_envs, guint n_steps, double seconds)
 {
   printf ("%-17s %12.0f env-steps/s  (%u steps in %.3f s)\n", name,
-          (double)sim->n_envs * sim->n_steps / seconds, sim->n_steps, seconds);
+          rate (n_envs, n_steps, seconds), n_steps, seconds);
 }
 
 static void
@@ -350,74 +164,159 @@ print_counters (const SimCounters *c)
           c->steps > 0 ? 100.0 * c->skipped_steps / c->steps : 0.0);
 }
 
+/* Times @loop over @n_steps steps of @shard. */
 static gboolean
-run (guint n_envs, guint n_steps, guint64 base_seed, const char *svg_path,
-     gboolean *same, GError **error)
+timed (gboolean (*loop) (SimShard *, guint, GError **), SimShard *shard, guint n_steps,
+       double *seconds, GError **error)
 {
-  Sim sim;
-  Snapshot graph_end = { 0 }, host_end = { 0 };
+  gint64 start = g_get_monotonic_time ();
+
+  if (!loop (shard, n_steps, error))
+    return FALSE;
+  *seconds = (g_get_monotonic_time () - start) / 1e6;
+  return TRUE;
+}
+
+/* One device: the loop in the graph, then driven from the host, then the
+ * standalone regeneration and the SVG. */
+static gboolean
+run_one_device (guint n_envs, guint n_steps, guint64 base_seed, const char *svg_path,
+                gboolean *same, GError **error)
+{
+  SimOptions options;
+  SimShard *shard;
+  SimSnapshot graph_end, host_end;
+  SimCounters graph_counters, host_counters;
+  const TrackConfig *c;
   struct cudaDeviceProp prop;
   double graph_s = 0, host_s = 0;
   guint n_shown = 0, n_same = 0;
   gboolean ok;
 
-  ok = sim_init (&sim, n_envs, n_steps, base_seed, error)
-       && TRACK_CUDA_OK (cudaGetDeviceProperties (&prop, 0), error);
+  sim_options_init (&options);
+  if ((shard = sim_shard_new (0, 0, n_envs, base_seed, &options, error)) == NULL)
+    return FALSE;
+  c = sim_shard_get_config (shard);
+  sim_snapshot_init (&graph_end, n_envs, c->shape.n_points);
+  sim_snapshot_init (&host_end, n_envs, c->shape.n_points);
+  ok = TRACK_CUDA_OK (cudaGetDeviceProperties (&prop, 0), error);
   if (ok)
     printf ("simloop: %u envs x %u steps on %s; tracks of %u points from %u control "
             "points\n",
-            n_envs, n_steps, prop.name, sim.config.shape.n_points,
-            sim.config.shape.n_control);
-  ok = ok && sim_capture (&sim, error) && sim_reset (&sim, error)
-       && run_in_graph (&sim, &graph_s, error)
-       && sim_snapshot (&sim, &graph_end, error);
+            n_envs, n_steps, prop.name, c->shape.n_points, c->shape.n_control);
+  ok = ok && sim_shard_capture (shard, error) && sim_shard_reset (shard, error)
+       && timed (sim_shard_run_graph, shard, n_steps, &graph_s, error)
+       && sim_shard_read (shard, &graph_end, &graph_counters, error);
   if (ok)
     {
-      print_loop ("in-graph loop:", &sim, graph_s);
-      print_counters (&graph_end.counters);
+      print_loop ("in-graph loop:", n_envs, n_steps, graph_s);
+      print_counters (&graph_counters);
     }
-  ok = ok && sim_reset (&sim, error) && run_host_driven (&sim, &host_s, error)
-       && sim_snapshot (&sim, &host_end, error);
+  ok = ok && sim_shard_reset (shard, error)
+       && timed (sim_shard_run_host, shard, n_steps, &host_s, error)
+       && sim_shard_read (shard, &host_end, &host_counters, error);
   if (ok)
     {
-      *same = snapshot_equal (&sim, &graph_end, &host_end);
-      print_loop ("host-driven loop:", &sim, host_s);
+      *same = sim_snapshot_count_equal (&graph_end, &host_end) == n_envs
+              && memcmp (&graph_counters, &host_counters, sizeof (SimCounters)) == 0;
+      print_loop ("host-driven loop:", n_envs, n_steps, host_s);
       printf ("  in-graph speed-up: %.1fx; same epochs, tracks, agents and counters as "
               "the in-graph loop: %s\n",
               host_s / graph_s, *same ? "yes" : "NO");
     }
-  ok = ok && verify_standalone (&sim, &graph_end, svg_path, &n_shown, &n_same, error);
+  ok = ok && verify_standalone (shard, &graph_end, svg_path, &n_shown, &n_same, error);
   if (ok)
     {
-      printf ("determinism: %u of %u envs regenerated standalone from (seed, epoch) "
-              "are bit-identical to the loop's tracks\n",
+      printf ("determinism: %u of %u envs regenerated standalone from (seed, epoch, "
+              "family) are bit-identical to the loop's tracks\n",
               n_same, n_shown);
       printf ("wrote %s (%u tracks)\n", svg_path, n_shown);
       *same = *same && n_same == n_shown;
     }
-  snapshot_clear (&graph_end);
-  snapshot_clear (&host_end);
-  sim_clear (&sim);
+  sim_snapshot_clear (&graph_end);
+  sim_snapshot_clear (&host_end);
+  sim_shard_free (shard);
+  return ok;
+}
+
+/* The population on one device, then sharded over @n_devices, each shard
+ * on a thread of its own, all replaying at once; the sharded run must end
+ * with every env as the one-device run left it. */
+static gboolean
+run_sharded (guint n_devices, guint n_envs, guint n_steps, guint64 base_seed,
+             gboolean *same, GError **error)
+{
+  g_autofree int *devices = g_new (int, n_devices);
+  g_autofree SimShardRun *runs = g_new (SimShardRun, n_devices);
+  SimShardRun one_run;
+  SimSnapshot one, sharded;
+  SimOptions options;
+  TrackConfig config;
+  struct cudaDeviceProp prop;
+  double one_s = 0, wall_s = 0;
+  gboolean ok;
+
+  sim_options_init (&options);
+  track_config_init (&config, n_envs);
+  sim_snapshot_init (&one, n_envs, config.shape.n_points);
+  sim_snapshot_init (&sharded, n_envs, config.shape.n_points);
+  for (guint d = 0; d < n_devices; d++)
+    devices[d] = (int)d;
+  ok = TRACK_CUDA_OK (cudaGetDeviceProperties (&prop, 0), error);
+  if (ok)
+    printf ("simloop: %u envs x %u steps, on 1 device, then sharded over %u devices "
+            "(%s, ...)\n",
+            n_envs, n_steps, n_devices, prop.name);
+  ok = ok
+       && sim_run_sharded (n_envs, base_seed, &options, 1, devices, n_steps, &one,
+                           &one_run, &one_s, error);
+  if (ok)
+    print_loop ("1 device:", n_envs, n_steps, one_s);
+  ok = ok
+       && sim_run_sharded (n_envs, base_seed, &options, n_devices, devices, n_steps,
+                           &sharded, runs, &wall_s, error);
+  if (ok)
+    {
+      guint n_same = sim_snapshot_count_equal (&one, &sharded);
+
+      for (guint d = 0; d < n_devices; d++)
+        printf ("device %d:         %12.0f env-steps/s  (envs %u to %u, %u steps in "
+                "%.3f s)\n",
+                runs[d].device, rate (runs[d].n_envs, n_steps, runs[d].seconds),
+                runs[d].first_env, runs[d].first_env + runs[d].n_envs - 1, n_steps,
+                runs[d].seconds);
+      printf ("%u devices in total: %10.0f env-steps/s  (%u steps in %.3f s)\n",
+              n_devices, rate (n_envs, n_steps, wall_s), n_steps, wall_s);
+      printf ("scaling: %.2fx over 1 device (target >= 1.9x)\n", one_s / wall_s);
+      printf ("sharding determinism: %u/%u envs identical\n", n_same, n_envs);
+      *same = n_same == n_envs;
+    }
+  sim_snapshot_clear (&one);
+  sim_snapshot_clear (&sharded);
   return ok;
 }
 
 int
 main (int argc, char **argv)
 {
-  gint envs = 4096, steps = 2000;
+  gint envs = 0, steps = 2000, n_devices = 1, count = 0;
   gint64 seed = 42;
   g_autofree char *output = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) context = NULL;
   gboolean same = FALSE;
   const GOptionEntry entries[] = {
-    { "envs", 'e', 0, G_OPTION_ARG_INT, &envs, "Number of envs (default 4096)", "E" },
+    { "envs", 'e', 0, G_OPTION_ARG_INT, &envs,
+      "Number of envs (default 4096, or " G_STRINGIFY (SHARDED_ENVS) " with --devices)",
+      "E" },
     { "steps", 't', 0, G_OPTION_ARG_INT, &steps, "Steps of each loop (default 2000)",
       "T" },
     { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Base seed of the envs (default 42)",
       "SEED" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Where to write the SVG of 16 tracks (default tracks.svg)", "PATH" },
+    { "devices", 'd', 0, G_OPTION_ARG_INT, &n_devices,
+      "Shard the envs over N devices, after a run on 1 (default 1: no sharding)", "N" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
 
@@ -427,16 +326,21 @@ main (int argc, char **argv)
       context,
       "Steps E envs T times in a CUDA graph that regenerates the tracks of the "
       "envs whose episode ended,\nthen runs the same loop driven from the host, "
-      "checks determinism, and draws 16 tracks.");
+      "checks determinism, and draws 16 tracks.\nWith --devices N > 1: the same "
+      "envs on 1 device, then sharded over N devices\n(a host thread each), "
+      "with the scaling and a determinism check across the sharding.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       fprintf (stderr, "simloop: %s (see --help)\n", error->message);
       return 2;
     }
-  if (envs < 1 || steps < 1)
+  if (envs == 0)
+    envs = n_devices > 1 ? SHARDED_ENVS : 4096;
+  if (envs < 1 || steps < 1 || n_devices < 1 || envs < n_devices)
     {
-      fprintf (stderr, "simloop: --envs and --steps must be positive\n");
+      fprintf (stderr, "simloop: --envs, --steps and --devices must be positive, "
+                       "with at least one env per device\n");
       return 2;
     }
   if (output == NULL)
@@ -447,7 +351,23 @@ main (int argc, char **argv)
       fprintf (stderr, "simloop: needs a CUDA GPU: %s\n", error->message);
       return 77;
     }
-  if (!run ((guint)envs, (guint)steps, (guint64)seed, output, &same, &error))
+  if (cudaGetDeviceCount (&count) != cudaSuccess || count < n_devices)
+    {
+      fprintf (stderr,
+               "simloop: --devices %d needs %d CUDA devices, this machine has %d\n",
+               n_devices, n_devices, count);
+      return 77;
+    }
+  for (int d = 1; d < n_devices; d++)
+    if (!tg_device_check (d, &error))
+      {
+        fprintf (stderr, "simloop: device %d cannot run: %s\n", d, error->message);
+        return 77;
+      }
+  if (!(n_devices == 1 ? run_one_device ((guint)envs, (guint)steps, (guint64)seed,
+                                         output, &same, &error)
+                       : run_sharded ((guint)n_devices, (guint)envs, (guint)steps,
+                                      (guint64)seed, &same, &error)))
     {
       fprintf (stderr, "simloop: %s\n", error->message);
       return 1;

@@ -2,16 +2,21 @@
 // construction: each value is computed by one thread in a fixed order, sums
 // go through a fixed-order block scan, reductions are maxima or ORs (exact in
 // any order), and there are no float atomics.  The random numbers come from
-// cuRAND's Philox, keyed by the env's effective seed.
+// cuRAND's Philox, keyed by the env's effective seed: control point k draws
+// from subsequence k, the env-wide draws of a family from ENV_SUBSEQ, so no
+// draw depends on which thread makes it.
 #include <cfloat>
 #include <curand_kernel.h>
+#include <trackgen/kernel.h>
 
+#include "launch.cuh"
 #include "track-kernels.h"
 
 #define PI_F 3.14159265358979f
 #define DENSE 4            // Catmull-Rom samples per output point, before resampling
 #define SMOOTH_PASSES 8    // Laplacian passes per relaxation iteration
 #define SMOOTH_LAMBDA 0.5f // how far a pass moves a point towards its neighbours' mean
+#define ENV_SUBSEQ TRACK_MAX_CONTROL // past every control point's subsequence
 
 static __device__ __forceinline__ float2
 sub (float2 a, float2 b)
@@ -112,37 +117,150 @@ catmull_rom (float2 p0, float2 p1, float2 p2, float2 p3, float u)
   return r;
 }
 
+static __device__ float2
+rotate (float2 p, float angle)
+{
+  float s, c;
+
+  sincosf (angle, &s, &c);
+  return make_float2 (c * p.x - s * p.y, s * p.x + c * p.y);
+}
+
+// Polar: point k in its sector of the circle, with angle and radius jitter.
+static __device__ float2
+polar_point (const TrackShape &shape, int k, float4 u)
+{
+  float a = 2.f * PI_F * ((float) k + shape.angle_jitter * (u.x - 0.5f)) / (float) shape.n_control;
+  float r = shape.radius * (1.f + shape.radius_jitter * (2.f * u.y - 1.f));
+  float s, c;
+
+  sincosf (a, &s, &c);
+  return make_float2 (r * c, r * s);
+}
+
+// The point at arc length @l of the stadium whose half circles of radius @re
+// are centred at (-@half, 0) and (@half, 0), counter-clockwise from the left
+// end of its bottom straight, and the outward normal there.
+static __device__ float2
+stadium_at (float re, float half, float l, float2 *normal)
+{
+  float s, c;
+
+  if (l < 2.f * half)
+    {
+      *normal = make_float2 (0.f, -1.f);
+      return make_float2 (l - half, -re);
+    }
+  l -= 2.f * half;
+  if (l < PI_F * re)
+    {
+      sincosf (l / re - 0.5f * PI_F, &s, &c);
+      *normal = make_float2 (c, s);
+      return make_float2 (half + re * c, re * s);
+    }
+  l -= PI_F * re;
+  if (l < 2.f * half)
+    {
+      *normal = make_float2 (0.f, 1.f);
+      return make_float2 (half - l, re);
+    }
+  l -= 2.f * half;
+  sincosf (l / re + 0.5f * PI_F, &s, &c);
+  *normal = make_float2 (c, s);
+  return make_float2 (re * c - half, re * s);
+}
+
+// Stadium: K points at evenly spaced arc lengths from a random phase, each
+// pushed along the normal by up to half the radius jitter of the end
+// radius, then the stadium turned by a random heading.  Point k + K/2 (K
+// even) lies opposite point k, up to those pushes.
+static __device__ float2
+stadium_point (const TrackShape &shape, int k, float4 u, float4 env)
+{
+  float re = shape.radius * (0.45f + 0.15f * env.x);
+  float half = shape.radius * (0.35f + 0.45f * env.y);
+  float perimeter = 4.f * half + 2.f * PI_F * re;
+  float push = 0.5f * shape.radius_jitter * re * (2.f * u.y - 1.f);
+  float2 normal, p;
+
+  p = stadium_at (re, half, perimeter * ((float) k + env.w) / (float) shape.n_control,
+                  &normal);
+  return rotate (make_float2 (p.x + push * normal.x, p.y + push * normal.y),
+                 2.f * PI_F * env.z);
+}
+
+// Star: alternating outer (even k) and inner (odd k) radii 15 to 25 % off
+// the mean, a tenth of the radius jitter, and half the angle jitter, turned
+// by a random angle.  Even points always lie outside the mean radius, odd
+// ones inside.  The tips are hairpins for the relaxation to open.
+static __device__ float2
+star_point (const TrackShape &shape, int k, float4 u, float4 env)
+{
+  float depth = 0.15f + 0.1f * env.x;
+  float a = 2.f * PI_F * ((float) k + 0.5f * shape.angle_jitter * (u.x - 0.5f) + 2.f * env.y)
+            / (float) shape.n_control;
+  float r = shape.radius * (k % 2 == 0 ? 1.f + depth : 1.f - depth)
+            * (1.f + 0.1f * shape.radius_jitter * (2.f * u.y - 1.f));
+  float s, c;
+
+  sincosf (a, &s, &c);
+  return make_float2 (r * c, r * s);
+}
+
+// One thread per control point of every env: family F's point k, and the
+// env's family.
+template <int F>
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-generate_kernel (TrackShape shape, guint n_envs, const guint64 *seeds,
-                 const guint32 *epochs, const guint8 *mask, float2 *points,
-                 float *sharpness)
+control_kernel (TrackShape shape, uint32_t n_envs, const uint64_t *seeds,
+                const uint32_t *epochs, const uint8_t *mask, float2 *control,
+                uint8_t *families)
+{
+  const int k_n = shape.n_control;
+  const uint64_t i = (uint64_t) blockIdx.x * TRACK_BLOCK + threadIdx.x, e = i / k_n;
+  const int k = (int) (i % k_n);
+  curandStatePhilox4_32_10_t rng;
+  float4 u, env;
+  float2 p;
+  uint64_t key;
+
+  if (e >= n_envs || !mask[e])
+    return;
+  key = tg_effective_seed (seeds[e], epochs[e]);
+  curand_init (key, k, 0, &rng);
+  u = curand_uniform4 (&rng);
+  if (F == TRACK_FAMILY_POLAR)
+    p = polar_point (shape, k, u);
+  else
+    {
+      curand_init (key, ENV_SUBSEQ, 0, &rng);
+      env = curand_uniform4 (&rng);
+      p = F == TRACK_FAMILY_STADIUM ? stadium_point (shape, k, u, env)
+                                    : star_point (shape, k, u, env);
+    }
+  control[e * k_n + k] = p;
+  if (k == 0)
+    families[e] = F;
+}
+
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+centerline_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
+                   const float2 *control, float2 *points, float *sharpness,
+                   int32_t *generated)
 {
   extern __shared__ float2 smem[];
-  const guint e = blockIdx.x;
+  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points, k_n = shape.n_control;
   const int d_n = DENSE * n;
   float2 *ctrl = smem, *dense = ctrl + k_n, *pts = dense + d_n;
   float *len = (float *) (pts + n), *cum = len + d_n, *scratch = cum + d_n;
   float total, sharp;
 
+  if (e == 0 && t == 0) // whatever the mask: the validate stage runs
+    *generated = 1;
   if (e >= n_envs || !mask[e])
     return;
-
-  // Control point k: its own Philox subsequence k of the effective seed, so
-  // the draws do not depend on which thread makes them.
-  if (t < k_n)
-    {
-      curandStatePhilox4_32_10_t rng;
-      float4 u;
-      float a, r, s, c;
-
-      curand_init (tg_effective_seed (seeds[e], epochs[e]), t, 0, &rng);
-      u = curand_uniform4 (&rng);
-      a = 2.f * PI_F * ((float) t + shape.angle_jitter * (u.x - 0.5f)) / (float) k_n;
-      r = shape.radius * (1.f + shape.radius_jitter * (2.f * u.y - 1.f));
-      sincosf (a, &s, &c);
-      ctrl[t] = make_float2 (r * c, r * s);
-    }
+  for (int k = t; k < k_n; k += TRACK_BLOCK)
+    ctrl[k] = control[(size_t) e * k_n + k];
   __syncthreads ();
 
   // A dense closed Catmull-Rom curve through the control points ...
@@ -193,14 +311,14 @@ generate_kernel (TrackShape shape, guint n_envs, const guint64 *seeds,
 // are still too sharp: an env that converged is left as it is, so its track
 // does not depend on how long other envs of the batch keep the loop going.
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-relax_kernel (TrackShape shape, guint n_envs, const guint8 *mask, float2 *points,
+relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *points,
               float *sharpness)
 {
   __shared__ float2 buf[2][TRACK_MAX_POINTS];
-  __shared__ guint8 hot[TRACK_MAX_POINTS];
+  __shared__ uint8_t hot[TRACK_MAX_POINTS];
   __shared__ float scratch[TRACK_BLOCK];
   __shared__ int go;
-  const guint e = blockIdx.x;
+  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points;
   float2 *cur = buf[0], *nxt = buf[1], *env;
   float sharp;
@@ -253,12 +371,12 @@ relax_kernel (TrackShape shape, guint n_envs, const guint8 *mask, float2 *points
 }
 
 static __global__ void
-reduce_flag_kernel (guint n_envs, const guint8 *mask, const float *sharpness,
-                    gint32 *flag)
+reduce_flag_kernel (uint32_t n_envs, const uint8_t *mask, const float *sharpness,
+                    int32_t *flag)
 {
   int any = 0;
 
-  for (guint e = threadIdx.x; e < n_envs; e += blockDim.x)
+  for (uint32_t e = threadIdx.x; e < n_envs; e += blockDim.x)
     any |= mask[e] && sharpness[e] > 1.f;
   any = __syncthreads_or (any);
   if (threadIdx.x == 0)
@@ -280,13 +398,13 @@ segments_cross (float2 a, float2 b, float2 c, float2 d)
 }
 
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-validate_kernel (TrackShape shape, guint n_envs, const guint8 *mask,
-                 const float2 *points, guint8 *valid)
+validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
+                 const float2 *points, uint8_t *valid, int32_t *flag, int32_t *generated)
 {
   __shared__ float2 pts[TRACK_MAX_POINTS];
   __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
   __shared__ float scratch[TRACK_BLOCK];
-  const guint e = blockIdx.x;
+  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points;
   // Two centerline points closer than the width overlap the track, unless
   // they are near along it: a turn of radius >= width/2 brings points half
@@ -295,6 +413,10 @@ validate_kernel (TrackShape shape, guint n_envs, const guint8 *mask,
   float total;
   int bad = 0;
 
+  // The last stage of a call: the next one starts with nothing generated and
+  // nothing to relax, so a call whose switch runs no case changes nothing.
+  if (e == 0 && t == 0)
+    *flag = *generated = 0;
   if (e >= n_envs || !mask[e])
     return;
   for (int i = t; i < n; i += TRACK_BLOCK)
@@ -329,41 +451,58 @@ validate_kernel (TrackShape shape, guint n_envs, const guint8 *mask,
 }
 
 extern "C" cudaError_t
-track_launch_generate (cudaStream_t stream, TrackShape shape, guint n_envs,
-                       const guint64 *seeds, const guint32 *epochs, const guint8 *mask,
-                       float2 *points, float *sharpness)
+track_launch_control (cudaStream_t stream, int family, TrackShape shape, uint32_t n_envs,
+                      const uint64_t *seeds, const uint32_t *epochs, const uint8_t *mask,
+                      float2 *control, uint8_t *families)
+{
+  static void (*const kernels[]) (TrackShape, uint32_t, const uint64_t *,
+                                  const uint32_t *, const uint8_t *, float2 *, uint8_t *)
+      = { control_kernel<TRACK_FAMILY_POLAR>, control_kernel<TRACK_FAMILY_STADIUM>,
+          control_kernel<TRACK_FAMILY_STAR> };
+  static_assert (sizeof kernels / sizeof *kernels == TRACK_N_FAMILIES, "a kernel per family");
+  uint64_t n = (uint64_t) n_envs * shape.n_control;
+
+  if (family < 0 || family >= TRACK_N_FAMILIES)
+    return cudaErrorInvalidValue;
+  return launch_kernel (kernels[family], (unsigned) ((n + TRACK_BLOCK - 1) / TRACK_BLOCK),
+                        TRACK_BLOCK, 0, stream, shape, n_envs, seeds, epochs, mask, control,
+                        families);
+}
+
+extern "C" cudaError_t
+track_launch_centerline (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
+                         const uint8_t *mask, const float2 *control, float2 *points,
+                         float *sharpness, int32_t *generated)
 {
   size_t d_n = (size_t) DENSE * shape.n_points;
   size_t smem = (shape.n_control + d_n + shape.n_points) * sizeof (float2)
                 + (2 * d_n + TRACK_BLOCK) * sizeof (float);
 
-  generate_kernel<<<n_envs, TRACK_BLOCK, smem, stream>>> (shape, n_envs, seeds, epochs,
-                                                          mask, points, sharpness);
-  return cudaGetLastError ();
+  return launch_kernel (centerline_kernel, n_envs, TRACK_BLOCK, smem, stream, shape, n_envs,
+                        mask, control, points, sharpness, generated);
 }
 
 extern "C" cudaError_t
-track_launch_relax (cudaStream_t stream, TrackShape shape, guint n_envs,
-                    const guint8 *mask, float2 *points, float *sharpness)
+track_launch_relax (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
+                    const uint8_t *mask, float2 *points, float *sharpness)
 {
-  relax_kernel<<<n_envs, TRACK_BLOCK, 0, stream>>> (shape, n_envs, mask, points,
-                                                    sharpness);
-  return cudaGetLastError ();
+  return launch_kernel (relax_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs, mask,
+                        points, sharpness);
 }
 
 extern "C" cudaError_t
-track_launch_reduce_flag (cudaStream_t stream, guint n_envs, const guint8 *mask,
-                          const float *sharpness, gint32 *flag)
+track_launch_reduce_flag (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
+                          const float *sharpness, int32_t *flag)
 {
-  reduce_flag_kernel<<<1, 1024, 0, stream>>> (n_envs, mask, sharpness, flag);
-  return cudaGetLastError ();
+  return launch_kernel (reduce_flag_kernel, 1, 1024, 0, stream, n_envs, mask, sharpness,
+                        flag);
 }
 
 extern "C" cudaError_t
-track_launch_validate (cudaStream_t stream, TrackShape shape, guint n_envs,
-                       const guint8 *mask, const float2 *points, guint8 *valid)
+track_launch_validate (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
+                       const uint8_t *mask, const float2 *points, uint8_t *valid,
+                       int32_t *flag, int32_t *generated)
 {
-  validate_kernel<<<n_envs, TRACK_BLOCK, 0, stream>>> (shape, n_envs, mask, points,
-                                                       valid);
-  return cudaGetLastError ();
+  return launch_kernel (validate_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs,
+                        mask, points, valid, flag, generated);
 }

@@ -1,37 +1,54 @@
 /* track-kernels.h: launchers of the track producer's kernels
- * (track-kernels.cu).  Each enqueues on @stream and returns the launch's
- * cudaError_t.  The per-env kernels run one block of TRACK_BLOCK threads per
- * env and return at once for envs whose mask byte is 0. */
+ * (track-kernels.cu), in plain C.  Each enqueues on @stream and returns the
+ * launch's own cudaError_t.  The per-env kernels run one block of
+ * TRACK_BLOCK threads per env and return at once for envs whose mask byte is
+ * 0. */
 #ifndef TRACK_KERNELS_H
 #define TRACK_KERNELS_H
 
-#include "track-producer.h"
+#include <cuda_runtime_api.h>
+#include <stdint.h>
 
-G_BEGIN_DECLS
+#include "track-shape.h"
 
-/* Masked envs: control points from tg_effective_seed(seeds[e], epochs[e]),
- * the resampled Catmull-Rom centerline into @points, its sharpness. */
-cudaError_t track_launch_generate (cudaStream_t stream, TrackShape shape, guint n_envs,
-                                   const guint64 *seeds, const guint32 *epochs,
-                                   const guint8 *mask, float2 *points,
-                                   float *sharpness);
+/* Masked envs: the K control points of @family (a TrackFamily; others are
+ * cudaErrorInvalidValue) drawn from tg_effective_seed(seeds[e], epochs[e])
+ * into @control (K per env), and families[e] := @family.  One thread per
+ * control point. */
+TRACK_EXTERN_C cudaError_t track_launch_control (cudaStream_t stream, int family,
+                                                 TrackShape shape, uint32_t n_envs,
+                                                 const uint64_t *seeds,
+                                                 const uint32_t *epochs,
+                                                 const uint8_t *mask, float2 *control,
+                                                 uint8_t *families);
+
+/* Masked envs: the closed Catmull-Rom curve through their control points,
+ * resampled to N points evenly spaced by arc length, into @points, and its
+ * sharpness.  Sets *generated to 1, whatever the mask. */
+TRACK_EXTERN_C cudaError_t track_launch_centerline (
+    cudaStream_t stream, TrackShape shape, uint32_t n_envs, const uint8_t *mask,
+    const float2 *control, float2 *points, float *sharpness, int32_t *generated);
 
 /* Masked envs still too sharp (sharpness > 1): a few passes of local
  * Laplacian smoothing around their sharp points, then their new sharpness. */
-cudaError_t track_launch_relax (cudaStream_t stream, TrackShape shape, guint n_envs,
-                                const guint8 *mask, float2 *points, float *sharpness);
+TRACK_EXTERN_C cudaError_t track_launch_relax (cudaStream_t stream, TrackShape shape,
+                                               uint32_t n_envs, const uint8_t *mask,
+                                               float2 *points, float *sharpness);
 
 /* One block: *flag = whether a masked env's sharpness is over 1. */
-cudaError_t track_launch_reduce_flag (cudaStream_t stream, guint n_envs,
-                                      const guint8 *mask, const float *sharpness,
-                                      gint32 *flag);
+TRACK_EXTERN_C cudaError_t track_launch_reduce_flag (cudaStream_t stream,
+                                                     uint32_t n_envs,
+                                                     const uint8_t *mask,
+                                                     const float *sharpness,
+                                                     int32_t *flag);
 
 /* Masked envs: valid[e] = no two segments cross, and points far apart along
- * the track are at least the track width apart. */
-cudaError_t track_launch_validate (cudaStream_t stream, TrackShape shape, guint n_envs,
-                                   const guint8 *mask, const float2 *points,
-                                   guint8 *valid);
-
-G_END_DECLS
+ * the track are at least the track width apart.  Clears *flag and
+ * *generated: the next call starts with nothing generated and nothing left
+ * to relax. */
+TRACK_EXTERN_C cudaError_t track_launch_validate (cudaStream_t stream, TrackShape shape,
+                                                  uint32_t n_envs, const uint8_t *mask,
+                                                  const float2 *points, uint8_t *valid,
+                                                  int32_t *flag, int32_t *generated);
 
 #endif /* TRACK_KERNELS_H */

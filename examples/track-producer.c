@@ -8,16 +8,21 @@
 typedef enum
 {
   BUF_MASK,
+  BUF_FAMILY,
+  BUF_CONTROL,
   BUF_POINTS,
+  BUF_FAMILIES,
   BUF_VALID,
   BUF_SHARPNESS,
   BUF_FLAG,
+  BUF_GENERATED,
   BUF_STATUS,
   N_BUFFERS
 } Buffer;
 
 static const char *const buffer_names[] = {
-  "mask", "points", "valid", "sharpness", "flag", "loop_status",
+  "mask",  "family",    "control", "points",    "families",
+  "valid", "sharpness", "flag",    "generated", "loop_status",
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (buffer_names) == N_BUFFERS);
 
@@ -37,10 +42,26 @@ track_cuda_ok (cudaError_t status, const char *call, GError **error)
 {
   if (status == cudaSuccess)
     return TRUE;
-  (void)cudaGetLastError (); /* a launch error is reported once, here */
+  /* A launch error is reported once, here; one pending from another call is
+   * left to whoever made it. */
+  if (cudaPeekAtLastError () == status)
+    (void)cudaGetLastError ();
   g_set_error (error, TG_CUDA_ERROR, status, "%s failed: %s (%s)", call,
                cudaGetErrorName (status), cudaGetErrorString (status));
   return FALSE;
+}
+
+const char *
+track_family_name (gint32 family)
+{
+  static const char *const names[] = {
+    [TRACK_FAMILY_POLAR] = "polar",
+    [TRACK_FAMILY_STADIUM] = "stadium",
+    [TRACK_FAMILY_STAR] = "star",
+  };
+  G_STATIC_ASSERT (G_N_ELEMENTS (names) == TRACK_N_FAMILIES);
+
+  return family >= 0 && family < TRACK_N_FAMILIES ? names[family] : "none";
 }
 
 void
@@ -112,13 +133,18 @@ buffer_size (const TrackConfig *c, Buffer b)
   switch (b)
     {
     case BUF_MASK:
+    case BUF_FAMILIES:
     case BUF_VALID:
       return c->n_envs;
+    case BUF_CONTROL:
+      return (gsize)c->n_envs * c->shape.n_control * sizeof (float2);
     case BUF_POINTS:
       return (gsize)c->n_envs * c->shape.n_points * sizeof (float2);
     case BUF_SHARPNESS:
       return c->n_envs * sizeof (float);
+    case BUF_FAMILY:
     case BUF_FLAG:
+    case BUF_GENERATED:
       return sizeof (gint32);
     case BUF_STATUS:
     default:
@@ -179,7 +205,7 @@ context_acquire (TrackContext *ctx)
 }
 
 static gboolean
-allocate (TrackContext *ctx, GError **error)
+allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
 {
   int saved;
   gboolean ok;
@@ -191,77 +217,82 @@ allocate (TrackContext *ctx, GError **error)
     {
       gsize size = buffer_size (&ctx->config, b);
       ok = TRACK_CUDA_OK (cudaMalloc (&ctx->buffers[b], size), error)
-           && TRACK_CUDA_OK (cudaMemset (ctx->buffers[b], b == BUF_MASK ? 1 : 0, size),
-                             error);
+           && TRACK_CUDA_OK (
+               cudaMemsetAsync (ctx->buffers[b], b == BUF_MASK ? 1 : 0, size, stream),
+               error);
     }
-  /* cudaMemset runs on the legacy stream, which non-blocking streams do not
-   * wait for: finish it before any producer call. */
-  ok = ok && TRACK_CUDA_OK (cudaDeviceSynchronize (), error);
+  /* Filled before any producer call, on whatever stream that is. */
+  ok = ok && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
   leave_device (saved);
   return ok;
 }
 
-/* The buffer bound as @name, checked against the size the kernels write:
- * a caller may have rebound it. */
+/* The buffer bound as @b: declared by the running stage, so TrackGen has
+ * checked it is bound and large enough. */
 static gpointer
-buffer (const TgLaunch *launch, const TrackContext *ctx, Buffer b, GError **error)
+binding (const TgLaunch *launch, Buffer b)
 {
-  gsize bound = 0, size = buffer_size (&ctx->config, b);
-  gpointer ptr = tg_producer_get_binding (tg_launch_get_producer (launch),
-                                          buffer_names[b], &bound);
-
-  if (ptr == NULL)
-    g_set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_UNBOUND,
-                 "the track producer needs binding '%s'", buffer_names[b]);
-  else if (bound < size)
-    g_set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                 "binding '%s' holds %" G_GSIZE_FORMAT " bytes, the track producer "
-                 "needs %" G_GSIZE_FORMAT,
-                 buffer_names[b], bound, size);
-  else
-    return ptr;
-  return NULL;
+  return tg_launch_get_binding (launch, buffer_names[b]);
 }
 
-static gboolean
-buffers (const TgLaunch *launch, const TrackContext *ctx, gpointer out[N_BUFFERS],
-         GError **error)
+#define BIT(b) (1u << (b))
+
+/* Declares the buffers in @set (BIT()s of Buffer) for @stage. */
+static void
+declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
 {
   for (guint b = 0; b < N_BUFFERS; b++)
-    if ((out[b] = buffer (launch, ctx, b, error)) == NULL)
-      return FALSE;
-  return TRUE;
+    if (set & BIT (b))
+      tg_producer_declare_binding (p, stage, buffer_names[b], buffer_size (config, b));
 }
 
+/* One case of the "generate" switch: the masked envs' epochs advance (with
+ * config.advance), then family @family draws their control points, and the
+ * shared kernels make their centerlines and the relaxation's flag. */
 static gboolean
-advance_stage (const TgLaunch *launch, gpointer data, GError **error)
+generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
+                 GError **error)
 {
-  TrackContext *ctx = data;
-  gpointer b[N_BUFFERS];
-
-  return buffers (launch, ctx, b, error)
-         && tg_seed_state_advance (ctx->seeds, tg_launch_get_stream (launch),
-                                   b[BUF_MASK], ctx->config.n_envs, error);
-}
-
-static gboolean
-generate_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
   cudaStream_t stream = tg_launch_get_stream (launch);
-  gpointer b[N_BUFFERS];
+  const guint8 *mask = binding (launch, BUF_MASK);
+  float2 *control = binding (launch, BUF_CONTROL);
+  float *sharpness = binding (launch, BUF_SHARPNESS);
 
-  return buffers (launch, ctx, b, error)
-         && TRACK_CUDA_OK (track_launch_generate (stream, c->shape, c->n_envs,
-                                                  tg_seed_state_get_seeds (ctx->seeds),
-                                                  tg_seed_state_get_epochs (ctx->seeds),
-                                                  b[BUF_MASK], b[BUF_POINTS],
-                                                  b[BUF_SHARPNESS]),
+  return (!c->advance
+          || tg_seed_state_advance (ctx->seeds, stream, mask, c->n_envs, error))
+         && TRACK_CUDA_OK (track_launch_control (stream, family, c->shape, c->n_envs,
+                                                 tg_seed_state_get_seeds (ctx->seeds),
+                                                 tg_seed_state_get_epochs (ctx->seeds),
+                                                 mask, control,
+                                                 binding (launch, BUF_FAMILIES)),
                            error)
-         && TRACK_CUDA_OK (track_launch_reduce_flag (stream, c->n_envs, b[BUF_MASK],
-                                                     b[BUF_SHARPNESS], b[BUF_FLAG]),
+         && TRACK_CUDA_OK (
+             track_launch_centerline (stream, c->shape, c->n_envs, mask, control,
+                                      binding (launch, BUF_POINTS), sharpness,
+                                      binding (launch, BUF_GENERATED)),
+             error)
+         && TRACK_CUDA_OK (track_launch_reduce_flag (stream, c->n_envs, mask, sharpness,
+                                                     binding (launch, BUF_FLAG)),
                            error);
+}
+
+static gboolean
+generate_polar (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return generate_family (launch, data, TRACK_FAMILY_POLAR, error);
+}
+
+static gboolean
+generate_stadium (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return generate_family (launch, data, TRACK_FAMILY_STADIUM, error);
+}
+
+static gboolean
+generate_star (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return generate_family (launch, data, TRACK_FAMILY_STAR, error);
 }
 
 static gboolean
@@ -270,14 +301,14 @@ relax_body (const TgLaunch *launch, gpointer data, GError **error)
   TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
   cudaStream_t stream = tg_launch_get_stream (launch);
-  gpointer b[N_BUFFERS];
+  const guint8 *mask = binding (launch, BUF_MASK);
+  float *sharpness = binding (launch, BUF_SHARPNESS);
 
-  return buffers (launch, ctx, b, error)
-         && TRACK_CUDA_OK (track_launch_relax (stream, c->shape, c->n_envs, b[BUF_MASK],
-                                               b[BUF_POINTS], b[BUF_SHARPNESS]),
-                           error)
-         && TRACK_CUDA_OK (track_launch_reduce_flag (stream, c->n_envs, b[BUF_MASK],
-                                                     b[BUF_SHARPNESS], b[BUF_FLAG]),
+  return TRACK_CUDA_OK (track_launch_relax (stream, c->shape, c->n_envs, mask,
+                                            binding (launch, BUF_POINTS), sharpness),
+                        error)
+         && TRACK_CUDA_OK (track_launch_reduce_flag (stream, c->n_envs, mask, sharpness,
+                                                     binding (launch, BUF_FLAG)),
                            error);
 }
 
@@ -286,13 +317,13 @@ validate_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
   TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
-  gpointer b[N_BUFFERS];
 
-  return buffers (launch, ctx, b, error)
-         && TRACK_CUDA_OK (track_launch_validate (tg_launch_get_stream (launch),
-                                                  c->shape, c->n_envs, b[BUF_MASK],
-                                                  b[BUF_POINTS], b[BUF_VALID]),
-                           error);
+  return TRACK_CUDA_OK (
+      track_launch_validate (tg_launch_get_stream (launch), c->shape, c->n_envs,
+                             binding (launch, BUF_MASK), binding (launch, BUF_POINTS),
+                             binding (launch, BUF_VALID), binding (launch, BUF_FLAG),
+                             binding (launch, BUF_GENERATED)),
+      error);
 }
 
 /* Not capture-safe: the copies wait for the device. */
@@ -304,21 +335,29 @@ svg_stage (TgHostOps *ops, gpointer data, GError **error)
   guint n = MIN (c->svg_tracks, c->n_envs), n_points = c->shape.n_points;
   g_autofree float2 *points = g_new (float2, (gsize)n * n_points);
   g_autofree guint8 *valid = g_new (guint8, n);
-  gpointer b[N_BUFFERS];
+  const TgLaunch *launch = tg_host_ops_get_launch (ops);
 
-  return buffers (tg_host_ops_get_launch (ops), ctx, b, error)
-         && tg_host_ops_copy_to_host (ops, points, b[BUF_POINTS],
-                                      (gsize)n * n_points * sizeof *points, error)
-         && tg_host_ops_copy_to_host (ops, valid, b[BUF_VALID], n, error)
+  return tg_host_ops_copy_to_host (ops, points, binding (launch, BUF_POINTS),
+                                   (gsize)n * n_points * sizeof *points, error)
+         && tg_host_ops_copy_to_host (ops, valid, binding (launch, BUF_VALID), n, error)
          && track_svg_write (ctx->svg_path, points, valid, n, n_points, c->shape.width,
                              (const char *const *)ctx->svg_labels, error);
 }
 
 TgProducer *
-track_producer_new (const TrackConfig *config, TgSeedState *seeds, GError **error)
+track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t stream,
+                    GError **error)
 {
+  static const TgDeviceFunc family_cases[] = {
+    [TRACK_FAMILY_POLAR] = generate_polar,
+    [TRACK_FAMILY_STADIUM] = generate_stadium,
+    [TRACK_FAMILY_STAR] = generate_star,
+  };
+  G_STATIC_ASSERT (G_N_ELEMENTS (family_cases) == TRACK_N_FAMILIES);
   g_autoptr (TgProducer) p = NULL;
+  TgLoopSpec relax;
   TrackContext *ctx;
+  guint stage;
   gboolean ok;
 
   g_return_val_if_fail (config != NULL && seeds != NULL, NULL);
@@ -339,27 +378,42 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, GError **erro
   ctx->config.svg_path = ctx->svg_path;
   ctx->config.svg_labels = (const char *const *)ctx->svg_labels;
   ctx->seeds = tg_seed_state_ref (seeds);
-  ok = allocate (ctx, error);
+  ok = allocate (ctx, stream, error);
 
   if (ok)
     {
+      relax = (TgLoopSpec){ .flag_binding = buffer_names[BUF_FLAG],
+                            .status_binding = buffer_names[BUF_STATUS],
+                            .max_iters = config->max_iters };
       p = tg_producer_new ("track", tg_seed_state_get_device (seeds));
-      if (config->advance)
-        tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE,
-                                      advance_stage, context_acquire (ctx),
-                                      context_release);
-      tg_producer_add_device_stage (p, "generate", TG_STAGE_CAPTURE_SAFE,
-                                    generate_stage, context_acquire (ctx),
-                                    context_release);
-      tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, "flag",
-                                  "loop_status", config->max_iters, relax_body,
-                                  context_acquire (ctx), context_release);
-      tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
-                                    validate_stage, context_acquire (ctx),
-                                    context_release);
+      stage = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE,
+                                            buffer_names[BUF_FAMILY],
+                                            G_N_ELEMENTS (family_cases), family_cases,
+                                            context_acquire (ctx), context_release);
+      declare (p, stage, config,
+               BIT (BUF_MASK) | BIT (BUF_CONTROL) | BIT (BUF_POINTS)
+                   | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS) | BIT (BUF_FLAG)
+                   | BIT (BUF_GENERATED));
+      /* The loop declares its flag and status itself. */
+      stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
+                                          relax_body, context_acquire (ctx),
+                                          context_release);
+      declare (p, stage, config,
+               BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
+      /* Only after a case ran: a call that generated nothing changes nothing.
+       * The condition declares "generated". */
+      stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
+                                            validate_stage, context_acquire (ctx),
+                                            context_release);
+      tg_producer_set_stage_condition (p, stage, buffer_names[BUF_GENERATED]);
+      declare (p, stage, config,
+               BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_VALID) | BIT (BUF_FLAG));
       if (ctx->svg_path != NULL)
-        tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,
-                                    context_acquire (ctx), context_release);
+        {
+          stage = tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,
+                                              context_acquire (ctx), context_release);
+          declare (p, stage, config, BIT (BUF_POINTS) | BIT (BUF_VALID));
+        }
       for (guint b = 0; ok && b < N_BUFFERS; b++)
         ok = tg_producer_bind (p, buffer_names[b], ctx->buffers[b],
                                buffer_size (config, b), error);
@@ -369,7 +423,7 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, GError **erro
 }
 
 TgSeedState *
-track_seed_state_new_at (int device, guint n, const guint64 *seeds,
+track_seed_state_new_at (int device, cudaStream_t stream, guint n, const guint64 *seeds,
                          const guint32 *epochs, GError **error)
 {
   g_autoptr (TgSeedState) state = NULL;
@@ -380,12 +434,13 @@ track_seed_state_new_at (int device, guint n, const guint64 *seeds,
   state = tg_seed_state_new_from_array (device, n, seeds, error);
   if (state == NULL || !enter_device (device, &saved, error))
     return NULL;
-  /* The epochs are plain device memory of the state; a pageable cudaMemcpy
-   * may return before its DMA lands, hence the synchronization. */
-  ok = TRACK_CUDA_OK (cudaMemcpy (tg_seed_state_get_epochs (state), epochs,
-                                  n * sizeof *epochs, cudaMemcpyHostToDevice),
+  /* The epochs are device memory of the state, which kernels (and so
+   * copies) may write; from pageable memory, hence the synchronization. */
+  ok = TRACK_CUDA_OK (cudaMemcpyAsync (tg_seed_state_get_epochs (state), epochs,
+                                       n * sizeof *epochs, cudaMemcpyHostToDevice,
+                                       stream),
                       error)
-       && TRACK_CUDA_OK (cudaDeviceSynchronize (), error);
+       && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
   leave_device (saved);
   return ok ? g_steal_pointer (&state) : NULL;
 }

@@ -1,19 +1,19 @@
 /* examples-test.c: the example track producer, as its users rely on it:
- * bit-identical tracks under EAGER, REPLAY and RECORD, masked-off envs left
+ * bit-identical tracks under EAGER, REPLAY and RECORD, for every shape
+ * family the switch picks (and none out of range), masked-off envs left
  * alone, sound tracks, a relaxation that ran, tracks reproducible from
- * (seed, epoch) alone, and its SVG. */
+ * (seed, epoch, family) alone, bindings checked against what the stages
+ * declared, and its SVG; and the simulator loop, sharded or not. */
 #include "config.h"
-#include "tg-test.h"
-#include "track-producer.h"
+#include "examples-test.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
-#define N_ENVS 64
-
-static TgProducer *
-track_new (TgSeedState *seeds, guint n_envs, gboolean advance, const char *svg_path)
+TgProducer *
+track_new (TgSeedState *seeds, cudaStream_t s, guint n_envs, gboolean advance,
+           const char *svg_path)
 {
   g_autoptr (GError) error = NULL;
   TrackConfig config;
@@ -23,13 +23,13 @@ track_new (TgSeedState *seeds, guint n_envs, gboolean advance, const char *svg_p
   config.advance = advance;
   config.svg_path = svg_path;
   config.svg_tracks = 4;
-  p = track_producer_new (&config, seeds, &error);
+  p = track_producer_new (&config, seeds, s, &error);
   g_assert_no_error (error);
   g_assert_nonnull (p);
   return p;
 }
 
-static gsize
+gsize
 points_size (guint n_envs)
 {
   TrackConfig config;
@@ -38,7 +38,7 @@ points_size (guint n_envs)
   return (gsize)n_envs * config.shape.n_points * sizeof (float2);
 }
 
-static void
+void
 download (gpointer dst, TgProducer *p, const char *name, gsize size, cudaStream_t s)
 {
   TG_TEST_CUDA (cudaMemcpyAsync (dst, tg_producer_get_binding (p, name, NULL), size,
@@ -46,7 +46,7 @@ download (gpointer dst, TgProducer *p, const char *name, gsize size, cudaStream_
   TG_TEST_CUDA (cudaStreamSynchronize (s));
 }
 
-static void
+void
 upload (TgProducer *p, const char *name, gconstpointer src, gsize size, cudaStream_t s)
 {
   TG_TEST_CUDA (cudaMemcpyAsync (tg_producer_get_binding (p, name, NULL), src, size,
@@ -54,7 +54,7 @@ upload (TgProducer *p, const char *name, gconstpointer src, gsize size, cudaStre
   TG_TEST_CUDA (cudaStreamSynchronize (s));
 }
 
-static void
+void
 fill (TgProducer *p, const char *name, int byte, cudaStream_t s)
 {
   gsize size = 0;
@@ -64,7 +64,13 @@ fill (TgProducer *p, const char *name, int byte, cudaStream_t s)
   TG_TEST_CUDA (cudaStreamSynchronize (s));
 }
 
-static void
+void
+set_family (TgProducer *p, gint32 family, cudaStream_t s)
+{
+  upload (p, "family", &family, sizeof family, s);
+}
+
+void
 run_ok (TgProducer *p, cudaStream_t s, TgPolicy policy)
 {
   g_autoptr (GError) error = NULL;
@@ -75,7 +81,7 @@ run_ok (TgProducer *p, cudaStream_t s, TgPolicy policy)
 }
 
 /* Records @p into a capture of the test's own on @s, as a simulator would. */
-static cudaGraphExec_t
+cudaGraphExec_t
 record (TgProducer *p, cudaStream_t s, TgCondition condition)
 {
   g_autoptr (GError) error = NULL;
@@ -94,14 +100,14 @@ record (TgProducer *p, cudaStream_t s, TgCondition condition)
   return exec;
 }
 
-static void
+void
 launch (cudaGraphExec_t exec, cudaStream_t s)
 {
   TG_TEST_CUDA (cudaGraphLaunch (exec, s));
   TG_TEST_CUDA (cudaStreamSynchronize (s));
 }
 
-static void
+void
 assert_relaxed (TgProducer *p, cudaStream_t s)
 {
   TgLoopStatus status;
@@ -122,7 +128,7 @@ dist2 (float2 a, float2 b)
 
 /* Finite points, a closing segment no longer than the track's others (so
  * the polyline is a closed loop), and most tracks valid. */
-static void
+void
 assert_sound (const float2 *points, const guint8 *valid, guint n_envs, guint n_points)
 {
   guint n_valid = 0;
@@ -231,7 +237,7 @@ test_policies (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 1234, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, FALSE, NULL);
+  p = track_new (seeds, s, N_ENVS, FALSE, NULL);
 
   run_ok (p, s, TG_POLICY_EAGER);
   download (eager, p, "points", size, s);
@@ -279,7 +285,7 @@ test_conditional_record (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 99, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, FALSE, NULL);
+  p = track_new (seeds, s, N_ENVS, FALSE, NULL);
   run_ok (p, s, TG_POLICY_EAGER);
   download (eager, p, "points", size, s);
 
@@ -307,7 +313,7 @@ test_conditional_record (TgTestGpu *gpu, gconstpointer data)
   tg_seed_state_unref (seeds);
 }
 
-/* Envs whose mask byte is 0 keep their track, validity and epoch. */
+/* Envs whose mask byte is 0 keep their track, validity, family and epoch. */
 static void
 test_mask (TgTestGpu *gpu, gconstpointer data)
 {
@@ -318,24 +324,27 @@ test_mask (TgTestGpu *gpu, gconstpointer data)
   gsize size = points_size (N_ENVS), per_env = size / N_ENVS;
   g_autofree float2 *points = g_malloc (size);
   g_autofree guint8 *untouched = g_malloc (per_env);
-  guint8 mask[N_ENVS], valid[N_ENVS];
+  guint8 mask[N_ENVS], valid[N_ENVS], families[N_ENVS];
   guint32 epochs[N_ENVS];
 
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, TRUE, NULL);
+  p = track_new (seeds, s, N_ENVS, TRUE, NULL);
 
   for (guint e = 0; e < N_ENVS; e++)
     mask[e] = e % 2 == 0;
   upload (p, "mask", mask, sizeof mask, s);
   fill (p, "points", 0xFF, s);
   fill (p, "valid", 0xAB, s);
+  fill (p, "families", 0xCD, s);
   memset (untouched, 0xFF, per_env);
+  set_family (p, TRACK_FAMILY_STAR, s);
   run_ok (p, s, TG_POLICY_AUTO);
   download (points, p, "points", size, s);
   download (valid, p, "valid", sizeof valid, s);
-  g_assert_true (tg_seed_state_read (seeds, NULL, epochs, &error));
+  download (families, p, "families", sizeof families, s);
+  g_assert_true (tg_seed_state_read (seeds, s, NULL, epochs, &error));
   g_assert_no_error (error);
 
   for (guint e = 0; e < N_ENVS; e++)
@@ -345,12 +354,14 @@ test_mask (TgTestGpu *gpu, gconstpointer data)
         {
           g_assert_cmpuint (epochs[e], ==, 1);
           g_assert_cmpuint (valid[e], <=, 1);
+          g_assert_cmpuint (families[e], ==, TRACK_FAMILY_STAR);
           g_assert_true (isfinite (env[0].x) && isfinite (env[0].y));
         }
       else
         {
           g_assert_cmpuint (epochs[e], ==, 0);
           g_assert_cmpuint (valid[e], ==, 0xAB);
+          g_assert_cmpuint (families[e], ==, 0xCD);
           g_assert_cmpmem (env, per_env, untouched, per_env);
         }
     }
@@ -359,9 +370,9 @@ test_mask (TgTestGpu *gpu, gconstpointer data)
   tg_seed_state_unref (seeds);
 }
 
-/* A track regenerated from its (seed, epoch) in a batch of its own is the
- * one the large batch made: the relaxation of an env never depends on the
- * others. */
+/* A track regenerated from its (seed, epoch, family) in a batch of its own
+ * is the one the large batch made: the relaxation of an env never depends on
+ * the others. */
 static void
 test_reproducible (TgTestGpu *gpu, gconstpointer data)
 {
@@ -372,34 +383,46 @@ test_reproducible (TgTestGpu *gpu, gconstpointer data)
   cudaStream_t s = gpu->stream;
   gsize size = points_size (N_ENVS), per_env = size / N_ENVS;
   g_autofree float2 *points = g_malloc (size), *mine = g_malloc (4 * per_env);
-  guint8 mask[N_ENVS];
+  guint8 mask[N_ENVS], families[N_ENVS], pick_mask[4];
   guint64 all_seeds[N_ENVS], pick_seeds[4];
   guint32 all_epochs[N_ENVS], pick_epochs[4];
 
   TG_TEST_REQUIRE_GPU ();
   seeds = tg_seed_state_new (0, N_ENVS, 77, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, N_ENVS, TRUE, NULL);
-  run_ok (p, s, TG_POLICY_EAGER); /* every env at epoch 1 */
+  p = track_new (seeds, s, N_ENVS, TRUE, NULL);
+  run_ok (p, s, TG_POLICY_EAGER); /* every env at epoch 1, polar */
   for (guint e = 0; e < N_ENVS; e++)
     mask[e] = e % 3 == 0;
   upload (p, "mask", mask, sizeof mask, s);
-  run_ok (p, s, TG_POLICY_AUTO); /* every third env at epoch 2 */
+  set_family (p, TRACK_FAMILY_STADIUM, s);
+  run_ok (p, s, TG_POLICY_AUTO); /* every third env at epoch 2, a stadium */
   download (points, p, "points", size, s);
-  g_assert_true (tg_seed_state_read (seeds, all_seeds, all_epochs, &error));
+  download (families, p, "families", sizeof families, s);
+  g_assert_true (tg_seed_state_read (seeds, s, all_seeds, all_epochs, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (all_epochs[0], ==, 2);
+  g_assert_cmpuint (families[0], ==, TRACK_FAMILY_STADIUM);
   g_assert_cmpuint (all_epochs[1], ==, 1);
+  g_assert_cmpuint (families[1], ==, TRACK_FAMILY_POLAR);
 
   for (guint i = 0; i < G_N_ELEMENTS (picked); i++)
     {
       pick_seeds[i] = all_seeds[picked[i]];
       pick_epochs[i] = all_epochs[picked[i]];
     }
-  alone_seeds = track_seed_state_new_at (0, 4, pick_seeds, pick_epochs, &error);
+  alone_seeds = track_seed_state_new_at (0, s, 4, pick_seeds, pick_epochs, &error);
   g_assert_no_error (error);
-  alone = track_new (alone_seeds, 4, FALSE, NULL);
-  run_ok (alone, s, TG_POLICY_EAGER);
+  alone = track_new (alone_seeds, s, 4, FALSE, NULL);
+  /* One call per family, each masked to the envs of that family. */
+  for (gint32 f = 0; f < TRACK_N_FAMILIES; f++)
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (picked); i++)
+        pick_mask[i] = families[picked[i]] == f;
+      upload (alone, "mask", pick_mask, sizeof pick_mask, s);
+      set_family (alone, f, s);
+      run_ok (alone, s, TG_POLICY_EAGER);
+    }
   download (mine, alone, "points", 4 * per_env, s);
   for (guint i = 0; i < G_N_ELEMENTS (picked); i++)
     g_assert_cmpmem ((guint8 *)mine + i * per_env, per_env,
@@ -408,6 +431,47 @@ test_reproducible (TgTestGpu *gpu, gconstpointer data)
   tg_producer_unref (alone);
   tg_producer_unref (p);
   tg_seed_state_unref (alone_seeds);
+  tg_seed_state_unref (seeds);
+}
+
+/* The stages declare what they read and write, with its size: a binding
+ * rebound too small, or unbound, is refused before anything runs. */
+static void
+test_declared_bindings (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  TgSeedState *seeds;
+  TgProducer *p;
+  cudaStream_t s = gpu->stream;
+  gsize size = points_size (N_ENVS);
+  gpointer points, small;
+
+  TG_TEST_REQUIRE_GPU ();
+  seeds = tg_seed_state_new (0, N_ENVS, 8, &error);
+  g_assert_no_error (error);
+  p = track_new (seeds, s, N_ENVS, FALSE, NULL);
+  points = tg_producer_get_binding (p, "points", NULL);
+  small = tg_test_device_alloc (size / 2);
+
+  g_assert_true (tg_producer_bind (p, "points", small, size / 2, &error));
+  g_assert_no_error (error);
+  g_assert_false (tg_producer_run (p, s, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
+  g_assert_nonnull (strstr (error->message, "points"));
+  g_clear_error (&error);
+
+  g_assert_true (tg_producer_bind (p, "points", NULL, 0, &error));
+  g_assert_no_error (error);
+  g_assert_false (tg_producer_run (p, s, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
+  g_clear_error (&error);
+
+  g_assert_true (tg_producer_bind (p, "points", points, size, &error));
+  g_assert_no_error (error);
+  run_ok (p, s, TG_POLICY_AUTO);
+
+  tg_test_device_free (small);
+  tg_producer_unref (p);
   tg_seed_state_unref (seeds);
 }
 
@@ -429,7 +493,7 @@ test_svg_stage (TgTestGpu *gpu, gconstpointer data)
   path = g_build_filename (dir, "tracks.svg", NULL);
   seeds = tg_seed_state_new (0, 8, 3, &error);
   g_assert_no_error (error);
-  p = track_new (seeds, 8, FALSE, path);
+  p = track_new (seeds, s, 8, FALSE, path);
 
   TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
   g_assert_false (tg_producer_run (p, s, TG_POLICY_AUTO, tg_unconditional (), &error));
@@ -459,9 +523,12 @@ main (int argc, char **argv)
   g_test_add_func ("/examples/track/svg-writer", test_svg_writer);
   TG_TEST_ADD_GPU ("/examples/track/policies-bit-identical", test_policies);
   TG_TEST_ADD_GPU ("/examples/track/conditional-record", test_conditional_record);
+  examples_test_add_families ();
   TG_TEST_ADD_GPU ("/examples/track/mask-keeps-unmasked-envs", test_mask);
-  TG_TEST_ADD_GPU ("/examples/track/reproducible-from-seed-and-epoch",
+  TG_TEST_ADD_GPU ("/examples/track/reproducible-from-seed-epoch-and-family",
                    test_reproducible);
+  TG_TEST_ADD_GPU ("/examples/track/declared-bindings-checked", test_declared_bindings);
   TG_TEST_ADD_GPU ("/examples/track/svg-stage", test_svg_stage);
+  examples_test_add_sim ();
   return g_test_run ();
 }

@@ -1,0 +1,404 @@
+/* simloop-shard.c: a shard of the simulator loop on one device, and a
+ * population sharded over devices, one host thread per shard. */
+#include "simloop-shard.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct _SimShard
+{
+  int device;
+  guint first_env, n_envs;
+  TrackConfig config;
+  SimParams params;
+  TgSeedState *seeds;
+  TgProducer *track;
+  cudaStream_t stream;
+  /* The producer's buffers the step reads and writes. */
+  guint8 *mask, *valid, *families;
+  gint32 *family;
+  float2 *points;
+  float *progress;       /* device: each agent's position along its track */
+  gint32 *any_done;      /* device: an episode ended this step */
+  SimCounters *counters; /* device */
+  gint32 *any_done_host; /* pinned, for the host-driven loop */
+  cudaGraphExec_t step_graph;
+};
+
+void
+sim_options_init (SimOptions *options)
+{
+  options->lap_steps = 6000.f;
+  options->crash_prob = 2e-5f;
+  options->curriculum_steps = 500;
+}
+
+void
+sim_snapshot_init (SimSnapshot *snap, guint n_envs, guint n_points)
+{
+  snap->n_envs = n_envs;
+  snap->n_points = n_points;
+  snap->seeds = g_new (guint64, n_envs);
+  snap->epochs = g_new (guint32, n_envs);
+  snap->progress = g_new (float, n_envs);
+  snap->families = g_new (guint8, n_envs);
+  snap->valid = g_new (guint8, n_envs);
+  snap->points = g_new (float2, (gsize)n_envs * n_points);
+}
+
+void
+sim_snapshot_clear (SimSnapshot *snap)
+{
+  g_free (snap->seeds);
+  g_free (snap->epochs);
+  g_free (snap->progress);
+  g_free (snap->families);
+  g_free (snap->valid);
+  g_free (snap->points);
+}
+
+guint
+sim_snapshot_count_equal (const SimSnapshot *a, const SimSnapshot *b)
+{
+  gsize track = a->n_points * sizeof (float2);
+  guint n = 0;
+
+  g_return_val_if_fail (a->n_envs == b->n_envs && a->n_points == b->n_points, 0);
+  for (guint e = 0; e < a->n_envs; e++)
+    n += a->seeds[e] == b->seeds[e] && a->epochs[e] == b->epochs[e]
+         && memcmp (&a->progress[e], &b->progress[e], sizeof (float)) == 0
+         && a->families[e] == b->families[e] && a->valid[e] == b->valid[e]
+         && memcmp (a->points + (gsize)e * a->n_points,
+                    b->points + (gsize)e * b->n_points, track)
+                == 0;
+  return n;
+}
+
+SimShard *
+sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
+               const SimOptions *options, GError **error)
+{
+  SimShard *shard = g_new0 (SimShard, 1);
+  gboolean ok;
+
+  shard->device = device;
+  shard->first_env = first_env;
+  shard->n_envs = n_envs;
+  track_config_init (&shard->config, n_envs);
+  shard->config.advance = TRUE;
+  shard->params.n_envs = n_envs;
+  shard->params.first_env = first_env;
+  shard->params.n_points = shard->config.shape.n_points;
+  shard->params.mean_speed = shard->config.shape.n_points / options->lap_steps;
+  shard->params.crash_prob = options->crash_prob;
+  shard->params.curriculum_steps = MAX (options->curriculum_steps, 1);
+
+  ok = TRACK_CUDA_OK (cudaSetDevice (device), error)
+       && TRACK_CUDA_OK (
+           cudaStreamCreateWithFlags (&shard->stream, cudaStreamNonBlocking), error)
+       && (shard->seeds
+           = tg_seed_state_new_shard (device, first_env, n_envs, base_seed, error))
+              != NULL
+       && (shard->track
+           = track_producer_new (&shard->config, shard->seeds, shard->stream, error))
+              != NULL
+       && TRACK_CUDA_OK (
+           cudaMalloc ((void **)&shard->progress, n_envs * sizeof (float)), error)
+       && TRACK_CUDA_OK (cudaMalloc ((void **)&shard->any_done, sizeof (gint32)), error)
+       && TRACK_CUDA_OK (cudaMalloc ((void **)&shard->counters, sizeof (SimCounters)),
+                         error)
+       && TRACK_CUDA_OK (
+           cudaMallocHost ((void **)&shard->any_done_host, sizeof (gint32)), error);
+  if (!ok)
+    {
+      sim_shard_free (shard);
+      return NULL;
+    }
+  shard->mask = tg_producer_get_binding (shard->track, "mask", NULL);
+  shard->valid = tg_producer_get_binding (shard->track, "valid", NULL);
+  shard->families = tg_producer_get_binding (shard->track, "families", NULL);
+  shard->family = tg_producer_get_binding (shard->track, "family", NULL);
+  shard->points = tg_producer_get_binding (shard->track, "points", NULL);
+  return shard;
+}
+
+static void
+check_cleanup (cudaError_t status, const char *what)
+{
+  if (status != cudaSuccess)
+    fprintf (stderr, "simloop: warning: %s failed: %s\n", what,
+             cudaGetErrorName (status));
+}
+
+void
+sim_shard_free (SimShard *shard)
+{
+  if (shard->stream != NULL)
+    check_cleanup (cudaSetDevice (shard->device), "cudaSetDevice");
+  if (shard->step_graph != NULL)
+    check_cleanup (cudaGraphExecDestroy (shard->step_graph), "cudaGraphExecDestroy");
+  if (shard->progress != NULL)
+    check_cleanup (cudaFree (shard->progress), "cudaFree");
+  if (shard->any_done != NULL)
+    check_cleanup (cudaFree (shard->any_done), "cudaFree");
+  if (shard->counters != NULL)
+    check_cleanup (cudaFree (shard->counters), "cudaFree");
+  if (shard->any_done_host != NULL)
+    check_cleanup (cudaFreeHost (shard->any_done_host), "cudaFreeHost");
+  g_clear_pointer (&shard->track, tg_producer_unref);
+  g_clear_pointer (&shard->seeds, tg_seed_state_unref);
+  /* Last: the producer's buffers were filled on it. */
+  if (shard->stream != NULL)
+    check_cleanup (cudaStreamDestroy (shard->stream), "cudaStreamDestroy");
+  g_free (shard);
+}
+
+const TrackConfig *
+sim_shard_get_config (const SimShard *shard)
+{
+  return &shard->config;
+}
+
+cudaStream_t
+sim_shard_get_stream (const SimShard *shard)
+{
+  return shard->stream;
+}
+
+gboolean
+sim_shard_reset (SimShard *shard, GError **error)
+{
+  cudaStream_t s = shard->stream;
+
+  return tg_seed_state_reset_epochs (shard->seeds, s, NULL, 0, error)
+         && TRACK_CUDA_OK (cudaMemsetAsync (shard->mask, 1, shard->n_envs, s), error)
+         && TRACK_CUDA_OK (cudaMemsetAsync (shard->family, 0, sizeof (gint32), s),
+                           error)
+         && tg_producer_run (shard->track, s, TG_POLICY_EAGER, tg_unconditional (),
+                             error)
+         && TRACK_CUDA_OK (
+             sim_launch_init (s, shard->params, tg_seed_state_get_seeds (shard->seeds),
+                              tg_seed_state_get_epochs (shard->seeds), shard->progress),
+             error)
+         && TRACK_CUDA_OK (
+             cudaMemsetAsync (shard->counters, 0, sizeof (SimCounters), s), error)
+         && TRACK_CUDA_OK (cudaStreamSynchronize (s), error);
+}
+
+/* The agents' part of a step; the episodes that ended are in "mask", the
+ * family of their new tracks in "family". */
+static gboolean
+enqueue_step (SimShard *shard, GError **error)
+{
+  cudaStream_t s = shard->stream;
+
+  return TRACK_CUDA_OK (cudaMemsetAsync (shard->any_done, 0, sizeof (gint32), s), error)
+         && TRACK_CUDA_OK (sim_launch_step (s, shard->params,
+                                            tg_seed_state_get_seeds (shard->seeds),
+                                            tg_seed_state_get_epochs (shard->seeds),
+                                            shard->valid, shard->progress, shard->mask,
+                                            shard->any_done, shard->counters),
+                           error)
+         && TRACK_CUDA_OK (sim_launch_tally (s, shard->params, shard->any_done,
+                                             shard->counters, shard->family),
+                           error);
+}
+
+/* The example's own capture of one step; TrackGen records into it. */
+gboolean
+sim_shard_capture (SimShard *shard, GError **error)
+{
+  cudaGraph_t graph = NULL;
+  cudaError_t ended;
+  gboolean ok;
+
+  if (!TRACK_CUDA_OK (
+          cudaStreamBeginCapture (shard->stream, cudaStreamCaptureModeThreadLocal),
+          error))
+    return FALSE;
+  ok = enqueue_step (shard, error)
+       && tg_producer_run (shard->track, shard->stream, TG_POLICY_RECORD,
+                           tg_conditional (shard->any_done), error);
+  /* End the capture whatever happened, so the stream is left usable. */
+  ended = cudaStreamEndCapture (shard->stream, &graph);
+  ok = TRACK_CUDA_OK (ended, ok ? error : NULL) && ok;
+  ok = ok && TRACK_CUDA_OK (cudaGraphInstantiate (&shard->step_graph, graph, 0), error)
+       && TRACK_CUDA_OK (cudaGraphUpload (shard->step_graph, shard->stream), error);
+  if (graph != NULL)
+    ok = TRACK_CUDA_OK (cudaGraphDestroy (graph), ok ? error : NULL) && ok;
+  return ok;
+}
+
+gboolean
+sim_shard_run_graph (SimShard *shard, guint n_steps, GError **error)
+{
+  for (guint t = 0; t < n_steps; t++)
+    if (!TRACK_CUDA_OK (cudaGraphLaunch (shard->step_graph, shard->stream), error))
+      return FALSE;
+  return TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error);
+}
+
+gboolean
+sim_shard_run_host (SimShard *shard, guint n_steps, GError **error)
+{
+  for (guint t = 0; t < n_steps; t++)
+    {
+      if (!enqueue_step (shard, error)
+          || !TRACK_CUDA_OK (cudaMemcpyAsync (shard->any_done_host, shard->any_done,
+                                              sizeof (gint32), cudaMemcpyDeviceToHost,
+                                              shard->stream),
+                             error)
+          || !TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error))
+        return FALSE;
+      if (*shard->any_done_host != 0
+          && !tg_producer_run (shard->track, shard->stream, TG_POLICY_EAGER,
+                               tg_unconditional (), error))
+        return FALSE;
+    }
+  return TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error);
+}
+
+static gboolean
+download (SimShard *shard, gpointer dst, gconstpointer src, gsize size, GError **error)
+{
+  return TRACK_CUDA_OK (
+      cudaMemcpyAsync (dst, src, size, cudaMemcpyDeviceToHost, shard->stream), error);
+}
+
+gboolean
+sim_shard_read (SimShard *shard, SimSnapshot *snap, SimCounters *counters,
+                GError **error)
+{
+  guint e = shard->first_env, n = shard->n_envs,
+        n_points = shard->config.shape.n_points;
+
+  g_return_val_if_fail (snap->n_envs >= e + n && snap->n_points == n_points, FALSE);
+  return download (shard, snap->points + (gsize)e * n_points, shard->points,
+                   (gsize)n * n_points * sizeof (float2), error)
+         && download (shard, snap->valid + e, shard->valid, n, error)
+         && download (shard, snap->families + e, shard->families, n, error)
+         && download (shard, snap->progress + e, shard->progress, n * sizeof (float),
+                      error)
+         && download (shard, counters, shard->counters, sizeof *counters, error)
+         && tg_seed_state_read (shard->seeds, shard->stream, snap->seeds + e,
+                                snap->epochs + e, error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sharded runs                                                              */
+
+/* Lets the shards' loops start together, once every shard is ready. */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  guint n, ready;
+  gboolean failed;
+} Gate;
+
+/* Waits until every shard arrived; FALSE for all when one is not @ok. */
+static gboolean
+gate_pass (Gate *gate, gboolean ok)
+{
+  gboolean go;
+
+  g_mutex_lock (&gate->lock);
+  gate->failed |= !ok;
+  if (++gate->ready == gate->n)
+    g_cond_broadcast (&gate->cond);
+  while (gate->ready < gate->n)
+    g_cond_wait (&gate->cond, &gate->lock);
+  go = !gate->failed;
+  g_mutex_unlock (&gate->lock);
+  return go;
+}
+
+typedef struct
+{
+  Gate *gate;
+  const SimOptions *options;
+  guint64 base_seed;
+  guint n_steps;
+  SimSnapshot *snap; /* shared: each shard writes its own envs */
+  SimShardRun *run;
+  gint64 start, end;
+  GError *error;
+} ShardJob;
+
+static gpointer
+shard_main (gpointer data)
+{
+  ShardJob *job = data;
+  SimShardRun *run = job->run;
+  SimShard *shard = sim_shard_new (run->device, run->first_env, run->n_envs,
+                                   job->base_seed, job->options, &job->error);
+  gboolean ready = shard != NULL && sim_shard_capture (shard, &job->error)
+                   && sim_shard_reset (shard, &job->error);
+
+  if (gate_pass (job->gate, ready))
+    {
+      job->start = g_get_monotonic_time ();
+      if (sim_shard_run_graph (shard, job->n_steps, &job->error))
+        {
+          job->end = g_get_monotonic_time ();
+          run->seconds = (job->end - job->start) / 1e6;
+          sim_shard_read (shard, job->snap, &run->counters, &job->error);
+        }
+    }
+  if (shard != NULL)
+    sim_shard_free (shard);
+  return NULL;
+}
+
+gboolean
+sim_run_sharded (guint n_envs, guint64 base_seed, const SimOptions *options,
+                 guint n_shards, const int *devices, guint n_steps, SimSnapshot *snap,
+                 SimShardRun *runs, double *wall_seconds, GError **error)
+{
+  g_autofree ShardJob *jobs = g_new0 (ShardJob, n_shards);
+  g_autofree GThread **threads = g_new (GThread *, n_shards);
+  Gate gate = { .n = n_shards };
+  gint64 start = G_MAXINT64, end = 0;
+  GError *first = NULL;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (n_shards >= 1 && n_envs >= n_shards, FALSE);
+  g_mutex_init (&gate.lock);
+  g_cond_init (&gate.cond);
+  for (guint i = 0; i < n_shards; i++)
+    {
+      guint lo = (guint)((guint64)i * n_envs / n_shards);
+      guint hi = (guint)((guint64)(i + 1) * n_envs / n_shards);
+
+      runs[i]
+          = (SimShardRun){ .device = devices[i], .first_env = lo, .n_envs = hi - lo };
+      jobs[i] = (ShardJob){ .gate = &gate,
+                            .options = options,
+                            .base_seed = base_seed,
+                            .n_steps = n_steps,
+                            .snap = snap,
+                            .run = &runs[i] };
+      threads[i] = g_thread_new ("simloop-shard", shard_main, &jobs[i]);
+    }
+  for (guint i = 0; i < n_shards; i++)
+    {
+      g_thread_join (threads[i]);
+      /* A shard that was ready and waited for one that failed ran nothing
+       * and has nothing to say: the error is the failed one's. */
+      ok = ok && jobs[i].error == NULL && jobs[i].end > 0;
+      start = MIN (start, jobs[i].start);
+      end = MAX (end, jobs[i].end);
+      if (jobs[i].error != NULL && first == NULL)
+        g_propagate_prefixed_error (&first, g_steal_pointer (&jobs[i].error),
+                                    "device %d, envs %u to %u: ", runs[i].device,
+                                    runs[i].first_env,
+                                    runs[i].first_env + runs[i].n_envs - 1);
+      g_clear_error (&jobs[i].error);
+    }
+  if (first != NULL)
+    g_propagate_error (error, first);
+  g_cond_clear (&gate.cond);
+  g_mutex_clear (&gate.lock);
+  *wall_seconds = ok ? (end - start) / 1e6 : 0;
+  return ok;
+}

@@ -1,0 +1,101 @@
+/* simloop-shard.h: one shard of the simulator loop, and a population
+ * sharded over devices.
+ *
+ * A shard holds envs [first, first + n) of a population: a TgSeedState made
+ * by tg_seed_state_new_shard() (so env e is seeded from its global index e,
+ * whichever shard holds it), its own track producer, non-blocking stream and
+ * step graph, on one device.  Every per-env random decision of the step
+ * (speed, crash, start) is keyed by the env's global index and the step
+ * number, and the shape family by the step number, so an env's run does not
+ * depend on the sharding: sharded or not, the envs end in the same state,
+ * bit for bit.
+ *
+ * A shard is driven by one host thread at a time; its functions set that
+ * thread's current device to the shard's and leave it so (a thread drives
+ * one device). */
+#ifndef SIMLOOP_SHARD_H
+#define SIMLOOP_SHARD_H
+
+#include "simloop-kernels.h"
+#include "track-producer.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  float lap_steps;        /* mean steps per lap */
+  float crash_prob;       /* per env and step */
+  guint curriculum_steps; /* steps of each shape family, in turn */
+} SimOptions;
+
+/* The defaults: about half the steps of a 2000-step run end no episode. */
+void sim_options_init (SimOptions *options);
+
+/* The state of a population's envs, on the host, in global order. */
+typedef struct
+{
+  guint n_envs, n_points;
+  guint64 *seeds;
+  guint32 *epochs;
+  float *progress; /* each agent's position along its track */
+  guint8 *families;
+  guint8 *valid;
+  float2 *points; /* n_points per env */
+} SimSnapshot;
+
+void sim_snapshot_init (SimSnapshot *snap, guint n_envs, guint n_points);
+void sim_snapshot_clear (SimSnapshot *snap);
+/* The number of envs whose seed, epoch, progress, family, validity and
+ * track are the same, bit for bit, in @a and @b (of the same size). */
+guint sim_snapshot_count_equal (const SimSnapshot *a, const SimSnapshot *b);
+
+typedef struct _SimShard SimShard;
+
+/* Envs [@first_env, @first_env + @n_envs) of the population of @base_seed,
+ * on @device (made current).  Returns NULL with the error. */
+SimShard *sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
+                         const SimOptions *options, GError **error);
+void sim_shard_free (SimShard *shard);
+
+const TrackConfig *sim_shard_get_config (const SimShard *shard);
+cudaStream_t sim_shard_get_stream (const SimShard *shard);
+
+/* Captures the step graph: step, tally, and the track producer recorded
+ * under tg_conditional(any-done). */
+gboolean sim_shard_capture (SimShard *shard, GError **error);
+/* Every env at epoch 1 with its first track (family 0), its agent at a
+ * random start, the counters at 0.  Blocks. */
+gboolean sim_shard_reset (SimShard *shard, GError **error);
+/* @n_steps replays of the step graph.  Blocks until they ran. */
+gboolean sim_shard_run_graph (SimShard *shard, guint n_steps, GError **error);
+/* The same steps driven from the host: any-done read back after each step,
+ * the producer run eagerly when an episode ended.  Blocks. */
+gboolean sim_shard_run_host (SimShard *shard, guint n_steps, GError **error);
+/* Reads the shard's envs into @snap at their global indices (@snap holds
+ * envs 0 to at least first + n - 1), and its counters.  Blocks. */
+gboolean sim_shard_read (SimShard *shard, SimSnapshot *snap, SimCounters *counters,
+                         GError **error);
+
+/* One shard of a sharded run. */
+typedef struct
+{
+  int device;
+  guint first_env, n_envs;
+  double seconds;       /* its own loop */
+  SimCounters counters; /* at the end */
+} SimShardRun;
+
+/* Runs the population of @n_envs envs of @base_seed sharded over @n_shards
+ * shards, shard i on @devices[i] (devices may repeat) with envs [i E / S,
+ * (i + 1) E / S), each on a host thread of its own: every thread makes,
+ * captures and resets its shard, then all replay their step graphs
+ * @n_steps times, starting together.  Fills @snap (@n_envs envs), @runs
+ * (@n_shards) and @wall_seconds (from the first start to the last end). */
+gboolean sim_run_sharded (guint n_envs, guint64 base_seed, const SimOptions *options,
+                          guint n_shards, const int *devices, guint n_steps,
+                          SimSnapshot *snap, SimShardRun *runs, double *wall_seconds,
+                          GError **error);
+
+G_END_DECLS
+
+#endif /* SIMLOOP_SHARD_H */

@@ -1,0 +1,48 @@
+/* track-shape.h: what the track producer's C code and its kernels share, in
+ * plain C with standard types.  The kernels include this header, not
+ * track-producer.h: GLib's headers carry host-compiler attributes that
+ * nvcc's device front end warns about (#1217). */
+#ifndef TRACK_SHAPE_H
+#define TRACK_SHAPE_H
+
+#include <stdint.h>
+
+/* Declares a function of a .cu file with C linkage, seen from C or C++. */
+#ifdef __cplusplus
+#define TRACK_EXTERN_C extern "C"
+#else
+#define TRACK_EXTERN_C
+#endif
+
+#define TRACK_BLOCK 128      /* threads of every per-env kernel */
+#define TRACK_MAX_POINTS 512 /* N: a multiple of 32 in [32, 512] */
+#define TRACK_MAX_CONTROL 64 /* K: in [4, 64] */
+
+/* Shape families: how the K control points of a track are drawn, each from
+ * the env's effective seed alone (see track-kernels.cu). */
+typedef enum
+{
+  /* Around a circle, with angle and radius jitter. */
+  TRACK_FAMILY_POLAR = 0,
+  /* On a stadium (two straights, two half circles) of random proportions
+   * and heading, at evenly spaced arc lengths, pushed along its normal. */
+  TRACK_FAMILY_STADIUM = 1,
+  /* Around a circle with alternating outer and inner radii: a star whose K/2
+   * tips are hairpins. */
+  TRACK_FAMILY_STAR = 2,
+  TRACK_N_FAMILIES
+} TrackFamily;
+
+/* The geometry of every track of a batch (lengths in metres). */
+typedef struct
+{
+  uint32_t n_points;     /* N centerline points */
+  uint32_t n_control;    /* K control points */
+  float radius;          /* mean radius of the control points */
+  float radius_jitter;   /* relative radius jitter, in [0, 0.9] */
+  float angle_jitter;    /* angle jitter as a share of the spacing, in [0, 0.95] */
+  float width;           /* track width, for the clearance test */
+  float min_turn_radius; /* relaxation target: the tightest turn allowed */
+} TrackShape;
+
+#endif /* TRACK_SHAPE_H */
