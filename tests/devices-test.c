@@ -12,17 +12,34 @@
 
 typedef TgTestGpu Fixture;
 
-#define REQUIRE_TWO_DEVICES()                                                          \
+/* Skips without two devices; else makes TrackGen's default stream of device
+ * 1 (kept for the process, like device 0's) before the leak snapshot. */
+static gboolean
+two_devices (Fixture *f)
+{
+  int count = 0;
+
+  if (!tg_test_have_gpu ())
+    {
+      g_test_skip ("no CUDA device");
+      return FALSE;
+    }
+  if (cudaGetDeviceCount (&count) != cudaSuccess || count < 2)
+    {
+      (void)cudaGetLastError ();
+      g_test_skip ("needs 2 CUDA devices");
+      return FALSE;
+    }
+  g_assert_nonnull (tg_default_stream (1, NULL));
+  tg_test_live_snapshot (&f->live);
+  return TRUE;
+}
+
+#define REQUIRE_TWO_DEVICES(f)                                                         \
   G_STMT_START                                                                         \
   {                                                                                    \
-    int count_ = 0;                                                                    \
-    TG_TEST_REQUIRE_GPU ();                                                            \
-    if (cudaGetDeviceCount (&count_) != cudaSuccess || count_ < 2)                     \
-      {                                                                                \
-        (void)cudaGetLastError ();                                                     \
-        g_test_skip ("needs 2 CUDA devices");                                          \
-        return;                                                                        \
-      }                                                                                \
+    if (!two_devices (f))                                                              \
+      return;                                                                          \
   }                                                                                    \
   G_STMT_END
 
@@ -169,7 +186,7 @@ test_concurrent (Fixture *f, gconstpointer data)
   cudaStream_t def;
   int device = -1;
 
-  REQUIRE_TWO_DEVICES ();
+  REQUIRE_TWO_DEVICES (f);
   for (guint i = 0; i < G_N_ELEMENTS (workers); i++)
     worker_init (&workers[i], i % 2);
   for (guint i = 0; i < G_N_ELEMENTS (workers); i++)
@@ -223,7 +240,7 @@ test_mismatches (Fixture *f, gconstpointer data)
   gsize before;
   GError *error = NULL;
 
-  REQUIRE_TWO_DEVICES ();
+  REQUIRE_TWO_DEVICES (f);
   worker_init (&w, 0);
   with_device (1);
   other = tg_test_stream_new ();
@@ -363,7 +380,7 @@ test_sharded_seeds (Fixture *f, gconstpointer data)
   TgSeedState *all, *lo, *hi;
   cudaStream_t s1;
 
-  REQUIRE_TWO_DEVICES ();
+  REQUIRE_TWO_DEVICES (f);
   with_device (1);
   s1 = tg_test_stream_new ();
   with_device (0);
