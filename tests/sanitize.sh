@@ -26,9 +26,14 @@ barrier_in_while="
 condition-test:/conditions/loop/block-wide-kernel-in-body
 examples-test:/examples/track/policies-bit-identical
 examples-test:/examples/track/conditional-record
+examples-test:/examples/track/families-bit-identical
+examples-test:/examples/track/family-out-of-range-changes-nothing
 examples-test:/examples/track/mask-keeps-unmasked-envs
-examples-test:/examples/track/reproducible-from-seed-and-epoch
+examples-test:/examples/track/reproducible-from-seed-epoch-and-family
+examples-test:/examples/track/declared-bindings-checked
 examples-test:/examples/track/svg-stage
+examples-test:/examples/sim/sharded-one-device
+examples-test:/examples/sim/sharded-two-devices
 "
 
 # threads-test's calls per thread, 1000 in make check: racecheck did not
