@@ -84,7 +84,7 @@ tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
   if (stream == NULL)
     stream = cudaStreamLegacy;
   if (!tg__capture_query (stream, info, error)
-      || !tg__stream_check_device (stream, device, error))
+      || !tg__stream_check_device (stream, device, info->state, error))
     return NULL;
   return stream;
 }
@@ -98,7 +98,7 @@ tg_stream_resolve (cudaStream_t stream, int device, GError **error)
 
   if (!tg__device_enter (&guard, device, error))
     return NULL;
-  resolved = tg__stream_resolve (stream, NULL, device, &info, error);
+  resolved = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error);
   tg__device_leave (&guard);
   return resolved;
 }

@@ -58,16 +58,26 @@ stream_is_special (cudaStream_t stream)
 }
 
 gboolean
-tg__stream_check_device (cudaStream_t stream, int device, GError **error)
+tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
+                         GError **error)
 {
   int stream_device = device;
+  cudaError_t status;
 
   /* With one device every stream is of it: skip the query on the hot path. */
   if (g_atomic_int_get (&device_count) == 0)
     (void)device_validate (device, NULL);
-  if (stream_is_special (stream) || g_atomic_int_get (&device_count) == 1)
+  if (stream_is_special (stream) || g_atomic_int_get (&device_count) == 1
+      || state == TG_CAPTURE_INVALIDATED)
     return TRUE;
-  if (!TG_CUDA_OK (tg__stream_get_device (stream, &stream_device), error))
+  status = TG_CUDA_CALL (tg__stream_get_device (stream, &stream_device));
+  /* Without the driver's answer, the runtime's, which only an idle stream
+   * survives. */
+  if (status == cudaErrorNotSupported && state == TG_CAPTURE_NONE)
+    status = TG_CUDA_CALL (cudaStreamGetDevice (stream, &stream_device));
+  else if (status == cudaErrorNotSupported)
+    return TRUE;
+  if (!tg__cuda_ok (status, "the stream's device", G_STRLOC, error))
     return FALSE;
   if (stream_device != device)
     {

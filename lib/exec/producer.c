@@ -189,7 +189,11 @@ producer_free (TgProducer *p)
    * the stages' destroy notifies included, runs relaxed. */
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   TgDeviceGuard guard;
-  gboolean entered = tg__device_enter (&guard, p->device, NULL);
+  GError *error = NULL;
+  gboolean entered = tg__device_enter (&guard, p->device, &error);
+
+  if (!entered)
+    tg__release_failed (error);
 
   tg__runner_free (p);
   tg__stream_free (p->private_stream);
@@ -248,7 +252,8 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
       TgCaptureInfo info;
       if (!tg__device_enter (&guard, producer->device, error))
         return FALSE;
-      ok = tg__stream_resolve (stream, NULL, producer->device, &info, error) != NULL;
+      ok = tg__stream_resolve (stream, TG_STREAM_AUTO, producer->device, &info, error)
+           != NULL;
       tg__device_leave (&guard);
       if (!ok)
         return FALSE;

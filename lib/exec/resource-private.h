@@ -35,14 +35,21 @@ typedef struct
 
 gboolean tg__device_enter (TgDeviceGuard *guard, int device, GError **error);
 void tg__device_leave (TgDeviceGuard *guard);
-/* Checks that @stream belongs to @device, through the driver, so a capturing
- * stream is checked too without disturbing its capture. */
-gboolean tg__stream_check_device (cudaStream_t stream, int device, GError **error);
+/* Checks that @stream, in capture state @state, belongs to @device, through
+ * the driver, so a capturing stream is checked too without disturbing its
+ * capture.  A stream whose capture is invalidated is not checked: every call
+ * on it fails anyway, and the driver refuses to say. */
+gboolean tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
+                                  GError **error);
 /* Checks that @ptr is device memory of @device (or managed memory) holding at
  * least @size bytes from @ptr, as far as the driver knows its allocation:
  * TG_ARGUMENT_ERROR_INVALID, _DEVICE_MISMATCH or _SIZE_MISMATCH naming @what. */
 gboolean tg__check_device_buffer (const char *what, gconstpointer ptr, gsize size,
                                   int device, GError **error);
+
+/* Reports a failure while releasing something (a device switch, say) as a
+ * failed release: logged and counted, never hidden.  Takes @error. */
+void tg__release_failed (GError *error);
 
 /* A relaxed section: this thread's calls cannot invalidate any capture.
  * Sections nest.  tg__relaxed_thread() relaxes the calling thread for good

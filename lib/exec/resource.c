@@ -61,6 +61,14 @@ released (cudaError_t status, const char *call, TgLiveKind kind)
              cudaGetErrorName (status), cudaGetErrorString (status));
 }
 
+void
+tg__release_failed (GError *error)
+{
+  tg__live_add (TG_LIVE_FAILED_RELEASES, 1);
+  g_warning ("releasing: %s; what it held may be leaked", error->message);
+  g_error_free (error);
+}
+
 /* Runs one release in a relaxed section. */
 #define RELEASE(call, kind)                                                            \
   G_STMT_START                                                                         \

@@ -84,7 +84,7 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
   for (guint i = first; i < first + n; i++)
     {
       const TgStage *stage = tg__producer_stage (p, i);
-      GError *local = NULL;
+      GError *local = NULL, *broken = NULL;
       gboolean ok;
 
       launch->stage = stage;
@@ -94,7 +94,22 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
             stage->otherwise != NULL ? guarded_else : NULL, (gpointer)stage, &local);
       else
         ok = run_stage (launch, stage, &local);
-      ok = caller_intact (launch, &local) && ok;
+      if (!caller_intact (launch, &broken))
+        {
+          /* What broke the caller's capture matters more than what the stage
+           * saw after it (its own launches fail once a capture is broken). */
+          if (local != NULL)
+            {
+              GError *both = g_error_new (broken->domain, broken->code,
+                                          "%s (the stage itself reported: %s)",
+                                          broken->message, local->message);
+              g_error_free (broken);
+              broken = both;
+            }
+          g_clear_error (&local);
+          local = g_steal_pointer (&broken);
+          ok = FALSE;
+        }
       if (!ok)
         {
           if (local == NULL)

@@ -173,8 +173,11 @@ static void
 state_free (TgSeedState *state)
 {
   TgDeviceGuard guard;
-  gboolean entered = tg__device_enter (&guard, state->device, NULL);
+  GError *error = NULL;
+  gboolean entered = tg__device_enter (&guard, state->device, &error);
 
+  if (!entered)
+    tg__release_failed (error);
   tg__device_free (state->seeds);
   tg__device_free (state->epochs);
   if (entered)
