@@ -188,13 +188,14 @@ producer_free (TgProducer *p)
    * producer dropped in the next capture, the reaper): every call made here,
    * the stages' destroy notifies included, runs relaxed. */
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+  gboolean owns_cuda = p->segments != NULL || p->private_stream != NULL
+                       || p->side_streams != NULL || p->readback != NULL;
   TgDeviceGuard guard;
   GError *error = NULL;
-  gboolean entered = tg__device_enter (&guard, p->device, &error);
+  gboolean entered = owns_cuda && tg__device_enter (&guard, p->device, &error);
 
-  if (!entered)
+  if (owns_cuda && !entered)
     tg__release_failed (error);
-
   tg__runner_free (p);
   tg__stream_free (p->private_stream);
   if (p->side_streams != NULL)

@@ -172,11 +172,12 @@ tg__seeds_check_len (const char *what, gsize len, guint n_envs, gboolean at_leas
 static void
 state_free (TgSeedState *state)
 {
+  gboolean owns_cuda = state->seeds != NULL || state->epochs != NULL;
   TgDeviceGuard guard;
   GError *error = NULL;
-  gboolean entered = tg__device_enter (&guard, state->device, &error);
+  gboolean entered = owns_cuda && tg__device_enter (&guard, state->device, &error);
 
-  if (!entered)
+  if (owns_cuda && !entered)
     tg__release_failed (error);
   tg__device_free (state->seeds);
   tg__device_free (state->epochs);
