@@ -1,6 +1,7 @@
 /* error.c: error domains, the CUDA-to-GError helper and fault injection. */
 #include "config.h"
 #include "error-private.h"
+#include "tsan-private.h"
 
 /* Quark names are strings, not expressions. */
 /* clang-format off */
@@ -45,9 +46,9 @@ tg__fault_hit (void)
 {
   gboolean hit;
 
-  g_mutex_lock (&fault_lock);
+  tg__mutex_lock (&fault_lock);
   hit = ++fault_calls == fault_at;
-  g_mutex_unlock (&fault_lock);
+  tg__mutex_unlock (&fault_lock);
   return hit;
 }
 
@@ -66,11 +67,11 @@ tg__fault_override_status (gboolean hit, cudaError_t status)
 void
 tg__fault_arm (guint64 at, cudaError_t status)
 {
-  g_mutex_lock (&fault_lock);
+  tg__mutex_lock (&fault_lock);
   fault_at = at;
   fault_status = status;
   fault_calls = 0;
-  g_mutex_unlock (&fault_lock);
+  tg__mutex_unlock (&fault_lock);
 }
 
 guint64
@@ -78,9 +79,9 @@ tg__fault_count (void)
 {
   guint64 n;
 
-  g_mutex_lock (&fault_lock);
+  tg__mutex_lock (&fault_lock);
   n = fault_calls;
-  g_mutex_unlock (&fault_lock);
+  tg__mutex_unlock (&fault_lock);
   return n;
 }
 #endif
