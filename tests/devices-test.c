@@ -231,7 +231,7 @@ test_mismatches (Fixture *f, gconstpointer data)
   TgSeedState *state0, *state1;
   TgProducer *advancer;
   TgCaptureScope *scope;
-  guint32 *zeros = g_new0 (guint32, N), *host = g_new (guint32, N);
+  g_autofree guint32 *zeros = g_new0 (guint32, N), *host = g_new (guint32, N);
   guint8 *mask1;
   guint64 *out1;
   guint32 *ids1;
@@ -330,8 +330,6 @@ test_mismatches (Fixture *f, gconstpointer data)
   tg_test_device_free (out1);
   tg_test_device_free (ids1);
   with_device (0);
-  g_free (zeros);
-  g_free (host);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -5,6 +5,7 @@
 #include "capture-private.h"
 #include "driver-private.h"
 #include "scope-private.h"
+#include "tsan-private.h"
 
 #if CUDART_VERSION >= 13000
 #define get_capture_info cudaStreamGetCaptureInfo
@@ -429,12 +430,13 @@ reaper_main (gpointer data)
   for (;;)
     {
       Deferred *d = g_async_queue_pop (release_queue);
+      TG_TSAN_ACQUIRE (d);
       d->release (d->object);
       g_free (d);
-      g_mutex_lock (&release_lock);
+      tg__mutex_lock (&release_lock);
       releases_pending--;
       g_cond_broadcast (&release_done);
-      g_mutex_unlock (&release_lock);
+      tg__mutex_unlock (&release_lock);
     }
   return NULL;
 }
@@ -444,13 +446,16 @@ reaper_start (gpointer data)
 {
   release_queue = g_async_queue_new ();
   g_thread_unref (g_thread_new ("trackgen-reaper", reaper_main, NULL));
+  TG_TSAN_RELEASE (&release_queue);
   return NULL;
 }
 
 static void CUDART_CB
 user_object_destroy (void *data)
 {
-  /* Runs on a driver thread: no CUDA call here, only a queue push. */
+  /* Runs on a driver thread: no CUDA call here, only a queue push.  The
+   * driver orders it after tg__capture_retain(), out of TSan's sight. */
+  TG_TSAN_ACQUIRE (data);
   g_async_queue_push (release_queue, data);
 }
 
@@ -463,9 +468,11 @@ tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
   Deferred *d;
 
   g_once (&reaper_once, reaper_start, NULL);
+  TG_TSAN_ACQUIRE (&release_queue);
   d = g_new (Deferred, 1);
   d->object = object;
   d->release = release;
+  TG_TSAN_RELEASE (d);
   if (!TG_CUDA_OK (cudaUserObjectCreate (&user_object, d, user_object_destroy, 1,
                                          cudaUserObjectNoDestructorSync),
                    error))
@@ -475,9 +482,9 @@ tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
       release (object);
       return FALSE;
     }
-  g_mutex_lock (&release_lock);
+  tg__mutex_lock (&release_lock);
   releases_pending++;
-  g_mutex_unlock (&release_lock);
+  tg__mutex_unlock (&release_lock);
   if (!TG_CUDA_OK (
           cudaGraphRetainUserObject (graph, user_object, 1, cudaGraphUserObjectMove),
           error))
@@ -498,15 +505,15 @@ tg__capture_release_wait (gint64 timeout_us)
   gint64 deadline = forever ? G_MAXINT64 : now + timeout_us;
   gboolean done = TRUE;
 
-  g_mutex_lock (&release_lock);
+  tg__mutex_lock (&release_lock);
   while (releases_pending > 0 && done)
     {
       if (forever)
-        g_cond_wait (&release_done, &release_lock);
+        tg__cond_wait (&release_done, &release_lock);
       else
-        done = g_cond_wait_until (&release_done, &release_lock, deadline);
+        done = tg__cond_wait_until (&release_done, &release_lock, deadline);
     }
   done = releases_pending == 0;
-  g_mutex_unlock (&release_lock);
+  tg__mutex_unlock (&release_lock);
   return done;
 }

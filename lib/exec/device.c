@@ -2,6 +2,7 @@
 #include "config.h"
 #include "driver-private.h"
 #include "resource-private.h"
+#include "tsan-private.h"
 
 /* The device count never changes in a process; 0 until known. */
 static gint device_count;
@@ -152,7 +153,7 @@ tg_default_stream (int device, GError **error)
 
   if (!tg__device_enter (&guard, device, error))
     return NULL;
-  g_mutex_lock (&default_streams_lock);
+  tg__mutex_lock (&default_streams_lock);
   if (default_streams == NULL)
     {
       int count = 0;
@@ -169,7 +170,7 @@ tg_default_stream (int device, GError **error)
       if (stream == NULL && (stream = tg__stream_new (error)) != NULL)
         g_atomic_pointer_set (&default_streams[device], stream);
     }
-  g_mutex_unlock (&default_streams_lock);
+  tg__mutex_unlock (&default_streams_lock);
   tg__device_leave (&guard);
   return stream;
 }

@@ -14,6 +14,7 @@
  * pointer is (to check a buffer's size against the memory behind it). */
 #include "config.h"
 #include "driver-private.h"
+#include "tsan-private.h"
 
 #include <cudaTypedefs.h>
 
@@ -73,8 +74,10 @@ driver (void)
       d.ctx_pop = entry_point ("cuCtxPopCurrent");
       d.ctx_get_device = entry_point ("cuCtxGetDevice");
       d.mem_get_range = entry_point ("cuMemGetAddressRange");
+      TG_TSAN_RELEASE (&ready);
       g_once_init_leave (&ready, 1);
     }
+  TG_TSAN_ACQUIRE (&ready);
   return &d;
 }
 

@@ -1,13 +1,28 @@
 /* error.c: error domains, the CUDA-to-GError helper and fault injection. */
 #include "config.h"
 #include "error-private.h"
+#include "tsan-private.h"
+
+/* G_DEFINE_QUARK, but race-free: GLib's caches the quark in a plain static
+ * that the first errors of two threads write at once, a data race (harmless
+ * in practice: both write the same value) that ThreadSanitizer reports. */
+#define TG_DEFINE_QUARK(QN, q_n)                                                       \
+  GQuark q_n##_quark (void)                                                            \
+  {                                                                                    \
+    static gint q;                                                                     \
+    gint value = g_atomic_int_get (&q);                                                \
+                                                                                       \
+    if (G_UNLIKELY (value == 0))                                                       \
+      g_atomic_int_set (&q, value = (gint)g_quark_from_static_string (#QN));           \
+    return (GQuark)value;                                                              \
+  }
 
 /* Quark names are strings, not expressions. */
 /* clang-format off */
-G_DEFINE_QUARK (tg-capture-error-quark, tg_capture_error)
-G_DEFINE_QUARK (tg-cuda-error-quark, tg_cuda_error)
-G_DEFINE_QUARK (tg-argument-error-quark, tg_argument_error)
-G_DEFINE_QUARK (tg-state-error-quark, tg_state_error)
+TG_DEFINE_QUARK (tg-capture-error-quark, tg_capture_error)
+TG_DEFINE_QUARK (tg-cuda-error-quark, tg_cuda_error)
+TG_DEFINE_QUARK (tg-argument-error-quark, tg_argument_error)
+TG_DEFINE_QUARK (tg-state-error-quark, tg_state_error)
 /* clang-format on */
 
 void
@@ -45,9 +60,9 @@ tg__fault_hit (void)
 {
   gboolean hit;
 
-  g_mutex_lock (&fault_lock);
+  tg__mutex_lock (&fault_lock);
   hit = ++fault_calls == fault_at;
-  g_mutex_unlock (&fault_lock);
+  tg__mutex_unlock (&fault_lock);
   return hit;
 }
 
@@ -66,11 +81,11 @@ tg__fault_override_status (gboolean hit, cudaError_t status)
 void
 tg__fault_arm (guint64 at, cudaError_t status)
 {
-  g_mutex_lock (&fault_lock);
+  tg__mutex_lock (&fault_lock);
   fault_at = at;
   fault_status = status;
   fault_calls = 0;
-  g_mutex_unlock (&fault_lock);
+  tg__mutex_unlock (&fault_lock);
 }
 
 guint64
@@ -78,9 +93,9 @@ tg__fault_count (void)
 {
   guint64 n;
 
-  g_mutex_lock (&fault_lock);
+  tg__mutex_lock (&fault_lock);
   n = fault_calls;
-  g_mutex_unlock (&fault_lock);
+  tg__mutex_unlock (&fault_lock);
   return n;
 }
 #endif

@@ -1,6 +1,7 @@
 /* producer.c: the producer object, its stages, bindings and private resources. */
 #include "config.h"
 #include "producer-private.h"
+#include "tsan-private.h"
 
 #include <string.h>
 
@@ -96,9 +97,9 @@ release (TgProducer *p)
   g_atomic_pointer_set (&p->owner, NULL);
   if (g_atomic_int_get (&p->n_waiting) > 0)
     {
-      g_mutex_lock (&p->wait_lock);
+      tg__mutex_lock (&p->wait_lock);
       g_cond_signal (&p->released);
-      g_mutex_unlock (&p->wait_lock);
+      tg__mutex_unlock (&p->wait_lock);
     }
 }
 
@@ -130,12 +131,12 @@ acquire (TgProducer *p)
 
   if (G_UNLIKELY (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, h)))
     {
-      g_mutex_lock (&p->wait_lock);
+      tg__mutex_lock (&p->wait_lock);
       g_atomic_int_inc (&p->n_waiting);
       while (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, h))
-        g_cond_wait (&p->released, &p->wait_lock);
+        tg__cond_wait (&p->released, &p->wait_lock);
       g_atomic_int_add (&p->n_waiting, -1);
-      g_mutex_unlock (&p->wait_lock);
+      tg__mutex_unlock (&p->wait_lock);
     }
   if (G_UNLIKELY (h->n == h->size))
     {
