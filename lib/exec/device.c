@@ -29,9 +29,16 @@ device_validate (int device, GError **error)
 gboolean
 tg__device_enter (TgDeviceGuard *guard, int device, GError **error)
 {
+  gpointer primary;
+
   guard->switched = FALSE;
   /* With one device it is the current one: skip the query on the hot path. */
   if (device == 0 && g_atomic_int_get (&device_count) == 1)
+    return TRUE;
+  /* With several, the hot path is one thread-local read of the driver's: the
+   * device's primary context is current already. */
+  primary = tg__primary_context (device);
+  if (primary != NULL && tg__current_context () == primary)
     return TRUE;
   if (!TG_CUDA_OK (cudaGetDevice (&guard->saved), error))
     return FALSE;
@@ -71,7 +78,7 @@ tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
   if (stream_is_special (stream) || g_atomic_int_get (&device_count) == 1
       || state == TG_CAPTURE_INVALIDATED)
     return TRUE;
-  status = TG_CUDA_CALL (tg__stream_get_device (stream, &stream_device));
+  status = TG_CUDA_CALL (tg__stream_get_device (stream, device, &stream_device));
   /* Without the driver's answer, the runtime's, which only an idle stream
    * survives. */
   if (status == cudaErrorNotSupported && state == TG_CAPTURE_NONE)

@@ -15,10 +15,18 @@ cudaError_t tg__stream_is_capturing (cudaStream_t stream,
 /* cudaGraphLaunch, with the same results and errors. */
 cudaError_t tg__graph_launch (cudaGraphExec_t exec, cudaStream_t stream);
 
-/* The device of @stream's context.  Unlike cudaStreamGetDevice, which
+/* The device of @stream's context, found in one comparison when it is
+ * @expected's primary context.  Unlike cudaStreamGetDevice, which
  * invalidates a capture in progress on @stream, this leaves it intact.
  * cudaErrorNotSupported when the driver cannot answer. */
-cudaError_t tg__stream_get_device (cudaStream_t stream, int *device);
+cudaError_t tg__stream_get_device (cudaStream_t stream, int expected, int *device);
+
+/* The primary context of @device (the runtime's), retained for the
+ * process's life; NULL when the driver cannot say. */
+gpointer tg__primary_context (int device);
+
+/* The calling thread's current context, or NULL. */
+gpointer tg__current_context (void);
 
 /* The allocation holding device address @ptr: its base and size.
  * cudaErrorInvalidValue when @ptr is in no device allocation the driver

@@ -35,6 +35,8 @@ typedef struct
   PFN_cuCtxPopCurrent_v4000 ctx_pop;
   PFN_cuCtxGetDevice_v2000 ctx_get_device;
   PFN_cuMemGetAddressRange_v3020 mem_get_range;
+  PFN_cuDeviceGet_v2000 device_get;
+  PFN_cuDevicePrimaryCtxRetain_v7000 primary_retain;
 } Driver;
 
 static gpointer
@@ -74,6 +76,8 @@ driver (void)
       d.ctx_pop = entry_point ("cuCtxPopCurrent");
       d.ctx_get_device = entry_point ("cuCtxGetDevice");
       d.mem_get_range = entry_point ("cuMemGetAddressRange");
+      d.device_get = entry_point ("cuDeviceGet");
+      d.primary_retain = entry_point ("cuDevicePrimaryCtxRetain");
       TG_TSAN_RELEASE (&ready);
       g_once_init_leave (&ready, 1);
     }
@@ -106,18 +110,63 @@ tg__graph_launch (cudaGraphExec_t exec, cudaStream_t stream)
   return cudaGraphLaunch (exec, stream);
 }
 
+/* The runtime works in each device's primary context.  Retained once for
+ * the process's life, so the handle stays that context's: comparing it with
+ * the current context or a stream's is a cheap exact test of the device. */
+#define MAX_PRIMARY 64
+static gpointer primary[MAX_PRIMARY];
+
+gpointer
+tg__primary_context (int device)
+{
+  const Driver *d = driver ();
+  gpointer ctx;
+  CUdevice dev;
+  CUcontext c = NULL;
+
+  if (device < 0 || device >= MAX_PRIMARY)
+    return NULL;
+  if ((ctx = g_atomic_pointer_get (&primary[device])) != NULL)
+    return ctx;
+  if (d->device_get == NULL || d->primary_retain == NULL
+      || d->device_get (&dev, device) != CUDA_SUCCESS
+      || d->primary_retain (&c, dev) != CUDA_SUCCESS)
+    return NULL;
+  /* A thread that lost the race keeps an extra reference: harmless. */
+  (void)g_atomic_pointer_compare_and_exchange (&primary[device], NULL, c);
+  return g_atomic_pointer_get (&primary[device]);
+}
+
+gpointer
+tg__current_context (void)
+{
+  const Driver *d = driver ();
+  CUcontext c = NULL;
+
+  if (d->ctx_get_current == NULL || d->ctx_get_current (&c) != CUDA_SUCCESS)
+    return NULL;
+  return c;
+}
+
 cudaError_t
-tg__stream_get_device (cudaStream_t stream, int *device)
+tg__stream_get_device (cudaStream_t stream, int expected, int *device)
 {
   const Driver *d = driver ();
   CUcontext ctx = NULL, current = NULL;
   CUdevice dev = 0;
   gboolean pushed;
 
-  if (d->stream_get_ctx == NULL || d->ctx_get_current == NULL || d->ctx_push == NULL
-      || d->ctx_pop == NULL || d->ctx_get_device == NULL
-      || d->stream_get_ctx ((CUstream)stream, &ctx) != CUDA_SUCCESS
-      || d->ctx_get_current (&current) != CUDA_SUCCESS)
+  if (d->stream_get_ctx == NULL
+      || d->stream_get_ctx ((CUstream)stream, &ctx) != CUDA_SUCCESS)
+    return cudaErrorNotSupported;
+  /* The common answer in one comparison. */
+  if (ctx != NULL && (gpointer)ctx == tg__primary_context (expected))
+    {
+      *device = expected;
+      return cudaSuccess;
+    }
+  if (d->ctx_get_current == NULL || d->ctx_push == NULL || d->ctx_pop == NULL
+      || d->ctx_get_device == NULL || d->ctx_get_current (&current) != CUDA_SUCCESS)
     return cudaErrorNotSupported;
   /* Only the context's device is wanted: make it current for one query. */
   pushed = ctx != current && d->ctx_push (ctx) == CUDA_SUCCESS;
