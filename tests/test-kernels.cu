@@ -1,5 +1,8 @@
 // test-kernels.cu: small deterministic kernels for the test programs.
 #include "tg-test.h"
+// The library's launch helper: each launcher returns its own launch's
+// status, never an error a caller left pending (capture-test checks that).
+#include "../lib/exec/kernel-private.cuh"
 
 static inline __host__ __device__ guint32
 hash (guint32 i, guint32 param)
@@ -108,77 +111,66 @@ parity_kernel (const gint32 *value, gint32 *flag)
 extern "C" cudaError_t
 tgt_launch_seed (cudaStream_t s, guint32 *out, guint32 n, const guint32 *param)
 {
-  seed_kernel<<<GRID (n), 0, s>>> (out, n, param);
-  return cudaGetLastError ();
+  return tg__launch (seed_kernel, GRID (n), s, out, n, param);
 }
 
 extern "C" cudaError_t
 tgt_launch_mix (cudaStream_t s, guint32 *buf, guint32 n, guint32 k)
 {
-  mix_kernel<<<GRID (n), 0, s>>> (buf, n, k);
-  return cudaGetLastError ();
+  return tg__launch (mix_kernel, GRID (n), s, buf, n, k);
 }
 
 extern "C" cudaError_t
 tgt_launch_combine (cudaStream_t s, const guint32 *a, guint32 *b, guint32 n)
 {
-  combine_kernel<<<GRID (n), 0, s>>> (a, b, n);
-  return cudaGetLastError ();
+  return tg__launch (combine_kernel, GRID (n), s, a, b, n);
 }
 
 extern "C" cudaError_t
 tgt_launch_set (cudaStream_t s, gint32 *dst, gint32 value)
 {
-  set_kernel<<<1, 1, 0, s>>> (dst, value);
-  return cudaGetLastError ();
+  return tg__launch (set_kernel, 1, 1, s, dst, value);
 }
 
 extern "C" cudaError_t
 tgt_launch_count (cudaStream_t s, guint32 *counter)
 {
-  count_kernel<<<1, 1, 0, s>>> (counter);
-  return cudaGetLastError ();
+  return tg__launch (count_kernel, 1, 1, s, counter);
 }
 
 extern "C" cudaError_t
 tgt_launch_flag_pattern (cudaStream_t s, gint32 *flag, guint32 *counter, guint32 pattern)
 {
-  flag_pattern_kernel<<<1, 1, 0, s>>> (flag, counter, pattern);
-  return cudaGetLastError ();
+  return tg__launch (flag_pattern_kernel, 1, 1, s, flag, counter, pattern);
 }
 
 extern "C" cudaError_t
 tgt_launch_relax (cudaStream_t s, gint32 *value, gint32 *flag, const gint32 *target)
 {
-  relax_kernel<<<1, 1, 0, s>>> (value, flag, target);
-  return cudaGetLastError ();
+  return tg__launch (relax_kernel, 1, 1, s, value, flag, target);
 }
 
 extern "C" cudaError_t
 tgt_launch_loop_setup (cudaStream_t s, gint32 *value, gint32 *flag, gint32 *target,
                        guint32 *counter, gint32 max)
 {
-  loop_setup_kernel<<<1, 1, 0, s>>> (value, flag, target, counter, max);
-  return cudaGetLastError ();
+  return tg__launch (loop_setup_kernel, 1, 1, s, value, flag, target, counter, max);
 }
 
 extern "C" cudaError_t
 tgt_launch_block_sum (cudaStream_t s, const gint32 *value, guint32 *sum)
 {
-  block_sum_kernel<<<1, 128, 0, s>>> (value, sum);
-  return cudaGetLastError ();
+  return tg__launch (block_sum_kernel, 1, 128, s, value, sum);
 }
 
 extern "C" cudaError_t
 tgt_launch_parity (cudaStream_t s, const gint32 *value, gint32 *flag)
 {
-  parity_kernel<<<1, 1, 0, s>>> (value, flag);
-  return cudaGetLastError ();
+  return tg__launch (parity_kernel, 1, 1, s, value, flag);
 }
 
 extern "C" cudaError_t
 tgt_launch_mix_legacy (guint32 *buf, guint32 n, guint32 k)
 {
-  mix_kernel<<<GRID (n), 0, cudaStreamLegacy>>> (buf, n, k);
-  return cudaGetLastError ();
+  return tg__launch (mix_kernel, GRID (n), cudaStreamLegacy, buf, n, k);
 }
