@@ -208,88 +208,106 @@ tg__capture_new_handle (cudaStream_t stream, cudaGraphConditionalHandle *handle,
                      error);
 }
 
+/* Appends a node made from @params after the capturing stream's current
+ * dependencies and makes it the stream's only dependency: how a node built
+ * by hand joins a capture in progress. */
+static gboolean
+append_node (cudaStream_t stream, struct cudaGraphNodeParams *params, GError **error)
+{
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  const cudaGraphNode_t *deps = NULL;
+  const cudaGraphEdgeData *edges = NULL;
+  size_t n_deps = 0;
+  cudaGraphNode_t node = NULL;
+
+  return TG_CUDA_OK (
+             get_capture_info (stream, &status, NULL, &graph, &deps, &edges, &n_deps),
+             error)
+         && TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, params),
+                        error)
+         && TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
+                                                     cudaStreamSetCaptureDependencies),
+                        error);
+}
+
 gboolean
 tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle handle,
                              enum cudaGraphConditionalNodeType type, guint n_bodies,
                              cudaGraph_t *bodies, GError **error)
 {
-  enum cudaStreamCaptureStatus status;
-  cudaGraph_t graph = NULL;
-  const cudaGraphNode_t *deps = NULL;
-  const cudaGraphEdgeData *edges = NULL;
-  size_t n_deps = 0;
-  cudaGraphNode_t node = NULL;
   struct cudaGraphNodeParams params = { 0 };
 
-  if (!TG_CUDA_OK (
-          get_capture_info (stream, &status, NULL, &graph, &deps, &edges, &n_deps),
-          error))
-    return FALSE;
   params.type = cudaGraphNodeTypeConditional;
   params.conditional.handle = handle;
   params.conditional.type = type;
   params.conditional.size = n_bodies;
-  if (!TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, &params), error))
+  if (!append_node (stream, &params, error))
     return FALSE;
   for (guint i = 0; i < n_bodies; i++)
     bodies[i] = params.conditional.phGraph_out[i];
-  return TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
-                                                  cudaStreamSetCaptureDependencies),
-                     error);
+  return TRUE;
 }
 
-gboolean
-tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable, GError **error)
+/* Finds, depth first through child graphs, a node of @graph whose type
+ * @match takes: *@found is set (and TRUE returned) only when one is. */
+static gboolean
+find_node (cudaGraph_t graph, gboolean (*match) (enum cudaGraphNodeType),
+           gboolean *found, enum cudaGraphNodeType *type, GError **error)
 {
   g_autofree cudaGraphNode_t *nodes = NULL;
   size_t n = 0;
 
-  *embeddable = TRUE;
+  *found = FALSE;
   if (!TG_CUDA_OK (cudaGraphGetNodes (graph, NULL, &n), error))
     return FALSE;
   nodes = g_new0 (cudaGraphNode_t, MAX (n, 1));
   if (!TG_CUDA_OK (cudaGraphGetNodes (graph, nodes, &n), error))
     return FALSE;
-  for (size_t i = 0; i < n && *embeddable; i++)
+  for (size_t i = 0; i < n && !*found; i++)
     {
-      enum cudaGraphNodeType type;
       cudaGraph_t child = NULL;
 
-      if (!TG_CUDA_OK (cudaGraphNodeGetType (nodes[i], &type), error))
+      if (!TG_CUDA_OK (cudaGraphNodeGetType (nodes[i], type), error))
         return FALSE;
-      /* What cudaGraphAddChildGraphNode refuses in a child graph. */
-      *embeddable = type != cudaGraphNodeTypeConditional
-                    && type != cudaGraphNodeTypeMemAlloc
-                    && type != cudaGraphNodeTypeMemFree;
-      if (type == cudaGraphNodeTypeGraph
-          && (!TG_CUDA_OK (cudaGraphChildGraphNodeGetGraph (nodes[i], &child), error)
-              || !tg__capture_embeddable (child, embeddable, error)))
+      if (match (*type))
+        *found = TRUE;
+      else if (*type == cudaGraphNodeTypeGraph
+               && (!TG_CUDA_OK (cudaGraphChildGraphNodeGetGraph (nodes[i], &child),
+                                error)
+                   || !find_node (child, match, found, type, error)))
         return FALSE;
     }
   return TRUE;
 }
 
+/* What cudaGraphAddChildGraphNode refuses in a child graph. */
+static gboolean
+refused_in_child (enum cudaGraphNodeType type)
+{
+  return type == cudaGraphNodeTypeConditional || type == cudaGraphNodeTypeMemAlloc
+         || type == cudaGraphNodeTypeMemFree;
+}
+
+gboolean
+tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable, GError **error)
+{
+  enum cudaGraphNodeType type;
+  gboolean found = FALSE,
+           ok = find_node (graph, refused_in_child, &found, &type, error);
+
+  *embeddable = ok && !found;
+  return ok;
+}
+
 gboolean
 tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error)
 {
-  enum cudaStreamCaptureStatus status;
-  cudaGraph_t graph = NULL;
-  const cudaGraphNode_t *deps = NULL;
-  const cudaGraphEdgeData *edges = NULL;
-  size_t n_deps = 0;
-  cudaGraphNode_t node = NULL;
   struct cudaGraphNodeParams params = { 0 };
 
-  if (!TG_CUDA_OK (
-          get_capture_info (stream, &status, NULL, &graph, &deps, &edges, &n_deps),
-          error))
-    return FALSE;
   params.type = cudaGraphNodeTypeGraph;
   params.graph.graph = child;
-  return TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, &params), error)
-         && TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
-                                                     cudaStreamSetCaptureDependencies),
-                        error);
+  return append_node (stream, &params, error);
 }
 
 static const char *
@@ -318,40 +336,27 @@ forbidden_node_name (enum cudaGraphNodeType type)
     }
 }
 
+static gboolean
+forbidden_in_body (enum cudaGraphNodeType type)
+{
+  return forbidden_node_name (type) != NULL;
+}
+
 gboolean
 tg__capture_check_body (cudaGraph_t body, const char *where, GError **error)
 {
-  g_autofree cudaGraphNode_t *nodes = NULL;
-  size_t n = 0;
+  enum cudaGraphNodeType type;
+  gboolean found = FALSE;
 
-  if (!TG_CUDA_OK (cudaGraphGetNodes (body, NULL, &n), error))
+  if (!find_node (body, forbidden_in_body, &found, &type, error))
     return FALSE;
-  nodes = g_new0 (cudaGraphNode_t, MAX (n, 1));
-  if (!TG_CUDA_OK (cudaGraphGetNodes (body, nodes, &n), error))
-    return FALSE;
-  for (size_t i = 0; i < n; i++)
+  if (found)
     {
-      enum cudaGraphNodeType type;
-      const char *forbidden;
-
-      if (!TG_CUDA_OK (cudaGraphNodeGetType (nodes[i], &type), error))
-        return FALSE;
-      if ((forbidden = forbidden_node_name (type)) != NULL)
-        {
-          tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                         "%s holds %s; condition and loop bodies may hold only "
-                         "kernels, copies, memsets and nested conditions: move it "
-                         "out of the body",
-                         where, forbidden);
-          return FALSE;
-        }
-      if (type == cudaGraphNodeTypeGraph)
-        {
-          cudaGraph_t child = NULL;
-          if (!TG_CUDA_OK (cudaGraphChildGraphNodeGetGraph (nodes[i], &child), error)
-              || !tg__capture_check_body (child, where, error))
-            return FALSE;
-        }
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "%s holds %s; condition and loop bodies may hold only kernels, "
+                     "copies, memsets and nested conditions: move it out of the body",
+                     where, forbidden_node_name (type));
+      return FALSE;
     }
   return TRUE;
 }
