@@ -58,14 +58,6 @@ combine (const TgLaunch *launch, gpointer data, GError **error)
                   error);
 }
 
-static gboolean
-count_run (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return FS_CUDA (tgt_launch_count (tg_launch_get_stream (launch),
-                                    tg_launch_get_binding (launch, "runs")),
-                  error);
-}
-
 static TgProducer *
 exec_producer (Exec *e, GError **error)
 {
@@ -86,8 +78,8 @@ exec_producer (Exec *e, GError **error)
                                         NULL, NULL);
   tg_producer_declare_binding (p, stage, "a", size);
   tg_producer_declare_binding (p, stage, "b", size);
-  stage = tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_run,
-                                        NULL, NULL);
+  stage = tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
+                                        fs_count_runs, NULL, NULL);
   tg_producer_declare_binding (p, stage, "runs", sizeof (guint32));
   if (tg_producer_bind (p, "param", e->param, sizeof (guint32), error)
       && tg_producer_bind (p, "k", e->k, sizeof (guint32), error)

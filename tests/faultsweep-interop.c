@@ -10,20 +10,12 @@
 #define ENVS 16
 #define BASE G_GUINT64_CONSTANT (0x1A7E2B0B5EED)
 
-static gboolean
-count_run (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return FS_CUDA (tgt_launch_count (tg_launch_get_stream (launch),
-                                    tg_launch_get_binding (launch, "runs")),
-                  error);
-}
-
 static TgProducer *
 interop_producer (guint32 *runs, GError **error)
 {
   TgProducer *p = tg_producer_new ("fs-interop", 0);
   guint stage = tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
-                                              count_run, NULL, NULL);
+                                              fs_count_runs, NULL, NULL);
 
   tg_producer_declare_binding (p, stage, "runs", sizeof (guint32));
   if (tg_producer_bind (p, "runs", runs, sizeof (guint32), error))

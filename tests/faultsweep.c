@@ -88,6 +88,14 @@ fs_cuda_ok (cudaError_t status, const char *call, GError **error)
 }
 
 gboolean
+fs_count_runs (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return FS_CUDA (tgt_launch_count (tg_launch_get_stream (launch),
+                                    tg_launch_get_binding (launch, "runs")),
+                  error);
+}
+
+gboolean
 fs_check_equal (const char *what, gconstpointer got, gconstpointer expected, gsize size,
                 GError **error)
 {

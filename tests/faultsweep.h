@@ -41,6 +41,9 @@ void fs_step (FsCtx *ctx, const char *step);
 gboolean fs_cuda_ok (cudaError_t status, const char *call, GError **error);
 #define FS_CUDA(call, error) fs_cuda_ok ((call), #call, (error))
 
+/* A stage that counts its runs in the guint32 bound as "runs". */
+gboolean fs_count_runs (const TgLaunch *launch, gpointer data, GError **error);
+
 /* FS_ERROR naming @what and the first differing byte unless @got and
  * @expected hold the same @size bytes. */
 gboolean fs_check_equal (const char *what, gconstpointer got, gconstpointer expected,
