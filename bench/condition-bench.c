@@ -197,8 +197,9 @@ bench_switch (TgBench *bench, Ctx *c)
       cases[i] = case_body;
       kernels[i] = CASE_KERNELS;
     }
-  stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, "index",
-                                        CASES, cases, NULL, NULL);
+  TgSwitchSpec sw = { .index_binding = "index", .n_cases = CASES, .cases = cases };
+  stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw, NULL,
+                                        NULL);
   tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
   tg_bench_bind (p, "word", c->word, sizeof (guint32));
   tg_bench_bind (p, "index", c->index, sizeof (gint32));

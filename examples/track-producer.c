@@ -386,9 +386,10 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
                             .status_binding = buffer_names[BUF_STATUS],
                             .max_iters = config->max_iters };
       p = tg_producer_new ("track", tg_seed_state_get_device (seeds));
-      stage = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE,
-                                            buffer_names[BUF_FAMILY],
-                                            G_N_ELEMENTS (family_cases), family_cases,
+      TgSwitchSpec sw = { .index_binding = buffer_names[BUF_FAMILY],
+                          .n_cases = G_N_ELEMENTS (family_cases),
+                          .cases = family_cases };
+      stage = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, &sw,
                                             context_acquire (ctx), context_release);
       declare (p, stage, config,
                BIT (BUF_MASK) | BIT (BUF_CONTROL) | BIT (BUF_POINTS)

@@ -119,7 +119,8 @@ loop_branch (const TgLaunch *launch, gpointer data, GError **error)
 static gboolean
 nested_case (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_launch_if_else (launch, tg_launch_get_binding (launch, "inner"),
+  return tg_launch_if_else (launch,
+                            tg_conditional (tg_launch_get_binding (launch, "inner")),
                             loop_branch, mix_else, data, error);
 }
 
@@ -143,8 +144,9 @@ static const TgDeviceFunc host_cases[N_CASES]
 static gboolean
 if_else_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_launch_if_else (launch, tg_launch_get_binding (launch, "ctl"), mix_then,
-                            mix_else, data, error);
+  return tg_launch_if_else (launch,
+                            tg_conditional (tg_launch_get_binding (launch, "ctl")),
+                            mix_then, mix_else, data, error);
 }
 
 static gboolean
@@ -249,8 +251,11 @@ shape_producer (Fixture *f, const Shape *shape)
     stage = tg_producer_add_device_stage (p, "switch", TG_STAGE_CAPTURE_SAFE,
                                           switch_stage, cases, NULL);
   else
-    stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, "ctl",
-                                          N_CASES, cases, NULL, NULL);
+    {
+      TgSwitchSpec sw = { .index_binding = "ctl", .n_cases = N_CASES, .cases = cases };
+      stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw,
+                                            NULL, NULL);
+    }
   declare_and_bind (f, p, stage);
   return p;
 }
@@ -461,8 +466,9 @@ test_refuse_host_function_in_case (Fixture *f, gconstpointer data)
 
   TG_TEST_REQUIRE_GPU ();
   p = tg_producer_new ("host-in-case", 0);
-  stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, "ctl",
-                                        N_CASES, host_cases, NULL, NULL);
+  TgSwitchSpec sw = { .index_binding = "ctl", .n_cases = N_CASES, .cases = host_cases };
+  stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw, NULL,
+                                        NULL);
   declare_and_bind (f, p, stage);
   expect_not_capturable (f, p);
 }

@@ -106,8 +106,9 @@ branch (const TgLaunch *launch, gpointer data, GError **error)
 {
   static const TgDeviceFunc cases[] = { case_0, case_1, case_2 };
 
-  return tg_launch_if_else (launch, tg_launch_get_binding (launch, "pick"), then_body,
-                            else_body, NULL, error)
+  return tg_launch_if_else (launch,
+                            tg_conditional (tg_launch_get_binding (launch, "pick")),
+                            then_body, else_body, NULL, error)
          && tg_launch_switch (launch, tg_launch_get_binding (launch, "index"),
                               G_N_ELEMENTS (cases), cases, NULL, error);
 }

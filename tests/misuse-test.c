@@ -569,6 +569,7 @@ test_stage_unknown_flag (void)
 {
   const TgStageFlags unknown = TG_STAGE_CAPTURE_SAFE | (TgStageFlags)(1 << 5);
   const TgDeviceFunc cases[] = { noop_stage };
+  const TgSwitchSpec sw = { .index_binding = "index", .n_cases = 1, .cases = cases };
   TgProducer *p = tg_producer_new ("misuse", 0);
   guint index[4];
 
@@ -580,8 +581,7 @@ test_stage_unknown_flag (void)
   index[1]
       = tg_producer_add_host_stage (p, "host", unknown, noop_host_stage, NULL, NULL);
   index[2] = add_loop (p, "loop", unknown, "go", "status", 8);
-  index[3] = tg_producer_add_switch_stage (p, "switch", unknown, "index", 1, cases,
-                                           NULL, NULL);
+  index[3] = tg_producer_add_switch_stage (p, "switch", unknown, &sw, NULL, NULL);
   g_test_assert_expected_messages ();
   for (guint i = 0; i < G_N_ELEMENTS (index); i++)
     g_assert_cmpuint (index[i], ==, G_MAXUINT);

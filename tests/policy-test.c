@@ -2,7 +2,7 @@
  * decision (on any machine), then hit for real on a GPU. */
 #include "config.h"
 #include "tg-test.h"
-#include "../lib/exec/producer-private.h"
+#include "../lib/exec/policy-private.h"
 
 static GError *
 refusal (void)

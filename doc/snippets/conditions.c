@@ -75,9 +75,11 @@ layout_producer_new (const SimBuffers *sim)
 
   /* A SWITCH node on the gint32 bound as "kind": case kind runs, none when
    * kind is negative or not below 3. */
-  shape = tg_producer_add_switch_stage (p, "shape", TG_STAGE_CAPTURE_SAFE, "kind",
-                                        G_N_ELEMENTS (layouts), layouts, (gpointer)sim,
-                                        NULL);
+  TgSwitchSpec sw = { .index_binding = "kind",
+                      .n_cases = G_N_ELEMENTS (layouts),
+                      .cases = layouts };
+  shape = tg_producer_add_switch_stage (p, "shape", TG_STAGE_CAPTURE_SAFE, &sw,
+                                        (gpointer)sim, NULL);
   /* An IF node with two bodies on the gint32 bound as "night". */
   decorate = tg_producer_add_device_stage (p, "scenery", TG_STAGE_CAPTURE_SAFE,
                                            night_scenery, (gpointer)sim, NULL);

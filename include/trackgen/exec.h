@@ -95,6 +95,9 @@ typedef enum
   /** Serialized data has a version or format this library cannot read.  Fix:
    * pass data this library wrote. */
   TG_ARGUMENT_ERROR_VERSION,
+  /** An argument is wrong in a way no other code names; the message says
+   * which and how to fix it. */
+  TG_ARGUMENT_ERROR_FAILED,
 } TgArgumentError;
 
 /** Codes of #TG_STATE_ERROR: the arguments are fine, the state is not. */
@@ -113,6 +116,20 @@ typedef enum
   /** A scope was ended on another thread than the one that began it.  Fix:
    * end it on the thread that began it. */
   TG_STATE_ERROR_THREAD,
+  /** The stream has no capture in progress, and the call needs one (a
+   * capture scope, a retain).  Fix: call it between cudaStreamBeginCapture
+   * and cudaStreamEndCapture (inside `torch.cuda.graph`). */
+  TG_STATE_ERROR_NOT_CAPTURING,
+  /** Scopes ended out of order: an inner scope is still registered.  Fix:
+   * end the scopes begun inside it first. */
+  TG_STATE_ERROR_NESTING,
+  /** Two bindings that must not share memory (a loop's flag and its status)
+   * overlap.  Fix: bind separate buffers. */
+  TG_STATE_ERROR_OVERLAP,
+  /** The state refuses the call in a way no other code names (a stage that
+   * failed without saying why, a device that computes wrong values); the
+   * message says what. */
+  TG_STATE_ERROR_FAILED,
 } TgStateError;
 
 /** @return the quark of #TG_CAPTURE_ERROR. */
@@ -465,25 +482,37 @@ guint tg_producer_add_loop_stage (TgProducer *producer, const char *name,
                                   GDestroyNotify destroy);
 
 /**
+ * A switch stage, see tg_producer_add_switch_stage().  Name the fields:
+ * @code
+ * static const TgDeviceFunc cases[] = { small_family, large_family };
+ * TgSwitchSpec sw = { .index_binding = "family", .n_cases = 2, .cases = cases };
+ * @endcode
+ */
+typedef struct
+{
+  const char *index_binding; /**< binding of the `gint32` index */
+  guint n_cases;             /**< the number of cases, at least 1 */
+  const TgDeviceFunc *cases; /**< @p n_cases bodies, none NULL */
+} TgSwitchSpec;
+
+/**
  * Appends a SWITCH stage: runs `cases[i]` where i is the `gint32` bound as
- * @p index_binding, and nothing when i is negative or not below @p n_cases.
- * Under a capture it is a CUDA SWITCH conditional node (driver and runtime
- * 12.8 or newer, else #TG_CAPTURE_ERROR_NOT_CAPTURABLE and AUTO runs the
- * producer eagerly); eagerly the index is read back (one synchronization).
- * The index binding is declared for the stage.
- * @param producer      a producer that has not run yet
- * @param name          unique stage name (copied)
- * @param flags         declarations, see #TgStageFlags
- * @param index_binding binding of the `gint32` index (copied)
- * @param n_cases       the number of cases, at least 1
- * @param cases         @p n_cases bodies (copied), none NULL
- * @param user_data     passed to every case (transfer full when @p destroy is set)
- * @param destroy       called on @p user_data when the producer is freed
+ * @p sw->index_binding, and nothing when i is negative or not below
+ * @p sw->n_cases.  Under a capture it is a CUDA SWITCH conditional node
+ * (driver and runtime 12.8 or newer, else #TG_CAPTURE_ERROR_NOT_CAPTURABLE
+ * and AUTO runs the producer eagerly), of any number of cases; eagerly the
+ * index is read back (one synchronization).  The index binding is declared
+ * for the stage.
+ * @param producer  a producer that has not run yet
+ * @param name      unique stage name (copied)
+ * @param flags     declarations, see #TgStageFlags
+ * @param sw        the switch (copied, cases included)
+ * @param user_data passed to every case (transfer full when @p destroy is set)
+ * @param destroy   called on @p user_data when the producer is freed
  * @return the stage's index (G_MAXUINT on misuse)
  */
 guint tg_producer_add_switch_stage (TgProducer *producer, const char *name,
-                                    TgStageFlags flags, const char *index_binding,
-                                    guint n_cases, const TgDeviceFunc *cases,
+                                    TgStageFlags flags, const TgSwitchSpec *sw,
                                     gpointer user_data, GDestroyNotify destroy);
 
 /**
@@ -578,8 +607,12 @@ gpointer tg_producer_get_binding (TgProducer *producer, const char *name, gsize 
 
 /**
  * Called at every rebind of a captured producer (see tg_producer_bind()), on
- * the thread that rebinds, after the binding changed.  It must not call the
- * producer's functions that take its lock (bind, run).
+ * the thread that rebinds, after the binding changed, with the producer held
+ * (so tg_producer_set_rebind_handler() on another thread waits for it to
+ * return before the old handler's data is destroyed).  It may read the
+ * producer (tg_producer_get_binding(), tg_producer_get_runner_stats()); a
+ * call that changes or runs it (bind, set_stream, run) fails with
+ * #TG_STATE_ERROR_BUSY.
  * @param producer  the producer
  * @param binding   the binding's name (transfer none)
  * @param old_ptr   the buffer bound before (may be NULL)
@@ -742,13 +775,27 @@ guint tg_launch_get_depth (const TgLaunch *launch);
 /**
  * Looks up a binding the running stage declared (tg_producer_declare_binding(),
  * or its condition, loop or switch binding).  Bound and large enough, or the
- * call would not have started.
+ * call would not have started.  The bodies a stage runs through
+ * tg_launch_if(), tg_launch_if_else(), tg_launch_switch() and
+ * tg_launch_while() are part of the stage: their launch contexts see the
+ * same bindings.
  * @param launch a launch context
  * @param name   binding name, declared by the running stage
  * @return the buffer bound as @p name (transfer none); NULL, with a critical
  *         warning, when the stage did not declare @p name
  */
 gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
+
+/**
+ * The size bound with a binding the running stage declared: at least the
+ * size it declared, maybe more (a buffer bound for more envs than the stage
+ * needs).  Same rules as tg_launch_get_binding().
+ * @param launch a launch context
+ * @param name   binding name, declared by the running stage
+ * @return the bound size in bytes; 0, with a critical warning, when the
+ *         stage did not declare @p name
+ */
+gsize tg_launch_get_binding_size (const TgLaunch *launch, const char *name);
 
 /**
  * Runs @p body under @p condition, from inside a stage, around any part of
@@ -762,19 +809,22 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
  * @param user_data passed to @p body
  * @param error     #TG_CAPTURE_ERROR_NOT_CAPTURABLE when the body holds what
  *                  a conditional body cannot (host nodes, allocations,
- *                  events) or conditional nodes are missing, #TG_CUDA_ERROR,
- *                  or what @p body set
+ *                  events) or conditional nodes are missing,
+ *                  #TG_ARGUMENT_ERROR_INVALID or _DEVICE_MISMATCH when the
+ *                  flag is not device memory of the producer's device,
+ *                  #TG_CUDA_ERROR, or what @p body set
  * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
                        gpointer user_data, GError **error);
 
 /**
- * Runs @p then_body when *@p flag is non-zero, else @p else_body, from inside
+ * Runs @p then_body when @p condition holds, else @p else_body, from inside
  * a stage.  Under a capture: one IF node with two bodies (CUDA 12.8 driver
- * and runtime); eagerly: one readback.
+ * and runtime); eagerly: one readback.  tg_unconditional() just runs
+ * @p then_body.
  * @param launch    the launch context of the calling stage
- * @param flag      a `gint32` in device memory
+ * @param condition tg_conditional() on a `gint32` in device memory
  * @param then_body runs when the flag is non-zero
  * @param else_body runs when it is 0
  * @param user_data passed to either body
@@ -782,7 +832,7 @@ gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFu
  *                  runtime is older than 12.8
  * @return TRUE on success, FALSE with @p error set
  */
-gboolean tg_launch_if_else (const TgLaunch *launch, const gint32 *flag,
+gboolean tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
                             TgDeviceFunc then_body, TgDeviceFunc else_body,
                             gpointer user_data, GError **error);
 
@@ -810,10 +860,12 @@ gboolean tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_
  * @param launch    the launch context of the calling stage
  * @param flag      a `gint32` in device memory; the body clears it to stop
  * @param max_iters at least 1
- * @param status    a #TgLoopStatus in device memory
+ * @param status    a #TgLoopStatus in device memory, apart from @p flag
  * @param body      enqueues one iteration
  * @param user_data passed to @p body
- * @param error     as tg_launch_if()
+ * @param error     as tg_launch_if(); #TG_ARGUMENT_ERROR_INVALID also when
+ *                  @p flag and @p status overlap (the status write would
+ *                  clear the flag: the loop would stop after one iteration)
  * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,

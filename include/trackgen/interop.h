@@ -37,12 +37,14 @@ typedef struct _TgCaptureScope TgCaptureScope;
  * until tg_capture_scope_end().  Scopes nest; the innermost wins.
  *
  * @param stream the capturing stream (e.g. `torch.cuda.current_stream()` inside
- *               `torch.cuda.graph`)
+ *               `torch.cuda.graph`); NULL is the legacy default stream, and
+ *               #TG_STREAM_AUTO, which names no stream, is refused
  * @param mode   the mode the capture was begun with (`torch.cuda.graph`'s
  *               default `capture_error_mode="global"` is
  *               `cudaStreamCaptureModeGlobal`)
- * @param error  #TG_ARGUMENT_ERROR_INVALID when @p stream is not capturing,
+ * @param error  #TG_STATE_ERROR_NOT_CAPTURING when @p stream is not capturing,
  *               #TG_CAPTURE_ERROR_FAILED when its capture is invalidated,
+ *               #TG_ARGUMENT_ERROR_INVALID for #TG_STREAM_AUTO,
  *               #TG_CUDA_ERROR
  * @return the scope (transfer full), or NULL
  */
@@ -59,7 +61,7 @@ TgCaptureScope *tg_capture_scope_begin (cudaStream_t stream,
  *
  * @param scope a scope from tg_capture_scope_begin() (transfer none)
  * @param error #TG_STATE_ERROR_THREAD (another thread),
- *              #TG_ARGUMENT_ERROR_INVALID (not the innermost scope)
+ *              #TG_STATE_ERROR_NESTING (not the innermost scope)
  * @return TRUE when the scope is ended (ending twice is a no-op)
  */
 gboolean tg_capture_scope_end (TgCaptureScope *scope, GError **error);
@@ -79,7 +81,8 @@ void tg_capture_scope_free (TgCaptureScope *scope);
 unsigned long long tg_capture_scope_get_capture_id (const TgCaptureScope *scope);
 
 /**
- * @param stream a stream
+ * @param stream a stream, or #TG_STREAM_AUTO for the innermost capture
+ *               registered on the calling thread
  * @return TRUE when @p stream is capturing and its capture is registered on
  *         the calling thread
  */
@@ -98,11 +101,30 @@ gboolean tg_capture_is_registered (cudaStream_t stream);
 gboolean tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error);
 
 /**
+ * Makes @p graph hold @p data until the graph and every executable graph
+ * instantiated from it are destroyed; then @p release runs on TrackGen's
+ * reaper thread, in relaxed capture mode (never on the driver's thread, where
+ * CUDA calls are illegal), so it may free CUDA memory.  For what a graph
+ * needs beyond a producer: a seed state (tg_seed_state_unref()), buffers, a
+ * binding's owner.
+ * @param graph   a graph (transfer none)
+ * @param data    what to keep (transfer full: @p release gets it)
+ * @param release called once on @p data; also on failure, right away
+ * @param error   #TG_CUDA_ERROR
+ * @return TRUE when the graph holds @p data
+ */
+gboolean tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify release,
+                         GError **error);
+
+/**
  * Like tg_retain(), for the graph of the capture in progress on @p stream.
- * @param stream   a capturing stream
+ * @param stream   a capturing stream, or #TG_STREAM_AUTO for the innermost
+ *                 capture registered on the calling thread
  * @param producer the producer to keep alive (transfer none: the graph takes
  *                 a reference of its own)
- * @param error #TG_ARGUMENT_ERROR_INVALID (not capturing), #TG_CUDA_ERROR
+ * @param error #TG_STATE_ERROR_NOT_CAPTURING (not capturing),
+ *              #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO with no registered
+ *              capture), #TG_CUDA_ERROR
  * @return TRUE when the capture's graph holds the reference
  */
 gboolean tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error);

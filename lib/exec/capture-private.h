@@ -3,7 +3,7 @@
 #ifndef TG_CAPTURE_PRIVATE_H
 #define TG_CAPTURE_PRIVATE_H
 
-#include "resource-private.h"
+#include <trackgen/exec.h>
 
 G_BEGIN_DECLS
 
@@ -15,13 +15,6 @@ typedef struct
 } TgCaptureInfo;
 
 gboolean tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error);
-
-/* Stream resolution, the one implementation: TG_STREAM_AUTO becomes the
- * registered capture's stream, else @bound (TG_STREAM_AUTO: none), else
- * TrackGen's default stream; NULL becomes cudaStreamLegacy.  Then its capture
- * state in @info, and its device checked.  Call with @device current. */
-cudaStream_t tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
-                                 TgCaptureInfo *info, GError **error);
 
 /* A capture of TrackGen's own, on one of its private streams. */
 gboolean tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
@@ -57,9 +50,10 @@ gboolean tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable,
  * stream's current dependencies, and makes it the stream's only dependency. */
 gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error);
 
-/* Refuses (NOT_CAPTURABLE) a body graph holding nodes the driver rejects in
- * conditional bodies; @where names the stage and body for the message. */
-gboolean tg__capture_check_body (cudaGraph_t body, const char *where, GError **error);
+/* Finishes a body graph once captured: refuses (NOT_CAPTURABLE) one holding
+ * nodes the driver rejects in conditional bodies (@where names the stage and
+ * body for the message), and gives an empty one an empty node. */
+gboolean tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error);
 
 /* Whether @error is a CUDA error that a capture raised (an operation the
  * capture cannot hold): the work is not capturable, nothing else is wrong. */

@@ -4,7 +4,7 @@
 #include "config.h"
 #include "capture-private.h"
 #include "driver-private.h"
-#include "scope-private.h"
+#include "resource-private.h"
 #include "tsan-private.h"
 
 #if CUDART_VERSION >= 13000
@@ -39,8 +39,7 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
     {
       /* The legacy stream while a blocking stream captures (IMPLICIT): the
        * query is refused without harming that capture. */
-      if (cudaPeekAtLastError () == err)
-        (void)cudaGetLastError ();
+      tg__cuda_clear (err);
       info->state = err == cudaErrorStreamCaptureImplicit ? TG_CAPTURE_IMPLICIT
                                                           : TG_CAPTURE_INVALIDATED;
       info->graph = NULL;
@@ -65,71 +64,6 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
   return TRUE;
 }
 
-cudaStream_t
-tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
-                    TgCaptureInfo *info, GError **error)
-{
-  if (stream == TG_STREAM_AUTO)
-    {
-      TgScope *scope = tg__scope_current ();
-
-      if (scope != NULL)
-        stream = scope->stream;
-      else if (bound != TG_STREAM_AUTO)
-        stream = bound;
-      else if ((stream = tg_default_stream (device, error)) == NULL)
-        return NULL;
-    }
-  /* NULL is CUDA's legacy default stream, as everywhere in CUDA: one name
-   * for it, so that legacy-stream checks see one value. */
-  if (stream == NULL)
-    stream = cudaStreamLegacy;
-  if (!tg__capture_query (stream, info, error)
-      || !tg__stream_check_device (stream, device, info->state, error))
-    return NULL;
-  return stream;
-}
-
-cudaStream_t
-tg_stream_resolve (cudaStream_t stream, int device, GError **error)
-{
-  TgDeviceGuard guard;
-  TgCaptureInfo info;
-  cudaStream_t resolved;
-
-  if (!tg__device_enter (&guard, device, error))
-    return NULL;
-  resolved = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error);
-  tg__device_leave (&guard);
-  return resolved;
-}
-
-gboolean
-tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state,
-                             unsigned long long *id, GError **error)
-{
-  TgCaptureInfo info;
-
-  g_return_val_if_fail (state != NULL, FALSE);
-  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
-  if (!tg__capture_query (stream, &info, error))
-    return FALSE;
-  *state = info.state;
-  if (id != NULL)
-    *id = info.id;
-  return TRUE;
-}
-
-gboolean
-tg_stream_is_capturing (cudaStream_t stream)
-{
-  TgCaptureInfo info;
-
-  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
-  return tg__capture_query (stream, &info, NULL)
-         && (info.state == TG_CAPTURE_ACTIVE || info.state == TG_CAPTURE_INVALIDATED);
-}
-
 gboolean
 tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, GError **error)
 {
@@ -147,8 +81,7 @@ tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error)
   tg__live_add (TG_LIVE_CAPTURES, -1);
   if (err != cudaSuccess)
     {
-      if (cudaPeekAtLastError () == err)
-        (void)cudaGetLastError ();
+      tg__cuda_clear (err);
       if (*graph != NULL)
         {
           /* Counted first, so that the release balances. */
@@ -186,8 +119,7 @@ tg__capture_end_body (cudaStream_t stream, GError **error)
   tg__live_add (TG_LIVE_CAPTURES, -1);
   if (err != cudaSuccess)
     {
-      if (cudaPeekAtLastError () == err)
-        (void)cudaGetLastError ();
+      tg__cuda_clear (err);
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
                      "capturing a condition or loop body failed with %s (%s)",
                      cudaGetErrorName (err), cudaGetErrorString (err));
@@ -261,7 +193,10 @@ find_node (cudaGraph_t graph, gboolean (*match) (enum cudaGraphNodeType),
   *found = FALSE;
   if (!TG_CUDA_OK (cudaGraphGetNodes (graph, NULL, &n), error))
     return FALSE;
-  nodes = g_new0 (cudaGraphNode_t, MAX (n, 1));
+  /* An empty graph: the runtime refuses a node array for zero nodes. */
+  if (n == 0)
+    return TRUE;
+  nodes = g_new (cudaGraphNode_t, n);
   if (!TG_CUDA_OK (cudaGraphGetNodes (graph, nodes, &n), error))
     return FALSE;
   for (size_t i = 0; i < n && !*found; i++)
@@ -343,10 +278,12 @@ forbidden_in_body (enum cudaGraphNodeType type)
 }
 
 gboolean
-tg__capture_check_body (cudaGraph_t body, const char *where, GError **error)
+tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error)
 {
   enum cudaGraphNodeType type;
+  cudaGraphNode_t empty = NULL;
   gboolean found = FALSE;
+  size_t n = 0;
 
   if (!find_node (body, forbidden_in_body, &found, &type, error))
     return FALSE;
@@ -358,7 +295,11 @@ tg__capture_check_body (cudaGraph_t body, const char *where, GError **error)
                      where, forbidden_node_name (type));
       return FALSE;
     }
-  return TRUE;
+  /* A branch with nothing to do: the driver documents no rule for empty
+   * bodies, so an empty node makes the body hold one. */
+  return TG_CUDA_OK (cudaGraphGetNodes (body, NULL, &n), error)
+         && (n > 0
+             || TG_CUDA_OK (cudaGraphAddEmptyNode (&empty, body, NULL, 0), error));
 }
 
 gboolean

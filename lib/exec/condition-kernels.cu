@@ -1,24 +1,24 @@
 // condition-kernels.cu: one-thread kernels that set conditional handles and
 // keep a loop's status on the device.
-#include "condition-private.h"
+#include "condition-kernels-private.h"
 #include "kernel-private.cuh"
 
 #include <climits>
 
 static __global__ void
-if_set_kernel (cudaGraphConditionalHandle handle, const gint32 *flag)
+if_set_kernel (cudaGraphConditionalHandle handle, const int32_t *flag)
 {
   cudaGraphSetConditional (handle, *flag != 0);
 }
 
 static __global__ void
-switch_set_kernel (cudaGraphConditionalHandle handle, const gint32 *index)
+switch_set_kernel (cudaGraphConditionalHandle handle, const int32_t *index)
 {
   cudaGraphSetConditional (handle, *index >= 0 ? (unsigned int)*index : UINT_MAX);
 }
 
 static __global__ void
-loop_entry_kernel (cudaGraphConditionalHandle handle, int in_graph, const gint32 *flag,
+loop_entry_kernel (cudaGraphConditionalHandle handle, int in_graph, const int32_t *flag,
                    TgLoopStatus *status)
 {
   int go = *flag != 0;
@@ -30,13 +30,13 @@ loop_entry_kernel (cudaGraphConditionalHandle handle, int in_graph, const gint32
 }
 
 static __global__ void
-loop_tail_kernel (cudaGraphConditionalHandle handle, int in_graph, const gint32 *flag,
-                  TgLoopStatus *status, guint max_iters)
+loop_tail_kernel (cudaGraphConditionalHandle handle, int in_graph, const int32_t *flag,
+                  TgLoopStatus *status, uint32_t max_iters)
 {
-  gint32 it = status->iterations + 1;
-  gint32 end = *flag == 0                ? TG_LOOP_END_CONVERGED
-               : (guint) it >= max_iters ? TG_LOOP_END_CAPPED
-                                         : TG_LOOP_END_NONE;
+  int32_t it = status->iterations + 1;
+  int32_t end = *flag == 0                  ? TG_LOOP_END_CONVERGED
+                : (uint32_t)it >= max_iters ? TG_LOOP_END_CAPPED
+                                            : TG_LOOP_END_NONE;
 
   status->iterations = it;
   status->end = end;
@@ -46,29 +46,30 @@ loop_tail_kernel (cudaGraphConditionalHandle handle, int in_graph, const gint32 
 
 extern "C" cudaError_t
 tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                   const gint32 *flag)
+                   const int32_t *flag)
 {
   return tg__launch (if_set_kernel, 1, 1, stream, handle, flag);
 }
 
 extern "C" cudaError_t
 tg__launch_switch_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                       const gint32 *index)
+                       const int32_t *index)
 {
   return tg__launch (switch_set_kernel, 1, 1, stream, handle, index);
 }
 
 extern "C" cudaError_t
 tg__launch_loop_entry (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                       int in_graph, const gint32 *flag, TgLoopStatus *status)
+                       int in_graph, const int32_t *flag, TgLoopStatus *status)
 {
   return tg__launch (loop_entry_kernel, 1, 1, stream, handle, in_graph, flag, status);
 }
 
 extern "C" cudaError_t
 tg__launch_loop_tail (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                      int in_graph, const gint32 *flag, TgLoopStatus *status,
-                      guint max_iters)
+                      int in_graph, const int32_t *flag, TgLoopStatus *status,
+                      uint32_t max_iters)
 {
-  return tg__launch (loop_tail_kernel, 1, 1, stream, handle, in_graph, flag, status, max_iters);
+  return tg__launch (loop_tail_kernel, 1, 1, stream, handle, in_graph, flag, status,
+                     max_iters);
 }

@@ -1,33 +1,26 @@
-/* condition-private.h: launchers of the kernels that drive conditional
- * nodes (condition-kernels.cu).  With @in_graph FALSE they only write the
- * loop status, for the eager path.  Private to libtrackgen. */
+/* condition-private.h: conditions (IF, IF/ELSE), switches and bounded loops
+ * around bodies, captured as conditional nodes or run eagerly with a
+ * readback (condition.c).  Private to libtrackgen. */
 #ifndef TG_CONDITION_PRIVATE_H
 #define TG_CONDITION_PRIVATE_H
 
-#include <trackgen/exec.h>
+#include "producer-private.h"
 
 G_BEGIN_DECLS
 
-/* handle := (*flag != 0) */
-cudaError_t tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                               const gint32 *flag);
-
-/* handle := *index when it is >= 0, else a value no case has. */
-cudaError_t tg__launch_switch_set (cudaStream_t stream,
-                                   cudaGraphConditionalHandle handle,
-                                   const gint32 *index);
-
-/* Loop entry: status := {0, flag ? NONE : SKIPPED}; handle := flag != 0. */
-cudaError_t tg__launch_loop_entry (cudaStream_t stream,
-                                   cudaGraphConditionalHandle handle, int in_graph,
-                                   const gint32 *flag, TgLoopStatus *status);
-
-/* After each body: count it, then end CONVERGED when the flag cleared, CAPPED
- * at @max_iters, else continue; handle := continue. */
-cudaError_t tg__launch_loop_tail (cudaStream_t stream,
-                                  cudaGraphConditionalHandle handle, int in_graph,
-                                  const gint32 *flag, TgLoopStatus *status,
-                                  guint max_iters);
+/* Runs @body when *@flag is non-zero, else @otherwise (NULL: nothing). */
+gboolean tg__condition_if (const TgLaunch *launch, const gint32 *flag,
+                           TgDeviceFunc body, TgDeviceFunc otherwise, gpointer data,
+                           GError **error);
+/* Runs cases[*index], nothing when the index is out of range. */
+gboolean tg__condition_switch (const TgLaunch *launch, const gint32 *index,
+                               guint n_cases, const TgDeviceFunc *cases, gpointer data,
+                               GError **error);
+/* Runs @body while *@flag is non-zero, at most @max_iters times; the outcome
+ * goes to @status. */
+gboolean tg__condition_while (const TgLaunch *launch, const gint32 *flag,
+                              guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
+                              gpointer data, GError **error);
 
 G_END_DECLS
 

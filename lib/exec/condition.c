@@ -4,8 +4,9 @@
  * cudaStreamBeginCaptureToGraph, so conditions and loops nest.  Eagerly, the
  * flag, the index or the loop status is read back on the host. */
 #include "config.h"
+#include "condition-kernels-private.h"
 #include "condition-private.h"
-#include "producer-private.h"
+#include "resource-private.h"
 
 typedef enum
 {
@@ -26,7 +27,15 @@ typedef struct
   TgLoopStatus *status; /* WHILE */
 } Conditional;
 
-#define MAX_BODIES 64 /* cases of one switch captured at once */
+/* The launch context a body runs in: one level deeper than @launch's. */
+static TgLaunch
+body_launch (const TgLaunch *launch)
+{
+  TgLaunch inner = *launch;
+
+  inner.depth++;
+  return inner;
+}
 
 static enum cudaGraphConditionalNodeType
 node_type (CondKind kind)
@@ -75,9 +84,8 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
 
   if (!tg__capture_begin_body (side, body_graph, launch->mode, error))
     return FALSE;
-  inner = *launch;
+  inner = body_launch (launch);
   inner.stream = side;
-  inner.depth++;
   ok = tg__capture_query (side, &info, error);
   inner.capture_id = info.id;
   inner.capture_graph = body_graph;
@@ -90,7 +98,7 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
    * refusal raised by the capture itself becomes NOT_CAPTURABLE in
    * tg__stages_capture(), which every captured body runs under first. */
   ended = tg__capture_end_body (side, ok ? error : NULL);
-  return ok && ended && tg__capture_check_body (body_graph, where, error);
+  return ok && ended && tg__capture_finish_body (body_graph, where, error);
 }
 
 static gboolean
@@ -99,17 +107,11 @@ captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **
   TgConditionalKind needs = c->kind == COND_SWITCH || c->n_bodies > 1
                                 ? TG_CONDITIONAL_ELSE_SWITCH
                                 : TG_CONDITIONAL_IF_WHILE;
+  /* A SWITCH node takes any number of bodies. */
+  g_autofree cudaGraph_t *bodies = g_new (cudaGraph_t, c->n_bodies);
   cudaGraphConditionalHandle handle;
-  cudaGraph_t bodies[MAX_BODIES];
   cudaStream_t side;
 
-  if (c->n_bodies > MAX_BODIES)
-    {
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "a switch of %u cases cannot be captured: at most %d", c->n_bodies,
-                     MAX_BODIES);
-      return FALSE;
-    }
   if (!tg__capture_conditionals_supported (needs, error)
       || (side = tg__producer_side_stream (launch->producer, launch->depth, error))
              == NULL
@@ -141,8 +143,7 @@ eager (const TgLaunch *launch, const Conditional *c, gpointer data, GError **err
     i = value >= 0 ? (guint)value : G_MAXUINT;
   if (i >= c->n_bodies)
     return TRUE;
-  inner = *launch;
-  inner.depth++;
+  inner = body_launch (launch);
   return c->bodies[i](&inner, data, error);
 }
 
@@ -182,8 +183,7 @@ tg__condition_while (const TgLaunch *launch, const gint32 *flag, guint max_iters
       Conditional c = { COND_WHILE, "loop", flag, 1, &body, max_iters, status };
       return captured (launch, &c, data, error);
     }
-  inner = *launch;
-  inner.depth++;
+  inner = body_launch (launch);
   if (!TG_CUDA_OK (tg__launch_loop_entry (launch->stream, 0, FALSE, flag, status),
                    error)
       || !tg__producer_readback (p, launch->stream, status, sizeof now, &now, error))

@@ -1,17 +1,17 @@
 // device-kernels.cu: the kernel behind tg_device_check().
-#include "resource-private.h"
+#include "device-kernels-private.h"
 #include "kernel-private.cuh"
 
 static __global__ void
-check_pattern_kernel (guint32 *out, guint32 n, guint32 salt)
+check_pattern_kernel (uint32_t *out, uint32_t n, uint32_t salt)
 {
-  guint32 i = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n)
     out[i] = tg__check_pattern (i, salt);
 }
 
 extern "C" cudaError_t
-tg__launch_check_pattern (cudaStream_t stream, guint32 *out, guint32 n, guint32 salt)
+tg__launch_check_pattern (cudaStream_t stream, uint32_t *out, uint32_t n, uint32_t salt)
 {
   return tg__launch (check_pattern_kernel, (n + 255) / 256, 256, stream, out, n, salt);
 }

@@ -1,8 +1,10 @@
-/* device.c: device selection, TrackGen's default streams, the device check. */
+/* device.c: device selection, the device count, device-memory checks and
+ * the device check. */
 #include "config.h"
+#include "device-kernels-private.h"
+#include "device-private.h"
 #include "driver-private.h"
 #include "resource-private.h"
-#include "tsan-private.h"
 
 /* The device count never changes in a process; 0 until known. */
 static gint device_count;
@@ -58,44 +60,12 @@ tg__device_leave (TgDeviceGuard *guard)
   guard->switched = FALSE;
 }
 
-static gboolean
-stream_is_special (cudaStream_t stream)
+int
+tg__device_count (void)
 {
-  /* The legacy and per-thread handles mean "of the current device". */
-  return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
-}
-
-gboolean
-tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
-                         GError **error)
-{
-  int stream_device = device;
-  cudaError_t status;
-
-  /* With one device every stream is of it: skip the query on the hot path. */
   if (g_atomic_int_get (&device_count) == 0)
-    (void)device_validate (device, NULL);
-  if (stream_is_special (stream) || g_atomic_int_get (&device_count) == 1
-      || state == TG_CAPTURE_INVALIDATED)
-    return TRUE;
-  status = TG_CUDA_CALL (tg__stream_get_device (stream, device, &stream_device));
-  /* Without the driver's answer, the runtime's, which only an idle stream
-   * survives. */
-  if (status == cudaErrorNotSupported && state == TG_CAPTURE_NONE)
-    status = TG_CUDA_CALL (cudaStreamGetDevice (stream, &stream_device));
-  else if (status == cudaErrorNotSupported)
-    return TRUE;
-  if (!tg__cuda_ok (status, "the stream's device", G_STRLOC, error))
-    return FALSE;
-  if (stream_device != device)
-    {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
-                     "stream %p belongs to device %d, but the work is for device %d; "
-                     "pass a stream created on device %d",
-                     (void *)stream, stream_device, device, device);
-      return FALSE;
-    }
-  return TRUE;
+    (void)device_validate (0, NULL);
+  return g_atomic_int_get (&device_count);
 }
 
 gboolean
@@ -141,47 +111,6 @@ tg__check_device_buffer (const char *what, gconstpointer ptr, gsize size, int de
   return TRUE;
 }
 
-/* One default stream per device, created on first use.  Readers take the
- * published pointer without a lock; creation is serialized. */
-static cudaStream_t *default_streams;
-static int n_default_streams;
-static GMutex default_streams_lock;
-
-cudaStream_t
-tg_default_stream (int device, GError **error)
-{
-  cudaStream_t *streams = g_atomic_pointer_get (&default_streams);
-  cudaStream_t stream;
-  TgDeviceGuard guard;
-
-  if (streams != NULL && device >= 0 && device < n_default_streams
-      && (stream = g_atomic_pointer_get (&streams[device])) != NULL)
-    return stream;
-
-  if (!tg__device_enter (&guard, device, error))
-    return NULL;
-  tg__mutex_lock (&default_streams_lock);
-  if (default_streams == NULL)
-    {
-      int count = 0;
-      if (TG_CUDA_OK (cudaGetDeviceCount (&count), error) && count > 0)
-        {
-          n_default_streams = count;
-          g_atomic_pointer_set (&default_streams, g_new0 (cudaStream_t, count));
-        }
-    }
-  stream = NULL;
-  if (default_streams != NULL && device < n_default_streams)
-    {
-      stream = default_streams[device];
-      if (stream == NULL && (stream = tg__stream_new (error)) != NULL)
-        g_atomic_pointer_set (&default_streams[device], stream);
-    }
-  tg__mutex_unlock (&default_streams_lock);
-  tg__device_leave (&guard);
-  return stream;
-}
-
 gboolean
 tg_device_check (int device, GError **error)
 {
@@ -208,7 +137,7 @@ tg_device_check (int device, GError **error)
   for (guint32 i = 0; i < n; i++)
     if (host[i] != tg__check_pattern (i, salt))
       {
-        tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+        tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
                        "device %d computed a wrong value at element %u "
                        "(0x%08x, expected 0x%08x): the device or driver is faulty",
                        device, i, host[i], tg__check_pattern (i, salt));

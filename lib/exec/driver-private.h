@@ -8,6 +8,10 @@
 
 G_BEGIN_DECLS
 
+/* The driver's entry point @symbol (CUDA 12.0 ABI), or NULL when the driver
+ * has none; a caller's pending runtime error is left as it was. */
+gpointer tg__driver_entry_point (const char *symbol);
+
 /* cudaStreamIsCapturing, with the same results and errors. */
 cudaError_t tg__stream_is_capturing (cudaStream_t stream,
                                      enum cudaStreamCaptureStatus *status);

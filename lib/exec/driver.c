@@ -14,6 +14,7 @@
  * pointer is (to check a buffer's size against the memory behind it). */
 #include "config.h"
 #include "driver-private.h"
+#include "error-private.h"
 #include "tsan-private.h"
 
 #include <cudaTypedefs.h>
@@ -39,8 +40,8 @@ typedef struct
   PFN_cuDevicePrimaryCtxRetain_v7000 primary_retain;
 } Driver;
 
-static gpointer
-entry_point (const char *symbol)
+gpointer
+tg__driver_entry_point (const char *symbol)
 {
   enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   void *fn = NULL;
@@ -54,7 +55,7 @@ entry_point (const char *symbol)
 #endif
   if (err != cudaSuccess || found != cudaDriverEntryPointSuccess)
     {
-      (void)cudaGetLastError ();
+      tg__cuda_clear (err);
       return NULL;
     }
   return fn;
@@ -68,16 +69,16 @@ driver (void)
 
   if (g_once_init_enter (&ready))
     {
-      d.is_capturing = entry_point ("cuStreamIsCapturing");
-      d.graph_launch = entry_point ("cuGraphLaunch");
-      d.stream_get_ctx = entry_point ("cuStreamGetCtx");
-      d.ctx_get_current = entry_point ("cuCtxGetCurrent");
-      d.ctx_push = entry_point ("cuCtxPushCurrent");
-      d.ctx_pop = entry_point ("cuCtxPopCurrent");
-      d.ctx_get_device = entry_point ("cuCtxGetDevice");
-      d.mem_get_range = entry_point ("cuMemGetAddressRange");
-      d.device_get = entry_point ("cuDeviceGet");
-      d.primary_retain = entry_point ("cuDevicePrimaryCtxRetain");
+      d.is_capturing = tg__driver_entry_point ("cuStreamIsCapturing");
+      d.graph_launch = tg__driver_entry_point ("cuGraphLaunch");
+      d.stream_get_ctx = tg__driver_entry_point ("cuStreamGetCtx");
+      d.ctx_get_current = tg__driver_entry_point ("cuCtxGetCurrent");
+      d.ctx_push = tg__driver_entry_point ("cuCtxPushCurrent");
+      d.ctx_pop = tg__driver_entry_point ("cuCtxPopCurrent");
+      d.ctx_get_device = tg__driver_entry_point ("cuCtxGetDevice");
+      d.mem_get_range = tg__driver_entry_point ("cuMemGetAddressRange");
+      d.device_get = tg__driver_entry_point ("cuDeviceGet");
+      d.primary_retain = tg__driver_entry_point ("cuDevicePrimaryCtxRetain");
       TG_TSAN_RELEASE (&ready);
       g_once_init_leave (&ready, 1);
     }

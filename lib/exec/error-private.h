@@ -16,6 +16,11 @@ G_BEGIN_DECLS
 gboolean tg__cuda_ok (cudaError_t status, const char *call, const char *where,
                       GError **error);
 
+/* Clears @status from the runtime's last error when it is still there: a
+ * failure TrackGen handled must not reach the caller's cudaGetLastError(),
+ * and an error the caller left pending (any other value) is never touched. */
+void tg__cuda_clear (cudaError_t status);
+
 #if TG_FAULT_INJECTION
 /* Counts every CUDA call made through TG_CUDA_CALL / TG_CUDA_OVERRIDE and
  * fails the one numbered tg__fault_at (1-based) with tg__fault_status. */

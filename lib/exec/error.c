@@ -37,13 +37,19 @@ tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...
   va_end (args);
 }
 
+void
+tg__cuda_clear (cudaError_t status)
+{
+  if (status != cudaSuccess && cudaPeekAtLastError () == status)
+    (void)cudaGetLastError ();
+}
+
 gboolean
 tg__cuda_ok (cudaError_t status, const char *call, const char *where, GError **error)
 {
   if (G_LIKELY (status == cudaSuccess))
     return TRUE;
-  if (cudaPeekAtLastError () == status)
-    (void)cudaGetLastError ();
+  tg__cuda_clear (status);
   tg__set_error (error, TG_CUDA_ERROR, (gint)status, "%s failed at %s: %s (%s)", call,
                  where, cudaGetErrorName (status), cudaGetErrorString (status));
   return FALSE;

@@ -1,7 +1,8 @@
 /* launch.c: what a stage sees during a call, and the host operations of
  * HOST stages, which refuse under RECORD what a capture cannot hold. */
 #include "config.h"
-#include "producer-private.h"
+#include "condition-private.h"
+#include "resource-private.h"
 
 TgProducer *
 tg_launch_get_producer (const TgLaunch *launch)
@@ -81,42 +82,77 @@ declared (const TgStage *stage, const char *name)
   return FALSE;
 }
 
-gpointer
-tg_launch_get_binding (const TgLaunch *launch, const char *name)
+/* The binding @name of the running stage, and its bound size; a critical
+ * from @func, and NULL, when the stage did not declare it. */
+static gpointer
+stage_binding (const TgLaunch *launch, const char *name, gsize *size, const char *func)
 {
-  g_return_val_if_fail (launch != NULL && name != NULL, NULL);
+  *size = 0;
   /* A typo must not become a NULL that a kernel takes for "all envs". */
   if (launch->stage == NULL || !declared (launch->stage, name))
     {
       g_critical ("%s: stage '%s' of producer '%s' looked up binding '%s', which it "
                   "did not declare; declare it with tg_producer_declare_binding()",
-                  G_STRFUNC, launch->stage != NULL ? launch->stage->name : "(none)",
+                  func, launch->stage != NULL ? launch->stage->name : "(none)",
                   launch->producer->name, name);
       return NULL;
     }
-  return tg__producer_binding (launch->producer, name, NULL);
+  return tg__producer_binding (launch->producer, name, size);
+}
+
+gpointer
+tg_launch_get_binding (const TgLaunch *launch, const char *name)
+{
+  gsize size;
+
+  g_return_val_if_fail (launch != NULL && name != NULL, NULL);
+  return stage_binding (launch, name, &size, G_STRFUNC);
+}
+
+gsize
+tg_launch_get_binding_size (const TgLaunch *launch, const char *name)
+{
+  gsize size;
+
+  g_return_val_if_fail (launch != NULL && name != NULL, 0);
+  (void)stage_binding (launch, name, &size, G_STRFUNC);
+  return size;
+}
+
+/* A flag, index or status a stage passes: read on the device, so it must be
+ * device memory of the producer's device, large enough. */
+static gboolean
+check_device_word (const TgLaunch *launch, const char *what, gconstpointer ptr,
+                   gsize size, GError **error)
+{
+  return tg__check_device_buffer (what, ptr, size, launch->producer->device, error);
 }
 
 gboolean
 tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
               gpointer user_data, GError **error)
 {
-  TgLaunch inner;
-
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
-  if (condition.flag != NULL)
-    return tg__condition_if (launch, condition.flag, body, NULL, user_data, error);
-  inner = *launch;
-  return body (&inner, user_data, error);
+  if (condition.flag == NULL)
+    return body (launch, user_data, error);
+  return check_device_word (launch, "the condition's flag", condition.flag,
+                            sizeof (gint32), error)
+         && tg__condition_if (launch, condition.flag, body, NULL, user_data, error);
 }
 
 gboolean
-tg_launch_if_else (const TgLaunch *launch, const gint32 *flag, TgDeviceFunc then_body,
-                   TgDeviceFunc else_body, gpointer user_data, GError **error)
+tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
+                   TgDeviceFunc then_body, TgDeviceFunc else_body, gpointer user_data,
+                   GError **error)
 {
-  g_return_val_if_fail (launch != NULL && flag != NULL, FALSE);
+  g_return_val_if_fail (launch != NULL, FALSE);
   g_return_val_if_fail (then_body != NULL && else_body != NULL, FALSE);
-  return tg__condition_if (launch, flag, then_body, else_body, user_data, error);
+  if (condition.flag == NULL)
+    return then_body (launch, user_data, error);
+  return check_device_word (launch, "the condition's flag", condition.flag,
+                            sizeof (gint32), error)
+         && tg__condition_if (launch, condition.flag, then_body, else_body, user_data,
+                              error);
 }
 
 gboolean
@@ -127,7 +163,8 @@ tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
   g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
-  return tg__condition_switch (launch, index, n_cases, cases, user_data, error);
+  return check_device_word (launch, "the switch's index", index, sizeof (gint32), error)
+         && tg__condition_switch (launch, index, n_cases, cases, user_data, error);
 }
 
 gboolean
@@ -137,9 +174,21 @@ tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
 {
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
   g_return_val_if_fail (flag != NULL && status != NULL, FALSE);
-  g_return_val_if_fail ((gconstpointer)flag != (gconstpointer)status, FALSE);
   g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
-  return tg__condition_while (launch, flag, max_iters, status, body, user_data, error);
+  if (tg__ranges_overlap (flag, sizeof *flag, status, sizeof *status))
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "the loop's flag %p and status %p overlap: the status write would "
+                     "clear the flag and stop the loop after one iteration; pass "
+                     "separate memory",
+                     (gconstpointer)flag, (gconstpointer)status);
+      return FALSE;
+    }
+  return check_device_word (launch, "the loop's flag", flag, sizeof *flag, error)
+         && check_device_word (launch, "the loop's status", status, sizeof *status,
+                               error)
+         && tg__condition_while (launch, flag, max_iters, status, body, user_data,
+                                 error);
 }
 
 const TgLaunch *

@@ -1,6 +1,7 @@
 /* policy.c: the execution-policy table of the design, in one function. */
 #include "config.h"
-#include "producer-private.h"
+#include "error-private.h"
+#include "policy-private.h"
 
 static const char *const policy_names[] = { "auto", "eager", "replay", "record" };
 G_STATIC_ASSERT (G_N_ELEMENTS (policy_names) == TG_POLICY_RECORD + 1);

@@ -1,6 +1,8 @@
 /* producer.c: the producer object, its stages, bindings and private resources. */
 #include "config.h"
 #include "producer-private.h"
+#include "resource-private.h"
+#include "stream-private.h"
 #include "tsan-private.h"
 
 #include <string.h>
@@ -197,7 +199,8 @@ producer_free (TgProducer *p)
 
   if (owns_cuda && !entered)
     tg__release_failed (error);
-  tg__runner_free (p);
+  if (p->segments != NULL)
+    g_array_unref (p->segments);
   tg__stream_free (p->private_stream);
   if (p->side_streams != NULL)
     g_ptr_array_unref (p->side_streams);
@@ -358,9 +361,17 @@ stage_new (const char *name, TgStageKind kind, TgStageFlags flags, gpointer user
 
 #define STAGE_FLAGS_ALL (TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM)
 
+/* Binding and stage names appear in every message about them: "" would read
+ * as a missing word. */
+static gboolean
+binding_name_valid (const char *name)
+{
+  return name != NULL && name[0] != '\0';
+}
+
 #define STAGE_ADD_PRECONDITIONS(p, name, flags, func)                                  \
   g_return_val_if_fail (p != NULL, G_MAXUINT);                                         \
-  g_return_val_if_fail (name != NULL && func != NULL, G_MAXUINT);                      \
+  g_return_val_if_fail (binding_name_valid (name) && func != NULL, G_MAXUINT);         \
   g_return_val_if_fail (((flags) & ~STAGE_FLAGS_ALL) == 0, G_MAXUINT)
 
 guint
@@ -398,7 +409,8 @@ tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags
 
   STAGE_ADD_PRECONDITIONS (producer, name, flags, body);
   g_return_val_if_fail (loop != NULL, G_MAXUINT);
-  g_return_val_if_fail (loop->flag_binding != NULL && loop->status_binding != NULL,
+  g_return_val_if_fail (binding_name_valid (loop->flag_binding)
+                            && binding_name_valid (loop->status_binding),
                         G_MAXUINT);
   /* The status write would overwrite the flag: the loop would stop after one
    * iteration. */
@@ -417,20 +429,21 @@ tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags
 
 guint
 tg_producer_add_switch_stage (TgProducer *producer, const char *name,
-                              TgStageFlags flags, const char *index_binding,
-                              guint n_cases, const TgDeviceFunc *cases,
+                              TgStageFlags flags, const TgSwitchSpec *sw,
                               gpointer user_data, GDestroyNotify destroy)
 {
   TgStage *stage;
 
-  STAGE_ADD_PRECONDITIONS (producer, name, flags, cases);
-  g_return_val_if_fail (index_binding != NULL && n_cases >= 1, G_MAXUINT);
-  for (guint i = 0; i < n_cases; i++)
-    g_return_val_if_fail (cases[i] != NULL, G_MAXUINT);
+  g_return_val_if_fail (sw != NULL, G_MAXUINT);
+  STAGE_ADD_PRECONDITIONS (producer, name, flags, sw->cases);
+  g_return_val_if_fail (binding_name_valid (sw->index_binding) && sw->n_cases >= 1,
+                        G_MAXUINT);
+  for (guint i = 0; i < sw->n_cases; i++)
+    g_return_val_if_fail (sw->cases[i] != NULL, G_MAXUINT);
   stage = stage_new (name, TG_STAGE_KIND_SWITCH, flags, user_data, destroy);
-  stage->index = g_strdup (index_binding);
-  stage->cases = g_memdup2 (cases, n_cases * sizeof *cases);
-  stage->n_cases = n_cases;
+  stage->index = g_strdup (sw->index_binding);
+  stage->cases = g_memdup2 (sw->cases, sw->n_cases * sizeof *sw->cases);
+  stage->n_cases = sw->n_cases;
   return add_stage (producer, stage, G_STRFUNC);
 }
 
@@ -450,7 +463,7 @@ tg_producer_declare_binding (TgProducer *producer, guint stage, const char *name
 {
   TgStage *s;
 
-  g_return_if_fail (producer != NULL && name != NULL);
+  g_return_if_fail (producer != NULL && binding_name_valid (name));
   g_return_if_fail (min_size >= 1);
   if (!setup_enter (producer, G_STRFUNC))
     return;
@@ -481,6 +494,7 @@ tg_producer_set_stage_condition (TgProducer *producer, guint stage,
   TgStage *s;
 
   g_return_if_fail (producer != NULL);
+  g_return_if_fail (flag_binding == NULL || binding_name_valid (flag_binding));
   if (!setup_enter (producer, G_STRFUNC))
     return;
   if ((s = setup_stage (producer, stage, G_STRFUNC)) != NULL)
@@ -534,11 +548,10 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
 {
   TgBinding *old;
   TgDeviceGuard guard;
-  TgRebindFunc handler = NULL;
-  gpointer old_ptr, handler_data = NULL;
-  gboolean ok, rebind = FALSE;
+  gpointer old_ptr;
+  gboolean ok, rebind = FALSE, handled = FALSE;
 
-  g_return_val_if_fail (producer != NULL && name != NULL, FALSE);
+  g_return_val_if_fail (producer != NULL && binding_name_valid (name), FALSE);
   if (device_ptr != NULL)
     {
       g_autofree char *what
@@ -563,13 +576,7 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
   old_ptr = old != NULL ? old->ptr : NULL;
   if (old == NULL ? device_ptr != NULL : old->ptr != device_ptr || old->size != size)
     {
-      if (producer->captured)
-        {
-          rebind = TRUE;
-          producer->stats.n_rebinds++;
-          handler = producer->rebind_handler;
-          handler_data = producer->rebind_data;
-        }
+      rebind = producer->captured;
       producer->generation++;
       if (device_ptr == NULL)
         g_hash_table_remove (producer->bindings, name);
@@ -581,11 +588,17 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
           g_hash_table_replace (producer->bindings, g_strdup (name), b);
         }
     }
+  if (rebind)
+    {
+      producer->stats.n_rebinds++;
+      /* Called with the producer held, so that no thread replaces the handler
+       * (and frees its data) while it runs. */
+      handled = producer->rebind_handler != NULL
+                && producer->rebind_handler (producer, name, old_ptr, device_ptr,
+                                             producer->rebind_data);
+    }
   tg__producer_unlock (producer);
-  /* Outside the lock: the handler is the caller's code. */
-  if (rebind
-      && (handler == NULL
-          || !handler (producer, name, old_ptr, device_ptr, handler_data)))
+  if (rebind && !handled)
     g_warning ("RebindAfterCaptureWarning: binding '%s' of producer '%s' changed from "
                "%p to %p after the producer was captured; its own graphs are updated "
                "at the next call, and every graph of yours that recorded it still "
@@ -614,6 +627,7 @@ tg_producer_set_rebind_handler (TgProducer *producer, TgRebindFunc handler,
   producer->rebind_data = user_data;
   producer->rebind_destroy = destroy;
   tg__producer_unlock (producer);
+  /* No bind runs the old handler any more: it ran under the lock. */
   if (old_destroy != NULL)
     old_destroy (old_data);
 }
@@ -635,7 +649,7 @@ tg_producer_get_binding (TgProducer *producer, const char *name, gsize *size)
   gboolean locked;
   gpointer ptr;
 
-  g_return_val_if_fail (producer != NULL && name != NULL, NULL);
+  g_return_val_if_fail (producer != NULL && binding_name_valid (name), NULL);
   locked = read_lock (p);
   ptr = tg__producer_binding (p, name, size);
   if (locked)

@@ -26,27 +26,6 @@ typedef enum
 
 void tg__live_add (TgLiveKind kind, gint delta);
 
-/* Device switching: enter makes @device current, leave restores the caller's. */
-typedef struct
-{
-  int saved;
-  gboolean switched;
-} TgDeviceGuard;
-
-gboolean tg__device_enter (TgDeviceGuard *guard, int device, GError **error);
-void tg__device_leave (TgDeviceGuard *guard);
-/* Checks that @stream, in capture state @state, belongs to @device, through
- * the driver, so a capturing stream is checked too without disturbing its
- * capture.  A stream whose capture is invalidated is not checked: every call
- * on it fails anyway, and the driver refuses to say. */
-gboolean tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
-                                  GError **error);
-/* Checks that @ptr is device memory of @device (or managed memory) holding at
- * least @size bytes from @ptr, as far as the driver knows its allocation:
- * TG_ARGUMENT_ERROR_INVALID, _DEVICE_MISMATCH or _SIZE_MISMATCH naming @what. */
-gboolean tg__check_device_buffer (const char *what, gconstpointer ptr, gsize size,
-                                  int device, GError **error);
-
 /* Reports a failure while releasing something (a device switch, say) as a
  * failed release: logged and counted, never hidden.  Takes @error. */
 void tg__release_failed (GError *error);
@@ -82,21 +61,6 @@ void tg__device_free (gpointer ptr);
 /* What CUDA knows of @ptr: host, pinned, device or managed memory. */
 gboolean tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,
                                  GError **error);
-
-/* Launcher of the device check kernel (device-kernels.cu). */
-cudaError_t tg__launch_check_pattern (cudaStream_t stream, guint32 *out, guint32 n,
-                                      guint32 salt);
-
-/* The pattern it writes, computed identically on the host. */
-static inline TG_HOST_DEVICE guint32
-tg__check_pattern (guint32 i, guint32 salt)
-{
-  guint32 x = i * 0x9E3779B1u ^ salt;
-  x ^= x >> 16;
-  x *= 0x85EBCA6Bu;
-  x ^= x >> 13;
-  return x;
-}
 
 G_END_DECLS
 

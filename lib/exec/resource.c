@@ -43,6 +43,16 @@ tg__relaxed_thread (void)
   (void)tg__relaxed_begin ();
 }
 
+/* Runs @stmt, a statement holding one CUDA call, in a relaxed section. */
+#define RELAXED(stmt)                                                                  \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    enum cudaStreamCaptureMode saved_ = tg__relaxed_begin ();                          \
+    stmt;                                                                              \
+    tg__relaxed_end (saved_);                                                          \
+  }                                                                                    \
+  G_STMT_END
+
 /* A release that failed is logged and counted, never hidden.  The object
  * stays counted live: it may still exist. */
 static void
@@ -54,8 +64,7 @@ released (cudaError_t status, const char *call, TgLiveKind kind)
         tg__live_add (kind, -1);
       return;
     }
-  if (cudaPeekAtLastError () == status)
-    (void)cudaGetLastError ();
+  tg__cuda_clear (status);
   tg__live_add (TG_LIVE_FAILED_RELEASES, 1);
   g_warning ("%s failed: %s (%s); the object is leaked", call,
              cudaGetErrorName (status), cudaGetErrorString (status));
@@ -73,9 +82,8 @@ tg__release_failed (GError *error)
 #define RELEASE(call, kind)                                                            \
   G_STMT_START                                                                         \
   {                                                                                    \
-    enum cudaStreamCaptureMode saved_ = tg__relaxed_begin ();                          \
-    cudaError_t status_ = TG_CUDA_OVERRIDE (call);                                     \
-    tg__relaxed_end (saved_);                                                          \
+    cudaError_t status_;                                                               \
+    RELAXED (status_ = TG_CUDA_OVERRIDE (call));                                       \
     released (status_, #call, kind);                                                   \
   }                                                                                    \
   G_STMT_END
@@ -84,11 +92,10 @@ cudaStream_t
 tg__stream_new (GError **error)
 {
   cudaStream_t stream = NULL;
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  gboolean ok
-      = TG_CUDA_OK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking), error);
+  gboolean ok;
 
-  tg__relaxed_end (mode);
+  RELAXED (ok = TG_CUDA_OK (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking),
+                            error));
   if (!ok)
     return NULL;
   tg__live_add (TG_LIVE_STREAMS, 1);
@@ -105,25 +112,22 @@ tg__stream_free (cudaStream_t stream)
 gboolean
 tg__stream_synchronize (cudaStream_t stream, GError **error)
 {
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  gboolean ok = TG_CUDA_OK (cudaStreamSynchronize (stream), error);
+  gboolean ok;
 
-  tg__relaxed_end (mode);
+  RELAXED (ok = TG_CUDA_OK (cudaStreamSynchronize (stream), error));
   return ok;
 }
 
 gboolean
 tg__graph_instantiate (cudaGraph_t graph, cudaGraphExec_t *exec, GError **error)
 {
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  cudaError_t status = TG_CUDA_CALL (
-      cudaGraphInstantiate (exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch));
+  cudaError_t status;
 
-  tg__relaxed_end (mode);
+  RELAXED (status = TG_CUDA_CALL (cudaGraphInstantiate (
+               exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch)));
   if (status != cudaSuccess)
     {
-      if (cudaPeekAtLastError () == status)
-        (void)cudaGetLastError ();
+      tg__cuda_clear (status);
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
                      "cudaGraphInstantiate failed: %s (%s)", cudaGetErrorName (status),
                      cudaGetErrorString (status));
@@ -138,12 +142,10 @@ gboolean
 tg__graph_exec_update (cudaGraphExec_t exec, cudaGraph_t graph)
 {
   cudaGraphExecUpdateResultInfo info;
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  cudaError_t status = TG_CUDA_CALL (cudaGraphExecUpdate (exec, graph, &info));
+  cudaError_t status;
 
-  tg__relaxed_end (mode);
-  if (status != cudaSuccess && cudaPeekAtLastError () == status)
-    (void)cudaGetLastError ();
+  RELAXED (status = TG_CUDA_CALL (cudaGraphExecUpdate (exec, graph, &info)));
+  tg__cuda_clear (status);
   return status == cudaSuccess;
 }
 
@@ -165,10 +167,9 @@ gpointer
 tg__host_alloc (gsize size, GError **error)
 {
   gpointer ptr = NULL;
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  gboolean ok = TG_CUDA_OK (cudaMallocHost (&ptr, size), error);
+  gboolean ok;
 
-  tg__relaxed_end (mode);
+  RELAXED (ok = TG_CUDA_OK (cudaMallocHost (&ptr, size), error));
   return ok ? ptr : NULL;
 }
 
@@ -183,10 +184,9 @@ gpointer
 tg__device_alloc (gsize size, GError **error)
 {
   gpointer ptr = NULL;
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  gboolean ok = TG_CUDA_OK (cudaMalloc (&ptr, size), error);
+  gboolean ok;
 
-  tg__relaxed_end (mode);
+  RELAXED (ok = TG_CUDA_OK (cudaMalloc (&ptr, size), error));
   return ok ? ptr : NULL;
 }
 
@@ -201,9 +201,8 @@ gboolean
 tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,
                         GError **error)
 {
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  gboolean ok = TG_CUDA_OK (cudaPointerGetAttributes (attr, ptr), error);
+  gboolean ok;
 
-  tg__relaxed_end (mode);
+  RELAXED (ok = TG_CUDA_OK (cudaPointerGetAttributes (attr, ptr), error));
   return ok;
 }

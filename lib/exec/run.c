@@ -1,8 +1,12 @@
 /* run.c: one call of a producer: stream resolution, policy, and the EAGER
  * and RECORD paths (REPLAY is runner.c, the stage walker stages.c). */
 #include "config.h"
-#include "producer-private.h"
+#include "policy-private.h"
+#include "resource-private.h"
+#include "runner-private.h"
 #include "scope-private.h"
+#include "stages-private.h"
+#include "stream-private.h"
 
 typedef struct
 {
@@ -165,6 +169,24 @@ binding_bound (const TgProducer *p, const TgStage *stage, const TgUse *use,
   return FALSE;
 }
 
+/* A loop whose status write lands on its flag stops after one iteration. */
+static gboolean
+loop_bindings_apart (const TgProducer *p, const TgStage *stage, GError **error)
+{
+  gconstpointer flag = tg__producer_binding (p, stage->loop_flag, NULL);
+  gconstpointer status = tg__producer_binding (p, stage->loop_status, NULL);
+
+  if (!tg__ranges_overlap (flag, sizeof (gint32), status, sizeof (TgLoopStatus)))
+    return TRUE;
+  tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_OVERLAP,
+                 "producer '%s', loop stage '%s': its flag binding '%s' (%p) and its "
+                 "status binding '%s' (%p) overlap, so the status write would clear "
+                 "the flag after one iteration; bind separate buffers",
+                 p->name, stage->name, stage->loop_flag, flag, stage->loop_status,
+                 status);
+  return FALSE;
+}
+
 /* Once per binding generation: walking every stage on each call costs a
  * cache miss per stage, as much as the rest of a REPLAY call. */
 static gboolean
@@ -188,33 +210,37 @@ check_bindings (TgProducer *p, GError **error)
       for (guint u = 0; u < s->uses->len; u++)
         if (!binding_bound (p, s, &g_array_index (s->uses, TgUse, u), error))
           return FALSE;
+      if (s->kind == TG_STAGE_KIND_LOOP && !loop_bindings_apart (p, s, error))
+        return FALSE;
     }
   p->bindings_checked = p->generation + 1;
   return TRUE;
 }
 
+/* The call's condition flag is read on the device: device memory of the
+ * producer's device.  Checked once per flag, not on every call. */
 static gboolean
-run_all_stages (const TgLaunch *launch, gpointer unused, GError **error)
+check_condition (TgProducer *p, TgCondition condition, GError **error)
 {
-  TgLaunch inner = *launch;
+  g_autofree char *what = NULL;
 
-  return tg__run_stages (&inner, 0, launch->producer->stages->len, error);
+  if (condition.flag == NULL || condition.flag == p->flag_checked)
+    return TRUE;
+  what = g_strdup_printf ("the condition's flag of a call of producer '%s'", p->name);
+  if (!tg__check_device_buffer (what, condition.flag, sizeof (gint32), p->device,
+                                error))
+    return FALSE;
+  p->flag_checked = condition.flag;
+  return TRUE;
 }
 
+/* The whole producer under @condition. */
 static gboolean
-run_body (TgLaunch *launch, TgCondition condition, GError **error)
+run_body (const TgLaunch *launch, TgCondition condition, GError **error)
 {
-  if (condition.flag != NULL)
-    return tg__condition_if (launch, condition.flag, run_all_stages, NULL, NULL, error);
-  return tg__run_stages (launch, 0, launch->producer->stages->len, error);
-}
+  TgStagesCall call = { 0, launch->producer->stages->len, condition.flag };
 
-static gboolean
-call_body (const TgLaunch *launch, gpointer condition, GError **error)
-{
-  TgLaunch inner = *launch;
-
-  return run_body (&inner, *(const TgCondition *)condition, error);
+  return tg__stages_call (launch, &call, error);
 }
 
 /* RECORD, the second pass: the work holds what CUDA cannot embed in a child
@@ -253,10 +279,11 @@ static gboolean
 record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition condition,
         GError **error)
 {
+  TgStagesCall call = { 0, p->stages->len, condition.flag };
   cudaGraph_t graph = NULL;
   gboolean embeddable = FALSE, ok;
 
-  if (!tg__stages_capture (p, base, base->mode, call_body, &condition, &graph, error))
+  if (!tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error))
     return FALSE;
   ok = tg__capture_embeddable (graph, &embeddable, error)
        && (r->scope == NULL
@@ -345,7 +372,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
-  if (check_bindings (producer, error))
+  if (check_bindings (producer, error) && check_condition (producer, condition, error))
     {
       launch_init (&launch, producer, &r);
       switch (r.policy)

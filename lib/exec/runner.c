@@ -6,14 +6,43 @@
  * allows, else re-instantiates it. */
 #include "config.h"
 #include "driver-private.h"
-#include "producer-private.h"
+#include "resource-private.h"
+#include "runner-private.h"
+#include "stages-private.h"
+
+/* One instantiated own graph of a device segment. */
+typedef struct
+{
+  cudaGraphExec_t exec;
+  guint64 generation; /* the producer's binding generation it was captured at */
+  const gint32 *flag; /* the call condition's flag baked in, or NULL */
+} OwnGraph;
+
+/* A maximal run of device stages; HOST stages lie between segments. */
+typedef struct
+{
+  guint first, n;
+  OwnGraph graphs[2]; /* [0] unconditional call, [1] conditional call */
+} Segment;
+
+/* The segments array's clear function: the producer frees its segments by
+ * dropping the array, with no call into this file. */
+static void
+segment_clear (gpointer data)
+{
+  Segment *seg = data;
+
+  for (guint v = 0; v < G_N_ELEMENTS (seg->graphs); v++)
+    tg__graph_exec_free (seg->graphs[v].exec);
+}
 
 static void
 make_segments (TgProducer *p)
 {
-  TgSegment seg = { 0 };
+  Segment seg = { 0 };
 
-  p->segments = g_array_new (FALSE, TRUE, sizeof (TgSegment));
+  p->segments = g_array_new (FALSE, TRUE, sizeof (Segment));
+  g_array_set_clear_func (p->segments, segment_clear);
   for (guint i = 0; i <= p->stages->len; i++)
     {
       gboolean host = i < p->stages->len
@@ -22,7 +51,7 @@ make_segments (TgProducer *p)
         {
           if (seg.n > 0)
             g_array_append_val (p->segments, seg);
-          seg = (TgSegment){ 0 };
+          seg = (Segment){ 0 };
           seg.first = i + 1;
         }
       else
@@ -30,58 +59,18 @@ make_segments (TgProducer *p)
     }
 }
 
-void
-tg__runner_free (TgProducer *p)
-{
-  if (p->segments == NULL)
-    return;
-  for (guint i = 0; i < p->segments->len; i++)
-    {
-      TgSegment *seg = &g_array_index (p->segments, TgSegment, i);
-      for (guint v = 0; v < G_N_ELEMENTS (seg->graphs); v++)
-        tg__graph_exec_free (seg->graphs[v].exec);
-    }
-  g_clear_pointer (&p->segments, g_array_unref);
-}
-
-static gboolean
-segment_body (const TgLaunch *launch, gpointer data, GError **error)
-{
-  const TgSegment *seg = data;
-  TgLaunch inner = *launch;
-
-  return tg__run_stages (&inner, seg->first, seg->n, error);
-}
-
-typedef struct
-{
-  const TgSegment *seg;
-  const gint32 *flag; /* the call's condition, or NULL */
-} SegmentCall;
-
-static gboolean
-segment_call (const TgLaunch *launch, gpointer data, GError **error)
-{
-  const SegmentCall *call = data;
-
-  if (call->flag != NULL)
-    return tg__condition_if (launch, call->flag, segment_body, NULL,
-                             (gpointer)call->seg, error);
-  return segment_body (launch, (gpointer)call->seg, error);
-}
-
 /* Makes @og current: first capture, or refresh after a rebind or a new flag. */
 static gboolean
-own_graph_ensure (TgProducer *p, const TgLaunch *base, const TgSegment *seg,
-                  TgOwnGraph *og, const gint32 *flag, GError **error)
+own_graph_ensure (TgProducer *p, const TgLaunch *base, const Segment *seg, OwnGraph *og,
+                  const gint32 *flag, GError **error)
 {
-  SegmentCall call = { seg, flag };
+  TgStagesCall call = { seg->first, seg->n, flag };
   cudaGraph_t graph = NULL;
   gboolean rebind = og->generation != p->generation, ok = TRUE;
 
   if (og->exec != NULL && !rebind && og->flag == flag)
     return TRUE;
-  if (!tg__stages_capture (p, base, cudaStreamCaptureModeThreadLocal, segment_call,
+  if (!tg__stages_capture (p, base, cudaStreamCaptureModeThreadLocal, tg__stages_call,
                            &call, &graph, error))
     return FALSE;
   p->stats.n_captures++;
@@ -115,7 +104,6 @@ tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
                    GError **error)
 {
   const gint32 *flag = condition.flag;
-  TgLaunch host = *base;
   guint next = 0;
 
   if (p->segments == NULL)
@@ -135,12 +123,13 @@ tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
     }
   for (guint s = 0; s <= p->segments->len; s++)
     {
-      TgSegment *seg
-          = s < p->segments->len ? &g_array_index (p->segments, TgSegment, s) : NULL;
-      guint end = seg != NULL ? seg->first : p->stages->len;
-      TgOwnGraph *og;
+      Segment *seg
+          = s < p->segments->len ? &g_array_index (p->segments, Segment, s) : NULL;
+      TgStagesCall host
+          = { next, (seg != NULL ? seg->first : p->stages->len) - next, NULL };
+      OwnGraph *og;
 
-      if (end > next && !tg__run_stages (&host, next, end - next, error))
+      if (host.n > 0 && !tg__stages_call (base, &host, error))
         return FALSE;
       if (seg == NULL)
         break;

@@ -1,12 +1,16 @@
-/* stages.c: the stage walker and the capture of stages into a graph of the
- * producer's own.  Below every policy path: run.c (EAGER, RECORD) and
- * runner.c (REPLAY) call into it, it calls none of them. */
+/* stages.c: the stage walker and the trial capture of stages into a graph
+ * of the producer's own.  See stages-private.h. */
 #include "config.h"
-#include "producer-private.h"
+#include "condition-private.h"
+#include "resource-private.h"
+#include "stages-private.h"
 
+/* One stage (@data), as a TgDeviceFunc so that a stage's own condition can
+ * run it as its body.  @launch names the stage already. */
 static gboolean
-run_stage (TgLaunch *launch, const TgStage *stage, GError **error)
+run_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
+  const TgStage *stage = data;
   TgHostOps ops = { launch };
 
   switch (stage->kind)
@@ -35,14 +39,6 @@ run_stage (TgLaunch *launch, const TgStage *stage, GError **error)
     default:
       return stage->device (launch, stage->user_data, error);
     }
-}
-
-static gboolean
-guarded_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  TgLaunch inner = *launch;
-
-  return run_stage (&inner, data, error);
 }
 
 static gboolean
@@ -76,25 +72,27 @@ caller_intact (const TgLaunch *launch, GError **error)
   return FALSE;
 }
 
-gboolean
-tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
+static gboolean
+run_range (const TgLaunch *base, gpointer data, GError **error)
 {
-  const TgProducer *p = launch->producer;
+  const TgStagesCall *call = data;
+  const TgProducer *p = base->producer;
+  TgLaunch launch = *base;
 
-  for (guint i = first; i < first + n; i++)
+  for (guint i = call->first; i < call->first + call->n; i++)
     {
       const TgStage *stage = tg__producer_stage (p, i);
       GError *local = NULL, *broken = NULL;
       gboolean ok;
 
-      launch->stage = stage;
+      launch.stage = stage;
       if (stage->condition != NULL)
         ok = tg__condition_if (
-            launch, tg__producer_binding (p, stage->condition, NULL), guarded_stage,
+            &launch, tg__producer_binding (p, stage->condition, NULL), run_stage,
             stage->otherwise != NULL ? guarded_else : NULL, (gpointer)stage, &local);
       else
-        ok = run_stage (launch, stage, &local);
-      if (!caller_intact (launch, &broken))
+        ok = run_stage (&launch, (gpointer)stage, &local);
+      if (!caller_intact (&launch, &broken))
         {
           /* What broke the caller's capture matters more than what the stage
            * saw after it (its own launches fail once a capture is broken). */
@@ -113,15 +111,29 @@ tg__run_stages (TgLaunch *launch, guint first, guint n, GError **error)
       if (!ok)
         {
           if (local == NULL)
-            local = g_error_new_literal (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
-                                         "the stage failed without setting an error");
+            {
+              /* A stage's contract: FALSE comes with an error. */
+              g_critical ("producer '%s', stage '%s' failed without setting an error",
+                          p->name, stage->name);
+              local = g_error_new_literal (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                                           "the stage failed without setting an error");
+            }
           g_propagate_prefixed_error (
               error, local, "producer '%s', stage '%s': ", p->name, stage->name);
           return FALSE;
         }
     }
-  launch->stage = NULL;
   return TRUE;
+}
+
+gboolean
+tg__stages_call (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgStagesCall *call = data;
+
+  if (call->flag != NULL)
+    return tg__condition_if (launch, call->flag, run_range, NULL, data, error);
+  return run_range (launch, data, error);
 }
 
 gboolean

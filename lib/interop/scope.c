@@ -2,6 +2,7 @@
 #include "config.h"
 #include <trackgen/interop.h>
 #include "../exec/capture-private.h"
+#include "../exec/error-private.h"
 #include "../exec/scope-private.h"
 
 struct _TgCaptureScope
@@ -23,6 +24,14 @@ tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
   TgCaptureInfo info;
   TgCaptureScope *s;
 
+  if (stream == TG_STREAM_AUTO)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "TG_STREAM_AUTO is not a stream: a scope registers the capture "
+                     "in progress on a stream you name (torch.cuda.current_stream() "
+                     "inside torch.cuda.graph)");
+      return NULL;
+    }
   if (!tg__capture_query (stream, &info, error))
     return NULL;
   if (info.state == TG_CAPTURE_INVALIDATED)
@@ -35,7 +44,7 @@ tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
     }
   if (info.state != TG_CAPTURE_ACTIVE)
     {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
                      "stream %p is not capturing: register a scope between "
                      "cudaStreamBeginCapture and cudaStreamEndCapture (inside "
                      "torch.cuda.graph)",
@@ -69,7 +78,7 @@ tg_capture_scope_end (TgCaptureScope *scope, GError **error)
     return TRUE;
   if (tg__scope_current () != &scope->scope)
     {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NESTING,
                      "the capture scope of stream %p is not the innermost one: end "
                      "the scopes begun inside it first",
                      (void *)scope->scope.stream);
@@ -107,6 +116,13 @@ tg_capture_is_registered (cudaStream_t stream)
 {
   TgCaptureInfo info;
 
+  /* TG_STREAM_AUTO resolves to the innermost registered capture's stream. */
+  if (stream == TG_STREAM_AUTO)
+    {
+      if (tg__scope_current () == NULL)
+        return FALSE;
+      stream = tg__scope_current ()->stream;
+    }
   return tg__capture_query (stream, &info, NULL) && info.state == TG_CAPTURE_ACTIVE
          && tg__scope_find (info.id) != NULL;
 }

@@ -2,47 +2,46 @@
 // through memory, so each thread takes 4 envs with 16-byte accesses where the
 // pointers are aligned (cudaMalloc's always are), and a scalar loop takes the
 // tail and any unaligned caller buffer.
-#include "seeds-private.h"
+#include "seeds-kernels-private.h"
 #include "../exec/kernel-private.cuh"
-
-#include <stdint.h>
 
 #define THREADS 256
 // Grid-stride loops cover what a capped grid does not reach.
 #define MAX_BLOCKS (1u << 20)
 
 static unsigned int
-grid_for (guint64 items)
+grid_for (uint64_t items)
 {
-  guint64 blocks = (items + THREADS - 1) / THREADS;
+  uint64_t blocks = (items + THREADS - 1) / THREADS;
 
-  return (unsigned int) (blocks == 0 ? 1 : blocks < MAX_BLOCKS ? blocks : MAX_BLOCKS);
+  return (unsigned int)(blocks == 0 ? 1 : blocks < MAX_BLOCKS ? blocks : MAX_BLOCKS);
 }
 
 static bool
 aligned (const void *ptr, size_t alignment)
 {
-  return (uintptr_t) ptr % alignment == 0;
+  return (uintptr_t)ptr % alignment == 0;
 }
 
-static __device__ __forceinline__ guint64
+static __device__ __forceinline__ uint64_t
 thread_index (void)
 {
-  return (guint64) blockIdx.x * blockDim.x + threadIdx.x;
+  return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
 }
 
-static __device__ __forceinline__ guint64
+static __device__ __forceinline__ uint64_t
 grid_stride (void)
 {
-  return (guint64) gridDim.x * blockDim.x;
+  return (uint64_t)gridDim.x * blockDim.x;
 }
 
 static __global__ void
-init_kernel (guint64 *seeds, guint32 *epochs, guint n, guint first, guint64 base_seed)
+init_kernel (uint64_t *seeds, uint32_t *epochs, unsigned int n, unsigned int first,
+             uint64_t base_seed)
 {
-  for (guint64 i = thread_index (); i < n; i += grid_stride ())
+  for (uint64_t i = thread_index (); i < n; i += grid_stride ())
     {
-      seeds[i] = tg_env_seed (base_seed, (guint32) (first + i));
+      seeds[i] = tg_env_seed (base_seed, (uint32_t)(first + i));
       epochs[i] = 0;
     }
 }
@@ -50,12 +49,12 @@ init_kernel (guint64 *seeds, guint32 *epochs, guint n, guint first, guint64 base
 // Ids come from the device (a graph replays with new ones): out-of-range ids
 // are skipped, never written.
 static __global__ void
-scatter_kernel (guint64 *seeds, guint32 *epochs, guint n_envs, const guint32 *ids,
-                const guint64 *values, guint n)
+scatter_kernel (uint64_t *seeds, uint32_t *epochs, unsigned int n_envs,
+                const uint32_t *ids, const uint64_t *values, unsigned int n)
 {
-  for (guint64 k = thread_index (); k < n; k += grid_stride ())
+  for (uint64_t k = thread_index (); k < n; k += grid_stride ())
     {
-      guint32 id = ids[k];
+      uint32_t id = ids[k];
       if (id < n_envs)
         {
           seeds[id] = values[k];
@@ -65,9 +64,9 @@ scatter_kernel (guint64 *seeds, guint32 *epochs, guint n_envs, const guint32 *id
 }
 
 static __global__ void
-reset_kernel (guint32 *epochs, const guint8 *mask, guint n)
+reset_kernel (uint32_t *epochs, const uint8_t *mask, unsigned int n)
 {
-  for (guint64 i = thread_index (); i < n; i += grid_stride ())
+  for (uint64_t i = thread_index (); i < n; i += grid_stride ())
     if (mask[i] != 0)
       epochs[i] = 0;
 }
@@ -76,12 +75,13 @@ reset_kernel (guint32 *epochs, const guint8 *mask, guint n)
 // cheaper than a divergent one, and unsigned addition wraps as documented.
 template <bool VEC, bool MASKED>
 static __global__ void
-advance_kernel (guint32 *__restrict__ epochs, const guint8 *__restrict__ mask, guint n)
+advance_kernel (uint32_t *__restrict__ epochs, const uint8_t *__restrict__ mask,
+                unsigned int n)
 {
-  const guint64 t = thread_index (), stride = grid_stride ();
-  const guint64 n4 = n / 4;
+  const uint64_t t = thread_index (), stride = grid_stride ();
+  const uint64_t n4 = n / 4;
 
-  for (guint64 g = t; VEC && g < n4; g += stride)
+  for (uint64_t g = t; VEC && g < n4; g += stride)
     {
       uint4 e = reinterpret_cast<uint4 *> (epochs)[g];
       if (MASKED)
@@ -101,19 +101,19 @@ advance_kernel (guint32 *__restrict__ epochs, const guint8 *__restrict__ mask, g
         }
       reinterpret_cast<uint4 *> (epochs)[g] = e;
     }
-  for (guint64 i = (VEC ? n4 * 4 : 0) + t; i < n; i += stride)
+  for (uint64_t i = (VEC ? n4 * 4 : 0) + t; i < n; i += stride)
     epochs[i] += MASKED ? mask[i] != 0 : 1u;
 }
 
 template <bool VEC>
 static __global__ void
-fill_kernel (guint64 *__restrict__ out, const guint64 *__restrict__ seeds,
-             const guint32 *__restrict__ epochs, guint n)
+fill_kernel (uint64_t *__restrict__ out, const uint64_t *__restrict__ seeds,
+             const uint32_t *__restrict__ epochs, unsigned int n)
 {
-  const guint64 t = thread_index (), stride = grid_stride ();
-  const guint64 n4 = n / 4;
+  const uint64_t t = thread_index (), stride = grid_stride ();
+  const uint64_t n4 = n / 4;
 
-  for (guint64 g = t; VEC && g < n4; g += stride)
+  for (uint64_t g = t; VEC && g < n4; g += stride)
     {
       const ulonglong2 *s = reinterpret_cast<const ulonglong2 *> (seeds) + 2 * g;
       ulonglong2 *o = reinterpret_cast<ulonglong2 *> (out) + 2 * g;
@@ -127,63 +127,68 @@ fill_kernel (guint64 *__restrict__ out, const guint64 *__restrict__ seeds,
       o[0] = o0;
       o[1] = o1;
     }
-  for (guint64 i = (VEC ? n4 * 4 : 0) + t; i < n; i += stride)
+  for (uint64_t i = (VEC ? n4 * 4 : 0) + t; i < n; i += stride)
     out[i] = tg_effective_seed (seeds[i], epochs[i]);
 }
 
 // Threads a launch needs: one per group of 4 plus up to 3 for the tail, or
 // one per env when scalar.
-static guint64
-items_for (bool vec, guint n)
+static uint64_t
+items_for (bool vec, unsigned int n)
 {
   return vec ? (n / 4 > n % 4 ? n / 4 : n % 4) : n;
 }
 
 extern "C" cudaError_t
-tg__launch_seeds_init (cudaStream_t stream, guint64 *seeds, guint32 *epochs, guint n,
-                       guint first, guint64 base_seed)
+tg__launch_seeds_init (cudaStream_t stream, uint64_t *seeds, uint32_t *epochs,
+                       unsigned int n, unsigned int first, uint64_t base_seed)
 {
-  return tg__launch (init_kernel, grid_for (n), THREADS, stream, seeds, epochs, n, first,
-                     base_seed);
+  return tg__launch (init_kernel, grid_for (n), THREADS, stream, seeds, epochs, n,
+                     first, base_seed);
 }
 
 extern "C" cudaError_t
-tg__launch_seeds_scatter (cudaStream_t stream, guint64 *seeds, guint32 *epochs,
-                          guint n_envs, const guint32 *ids, const guint64 *values,
-                          guint n)
+tg__launch_seeds_scatter (cudaStream_t stream, uint64_t *seeds, uint32_t *epochs,
+                          unsigned int n_envs, const uint32_t *ids,
+                          const uint64_t *values, unsigned int n)
 {
-  return tg__launch (scatter_kernel, grid_for (n), THREADS, stream, seeds, epochs, n_envs,
-                     ids, values, n);
+  return tg__launch (scatter_kernel, grid_for (n), THREADS, stream, seeds, epochs,
+                     n_envs, ids, values, n);
 }
 
 extern "C" cudaError_t
-tg__launch_seeds_reset (cudaStream_t stream, guint32 *epochs, const guint8 *mask, guint n)
+tg__launch_seeds_reset (cudaStream_t stream, uint32_t *epochs, const uint8_t *mask,
+                        unsigned int n)
 {
   if (mask == NULL)
-    return cudaMemsetAsync (epochs, 0, (size_t) n * sizeof *epochs, stream);
+    return cudaMemsetAsync (epochs, 0, (size_t)n * sizeof *epochs, stream);
   return tg__launch (reset_kernel, grid_for (n), THREADS, stream, epochs, mask, n);
 }
 
 extern "C" cudaError_t
-tg__launch_seeds_advance (cudaStream_t stream, guint32 *epochs, const guint8 *mask,
-                          guint n)
+tg__launch_seeds_advance (cudaStream_t stream, uint32_t *epochs, const uint8_t *mask,
+                          unsigned int n)
 {
   bool vec = aligned (epochs, 16) && (mask == NULL || aligned (mask, 4));
   unsigned int grid = grid_for (items_for (vec, n));
 
   if (mask == NULL && vec)
-    return tg__launch (advance_kernel<true, false>, grid, THREADS, stream, epochs, mask, n);
+    return tg__launch (advance_kernel<true, false>, grid, THREADS, stream, epochs, mask,
+                       n);
   else if (mask == NULL)
-    return tg__launch (advance_kernel<false, false>, grid, THREADS, stream, epochs, mask, n);
+    return tg__launch (advance_kernel<false, false>, grid, THREADS, stream, epochs,
+                       mask, n);
   else if (vec)
-    return tg__launch (advance_kernel<true, true>, grid, THREADS, stream, epochs, mask, n);
+    return tg__launch (advance_kernel<true, true>, grid, THREADS, stream, epochs, mask,
+                       n);
   else
-    return tg__launch (advance_kernel<false, true>, grid, THREADS, stream, epochs, mask, n);
+    return tg__launch (advance_kernel<false, true>, grid, THREADS, stream, epochs, mask,
+                       n);
 }
 
 extern "C" cudaError_t
-tg__launch_seeds_fill (cudaStream_t stream, guint64 *out, const guint64 *seeds,
-                       const guint32 *epochs, guint n)
+tg__launch_seeds_fill (cudaStream_t stream, uint64_t *out, const uint64_t *seeds,
+                       const uint32_t *epochs, unsigned int n)
 {
   bool vec = aligned (out, 16) && aligned (seeds, 16) && aligned (epochs, 16);
   unsigned int grid = grid_for (items_for (vec, n));
@@ -191,5 +196,6 @@ tg__launch_seeds_fill (cudaStream_t stream, guint64 *out, const guint64 *seeds,
   if (vec)
     return tg__launch (fill_kernel<true>, grid, THREADS, stream, out, seeds, epochs, n);
   else
-    return tg__launch (fill_kernel<false>, grid, THREADS, stream, out, seeds, epochs, n);
+    return tg__launch (fill_kernel<false>, grid, THREADS, stream, out, seeds, epochs,
+                       n);
 }

@@ -1,35 +1,11 @@
-/* seeds-private.h: launchers of the seed-state kernels (seeds-kernels.cu) and
- * the pure host checks of seeds.c, which the tests call directly.  Plain C.
- * Private to libtrackgen: shipped by make dist, never installed. */
+/* seeds-private.h: the pure host checks of seeds.c, which the tests call
+ * directly.  Private to libtrackgen: shipped by make dist, never installed. */
 #ifndef TG_SEEDS_PRIVATE_H
 #define TG_SEEDS_PRIVATE_H
 
 #include <trackgen/seeds.h>
 
 G_BEGIN_DECLS
-
-/* seeds[i] = tg_env_seed(base_seed, first + i); epochs[i] = 0. */
-cudaError_t tg__launch_seeds_init (cudaStream_t stream, guint64 *seeds, guint32 *epochs,
-                                   guint n, guint first, guint64 base_seed);
-
-/* seeds[ids[k]] = values[k]; epochs[ids[k]] = 0, for k < n and ids[k] <
- * n_envs (ids read on the device). */
-cudaError_t tg__launch_seeds_scatter (cudaStream_t stream, guint64 *seeds,
-                                      guint32 *epochs, guint n_envs, const guint32 *ids,
-                                      const guint64 *values, guint n);
-
-/* epochs[i] = 0 where mask == NULL or mask[i] != 0. */
-cudaError_t tg__launch_seeds_reset (cudaStream_t stream, guint32 *epochs,
-                                    const guint8 *mask, guint n);
-
-/* epochs[i] += (mask == NULL || mask[i] != 0), wrapping. */
-cudaError_t tg__launch_seeds_advance (cudaStream_t stream, guint32 *epochs,
-                                      const guint8 *mask, guint n);
-
-/* out[i] = tg_effective_seed(seeds[i], epochs[i]). */
-cudaError_t tg__launch_seeds_fill (cudaStream_t stream, guint64 *out,
-                                   const guint64 *seeds, const guint32 *epochs,
-                                   guint n);
 
 /* Snapshot format (see tg_seed_state_snapshot): a header (16 bytes in
  * version 1, 24 in version 2, which adds the first env and padding), then the

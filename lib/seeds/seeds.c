@@ -1,7 +1,11 @@
 /* seeds.c: the seed state, per-env seeds and epochs on one device. */
 #include "config.h"
+#include "seeds-kernels-private.h"
 #include "seeds-private.h"
-#include "../exec/capture-private.h"
+#include "../exec/device-private.h"
+#include "../exec/policy-private.h"
+#include "../exec/resource-private.h"
+#include "../exec/stream-private.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -186,9 +190,12 @@ state_free (TgSeedState *state)
   g_free (state);
 }
 
-/* Enters the state's device and resolves @stream like every call; with
- * @blocking, refuses a capturing stream, since the call waits for it.  NULL
- * (and left) on error. */
+/* Enters the state's device and resolves @stream like every call, under the
+ * policy table's rules for work that can be captured: a broken capture and
+ * the legacy stream joined to a blocking stream's capture (where a launch
+ * would invalidate it) are refused, as a producer run refuses them.  With
+ * @blocking, a capturing stream is refused too: the call waits for its
+ * stream.  NULL (and left) on error. */
 static cudaStream_t
 state_enter (int device, cudaStream_t stream, gboolean blocking, TgDeviceGuard *guard,
              GError **error)
@@ -197,16 +204,20 @@ state_enter (int device, cudaStream_t stream, gboolean blocking, TgDeviceGuard *
 
   if (!tg__device_enter (guard, device, error))
     return NULL;
-  if ((stream = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error))
-          != NULL
-      && blocking && info.state != TG_CAPTURE_NONE)
+  stream = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error);
+  if (stream != NULL)
     {
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "stream %p is capturing (or joined to a capture), and this call "
-                     "waits for its stream: call it outside the capture, or use the "
-                     "enqueued calls (advance, reset_epochs, set_seeds_device)",
-                     (void *)stream);
-      stream = NULL;
+      g_autoptr (GError) waits = NULL;
+      TgPolicy policy;
+
+      if (blocking && info.state == TG_CAPTURE_ACTIVE)
+        waits = g_error_new (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                             "stream %p is capturing, and this call waits for its "
+                             "stream: call it outside the capture, or use the enqueued "
+                             "calls (advance, reset_epochs, set_seeds_device)",
+                             (void *)stream);
+      if (!tg__policy_decide (TG_POLICY_AUTO, info.state, waits, NULL, &policy, error))
+        stream = NULL;
     }
   if (stream == NULL)
     tg__device_leave (guard);
@@ -543,44 +554,45 @@ tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
   return ok;
 }
 
-gboolean
-tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
-                       const guint8 *device_mask, gsize mask_len, GError **error)
+/* Enqueues @launch (named @call, for messages) over the epochs of the envs
+ * in @device_mask. */
+static gboolean
+enqueue_masked (TgSeedState *state, cudaStream_t stream, const guint8 *device_mask,
+                gsize mask_len,
+                cudaError_t (*launch) (cudaStream_t, guint32 *, const guint8 *, guint),
+                const char *call, GError **error)
 {
   TgDeviceGuard guard;
   gboolean ok;
 
-  g_return_val_if_fail (state != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
   if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
     return FALSE;
   ok = check_mask (state, device_mask, mask_len, error)
-       && TG_CUDA_OK (
-           tg__launch_seeds_advance (stream, state->epochs, device_mask, state->n_envs),
-           error);
+       && tg__cuda_ok (
+           TG_CUDA_CALL (launch (stream, state->epochs, device_mask, state->n_envs)),
+           call, G_STRLOC, error);
   tg__device_leave (&guard);
   return ok;
+}
+
+gboolean
+tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
+                       const guint8 *device_mask, gsize mask_len, GError **error)
+{
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  return enqueue_masked (state, stream, device_mask, mask_len, tg__launch_seeds_advance,
+                         "tg__launch_seeds_advance", error);
 }
 
 gboolean
 tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
                             const guint8 *device_mask, gsize mask_len, GError **error)
 {
-  TgDeviceGuard guard;
-  gboolean ok;
-
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
-    return FALSE;
-  ok = check_mask (state, device_mask, mask_len, error)
-       && TG_CUDA_OK (
-           tg__launch_seeds_reset (stream, state->epochs, device_mask, state->n_envs),
-           error);
-  tg__device_leave (&guard);
-  return ok;
+  return enqueue_masked (state, stream, device_mask, mask_len, tg__launch_seeds_reset,
+                         "tg__launch_seeds_reset", error);
 }
 
 gboolean

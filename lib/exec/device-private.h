@@ -1,0 +1,41 @@
+/* device-private.h: the current device around a call, the device count, and
+ * checks that memory belongs to a device.  Private to libtrackgen. */
+#ifndef TG_DEVICE_PRIVATE_H
+#define TG_DEVICE_PRIVATE_H
+
+#include "error-private.h"
+
+G_BEGIN_DECLS
+
+/* Device switching: enter makes @device current, leave restores the caller's. */
+typedef struct
+{
+  int saved;
+  gboolean switched;
+} TgDeviceGuard;
+
+gboolean tg__device_enter (TgDeviceGuard *guard, int device, GError **error);
+void tg__device_leave (TgDeviceGuard *guard);
+
+/* The number of devices this process sees, asked once (0 when the runtime
+ * cannot say: no driver, no device). */
+int tg__device_count (void);
+
+/* Checks that @ptr is device memory of @device (or managed memory) holding at
+ * least @size bytes from @ptr, as far as the driver knows its allocation:
+ * TG_ARGUMENT_ERROR_INVALID, _DEVICE_MISMATCH or _SIZE_MISMATCH naming @what. */
+gboolean tg__check_device_buffer (const char *what, gconstpointer ptr, gsize size,
+                                  int device, GError **error);
+
+/* Whether [a, a + na) and [b, b + nb) share a byte. */
+static inline gboolean
+tg__ranges_overlap (gconstpointer a, gsize na, gconstpointer b, gsize nb)
+{
+  guintptr x = (guintptr)a, y = (guintptr)b;
+
+  return x < y + nb && y < x + na;
+}
+
+G_END_DECLS
+
+#endif

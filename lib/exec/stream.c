@@ -1,0 +1,152 @@
+/* stream.c: stream resolution, a stream's device, TrackGen's default streams
+ * and the public capture-state queries. */
+#include "config.h"
+#include "device-private.h"
+#include "driver-private.h"
+#include "resource-private.h"
+#include "scope-private.h"
+#include "stream-private.h"
+#include "tsan-private.h"
+
+static gboolean
+stream_is_special (cudaStream_t stream)
+{
+  /* The legacy and per-thread handles mean "of the current device". */
+  return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+static gboolean
+check_device (cudaStream_t stream, int device, TgCaptureState state, GError **error)
+{
+  int stream_device = device;
+  cudaError_t status;
+
+  /* With one device every stream is of it: skip the query on the hot path. */
+  if (stream_is_special (stream) || tg__device_count () == 1
+      || state == TG_CAPTURE_INVALIDATED)
+    return TRUE;
+  status = TG_CUDA_CALL (tg__stream_get_device (stream, device, &stream_device));
+  /* Without the driver's answer, the runtime's, which only an idle stream
+   * survives. */
+  if (status == cudaErrorNotSupported && state == TG_CAPTURE_NONE)
+    status = TG_CUDA_CALL (cudaStreamGetDevice (stream, &stream_device));
+  else if (status == cudaErrorNotSupported)
+    return TRUE;
+  if (!tg__cuda_ok (status, "the stream's device", G_STRLOC, error))
+    return FALSE;
+  if (stream_device != device)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+                     "stream %p belongs to device %d, but the work is for device %d; "
+                     "pass a stream created on device %d",
+                     (void *)stream, stream_device, device, device);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+cudaStream_t
+tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
+                    TgCaptureInfo *info, GError **error)
+{
+  if (stream == TG_STREAM_AUTO)
+    {
+      TgScope *scope = tg__scope_current ();
+
+      if (scope != NULL)
+        stream = scope->stream;
+      else if (bound != TG_STREAM_AUTO)
+        stream = bound;
+      else if ((stream = tg_default_stream (device, error)) == NULL)
+        return NULL;
+    }
+  /* NULL is CUDA's legacy default stream, as everywhere in CUDA: one name
+   * for it, so that legacy-stream checks see one value. */
+  if (stream == NULL)
+    stream = cudaStreamLegacy;
+  if (!tg__capture_query (stream, info, error)
+      || !check_device (stream, device, info->state, error))
+    return NULL;
+  return stream;
+}
+
+cudaStream_t
+tg_stream_resolve (cudaStream_t stream, int device, GError **error)
+{
+  TgDeviceGuard guard;
+  TgCaptureInfo info;
+  cudaStream_t resolved;
+
+  if (!tg__device_enter (&guard, device, error))
+    return NULL;
+  resolved = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error);
+  tg__device_leave (&guard);
+  return resolved;
+}
+
+gboolean
+tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state,
+                             unsigned long long *id, GError **error)
+{
+  TgCaptureInfo info;
+
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
+  if (!tg__capture_query (stream, &info, error))
+    return FALSE;
+  *state = info.state;
+  if (id != NULL)
+    *id = info.id;
+  return TRUE;
+}
+
+gboolean
+tg_stream_is_capturing (cudaStream_t stream)
+{
+  TgCaptureInfo info;
+
+  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
+  return tg__capture_query (stream, &info, NULL)
+         && (info.state == TG_CAPTURE_ACTIVE || info.state == TG_CAPTURE_INVALIDATED);
+}
+
+/* One default stream per device, created on first use.  Readers take the
+ * published pointer without a lock; creation is serialized. */
+static cudaStream_t *default_streams;
+static int n_default_streams;
+static GMutex default_streams_lock;
+
+cudaStream_t
+tg_default_stream (int device, GError **error)
+{
+  cudaStream_t *streams = g_atomic_pointer_get (&default_streams);
+  cudaStream_t stream;
+  TgDeviceGuard guard;
+
+  if (streams != NULL && device >= 0 && device < n_default_streams
+      && (stream = g_atomic_pointer_get (&streams[device])) != NULL)
+    return stream;
+
+  if (!tg__device_enter (&guard, device, error))
+    return NULL;
+  tg__mutex_lock (&default_streams_lock);
+  if (default_streams == NULL)
+    {
+      int count = 0;
+      if (TG_CUDA_OK (cudaGetDeviceCount (&count), error) && count > 0)
+        {
+          n_default_streams = count;
+          g_atomic_pointer_set (&default_streams, g_new0 (cudaStream_t, count));
+        }
+    }
+  stream = NULL;
+  if (default_streams != NULL && device < n_default_streams)
+    {
+      stream = default_streams[device];
+      if (stream == NULL && (stream = tg__stream_new (error)) != NULL)
+        g_atomic_pointer_set (&default_streams[device], stream);
+    }
+  tg__mutex_unlock (&default_streams_lock);
+  tg__device_leave (&guard);
+  return stream;
+}
