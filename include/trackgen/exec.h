@@ -41,8 +41,14 @@ G_BEGIN_DECLS
  * @{
  */
 
-/* ------------------------------------------------------------------------ */
-/* Errors                                                                    */
+/**
+ * @defgroup exec-errors Errors
+ * @ingroup exec
+ * The error domains of every layer and their codes, each with its cause and
+ * fix; see @ref errors for what a failed call leaves behind.
+ * @{
+ */
+
 
 /** Error domain for capture failures and refusals, see #TgCaptureError. */
 #define TG_CAPTURE_ERROR (tg_capture_error_quark ())
@@ -141,8 +147,16 @@ GQuark tg_argument_error_quark (void);
 /** @return the quark of #TG_STATE_ERROR. */
 GQuark tg_state_error_quark (void);
 
-/* ------------------------------------------------------------------------ */
-/* Devices and streams                                                       */
+/** @} */
+
+/**
+ * @defgroup exec-streams Devices and streams
+ * @ingroup exec
+ * Which stream a call uses (#TG_STREAM_AUTO, NULL, a stream), TrackGen's
+ * default streams, and capture-state queries that never disturb a capture.
+ * @{
+ */
+
 
 /**
  * "Not named: resolve it for me", as a stream argument: the stream of a
@@ -232,8 +246,16 @@ gboolean tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state
  */
 gboolean tg_stream_is_capturing (cudaStream_t stream);
 
-/* ------------------------------------------------------------------------ */
-/* Policy                                                                    */
+/** @} */
+
+/**
+ * @defgroup exec-policy Policy
+ * @ingroup exec
+ * How a producer call reaches the GPU: EAGER, REPLAY or RECORD, decided by
+ * the policy table (@ref capture).
+ * @{
+ */
+
 
 /** How a producer call reaches the GPU. */
 typedef enum
@@ -258,8 +280,17 @@ typedef enum
  */
 const char *tg_policy_to_string (TgPolicy policy);
 
-/* ------------------------------------------------------------------------ */
-/* Conditions and loops                                                      */
+/** @} */
+
+/**
+ * @defgroup exec-conditions Conditions and loops
+ * @ingroup exec
+ * Device-side decisions: the condition of a call or a stage (an IF node
+ * under a capture, a readback eagerly), and the conditions, switches and
+ * bounded loops a stage runs around parts of its work.
+ * @{
+ */
+
 
 /**
  * A condition on device work: unconditional, or guarded by a device flag
@@ -294,22 +325,17 @@ tg_conditional (const gint32 *device_flag)
   return c;
 }
 
-/**
- * A bounded loop stage, see tg_producer_add_loop_stage().  Name the fields:
- * @code
- * TgLoopSpec loop = { .flag_binding = "go", .status_binding = "status", .max_iters = 64
- * };
- * @endcode
- */
-typedef struct
-{
-  const char *flag_binding;   /**< binding of the `gint32` continue flag */
-  const char *status_binding; /**< binding of the #TgLoopStatus; not the flag's */
-  guint max_iters;            /**< at most this many iterations, 1 to G_MAXINT32 */
-} TgLoopSpec;
+/** @} */
 
-/* ------------------------------------------------------------------------ */
-/* Producers, stages, launch contexts                                        */
+/**
+ * @defgroup exec-producers Producers and stages
+ * @ingroup exec
+ * What a caller builds and runs: a producer, its DEVICE, HOST, LOOP and
+ * SWITCH stages, their declared bindings, the buffers bound to them, and the
+ * call itself with its runner counters.
+ * @{
+ */
+
 
 /** A reference-counted producer of device work. */
 typedef struct _TgProducer TgProducer;
@@ -455,6 +481,20 @@ guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
 guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
                                   TgStageFlags flags, TgHostFunc func,
                                   gpointer user_data, GDestroyNotify destroy);
+
+/**
+ * A bounded loop stage, see tg_producer_add_loop_stage().  Name the fields:
+ * @code
+ * TgLoopSpec loop = { .flag_binding = "go", .status_binding = "status", .max_iters = 64
+ * };
+ * @endcode
+ */
+typedef struct
+{
+  const char *flag_binding;   /**< binding of the `gint32` continue flag */
+  const char *status_binding; /**< binding of the #TgLoopStatus; not the flag's */
+  guint max_iters;            /**< at most this many iterations, 1 to G_MAXINT32 */
+} TgLoopSpec;
 
 /**
  * Appends a bounded LOOP stage: runs @p body while the `gint32` bound as
@@ -723,6 +763,16 @@ typedef struct
  */
 void tg_producer_get_runner_stats (TgProducer *producer, TgRunnerStats *stats);
 
+/** @} */
+
+/**
+ * @defgroup exec-launch The launch context
+ * @ingroup exec
+ * What a stage sees during a call (the stage author's side): its device,
+ * stream, policy, capture, nesting depth and bindings.
+ * @{
+ */
+
 /**
  * @param launch a launch context
  * @return the producer whose call this is (transfer none)
@@ -796,6 +846,13 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
  *         stage did not declare @p name
  */
 gsize tg_launch_get_binding_size (const TgLaunch *launch, const char *name);
+
+/** @} */
+
+/**
+ * @addtogroup exec-conditions
+ * @{
+ */
 
 /**
  * Runs @p body under @p condition, from inside a stage, around any part of
@@ -872,8 +929,16 @@ gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_
                           TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
                           GError **error);
 
-/* ------------------------------------------------------------------------ */
-/* Host operations                                                           */
+/** @} */
+
+/**
+ * @defgroup exec-host Host operations
+ * @ingroup exec
+ * What a HOST stage may do with its stream: copies, synchronization and host
+ * functions, refused under RECORD when a capture cannot hold them.
+ * @{
+ */
+
 
 /** A host function enqueued by tg_host_ops_enqueue(); it must not call CUDA. */
 typedef void (*TgHostCallback) (gpointer user_data);
@@ -937,8 +1002,15 @@ gboolean tg_host_ops_synchronize (TgHostOps *ops, GError **error);
 gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user_data,
                               GError **error);
 
-/* ------------------------------------------------------------------------ */
-/* Diagnostics                                                               */
+/** @} */
+
+/**
+ * @defgroup exec-diagnostics Diagnostics
+ * @ingroup exec
+ * Live-object counters for leak checks.
+ * @{
+ */
+
 
 /** Counts of what TrackGen created and has not destroyed yet. */
 typedef struct
@@ -958,6 +1030,8 @@ typedef struct
  * @param live (out) the counters
  */
 void tg_get_live_objects (TgLiveObjects *live);
+
+/** @} */
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TgProducer, tg_producer_unref)
 
