@@ -457,8 +457,9 @@ cudaStream_t tg_producer_get_stream (TgProducer *producer);
  * @param func      the launcher
  * @param user_data passed to @p func (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed (may be NULL)
- * @return the stage's index (G_MAXUINT on misuse: a NULL argument, a name
- *         already used, a producer that already ran)
+ * @return the stage's index; G_MAXUINT on misuse (a NULL argument, an empty
+ *         or already used name, a producer that already ran), and then
+ *         @p destroy is not called: the caller keeps @p user_data
  */
 guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
                                     TgStageFlags flags, TgDeviceFunc func,
@@ -476,7 +477,8 @@ guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
  * @param func      the host function
  * @param user_data passed to @p func (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed (may be NULL)
- * @return the stage's index (G_MAXUINT on misuse)
+ * @return the stage's index; G_MAXUINT on misuse, and then @p destroy is not
+ *         called: the caller keeps @p user_data
  */
 guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
                                   TgStageFlags flags, TgHostFunc func,
@@ -514,7 +516,8 @@ typedef struct
  * @param user_data passed to @p body (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed
  *                  (may be NULL)
- * @return the stage's index (G_MAXUINT on misuse)
+ * @return the stage's index; G_MAXUINT on misuse, and then @p destroy is not
+ *         called: the caller keeps @p user_data
  */
 guint tg_producer_add_loop_stage (TgProducer *producer, const char *name,
                                   TgStageFlags flags, const TgLoopSpec *loop,
@@ -549,7 +552,8 @@ typedef struct
  * @param sw        the switch (copied, cases included)
  * @param user_data passed to every case (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed
- * @return the stage's index (G_MAXUINT on misuse)
+ * @return the stage's index; G_MAXUINT on misuse, and then @p destroy is not
+ *         called: the caller keeps @p user_data
  */
 guint tg_producer_add_switch_stage (TgProducer *producer, const char *name,
                                     TgStageFlags flags, const TgSwitchSpec *sw,
@@ -747,7 +751,9 @@ typedef enum
 typedef struct
 {
   guint n_segments;            /**< device segments (graphs) between HOST stages */
-  guint64 n_captures;          /**< stream captures of own graphs made */
+  /** Stream captures of own graphs made (REPLAY).  RECORD's trial captures
+   * are not counted: they make no graph of the producer's. */
+  guint64 n_captures;
   guint64 n_replays;           /**< calls served by replaying own graphs */
   guint64 n_updates;           /**< own graphs updated in place */
   guint64 n_recaptures;        /**< own graphs re-instantiated after a rebind */

@@ -32,7 +32,11 @@ G_BEGIN_DECLS
  * ordered on the stream it is given, after what the caller enqueued there.
  * The enqueued ones (advance, reset_epochs, set_seeds_device, fill_effective)
  * can be captured; the blocking ones (set_seeds, read, snapshot, restore)
- * wait for their stream and refuse a capturing one.  Every function restores
+ * wait for their stream and refuse a capturing one.  Like a producer run,
+ * every one refuses a stream whose capture is invalidated
+ * (#TG_CAPTURE_ERROR_FAILED) and the legacy default stream while a blocking
+ * stream captures (#TG_CAPTURE_ERROR_NOT_CAPTURABLE: work launched there
+ * would invalidate that capture), before anything is enqueued.  Every function restores
  * the caller's current device.
  * @{
  */
@@ -43,8 +47,10 @@ typedef struct _TgSeedState TgSeedState;
 /**
  * Creates the state of @p n_envs envs on @p device, env i seeded
  * tg_env_seed(@p base_seed, i), every epoch 0.  Blocks until it is on the
- * device, on TrackGen's default stream (never a registered capture's), so it
- * may be called during a capture.
+ * device, on TrackGen's default stream (never a registered capture's, never
+ * the caller's), in relaxed capture mode: it may be called during a capture
+ * in any mode, on the capturing thread or another, and leaves that capture
+ * intact (nothing of it is recorded).
  * @param device    CUDA device ordinal
  * @param n_envs    the number of envs, at least 1
  * @param base_seed the seed every env's seed derives from
@@ -160,7 +166,7 @@ gboolean tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream,
  * @param n              the number of entries (0: nothing is enqueued)
  * @param error #TG_ARGUMENT_ERROR_INVALID, _DEVICE_MISMATCH or _SIZE_MISMATCH
  *              (arrays that are not @p n elements of the state's device
- *              memory), #TG_CUDA_ERROR
+ *              memory), #TG_CAPTURE_ERROR (see @ref seeds), #TG_CUDA_ERROR
  * @return TRUE when the work is enqueued
  */
 gboolean tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
@@ -181,7 +187,7 @@ gboolean tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream
  * @param error #TG_ARGUMENT_ERROR_SIZE_MISMATCH (mask_len != n_envs, or a
  *              mask allocation shorter than that), #TG_ARGUMENT_ERROR_INVALID
  *              (not device memory), #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
- *              #TG_CUDA_ERROR
+ *              #TG_CAPTURE_ERROR (see @ref seeds), #TG_CUDA_ERROR
  * @return TRUE when the work is enqueued
  */
 gboolean tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
@@ -212,7 +218,7 @@ gboolean tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
  * @param error #TG_ARGUMENT_ERROR_SIZE_MISMATCH (out_len < n_envs, or an
  *              allocation shorter than n_envs elements),
  *              #TG_ARGUMENT_ERROR_INVALID, #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
- *              #TG_CUDA_ERROR
+ *              #TG_CAPTURE_ERROR (see @ref seeds), #TG_CUDA_ERROR
  * @return TRUE when the work is enqueued
  */
 gboolean tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,

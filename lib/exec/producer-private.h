@@ -73,7 +73,7 @@ struct _TgProducer
   gboolean captured;          /* an own graph exists, or it was recorded */
 
   /* Lazily created, on the producer's device. */
-  cudaStream_t private_stream; /* own captures and RECORD dry runs */
+  cudaStream_t private_stream; /* own captures and RECORD trial captures */
   GPtrArray *side_streams;     /* body captures, one per nesting depth */
   gint64 *readback;            /* pinned scratch for eager readbacks */
 

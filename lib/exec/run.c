@@ -243,10 +243,10 @@ run_body (const TgLaunch *launch, TgCondition condition, GError **error)
   return tg__stages_call (launch, &call, error);
 }
 
-/* RECORD, the second pass: the work holds what CUDA cannot embed in a child
+/* RECORD, after the trial capture: the work holds what CUDA cannot embed in a child
  * graph (a condition, a loop, an allocation), and CUDA forbids removing nodes
  * from a graph under capture, so a failure half-way could not be undone.  The
- * first pass proved every stage records; now they record into the caller's
+ * trial capture proved every stage records; now they record into the caller's
  * capture itself. */
 static gboolean
 record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
@@ -260,11 +260,12 @@ record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
     g_propagate_error (error, local);
   else
     {
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
-                     "recording producer '%s' failed after its trial succeeded, so "
-                     "the caller's capture holds part of the call and must be "
-                     "discarded: %s",
-                     p->name, local->message);
+      tg__set_error (
+          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+          "recording producer '%s' failed after its trial capture succeeded, so "
+          "the caller's capture holds part of the call and must be "
+          "discarded: %s",
+          p->name, local->message);
       g_error_free (local);
     }
   return FALSE;

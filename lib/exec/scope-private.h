@@ -10,7 +10,7 @@ G_BEGIN_DECLS
 
 typedef struct _TgScope TgScope;
 
-/* Called after a producer's dry run succeeded and before it is recorded
+/* Called after a producer's trial capture succeeded and before it is recorded
  * into the scope's capture graph @graph. */
 typedef gboolean (*TgScopeRecordedFunc) (TgScope *scope, TgProducer *producer,
                                          cudaGraph_t graph, GError **error);
