@@ -853,6 +853,28 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
  */
 gsize tg_launch_get_binding_size (const TgLaunch *launch, const char *name);
 
+/**
+ * Keeps @p data alive as long as the graph that holds the running stage's
+ * work may run, then calls @p release on it: what a captured kernel uses
+ * beyond the bindings (a scratch buffer, the memory pool that served the
+ * stage's allocations; the Python package keeps a torch memory pool this
+ * way).  How long, by policy:
+ * - REPLAY: until the producer's own graph is captured again (then once the
+ *   work enqueued on the call's stream so far has run) or the producer is
+ *   freed;
+ * - RECORD: until the caller's graph and every executable graph made from
+ *   it are destroyed, as with tg_retain_full() (on TrackGen's reaper
+ *   thread);
+ * - EAGER, and a call refused before its work was recorded: when the call
+ *   returns.
+ * @p release runs in relaxed capture mode, on any thread, never inside the
+ * producer's call.
+ * @param launch  the launch context of the calling stage
+ * @param data    what to keep (transfer full)
+ * @param release called once on @p data
+ */
+void tg_launch_keep (const TgLaunch *launch, gpointer data, GDestroyNotify release);
+
 /** @} */
 
 /**

@@ -78,6 +78,13 @@ gboolean tg__capture_conditionals_supported (TgConditionalKind kind, GError **er
 gboolean tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
                              GError **error);
 
+/* Releases @object on the reaper thread once the work enqueued on @stream so
+ * far has run (a host function queues it): for what an executable graph
+ * updated in place may still use in a launch in flight.  When the host
+ * function cannot be enqueued, waits for @stream and releases at once. */
+void tg__capture_release_after (cudaStream_t stream, gpointer object,
+                                GDestroyNotify release);
+
 /* Waits until every queued release ran, at most @timeout_us (a timeout
  * whose deadline would overflow waits forever). */
 gboolean tg__capture_release_wait (gint64 timeout_us);

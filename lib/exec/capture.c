@@ -396,21 +396,21 @@ reaper_start (gpointer data)
   return NULL;
 }
 
+/* Runs on a driver thread (a user object's destructor, a host function): no
+ * CUDA call here, only a queue push.  The driver orders it after the
+ * Deferred was made, out of TSan's sight. */
 static void CUDART_CB
-user_object_destroy (void *data)
+defer_release (void *data)
 {
-  /* Runs on a driver thread: no CUDA call here, only a queue push.  The
-   * driver orders it after tg__capture_retain(), out of TSan's sight. */
   TG_TSAN_ACQUIRE (data);
   g_async_queue_push (release_queue, data);
 }
 
-gboolean
-tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
-                    GError **error)
+/* A release to queue later, counted pending until the reaper ran it. */
+static Deferred *
+deferred_new (gpointer object, GDestroyNotify release)
 {
   static GOnce reaper_once = G_ONCE_INIT;
-  cudaUserObject_t user_object = NULL;
   Deferred *d;
 
   g_once (&reaper_once, reaper_start, NULL);
@@ -418,19 +418,40 @@ tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
   d = g_new (Deferred, 1);
   d->object = object;
   d->release = release;
+  tg__mutex_lock (&release_lock);
+  releases_pending++;
+  tg__mutex_unlock (&release_lock);
   TG_TSAN_RELEASE (d);
-  if (!TG_CUDA_OK (cudaUserObjectCreate (&user_object, d, user_object_destroy, 1,
+  return d;
+}
+
+/* Releases @d on this thread instead: nothing will queue it. */
+static void
+deferred_run_here (Deferred *d)
+{
+  d->release (d->object);
+  g_free (d);
+  tg__mutex_lock (&release_lock);
+  releases_pending--;
+  g_cond_broadcast (&release_done);
+  tg__mutex_unlock (&release_lock);
+}
+
+gboolean
+tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
+                    GError **error)
+{
+  cudaUserObject_t user_object = NULL;
+  Deferred *d = deferred_new (object, release);
+
+  if (!TG_CUDA_OK (cudaUserObjectCreate (&user_object, d, defer_release, 1,
                                          cudaUserObjectNoDestructorSync),
                    error))
     {
       /* No user object holds it: release it here, on the caller's thread. */
-      g_free (d);
-      release (object);
+      deferred_run_here (d);
       return FALSE;
     }
-  tg__mutex_lock (&release_lock);
-  releases_pending++;
-  tg__mutex_unlock (&release_lock);
   if (!TG_CUDA_OK (
           cudaGraphRetainUserObject (graph, user_object, 1, cudaGraphUserObjectMove),
           error))
@@ -440,6 +461,21 @@ tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
       return FALSE;
     }
   return TRUE;
+}
+
+void
+tg__capture_release_after (cudaStream_t stream, gpointer object, GDestroyNotify release)
+{
+  Deferred *d = deferred_new (object, release);
+  cudaError_t status = TG_CUDA_CALL (cudaLaunchHostFunc (stream, defer_release, d));
+
+  if (status != cudaSuccess)
+    {
+      /* The work it may still be used by is done once the stream is idle. */
+      tg__cuda_clear (status);
+      (void)tg__stream_synchronize (stream, NULL);
+      deferred_run_here (d);
+    }
 }
 
 gboolean

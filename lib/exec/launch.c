@@ -82,6 +82,44 @@ declared (const TgStage *stage, const char *name)
   return FALSE;
 }
 
+typedef struct
+{
+  gpointer data;
+  GDestroyNotify release;
+} Kept;
+
+/* Releases run when a graph dies, maybe during someone's capture. */
+static void
+kept_free (gpointer item)
+{
+  Kept *k = item;
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+
+  k->release (k->data);
+  tg__relaxed_end (mode);
+  g_free (k);
+}
+
+GPtrArray *
+tg__kept_new (void)
+{
+  return g_ptr_array_new_with_free_func (kept_free);
+}
+
+void
+tg_launch_keep (const TgLaunch *launch, gpointer data, GDestroyNotify release)
+{
+  Kept *k;
+
+  g_return_if_fail (launch != NULL && release != NULL);
+  k = g_new (Kept, 1);
+  k->data = data;
+  k->release = release;
+  if (*launch->kept == NULL)
+    *launch->kept = tg__kept_new ();
+  g_ptr_array_add (*launch->kept, k);
+}
+
 /* The binding @name of the running stage, and its bound size; a critical
  * from @func, and NULL, when the stage did not declare it. */
 static gpointer

@@ -106,12 +106,20 @@ struct _TgLaunch
   /* RECORD: the caller's capturing stream, checked after every stage, so a
    * stage that broke the caller's capture is named. */
   cudaStream_t caller;
+  /* What the stages keep alive with the graph they are captured into
+   * (tg_launch_keep): a list made on first use, owned by whoever made the
+   * slot (the call, an own graph's capture, RECORD). */
+  GPtrArray **kept;
 };
 
 struct _TgHostOps
 {
   const TgLaunch *launch;
 };
+
+/* launch.c: a list for TgLaunch.kept; dropping it releases what it holds,
+ * each in a relaxed section. */
+GPtrArray *tg__kept_new (void);
 
 static inline const TgStage *
 tg__producer_stage (const TgProducer *producer, guint i)

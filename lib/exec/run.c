@@ -271,6 +271,21 @@ record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
   return FALSE;
 }
 
+/* RECORD: what the trial capture's stages kept (tg_launch_keep) lives as
+ * long as the caller's graph, which holds their work; when the stages are
+ * recorded a second time, what they keep then goes to the same list.  Tied
+ * to the graph before anything is recorded into it. */
+static gboolean
+retain_kept (const TgLaunch *base, gboolean records_again, GError **error)
+{
+  if (*base->kept == NULL && !records_again)
+    return TRUE;
+  if (*base->kept == NULL)
+    *base->kept = tg__kept_new ();
+  return tg__capture_retain (base->capture_graph, g_ptr_array_ref (*base->kept),
+                             (GDestroyNotify)g_ptr_array_unref, error);
+}
+
 /* RECORD: every stage is captured once into a graph of our own, so a refused
  * call leaves the caller's capture with exactly the nodes it had; the graph
  * then joins the caller's capture as one child graph node.  Only work that a
@@ -289,6 +304,7 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
   ok = tg__capture_embeddable (graph, &embeddable, error)
        && (r->scope == NULL
            || r->scope->recorded (r->scope, p, base->capture_graph, error))
+       && retain_kept (base, !embeddable, error)
        && (embeddable ? tg__capture_embed (r->stream, graph, error)
                       : record_into_caller (p, base, condition, error));
   tg__graph_free (graph);
@@ -298,10 +314,11 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
 }
 
 static void
-launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r)
+launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r, GPtrArray **kept)
 {
   *launch = (TgLaunch){ 0 };
   launch->producer = p;
+  launch->kept = kept;
   launch->stream = r->stream;
   launch->policy = r->policy;
   launch->mode = r->scope != NULL && r->scope->mode == cudaStreamCaptureModeRelaxed
@@ -367,6 +384,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   TgDeviceGuard guard;
   Resolution r;
   TgLaunch launch;
+  GPtrArray *kept = NULL;
   gboolean ok = FALSE;
 
   g_return_val_if_fail (producer != NULL, FALSE);
@@ -375,7 +393,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
     return FALSE;
   if (check_bindings (producer, error) && check_condition (producer, condition, error))
     {
-      launch_init (&launch, producer, &r);
+      launch_init (&launch, producer, &r, &kept);
       switch (r.policy)
         {
         case TG_POLICY_RECORD:
@@ -390,5 +408,9 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
         }
     }
   call_leave (producer, &guard);
+  /* What EAGER stages kept, or what a failed call kept: released once the
+   * producer is left (a release is the caller's code). */
+  if (kept != NULL)
+    g_ptr_array_unref (kept);
   return ok;
 }

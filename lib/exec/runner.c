@@ -16,6 +16,7 @@ typedef struct
   cudaGraphExec_t exec;
   guint64 generation; /* the producer's binding generation it was captured at */
   const gint32 *flag; /* the call condition's flag baked in, or NULL */
+  GPtrArray *kept;    /* what its stages kept (tg_launch_keep), or NULL */
 } OwnGraph;
 
 /* A maximal run of device stages; HOST stages lie between segments. */
@@ -33,7 +34,10 @@ segment_clear (gpointer data)
   Segment *seg = data;
 
   for (guint v = 0; v < G_N_ELEMENTS (seg->graphs); v++)
-    tg__graph_exec_free (seg->graphs[v].exec);
+    {
+      tg__graph_exec_free (seg->graphs[v].exec);
+      g_clear_pointer (&seg->graphs[v].kept, g_ptr_array_unref);
+    }
 }
 
 static void
@@ -65,14 +69,22 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const Segment *seg, OwnGr
                   const gint32 *flag, GError **error)
 {
   TgStagesCall call = { seg->first, seg->n, flag };
+  TgLaunch capture = *base;
+  GPtrArray *kept = NULL;
   cudaGraph_t graph = NULL;
   gboolean rebind = og->generation != p->generation, ok = TRUE;
 
   if (og->exec != NULL && !rebind && og->flag == flag)
     return TRUE;
-  if (!tg__stages_capture (p, base, cudaStreamCaptureModeThreadLocal, tg__stages_call,
-                           &call, &graph, error))
-    return FALSE;
+  /* What the stages keep lives as long as this graph's executable holds
+   * their work: until the next capture replaces it. */
+  capture.kept = &kept;
+  if (!tg__stages_capture (p, &capture, cudaStreamCaptureModeThreadLocal,
+                           tg__stages_call, &call, &graph, error))
+    {
+      g_clear_pointer (&kept, g_ptr_array_unref);
+      return FALSE;
+    }
   p->stats.n_captures++;
   if (og->exec == NULL)
     ok = tg__graph_instantiate (graph, &og->exec, error);
@@ -92,7 +104,15 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const Segment *seg, OwnGr
     }
   tg__graph_free (graph);
   if (!ok)
-    return FALSE;
+    {
+      g_clear_pointer (&kept, g_ptr_array_unref);
+      return FALSE;
+    }
+  /* A launch of the graph's old work may still be in flight on the stream. */
+  if (og->kept != NULL)
+    tg__capture_release_after (base->stream, og->kept,
+                               (GDestroyNotify)g_ptr_array_unref);
+  og->kept = kept;
   og->generation = p->generation;
   og->flag = flag;
   p->captured = TRUE;
