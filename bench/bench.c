@@ -258,16 +258,29 @@ tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
   return p;
 }
 
-cudaGraphExec_t
-tg_bench_instantiate (cudaStream_t stream)
+cudaGraph_t
+tg_bench_end_capture (cudaStream_t stream)
 {
   cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
 
   TG_BENCH_CUDA (cudaStreamEndCapture (stream, &graph));
+  return graph;
+}
+
+cudaGraphExec_t
+tg_bench_instantiate_graph (cudaGraph_t graph)
+{
+  cudaGraphExec_t exec = NULL;
+
   TG_BENCH_CUDA (cudaGraphInstantiate (&exec, graph, 0));
   TG_BENCH_CUDA (cudaGraphDestroy (graph));
   return exec;
+}
+
+cudaGraphExec_t
+tg_bench_instantiate (cudaStream_t stream)
+{
+  return tg_bench_instantiate_graph (tg_bench_end_capture (stream));
 }
 
 static const char *

@@ -68,6 +68,10 @@ void tg_bench_wall_us_alternated (const TgBenchFunc *fns, guint n_fns, gpointer 
 
 /* Ends the capture on @stream and instantiates it (the graph is destroyed). */
 cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
+/* The two halves of it: the capture's graph, so that its shape can be
+ * checked first; and its instantiation, which destroys @graph. */
+cudaGraph_t tg_bench_end_capture (cudaStream_t stream);
+cudaGraphExec_t tg_bench_instantiate_graph (cudaGraph_t graph);
 
 /* Aborts with a message when a CUDA call fails. */
 #define TG_BENCH_CUDA(call)                                                            \
@@ -103,6 +107,19 @@ void tg_bench_hand_conditional (cudaStream_t s, cudaGraphConditionalHandle h,
                                 cudaGraph_t *bodies);
 void tg_bench_hand_begin_body (cudaStream_t side, cudaGraph_t body);
 void tg_bench_hand_end_body (cudaStream_t side);
+/* @n small kernels on @s (the floor of @n tiny stages). */
+void tg_bench_hand_tiny (cudaStream_t s, guint32 *word, guint n);
+
+/* The shape of a graph, so that each hand-built floor is checked to be the
+ * topology it claims before it is timed: one letter per node along its
+ * chain of dependencies from its one root (k kernel, c conditional node,
+ * g child graph, e empty, ? other), and a note when the graph is not one
+ * chain (free with g_free).  The bodies of a conditional node are graphs of
+ * their own: check them through the handles the node gave. */
+char *tg_bench_graph_chain (cudaGraph_t graph);
+/* Aborts unless tg_bench_graph_chain (@graph) is @chain; @what names the
+ * graph in the message. */
+void tg_bench_assert_chain (cudaGraph_t graph, const char *chain, const char *what);
 
 /* The relaxation loop (loop.c): device buffers, then the same work as
  * TrackGen stages and by hand.  Converges after @iters iterations. */
@@ -120,8 +137,11 @@ void tg_bench_loop_clear (TgBenchLoop *loop);
  * buffers. */
 void tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop);
 /* The floor of those stages, in a capture on @s: reset, then a WHILE node
- * whose body is captured on @side. */
-void tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop);
+ * whose body is captured on @side; returns the body (owned by the graph).
+ * The same nodes as TrackGen's loop: a set kernel before the WHILE and at
+ * the end of its body, both keeping the cap's counter. */
+cudaGraph_t tg_bench_hand_relax (cudaStream_t s, cudaStream_t side,
+                                 const TgBenchLoop *loop);
 
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);

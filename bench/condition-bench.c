@@ -30,25 +30,56 @@ typedef struct
 typedef cudaError_t (*SetterFunc) (cudaStream_t s, cudaGraphConditionalHandle h,
                                    const gint32 *value);
 
-/* The caller's graph: @p recorded under @condition. */
+/* The caller's graph: @p recorded under @condition.  What it holds at its
+ * top is shown, for reading the rows beside the floors' shapes (the bodies
+ * of our conditional nodes cannot be queried before CUDA 13.1). */
 static cudaGraphExec_t
 recorded_graph (Ctx *c, TgProducer *p, TgCondition condition)
 {
   g_autoptr (GError) error = NULL;
+  g_autofree char *chain = NULL;
+  cudaGraph_t graph;
 
   TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
   if (!tg_producer_run (p, c->stream, TG_POLICY_RECORD, condition, &error))
     g_error ("bench: %s", error->message);
-  return tg_bench_instantiate (c->stream);
+  graph = tg_bench_end_capture (c->stream);
+  chain = tg_bench_graph_chain (graph);
+  g_print ("  # %s records, at the top of the caller's graph: %s\n",
+           tg_producer_get_name (p), chain);
+  return tg_bench_instantiate_graph (graph);
+}
+
+/* Captures @n small kernels into the conditional body @body. */
+static void
+capture_tiny_body (Ctx *c, cudaGraph_t body, guint n)
+{
+  tg_bench_hand_begin_body (c->side, body);
+  tg_bench_hand_tiny (c->side, c->word, n);
+  tg_bench_hand_end_body (c->side);
+}
+
+/* Aborts unless body b of the floor @what is a chain of kernels[b] kernels. */
+static void
+assert_bodies (const cudaGraph_t *bodies, guint n_bodies, const guint *kernels,
+               const char *what)
+{
+  for (guint b = 0; b < n_bodies; b++)
+    {
+      g_autofree char *chain = g_strnfill (kernels[b], 'k');
+      g_autofree char *where = g_strdup_printf ("%s, body %u", what, b);
+      tg_bench_assert_chain (bodies[b], chain, where);
+    }
 }
 
 /* The floor: @setter sets a handle from @value, then one conditional node of
- * @type whose body i holds kernels[i] small kernels. */
+ * @type whose body i holds kernels[i] small kernels (checked: a set kernel,
+ * the node, and those bodies). */
 static cudaGraphExec_t
 hand_graph (Ctx *c, enum cudaGraphConditionalNodeType type, SetterFunc setter,
-            const gint32 *value, guint n_bodies, const guint *kernels)
+            const gint32 *value, guint n_bodies, const guint *kernels, const char *what)
 {
-  cudaGraph_t bodies[8];
+  cudaGraph_t bodies[8], graph;
   cudaGraphConditionalHandle h;
 
   g_assert_cmpuint (n_bodies, <=, G_N_ELEMENTS (bodies));
@@ -57,13 +88,11 @@ hand_graph (Ctx *c, enum cudaGraphConditionalNodeType type, SetterFunc setter,
   TG_BENCH_CUDA (setter (c->stream, h, value));
   tg_bench_hand_conditional (c->stream, h, type, n_bodies, bodies);
   for (guint b = 0; b < n_bodies; b++)
-    {
-      tg_bench_hand_begin_body (c->side, bodies[b]);
-      for (guint i = 0; i < kernels[b]; i++)
-        TG_BENCH_CUDA (tgb_launch_tiny (c->side, c->word));
-      tg_bench_hand_end_body (c->side);
-    }
-  return tg_bench_instantiate (c->stream);
+    capture_tiny_body (c, bodies[b], kernels[b]);
+  graph = tg_bench_end_capture (c->stream);
+  tg_bench_assert_chain (graph, "kc", what);
+  assert_bodies (bodies, n_bodies, kernels, what);
+  return tg_bench_instantiate_graph (graph);
 }
 
 /* GPU time per launch of @floor, then of @ours, as a row held to 1.10x;
@@ -120,7 +149,8 @@ bench_skip (TgBench *bench, Ctx *c)
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
   ours = recorded_graph (c, p, tg_conditional (c->flag));
-  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels);
+  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels,
+                      "hand-built IF");
   t_ours = graph_row (bench, c, "skipped conditional producer (32 kernels)", ours,
                       floor, "hand-built IF");
   t_readback
@@ -169,7 +199,8 @@ bench_if_else (TgBench *bench, Ctx *c)
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
   ours = recorded_graph (c, p, tg_unconditional ());
-  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 2, kernels);
+  floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 2, kernels,
+                      "hand-built IF/ELSE");
   graph_row (bench, c, "skipped IF/ELSE producer (then: 32 kernels, else: 1 runs)",
              ours, floor, "hand-built IF/ELSE (2 bodies)");
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
@@ -208,7 +239,7 @@ bench_switch (TgBench *bench, Ctx *c)
   set_index (c, 2);
   ours = recorded_graph (c, p, tg_unconditional ());
   floor = hand_graph (c, cudaGraphCondTypeSwitch, tgb_launch_switch_set, c->index,
-                      CASES, kernels);
+                      CASES, kernels, "hand-built SWITCH");
   graph_row (bench, c, "SWITCH producer (4 cases x 8 kernels, case 2 runs)", ours,
              floor, "hand-built SWITCH (4 bodies)");
   set_index (c, -1);
@@ -242,6 +273,27 @@ bench_branches (TgBench *bench, Ctx *c)
 }
 #endif
 
+/* Builds a floor of the loop into the capture on @s, its WHILE body on
+ * @side; returns the body. */
+typedef cudaGraph_t (*LoopFunc) (cudaStream_t s, cudaStream_t side,
+                                 const TgBenchLoop *loop);
+
+/* The floor @build makes, checked to be the chain @top with the body @body
+ * (see tg_bench_graph_chain). */
+static cudaGraphExec_t
+loop_graph (Ctx *c, LoopFunc build, const char *top, const char *body, const char *what)
+{
+  g_autofree char *body_what = g_strdup_printf ("%s's body", what);
+  cudaGraph_t graph, body_graph;
+
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
+  body_graph = build (c->stream, c->side, &c->loop);
+  graph = tg_bench_end_capture (c->stream);
+  tg_bench_assert_chain (graph, top, what);
+  tg_bench_assert_chain (body_graph, body, body_what);
+  return tg_bench_instantiate_graph (graph);
+}
+
 static void
 bench_loop (TgBench *bench, Ctx *c, guint rounds)
 {
@@ -251,9 +303,8 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
 
   tg_bench_add_relax_stages (p, &c->loop);
   ours = recorded_graph (c, p, tg_unconditional ());
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  tg_bench_hand_relax (c->stream, c->side, &c->loop);
-  floor = tg_bench_instantiate (c->stream);
+  /* reset, the entry set kernel, the WHILE; its body: relax, the tail. */
+  floor = loop_graph (c, tg_bench_hand_relax, "kkc", "kk", "hand-built WHILE");
 
   t_floor = tg_bench_graph_us (floor, c->stream, 1, rounds) / ITERS;
   t_ours = tg_bench_graph_us (ours, c->stream, 1, rounds) / ITERS;
@@ -281,6 +332,8 @@ tg_bench_conditions (TgBench *bench)
   TG_BENCH_CUDA (cudaMallocHost ((void **)&c.pinned, sizeof (gint32)));
   tg_bench_loop_init (&c.loop, ITERS, c.stream);
 
+  g_print ("  # graph shapes, one letter per node along its chain: k kernel, "
+           "c conditional node, g child graph\n");
   bench_skip (bench, &c);
   bench_branches (bench, &c);
   bench_loop (bench, &c, tg_bench_quick (bench) ? 3 : 11);

@@ -72,7 +72,7 @@ tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop)
   tg_bench_bind (p, "status", loop->status, sizeof *loop->status);
 }
 
-void
+cudaGraph_t
 tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
 {
   cudaGraphConditionalHandle h;
@@ -87,4 +87,5 @@ tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
   TG_BENCH_CUDA (
       tgb_launch_while_tail (side, h, loop->flag, loop->it, loop->iters + 1));
   tg_bench_hand_end_body (side);
+  return body;
 }
