@@ -121,6 +121,19 @@ char *tg_bench_graph_chain (cudaGraph_t graph);
  * graph in the message. */
 void tg_bench_assert_chain (cudaGraph_t graph, const char *chain, const char *what);
 
+/* Warp-shaped floors (warp.c): what NVIDIA Warp adds to the capture on @s
+ * for wp.capture_if, a set kernel then an IF node per branch given (its
+ * body in @if_body or @else_body; one of them may be NULL), and for
+ * wp.capture_while, a set kernel then a WHILE node (its body in @body), whose
+ * handle is returned for the set kernel that ends the body
+ * (tg_bench_warp_set_condition).  @flag is the int32 condition. */
+void tg_bench_warp_insert_if_else (cudaStream_t s, const gint32 *flag,
+                                   cudaGraph_t *if_body, cudaGraph_t *else_body);
+cudaGraphConditionalHandle
+tg_bench_warp_insert_while (cudaStream_t s, const gint32 *flag, cudaGraph_t *body);
+void tg_bench_warp_set_condition (cudaStream_t s, const gint32 *flag,
+                                  cudaGraphConditionalHandle h);
+
 /* The relaxation loop (loop.c): device buffers, then the same work as
  * TrackGen stages and by hand.  Converges after @iters iterations. */
 typedef struct
@@ -142,6 +155,18 @@ void tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop);
  * the end of its body, both keeping the cap's counter. */
 cudaGraph_t tg_bench_hand_relax (cudaStream_t s, cudaStream_t side,
                                  const TgBenchLoop *loop);
+/* The minimal floor of those stages, what is strictly needed: the reset and
+ * the relaxation set the WHILE's handle themselves (the cap folded into the
+ * relaxation's write), so no set kernel runs. */
+cudaGraph_t tg_bench_minimal_relax (cudaStream_t s, cudaStream_t side,
+                                    const TgBenchLoop *loop);
+/* The Warp-shaped floor of those stages: reset, then what wp.capture_while
+ * adds (warp.c) with the relaxation as its body; no cap. */
+cudaGraph_t tg_bench_warp_relax (cudaStream_t s, cudaStream_t side,
+                                 const TgBenchLoop *loop);
+/* Whether the loop's last run did its work: @loop->iters iterations, then
+ * stopped.  Synchronizes @stream. */
+gboolean tg_bench_loop_converged (const TgBenchLoop *loop, cudaStream_t stream);
 
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);

@@ -1,13 +1,25 @@
-/* condition-bench.c: conditions, switches and loops beside their raw floors.
+/* condition-bench.c: conditions, switches and loops beside their raw floors,
+ * and the conditions and the loop beside Warp-shaped floors too: the same
+ * work built by hand with NVIDIA Warp's topology (warp.c), and Warp 1.19's
+ * own figures from issue 20 (measured earlier, not in this run).
  *  - a skipped conditional producer of 32 kernels recorded into a graph vs a
- *    hand-built IF node around the same kernels, and vs a host readback skip;
+ *    hand-built IF node around the same kernels (a set kernel, the IF: that
+ *    is Warp's topology already, and the least a flag in memory needs), vs
+ *    the Warp-shaped floor built as Warp builds it, and vs a host readback;
  *  - a guarded stage with an else branch, its flag 0: the IF/ELSE node skips
  *    the then-branch (32 kernels) and runs the else-branch (1 kernel), vs a
- *    hand-built IF node with the same two bodies;
+ *    hand-built IF node with the same two bodies (the minimal topology), vs
+ *    Warp's two IF nodes after one set kernel, and vs two IF nodes with a
+ *    set kernel each (issue 20's reading of Warp, shown);
  *  - a switch stage of 4 cases of 8 kernels, one case selected and then an
- *    index out of range (nothing runs), vs a hand-built SWITCH node;
- *  - a loop's cost per iteration vs a hand-built WHILE node, and vs a host
- *    loop that reads the flag back every iteration. */
+ *    index out of range (nothing runs), vs a hand-built SWITCH node (Warp has
+ *    no switch);
+ *  - a loop's cost per iteration vs a hand-built WHILE of our topology (set
+ *    kernels keeping a cap), vs the minimal WHILE whose own kernels set the
+ *    handle, vs the Warp-shaped WHILE (set kernels, no cap), and vs a host
+ *    loop that reads the flag back every iteration.
+ * Every graph is checked to do its work (kernels run, iterations made)
+ * besides its shape (hand.c). */
 #include "config.h"
 #include "bench.h"
 #include "bench-kernels.h"
@@ -16,6 +28,13 @@
 #define CASES 4
 #define CASE_KERNELS 8
 #define ITERS 1000
+
+/* NVIDIA Warp 1.19 on the H200, with the same shapes and timing as these
+ * rows (issue 20's table, 2026-12-01): measured earlier, not in this run. */
+#define WARP_MEASURED "NVIDIA Warp 1.19, H200, issue 20: measured earlier"
+#define WARP_SKIP_US 4.780
+#define WARP_IF_ELSE_US 11.878
+#define WARP_WHILE_US 5.366
 
 typedef struct
 {
@@ -95,14 +114,77 @@ hand_graph (Ctx *c, enum cudaGraphConditionalNodeType type, SetterFunc setter,
   return tg_bench_instantiate_graph (graph);
 }
 
+/* The Warp-shaped floor of a condition (warp.c): what wp.capture_if adds for
+ * a branch of @then_kernels small kernels and, unless 0, an else branch of
+ * @else_kernels, checked to be Warp's shape.  With @per_branch each branch
+ * is a capture_if of its own, so each IF node has a set kernel of its own. */
+static cudaGraphExec_t
+warp_graph (Ctx *c, guint then_kernels, guint else_kernels, gboolean per_branch,
+            const char *what)
+{
+  const guint kernels[] = { then_kernels, else_kernels };
+  const guint n_bodies = else_kernels > 0 ? 2 : 1;
+  /* One capture_if per branch, one for both, or one for a lone branch. */
+  const char *top = per_branch ? "kckc" : n_bodies == 2 ? "kcc" : "kc";
+  cudaGraph_t bodies[2], graph;
+
+  g_assert_true (!per_branch || n_bodies == 2);
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
+  if (per_branch)
+    {
+      tg_bench_warp_insert_if_else (c->stream, c->flag, &bodies[0], NULL);
+      capture_tiny_body (c, bodies[0], then_kernels);
+      tg_bench_warp_insert_if_else (c->stream, c->flag, NULL, &bodies[1]);
+      capture_tiny_body (c, bodies[1], else_kernels);
+    }
+  else
+    {
+      tg_bench_warp_insert_if_else (c->stream, c->flag, &bodies[0],
+                                    n_bodies == 2 ? &bodies[1] : NULL);
+      for (guint b = 0; b < n_bodies; b++)
+        capture_tiny_body (c, bodies[b], kernels[b]);
+    }
+  graph = tg_bench_end_capture (c->stream);
+  tg_bench_assert_chain (graph, top, what);
+  assert_bodies (bodies, n_bodies, kernels, what);
+  return tg_bench_instantiate_graph (graph);
+}
+
+static guint32
+read_word (Ctx *c)
+{
+  guint32 word = 0;
+
+  TG_BENCH_CUDA (
+      cudaMemcpyAsync (&word, c->word, sizeof word, cudaMemcpyDeviceToHost, c->stream));
+  TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
+  return word;
+}
+
+/* GPU time per launch of @exec, once a launch was seen to run @runs small
+ * kernels (each bumps the word once): a floor that skips too much or too
+ * little is no floor. */
+static double
+timed (TgBench *bench, Ctx *c, cudaGraphExec_t exec, guint32 runs, const char *what)
+{
+  guint32 before = read_word (c), ran;
+
+  TG_BENCH_CUDA (cudaGraphLaunch (exec, c->stream));
+  ran = read_word (c) - before;
+  if (ran != runs)
+    tg_bench_fail (bench, "%s ran %u small kernels in a launch, not %u", what, ran,
+                   runs);
+  return tg_bench_graph_us (exec, c->stream, c->batch, c->rounds);
+}
+
 /* GPU time per launch of @floor, then of @ours, as a row held to 1.10x;
  * returns ours. */
 static double
 graph_row (TgBench *bench, Ctx *c, const char *what, cudaGraphExec_t ours,
-           cudaGraphExec_t floor, const char *floor_what)
+           cudaGraphExec_t floor, const char *floor_what, guint32 runs)
 {
-  double t_floor = tg_bench_graph_us (floor, c->stream, c->batch, c->rounds);
-  double t_ours = tg_bench_graph_us (ours, c->stream, c->batch, c->rounds);
+  double t_floor = timed (bench, c, floor, runs, floor_what);
+  double t_ours = timed (bench, c, ours, runs, what);
 
   tg_bench_add (bench, "conditions", what, "us", t_ours, t_floor, floor_what,
                 TG_BENCH_LOWER_IS_BETTER, 1.1);
@@ -144,15 +226,25 @@ bench_skip (TgBench *bench, Ctx *c)
 {
   g_autoptr (TgProducer) p = tg_bench_tiny_producer ("bench-skip", c->word, KERNELS);
   const guint kernels[] = { KERNELS };
-  cudaGraphExec_t ours, floor;
-  double t_ours, t_readback;
+  cudaGraphExec_t ours, floor, warp;
+  double t_ours, t_warp, t_readback;
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
   ours = recorded_graph (c, p, tg_conditional (c->flag));
   floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels,
                       "hand-built IF");
+  /* The same topology as the raw floor, built as Warp builds it: the two
+   * differ by what one run's noise is. */
+  warp = warp_graph (c, KERNELS, 0, FALSE, "Warp-shaped IF");
   t_ours = graph_row (bench, c, "skipped conditional producer (32 kernels)", ours,
-                      floor, "hand-built IF");
+                      floor, "hand-built IF: set kernel, IF (minimal)", 0);
+  t_warp = timed (bench, c, warp, 0, "Warp-shaped IF");
+  tg_bench_add (bench, "conditions", "skipped conditional producer vs Warp-shaped",
+                "us", t_ours, t_warp, "Warp-shaped: set kernel, IF",
+                TG_BENCH_LOWER_IS_BETTER, 0.97);
+  tg_bench_add_earlier (bench, "conditions",
+                        "skipped conditional producer vs Warp 1.19", "us", t_ours,
+                        WARP_SKIP_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   t_readback
       = tg_bench_wall_us (readback_skip, c, c->stream, c->batch, c->rounds, FALSE);
   tg_bench_add (bench, "conditions", "skipped conditional producer vs readback", "us",
@@ -160,6 +252,7 @@ bench_skip (TgBench *bench, Ctx *c)
                 1.0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
 }
 
 #if CUDART_VERSION >= 12080
@@ -186,7 +279,8 @@ bench_if_else (TgBench *bench, Ctx *c)
 {
   g_autoptr (TgProducer) p = tg_producer_new ("bench-if-else", 0);
   const guint kernels[] = { KERNELS, 1 };
-  cudaGraphExec_t ours, floor;
+  cudaGraphExec_t ours, floor, warp, warp_per_if;
+  double t_ours, t_warp, t_warp_per_if;
   guint stage;
 
   stage = tg_producer_add_device_stage (p, "then", TG_STAGE_CAPTURE_SAFE, then_body,
@@ -201,10 +295,27 @@ bench_if_else (TgBench *bench, Ctx *c)
   ours = recorded_graph (c, p, tg_unconditional ());
   floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 2, kernels,
                       "hand-built IF/ELSE");
-  graph_row (bench, c, "skipped IF/ELSE producer (then: 32 kernels, else: 1 runs)",
-             ours, floor, "hand-built IF/ELSE (2 bodies)");
+  warp = warp_graph (c, KERNELS, 1, FALSE, "Warp-shaped IF/ELSE");
+  warp_per_if = warp_graph (c, KERNELS, 1, TRUE, "Warp-shaped IF/ELSE, 2 set kernels");
+  t_ours = graph_row (bench, c,
+                      "skipped IF/ELSE producer (then: 32 kernels, else: 1 runs)", ours,
+                      floor, "hand-built IF with 2 bodies (minimal)", 1);
+  t_warp = timed (bench, c, warp, 1, "Warp-shaped IF/ELSE");
+  t_warp_per_if
+      = timed (bench, c, warp_per_if, 1, "Warp-shaped IF/ELSE, 2 set kernels");
+  tg_bench_add (bench, "conditions", "skipped IF/ELSE producer vs Warp-shaped", "us",
+                t_ours, t_warp, "Warp-shaped: set kernel, IF, IF",
+                TG_BENCH_LOWER_IS_BETTER, 0.8);
+  tg_bench_add (
+      bench, "conditions", "skipped IF/ELSE producer vs 2 set kernels + 2 IFs", "us",
+      t_ours, t_warp_per_if, "set kernel, IF, set kernel, IF (a capture_if per branch)",
+      TG_BENCH_INFO, 0);
+  tg_bench_add_earlier (bench, "conditions", "skipped IF/ELSE producer vs Warp 1.19",
+                        "us", t_ours, WARP_IF_ELSE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (warp_per_if));
 }
 
 static void
@@ -241,10 +352,10 @@ bench_switch (TgBench *bench, Ctx *c)
   floor = hand_graph (c, cudaGraphCondTypeSwitch, tgb_launch_switch_set, c->index,
                       CASES, kernels, "hand-built SWITCH");
   graph_row (bench, c, "SWITCH producer (4 cases x 8 kernels, case 2 runs)", ours,
-             floor, "hand-built SWITCH (4 bodies)");
+             floor, "hand-built SWITCH (4 bodies)", CASE_KERNELS);
   set_index (c, -1);
   graph_row (bench, c, "SWITCH producer, index out of range (-1: none runs)", ours,
-             floor, "hand-built SWITCH (4 bodies)");
+             floor, "hand-built SWITCH (4 bodies)", 0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
 }
@@ -294,27 +405,59 @@ loop_graph (Ctx *c, LoopFunc build, const char *top, const char *body, const cha
   return tg_bench_instantiate_graph (graph);
 }
 
+/* GPU time per iteration of the loop in @exec, which must then have stopped
+ * after ITERS iterations. */
+static double
+loop_us (TgBench *bench, Ctx *c, cudaGraphExec_t exec, guint rounds, const char *what)
+{
+  double us = tg_bench_graph_us (exec, c->stream, 1, rounds) / ITERS;
+
+  if (!tg_bench_loop_converged (&c->loop, c->stream))
+    tg_bench_fail (bench, "%s did not stop after %d iterations", what, ITERS);
+  return us;
+}
+
 static void
 bench_loop (TgBench *bench, Ctx *c, guint rounds)
 {
   g_autoptr (TgProducer) p = tg_producer_new ("bench-loop", 0);
-  cudaGraphExec_t ours, floor;
-  double t_ours, t_floor, t_host;
+  cudaGraphExec_t ours, same, minimal, warp;
+  double t_ours, t_same, t_minimal, t_warp, t_host;
 
   tg_bench_add_relax_stages (p, &c->loop);
   ours = recorded_graph (c, p, tg_unconditional ());
   /* reset, the entry set kernel, the WHILE; its body: relax, the tail. */
-  floor = loop_graph (c, tg_bench_hand_relax, "kkc", "kk", "hand-built WHILE");
+  same = loop_graph (c, tg_bench_hand_relax, "kkc", "kk", "hand-built WHILE");
+  /* reset, the WHILE; its body: relax; each of them sets the handle. */
+  minimal = loop_graph (c, tg_bench_minimal_relax, "kc", "k", "minimal WHILE");
+  /* reset, Warp's set kernel, the WHILE; its body: relax, the set kernel. */
+  warp = loop_graph (c, tg_bench_warp_relax, "kkc", "kk", "Warp-shaped WHILE");
 
-  t_floor = tg_bench_graph_us (floor, c->stream, 1, rounds) / ITERS;
-  t_ours = tg_bench_graph_us (ours, c->stream, 1, rounds) / ITERS;
+  t_same = loop_us (bench, c, same, rounds, "hand-built WHILE");
+  t_minimal = loop_us (bench, c, minimal, rounds, "minimal WHILE");
+  t_warp = loop_us (bench, c, warp, rounds, "Warp-shaped WHILE");
+  t_ours = loop_us (bench, c, ours, rounds, "the loop producer");
   t_host = tg_bench_wall_us (host_loop, c, c->stream, 1, rounds, FALSE) / ITERS;
-  tg_bench_add (bench, "conditions", "loop: time per iteration", "us", t_ours, t_floor,
-                "hand-built WHILE", TG_BENCH_LOWER_IS_BETTER, 1.1);
+  if (!tg_bench_loop_converged (&c->loop, c->stream))
+    tg_bench_fail (bench, "the host loop did not stop after %d iterations", ITERS);
+  tg_bench_add (bench, "conditions", "loop: time per iteration", "us", t_ours, t_same,
+                "hand-built WHILE: set kernels keeping a cap (our topology)",
+                TG_BENCH_LOWER_IS_BETTER, 1.1);
+  tg_bench_add (bench, "conditions", "loop: time per iteration vs minimal", "us",
+                t_ours, t_minimal,
+                "hand-built WHILE: its own kernels set the handle (minimal)",
+                TG_BENCH_LOWER_IS_BETTER, 1.1);
+  tg_bench_add (bench, "conditions", "loop: time per iteration vs Warp-shaped", "us",
+                t_ours, t_warp, "Warp-shaped: set kernels, no cap",
+                TG_BENCH_LOWER_IS_BETTER, 0.85);
+  tg_bench_add_earlier (bench, "conditions", "loop: time per iteration vs Warp 1.19",
+                        "us", t_ours, WARP_WHILE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   tg_bench_add (bench, "conditions", "loop: time per iteration vs host loop", "us",
                 t_ours, t_host, "host loop + readback", TG_BENCH_LOWER_IS_BETTER, 1.0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
-  TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (same));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (minimal));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
 }
 
 void
