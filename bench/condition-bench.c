@@ -17,7 +17,10 @@
  *  - a loop's cost per iteration vs a hand-built WHILE of our topology (set
  *    kernels keeping a cap), vs the minimal WHILE whose own kernels set the
  *    handle, vs the Warp-shaped WHILE (set kernels, no cap), and vs a host
- *    loop that reads the flag back every iteration.
+ *    loop that reads the flag back every iteration;
+ *  - EAGER: the host time of a skipped conditional call and of a loop's
+ *    iteration, vs the same by hand (a readback and a branch; a host loop)
+ *    and vs Warp's eager capture_if and capture_while.
  * Every graph is checked to do its work (kernels run, iterations made)
  * besides its shape (hand.c). */
 #include "config.h"
@@ -35,6 +38,8 @@
 #define WARP_SKIP_US 4.780
 #define WARP_IF_ELSE_US 11.878
 #define WARP_WHILE_US 5.366
+#define WARP_EAGER_SKIP_US 13.772
+#define WARP_EAGER_LOOP_US 32.635
 
 typedef struct
 {
@@ -44,6 +49,8 @@ typedef struct
   gint32 *pinned;
   TgBenchLoop loop;
   guint batch, rounds;
+  TgProducer *eager; /* what eager_call runs, under eager_condition */
+  TgCondition eager_condition;
 } Ctx;
 
 typedef cudaError_t (*SetterFunc) (cudaStream_t s, cudaGraphConditionalHandle h,
@@ -460,10 +467,72 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
 }
 
+static void
+eager_call (gpointer data)
+{
+  Ctx *c = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!tg_producer_run (c->eager, c->stream, TG_POLICY_EAGER, c->eager_condition,
+                        &error))
+    g_error ("bench: %s", error->message);
+}
+
+/* EAGER (issue 20 item 3): host time per call of a skipped conditional
+ * producer and per iteration of a loop, each alternated with the same work
+ * done by hand, and set beside Warp's eager capture_if and capture_while
+ * (which read the flag back and synchronize at every check).  0.4x of
+ * Warp's skip lies below one readback, so that target is out of reach while
+ * an eager condition reads its flag back; 0.4x of Warp's iteration is above
+ * one launch plus one readback, the host loop's cost. */
+static void
+bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
+{
+  g_autoptr (TgProducer) skip
+      = tg_bench_tiny_producer ("bench-eager-skip", c->word, KERNELS);
+  g_autoptr (TgProducer) loop = tg_producer_new ("bench-eager-loop", 0);
+  const TgBenchFunc skips[] = { readback_skip, eager_call };
+  const TgBenchFunc loops[] = { host_loop, eager_call };
+  double t_skip[G_N_ELEMENTS (skips)], t_loop[G_N_ELEMENTS (loops)];
+  guint32 before;
+
+  TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
+  before = read_word (c);
+  c->eager = skip;
+  c->eager_condition = tg_conditional (c->flag);
+  tg_bench_wall_us_alternated (skips, G_N_ELEMENTS (skips), c, c->stream, c->batch,
+                               c->rounds, TRUE, t_skip);
+  if (read_word (c) != before)
+    tg_bench_fail (bench, "a skipped eager conditional call ran kernels");
+  tg_bench_add (bench, "conditions", "eager: skipped conditional producer, host time",
+                "us", t_skip[1], t_skip[0], "host readback of the flag, branch",
+                TG_BENCH_INFO, 0);
+  tg_bench_add_earlier (bench, "conditions", "eager: skipped conditional vs Warp 1.19",
+                        "us", t_skip[1], WARP_EAGER_SKIP_US,
+                        WARP_MEASURED ", capture_if; 0.4x is below one readback",
+                        TG_BENCH_LOWER_IS_BETTER, 0.4);
+
+  tg_bench_add_relax_stages (loop, &c->loop);
+  c->eager = loop;
+  c->eager_condition = tg_unconditional ();
+  tg_bench_wall_us_alternated (loops, G_N_ELEMENTS (loops), c, c->stream, 1,
+                               loop_rounds, TRUE, t_loop);
+  if (!tg_bench_loop_converged (&c->loop, c->stream))
+    tg_bench_fail (bench, "the eager loop did not stop after %d iterations", ITERS);
+  tg_bench_add (bench, "conditions", "eager: loop, host time per iteration", "us",
+                t_loop[1] / ITERS, t_loop[0] / ITERS,
+                "host loop: launch, readback, sync", TG_BENCH_INFO, 0);
+  tg_bench_add_earlier (bench, "conditions", "eager: loop per iteration vs Warp 1.19",
+                        "us", t_loop[1] / ITERS, WARP_EAGER_LOOP_US,
+                        WARP_MEASURED ", capture_while", TG_BENCH_LOWER_IS_BETTER, 0.4);
+  c->eager = NULL;
+}
+
 void
 tg_bench_conditions (TgBench *bench)
 {
   Ctx c = { 0 };
+  const guint loop_rounds = tg_bench_quick (bench) ? 3 : 11;
 
   c.rounds = tg_bench_quick (bench) ? 5 : 41;
   c.batch = tg_bench_quick (bench) ? 10 : 64;
@@ -479,7 +548,8 @@ tg_bench_conditions (TgBench *bench)
            "c conditional node, g child graph\n");
   bench_skip (bench, &c);
   bench_branches (bench, &c);
-  bench_loop (bench, &c, tg_bench_quick (bench) ? 3 : 11);
+  bench_loop (bench, &c, loop_rounds);
+  bench_eager (bench, &c, loop_rounds);
 
   tg_bench_loop_clear (&c.loop);
   TG_BENCH_CUDA (cudaFreeHost (c.pinned));
