@@ -227,6 +227,17 @@ tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error)
   return TRUE;
 }
 
+guint32
+tg_bench_read_word (const guint32 *word, cudaStream_t stream)
+{
+  guint32 host = 0;
+
+  TG_BENCH_CUDA (
+      cudaMemcpyAsync (&host, word, sizeof host, cudaMemcpyDeviceToHost, stream));
+  TG_BENCH_CUDA (cudaStreamSynchronize (stream));
+  return host;
+}
+
 static gboolean
 tiny_stage (const TgLaunch *launch, gpointer unused, GError **error)
 {
@@ -368,6 +379,7 @@ static const struct
   void (*run) (TgBench *);
 } sections[] = { { "exec", tg_bench_exec },
                  { "conditions", tg_bench_conditions },
+                 { "latency", tg_bench_latency },
                  { "seeds", tg_bench_seeds },
                  { "soak", tg_bench_soak } };
 
@@ -391,7 +403,7 @@ main (int argc, char **argv)
       = { { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
             "Write the table as JSON to FILE", "FILE" },
           { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
-            "Run one section: exec, conditions, seeds or soak", "SECTION" },
+            "Run one section: exec, conditions, latency, seeds or soak", "SECTION" },
           { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
             "Small sizes and few repeats (a smoke run)", NULL },
           { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
@@ -414,7 +426,9 @@ main (int argc, char **argv)
     }
   if (only != NULL && !section_known (only))
     {
-      g_printerr ("tg-bench: no section '%s': exec, conditions, seeds or soak\n", only);
+      g_printerr (
+          "tg-bench: no section '%s': exec, conditions, latency, seeds or soak\n",
+          only);
       return 2;
     }
   if (soak_replays == 0 || soak_replays < -1)

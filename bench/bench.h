@@ -93,6 +93,10 @@ void tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize 
  * declared: the work of every benchmark's stages and bodies. */
 gboolean tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error);
 
+/* The word that small kernels bump (once each), read once the work on
+ * @stream is done: the difference of two reads counts the kernels that ran. */
+guint32 tg_bench_read_word (const guint32 *word, cudaStream_t stream);
+
 /* A producer of @n_stages DEVICE stages, each one small kernel on @word
  * (bound as "word", declared by every stage). */
 TgProducer *tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages);
@@ -171,6 +175,7 @@ gboolean tg_bench_loop_converged (const TgBenchLoop *loop, cudaStream_t stream);
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);
 void tg_bench_conditions (TgBench *bench);
+void tg_bench_latency (TgBench *bench);
 void tg_bench_seeds (TgBench *bench);
 void tg_bench_soak (TgBench *bench);
 

@@ -157,27 +157,16 @@ warp_graph (Ctx *c, guint then_kernels, guint else_kernels, gboolean per_branch,
   return tg_bench_instantiate_graph (graph);
 }
 
-static guint32
-read_word (Ctx *c)
-{
-  guint32 word = 0;
-
-  TG_BENCH_CUDA (
-      cudaMemcpyAsync (&word, c->word, sizeof word, cudaMemcpyDeviceToHost, c->stream));
-  TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
-  return word;
-}
-
 /* GPU time per launch of @exec, once a launch was seen to run @runs small
  * kernels (each bumps the word once): a floor that skips too much or too
  * little is no floor. */
 static double
 timed (TgBench *bench, Ctx *c, cudaGraphExec_t exec, guint32 runs, const char *what)
 {
-  guint32 before = read_word (c), ran;
+  guint32 before = tg_bench_read_word (c->word, c->stream), ran;
 
   TG_BENCH_CUDA (cudaGraphLaunch (exec, c->stream));
-  ran = read_word (c) - before;
+  ran = tg_bench_read_word (c->word, c->stream) - before;
   if (ran != runs)
     tg_bench_fail (bench, "%s ran %u small kernels in a launch, not %u", what, ran,
                    runs);
@@ -497,12 +486,12 @@ bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
   guint32 before;
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
-  before = read_word (c);
+  before = tg_bench_read_word (c->word, c->stream);
   c->eager = skip;
   c->eager_condition = tg_conditional (c->flag);
   tg_bench_wall_us_alternated (skips, G_N_ELEMENTS (skips), c, c->stream, c->batch,
                                c->rounds, TRUE, t_skip);
-  if (read_word (c) != before)
+  if (tg_bench_read_word (c->word, c->stream) != before)
     tg_bench_fail (bench, "a skipped eager conditional call ran kernels");
   tg_bench_add (bench, "conditions", "eager: skipped conditional producer, host time",
                 "us", t_skip[1], t_skip[0], "host readback of the flag, branch",
