@@ -92,7 +92,9 @@ tg_bench_graph_chain (cudaGraph_t graph)
 {
   GString *chain = g_string_new (NULL);
   size_t n = 0, n_roots = 0, n_edges = 0, visited = 0;
-  g_autofree cudaGraphNode_t *roots = NULL, *from = NULL, *to = NULL;
+  g_autofree cudaGraphNode_t *roots = NULL;
+  g_autofree cudaGraphNode_t *from = NULL;
+  g_autofree cudaGraphNode_t *to = NULL;
   g_autofree cudaGraphEdgeData *edges = NULL;
   cudaGraphNode_t node;
 
