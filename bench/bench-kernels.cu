@@ -48,6 +48,59 @@ while_tail_kernel (cudaGraphConditionalHandle h, const int32_t *flag, int32_t *i
   cudaGraphSetConditional (h, *flag != 0 && ++*it < max);
 }
 
+/* The minimal loop: the kernels the loop runs anyway set its handle, so no
+ * set kernel runs.  The reset enters the loop; the relaxation folds the
+ * cap into its own write. */
+static __global__ void
+reset_set_kernel (cudaGraphConditionalHandle h, int32_t *value, int32_t *flag,
+                  int32_t *it)
+{
+  *value = 0;
+  *flag = 1;
+  *it = 0;
+  cudaGraphSetConditional (h, 1);
+}
+
+static __global__ void
+relax_set_kernel (cudaGraphConditionalHandle h, int32_t *value, int32_t *flag,
+                  const int32_t *target, int32_t *it, int32_t max)
+{
+  int32_t go;
+
+  *value += 1;
+  go = *value < *target;
+  *flag = go;
+  cudaGraphSetConditional (h, go && ++*it < max);
+}
+
+/* NVIDIA Warp's set kernels (warp/native/warp.cu), launched on one thread
+ * as Warp does: the handle takes the int32 flag as it is, or negated for an
+ * ELSE branch, or both at once for Warp's IF/ELSE of two IF nodes. */
+static __global__ void
+warp_set_if_kernel (cudaGraphConditionalHandle h, const int32_t *flag)
+{
+  if (threadIdx.x + blockIdx.x * blockDim.x == 0)
+    cudaGraphSetConditional (h, (unsigned int)*flag);
+}
+
+static __global__ void
+warp_set_else_kernel (cudaGraphConditionalHandle h, const int32_t *flag)
+{
+  if (threadIdx.x + blockIdx.x * blockDim.x == 0)
+    cudaGraphSetConditional (h, !*flag);
+}
+
+static __global__ void
+warp_set_if_else_kernel (cudaGraphConditionalHandle h_if,
+                         cudaGraphConditionalHandle h_else, const int32_t *flag)
+{
+  if (threadIdx.x + blockIdx.x * blockDim.x == 0)
+    {
+      cudaGraphSetConditional (h_if, (unsigned int)*flag);
+      cudaGraphSetConditional (h_else, !*flag);
+    }
+}
+
 static __global__ void
 alternate_kernel (uint32_t *counter, int32_t *go)
 {
@@ -103,6 +156,46 @@ tgb_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
                        const int32_t *flag, int32_t *it, int32_t max)
 {
   while_tail_kernel<<<1, 1, 0, s>>> (h, flag, it, max);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_reset_set (cudaStream_t s, cudaGraphConditionalHandle h, int32_t *value,
+                      int32_t *flag, int32_t *it)
+{
+  reset_set_kernel<<<1, 1, 0, s>>> (h, value, flag, it);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_relax_set (cudaStream_t s, cudaGraphConditionalHandle h, int32_t *value,
+                      int32_t *flag, const int32_t *target, int32_t *it, int32_t max)
+{
+  relax_set_kernel<<<1, 1, 0, s>>> (h, value, flag, target, it, max);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_warp_set_if (cudaStream_t s, cudaGraphConditionalHandle h,
+                        const int32_t *flag)
+{
+  warp_set_if_kernel<<<1, 1, 0, s>>> (h, flag);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_warp_set_else (cudaStream_t s, cudaGraphConditionalHandle h,
+                          const int32_t *flag)
+{
+  warp_set_else_kernel<<<1, 1, 0, s>>> (h, flag);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_warp_set_if_else (cudaStream_t s, cudaGraphConditionalHandle h_if,
+                             cudaGraphConditionalHandle h_else, const int32_t *flag)
+{
+  warp_set_if_else_kernel<<<1, 1, 0, s>>> (h_if, h_else, flag);
   return cudaGetLastError ();
 }
 

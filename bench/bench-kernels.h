@@ -35,6 +35,27 @@ TGB_API cudaError_t tgb_launch_while_entry (cudaStream_t s,
 TGB_API cudaError_t tgb_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
                                            const int32_t *flag, int32_t *it,
                                            int32_t max);
+/* The minimal loop, whose own kernels set its WHILE's handle: reset sets
+ * *value = 0, *flag = 1, *it = 0 and handle := 1; relax does what
+ * tgb_launch_relax does, then handle := (*flag && ++*it < max). */
+TGB_API cudaError_t tgb_launch_reset_set (cudaStream_t s, cudaGraphConditionalHandle h,
+                                          int32_t *value, int32_t *flag, int32_t *it);
+TGB_API cudaError_t tgb_launch_relax_set (cudaStream_t s, cudaGraphConditionalHandle h,
+                                          int32_t *value, int32_t *flag,
+                                          const int32_t *target, int32_t *it,
+                                          int32_t max);
+/* NVIDIA Warp's set kernels: handle := *flag; handle := !*flag; and
+ * h_if := *flag, h_else := !*flag in one kernel. */
+TGB_API cudaError_t tgb_launch_warp_set_if (cudaStream_t s,
+                                            cudaGraphConditionalHandle h,
+                                            const int32_t *flag);
+TGB_API cudaError_t tgb_launch_warp_set_else (cudaStream_t s,
+                                              cudaGraphConditionalHandle h,
+                                              const int32_t *flag);
+TGB_API cudaError_t tgb_launch_warp_set_if_else (cudaStream_t s,
+                                                 cudaGraphConditionalHandle h_if,
+                                                 cudaGraphConditionalHandle h_else,
+                                                 const int32_t *flag);
 /* A simulator step's decision: *go = (++*counter is odd), so work guarded
  * by it runs at every other replay. */
 TGB_API cudaError_t tgb_launch_alternate (cudaStream_t s, uint32_t *counter,

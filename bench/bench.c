@@ -1,5 +1,5 @@
 /* bench.c: runs every benchmark section and prints one table (what, ours,
- * floor, ratio, target) plus a JSON file. */
+ * floor, ratio, target, what the floor is) plus a JSON file. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "config.h"
 #include "bench.h"
@@ -15,6 +15,7 @@ typedef struct
   char *group, *what, *unit, *floor_what;
   double ours, floor, target;
   TgBenchSense sense;
+  gboolean floor_in_run; /* FALSE: measured earlier, elsewhere */
 } Row;
 
 struct _TgBench
@@ -37,10 +38,10 @@ row_clear (gpointer data)
   g_free (r->floor_what);
 }
 
-void
-tg_bench_add (TgBench *bench, const char *group, const char *what, const char *unit,
-              double ours, double floor, const char *floor_what, TgBenchSense sense,
-              double target)
+static void
+add_row (TgBench *bench, const char *group, const char *what, const char *unit,
+         double ours, double floor, const char *floor_what, TgBenchSense sense,
+         double target, gboolean floor_in_run)
 {
   Row r = { g_strdup (group),
             g_strdup (what),
@@ -49,11 +50,28 @@ tg_bench_add (TgBench *bench, const char *group, const char *what, const char *u
             ours,
             floor,
             target,
-            sense };
+            sense,
+            floor_in_run };
 
   g_array_append_val (bench->rows, r);
-  g_print ("  %-58s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
-           floor_what);
+  g_print ("  %-58s %12.3f %-6s floor %12.3f%s (%s)\n", what, ours, unit, floor,
+           floor_in_run ? "" : "*", floor_what);
+}
+
+void
+tg_bench_add (TgBench *bench, const char *group, const char *what, const char *unit,
+              double ours, double floor, const char *floor_what, TgBenchSense sense,
+              double target)
+{
+  add_row (bench, group, what, unit, ours, floor, floor_what, sense, target, TRUE);
+}
+
+void
+tg_bench_add_earlier (TgBench *bench, const char *group, const char *what,
+                      const char *unit, double ours, double floor,
+                      const char *floor_what, TgBenchSense sense, double target)
+{
+  add_row (bench, group, what, unit, ours, floor, floor_what, sense, target, FALSE);
 }
 
 gboolean
@@ -209,6 +227,17 @@ tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error)
   return TRUE;
 }
 
+guint32
+tg_bench_read_word (const guint32 *word, cudaStream_t stream)
+{
+  guint32 host = 0;
+
+  TG_BENCH_CUDA (
+      cudaMemcpyAsync (&host, word, sizeof host, cudaMemcpyDeviceToHost, stream));
+  TG_BENCH_CUDA (cudaStreamSynchronize (stream));
+  return host;
+}
+
 static gboolean
 tiny_stage (const TgLaunch *launch, gpointer unused, GError **error)
 {
@@ -240,16 +269,29 @@ tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
   return p;
 }
 
-cudaGraphExec_t
-tg_bench_instantiate (cudaStream_t stream)
+cudaGraph_t
+tg_bench_end_capture (cudaStream_t stream)
 {
   cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
 
   TG_BENCH_CUDA (cudaStreamEndCapture (stream, &graph));
+  return graph;
+}
+
+cudaGraphExec_t
+tg_bench_instantiate_graph (cudaGraph_t graph)
+{
+  cudaGraphExec_t exec = NULL;
+
   TG_BENCH_CUDA (cudaGraphInstantiate (&exec, graph, 0));
   TG_BENCH_CUDA (cudaGraphDestroy (graph));
   return exec;
+}
+
+cudaGraphExec_t
+tg_bench_instantiate (cudaStream_t stream)
+{
+  return tg_bench_instantiate_graph (tg_bench_end_capture (stream));
 }
 
 static const char *
@@ -280,18 +322,24 @@ static void
 print_table (const TgBench *bench)
 {
   const char *group = NULL;
+  gboolean earlier = FALSE;
 
-  g_print ("\n%-58s %12s %12s %-6s %7s %8s %s\n", "what", "ours", "floor", "unit",
-           "ratio", "target", "met");
+  g_print ("\n%-58s %12s %12s %-6s %7s %8s %-3s %s\n", "what", "ours", "floor", "unit",
+           "ratio", "target", "met", "the floor");
   for (guint i = 0; i < bench->rows->len; i++)
     {
       const Row *r = &g_array_index (bench->rows, Row, i);
       if (group == NULL || !g_str_equal (group, r->group))
         g_print ("[%s]\n", group = r->group);
-      g_print ("%-58s %12.3f %12.3f %-6s %7.3f %2s%6.2f %s\n", r->what, r->ours,
-               r->floor, r->unit, r->ours / r->floor, row_bound (r),
-               r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r));
+      g_print ("%-58s %12.3f %11.3f%c %-6s %7.3f %2s%6.2f %-3s %s\n", r->what, r->ours,
+               r->floor, r->floor_in_run ? ' ' : '*', r->unit, r->ours / r->floor,
+               row_bound (r), r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
+               r->floor_what);
+      earlier |= !r->floor_in_run;
     }
+  if (earlier)
+    g_print ("* a floor measured earlier, not in this run (the floor's column says "
+             "where)\n");
 }
 
 static gboolean
@@ -305,10 +353,10 @@ write_json (const TgBench *bench, const char *path, GError **error)
       g_string_append_printf (
           s,
           "    {\"group\": \"%s\", \"what\": \"%s\", \"unit\": \"%s\", \"ours\": %.6g, "
-          "\"floor\": %.6g, \"floor_what\": \"%s\", \"ratio\": %.6g, \"target\": "
-          "\"%s%.3g\", \"met\": \"%s\"}%s\n",
+          "\"floor\": %.6g, \"floor_what\": \"%s\", \"floor_in_run\": %s, \"ratio\": "
+          "%.6g, \"target\": \"%s%.3g\", \"met\": \"%s\"}%s\n",
           r->group, r->what, r->unit, r->ours, r->floor, r->floor_what,
-          r->ours / r->floor, row_bound (r),
+          r->floor_in_run ? "true" : "false", r->ours / r->floor, row_bound (r),
           r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
           i + 1 < bench->rows->len ? "," : "");
     }
@@ -331,6 +379,7 @@ static const struct
   void (*run) (TgBench *);
 } sections[] = { { "exec", tg_bench_exec },
                  { "conditions", tg_bench_conditions },
+                 { "latency", tg_bench_latency },
                  { "seeds", tg_bench_seeds },
                  { "soak", tg_bench_soak } };
 
@@ -354,7 +403,7 @@ main (int argc, char **argv)
       = { { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
             "Write the table as JSON to FILE", "FILE" },
           { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
-            "Run one section: exec, conditions, seeds or soak", "SECTION" },
+            "Run one section: exec, conditions, latency, seeds or soak", "SECTION" },
           { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
             "Small sizes and few repeats (a smoke run)", NULL },
           { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
@@ -377,7 +426,9 @@ main (int argc, char **argv)
     }
   if (only != NULL && !section_known (only))
     {
-      g_printerr ("tg-bench: no section '%s': exec, conditions, seeds or soak\n", only);
+      g_printerr (
+          "tg-bench: no section '%s': exec, conditions, latency, seeds or soak\n",
+          only);
       return 2;
     }
   if (soak_replays == 0 || soak_replays < -1)

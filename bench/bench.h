@@ -1,5 +1,6 @@
 /* bench.h: the benchmark program's table.  Every row sets ours beside a raw
- * CUDA floor measured in the same run. */
+ * CUDA floor measured in the same run, or, marked as such, beside a figure
+ * measured earlier with another library (tg_bench_add_earlier). */
 #ifndef TG_BENCH_H
 #define TG_BENCH_H
 
@@ -21,6 +22,14 @@ typedef enum
 void tg_bench_add (TgBench *bench, const char *group, const char *what,
                    const char *unit, double ours, double floor, const char *floor_what,
                    TgBenchSense sense, double target);
+
+/* tg_bench_add for a row whose @floor was not measured in this run but
+ * earlier, with another library (@floor_what says which, where and when):
+ * the table marks it, the JSON says "floor_in_run": false.  A measurement
+ * shown beside several floors is several rows, one floor each. */
+void tg_bench_add_earlier (TgBench *bench, const char *group, const char *what,
+                           const char *unit, double ours, double floor,
+                           const char *floor_what, TgBenchSense sense, double target);
 
 /* Scales chosen by the command line (--quick for a smoke run). */
 gboolean tg_bench_quick (const TgBench *bench);
@@ -59,6 +68,10 @@ void tg_bench_wall_us_alternated (const TgBenchFunc *fns, guint n_fns, gpointer 
 
 /* Ends the capture on @stream and instantiates it (the graph is destroyed). */
 cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
+/* The two halves of it: the capture's graph, so that its shape can be
+ * checked first; and its instantiation, which destroys @graph. */
+cudaGraph_t tg_bench_end_capture (cudaStream_t stream);
+cudaGraphExec_t tg_bench_instantiate_graph (cudaGraph_t graph);
 
 /* Aborts with a message when a CUDA call fails. */
 #define TG_BENCH_CUDA(call)                                                            \
@@ -80,6 +93,10 @@ void tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize 
  * declared: the work of every benchmark's stages and bodies. */
 gboolean tg_bench_tiny_kernels (const TgLaunch *launch, guint n, GError **error);
 
+/* The word that small kernels bump (once each), read once the work on
+ * @stream is done: the difference of two reads counts the kernels that ran. */
+guint32 tg_bench_read_word (const guint32 *word, cudaStream_t stream);
+
 /* A producer of @n_stages DEVICE stages, each one small kernel on @word
  * (bound as "word", declared by every stage). */
 TgProducer *tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages);
@@ -94,6 +111,32 @@ void tg_bench_hand_conditional (cudaStream_t s, cudaGraphConditionalHandle h,
                                 cudaGraph_t *bodies);
 void tg_bench_hand_begin_body (cudaStream_t side, cudaGraph_t body);
 void tg_bench_hand_end_body (cudaStream_t side);
+/* @n small kernels on @s (the floor of @n tiny stages). */
+void tg_bench_hand_tiny (cudaStream_t s, guint32 *word, guint n);
+
+/* The shape of a graph, so that each hand-built floor is checked to be the
+ * topology it claims before it is timed: one letter per node along its
+ * chain of dependencies from its one root (k kernel, c conditional node,
+ * g child graph, e empty, ? other), and a note when the graph is not one
+ * chain (free with g_free).  The bodies of a conditional node are graphs of
+ * their own: check them through the handles the node gave. */
+char *tg_bench_graph_chain (cudaGraph_t graph);
+/* Aborts unless tg_bench_graph_chain (@graph) is @chain; @what names the
+ * graph in the message. */
+void tg_bench_assert_chain (cudaGraph_t graph, const char *chain, const char *what);
+
+/* Warp-shaped floors (warp.c): what NVIDIA Warp adds to the capture on @s
+ * for wp.capture_if, a set kernel then an IF node per branch given (its
+ * body in @if_body or @else_body; one of them may be NULL), and for
+ * wp.capture_while, a set kernel then a WHILE node (its body in @body), whose
+ * handle is returned for the set kernel that ends the body
+ * (tg_bench_warp_set_condition).  @flag is the int32 condition. */
+void tg_bench_warp_insert_if_else (cudaStream_t s, const gint32 *flag,
+                                   cudaGraph_t *if_body, cudaGraph_t *else_body);
+cudaGraphConditionalHandle
+tg_bench_warp_insert_while (cudaStream_t s, const gint32 *flag, cudaGraph_t *body);
+void tg_bench_warp_set_condition (cudaStream_t s, const gint32 *flag,
+                                  cudaGraphConditionalHandle h);
 
 /* The relaxation loop (loop.c): device buffers, then the same work as
  * TrackGen stages and by hand.  Converges after @iters iterations. */
@@ -111,12 +154,28 @@ void tg_bench_loop_clear (TgBenchLoop *loop);
  * buffers. */
 void tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop);
 /* The floor of those stages, in a capture on @s: reset, then a WHILE node
- * whose body is captured on @side. */
-void tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop);
+ * whose body is captured on @side; returns the body (owned by the graph).
+ * The same nodes as TrackGen's loop: a set kernel before the WHILE and at
+ * the end of its body, both keeping the cap's counter. */
+cudaGraph_t tg_bench_hand_relax (cudaStream_t s, cudaStream_t side,
+                                 const TgBenchLoop *loop);
+/* The minimal floor of those stages, what is strictly needed: the reset and
+ * the relaxation set the WHILE's handle themselves (the cap folded into the
+ * relaxation's write), so no set kernel runs. */
+cudaGraph_t tg_bench_minimal_relax (cudaStream_t s, cudaStream_t side,
+                                    const TgBenchLoop *loop);
+/* The Warp-shaped floor of those stages: reset, then what wp.capture_while
+ * adds (warp.c) with the relaxation as its body; no cap. */
+cudaGraph_t tg_bench_warp_relax (cudaStream_t s, cudaStream_t side,
+                                 const TgBenchLoop *loop);
+/* Whether the loop's last run did its work: @loop->iters iterations, then
+ * stopped.  Synchronizes @stream. */
+gboolean tg_bench_loop_converged (const TgBenchLoop *loop, cudaStream_t stream);
 
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);
 void tg_bench_conditions (TgBench *bench);
+void tg_bench_latency (TgBench *bench);
 void tg_bench_seeds (TgBench *bench);
 void tg_bench_soak (TgBench *bench);
 

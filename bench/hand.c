@@ -1,6 +1,7 @@
 /* hand.c: raw CUDA floors built by hand: conditional nodes added to a
  * capturing stream's graph, their bodies captured on a side stream with
- * cudaStreamBeginCaptureToGraph (what TrackGen does, without TrackGen). */
+ * cudaStreamBeginCaptureToGraph (what TrackGen does, without TrackGen); and
+ * the check that a floor built so is the topology it claims. */
 #include "config.h"
 #include "bench.h"
 #include "bench-kernels.h"
@@ -56,4 +57,100 @@ tg_bench_hand_end_body (cudaStream_t side)
   cudaGraph_t body = NULL;
 
   TG_BENCH_CUDA (cudaStreamEndCapture (side, &body));
+}
+
+void
+tg_bench_hand_tiny (cudaStream_t s, guint32 *word, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    TG_BENCH_CUDA (tgb_launch_tiny (s, word));
+}
+
+static char
+node_letter (cudaGraphNode_t node)
+{
+  enum cudaGraphNodeType type;
+
+  TG_BENCH_CUDA (cudaGraphNodeGetType (node, &type));
+  switch (type)
+    {
+    case cudaGraphNodeTypeKernel:
+      return 'k';
+    case cudaGraphNodeTypeConditional:
+      return 'c';
+    case cudaGraphNodeTypeGraph:
+      return 'g';
+    case cudaGraphNodeTypeEmpty:
+      return 'e';
+    default:
+      return '?';
+    }
+}
+
+char *
+tg_bench_graph_chain (cudaGraph_t graph)
+{
+  GString *chain = g_string_new (NULL);
+  size_t n = 0, n_roots = 0, n_edges = 0, visited = 0;
+  g_autofree cudaGraphNode_t *roots = NULL;
+  g_autofree cudaGraphNode_t *from = NULL;
+  g_autofree cudaGraphNode_t *to = NULL;
+  g_autofree cudaGraphEdgeData *edges = NULL;
+  cudaGraphNode_t node;
+
+  TG_BENCH_CUDA (cudaGraphGetNodes (graph, NULL, &n));
+  if (n == 0)
+    return g_string_free (chain, FALSE);
+  TG_BENCH_CUDA (cudaGraphGetRootNodes (graph, NULL, &n_roots));
+  roots = g_new0 (cudaGraphNode_t, MAX (n_roots, 1));
+  TG_BENCH_CUDA (cudaGraphGetRootNodes (graph, roots, &n_roots));
+  TG_BENCH_CUDA (cudaGraphGetEdges (graph, NULL, NULL, NULL, &n_edges));
+  from = g_new0 (cudaGraphNode_t, MAX (n_edges, 1));
+  to = g_new0 (cudaGraphNode_t, MAX (n_edges, 1));
+  /* With the edge data asked for, an edge that is not a plain dependency
+   * cannot fail the query. */
+  edges = g_new0 (cudaGraphEdgeData, MAX (n_edges, 1));
+  if (n_edges > 0)
+    TG_BENCH_CUDA (cudaGraphGetEdges (graph, from, to, edges, &n_edges));
+  if (n_roots != 1)
+    {
+      g_string_append_printf (chain, "(%zu roots)", n_roots);
+      return g_string_free (chain, FALSE);
+    }
+  for (node = roots[0]; node != NULL && visited < n; visited++)
+    {
+      cudaGraphNode_t next = NULL;
+      guint n_next = 0;
+
+      g_string_append_c (chain, node_letter (node));
+      for (size_t i = 0; i < n_edges; i++)
+        if (from[i] == node)
+          {
+            next = to[i];
+            n_next++;
+          }
+      if (n_next > 1)
+        {
+          g_string_append_c (chain, '<');
+          visited++;
+          break;
+        }
+      node = next;
+    }
+  /* A walk from the one root that visits every node over n - 1 edges is a
+   * chain: nothing runs beside it. */
+  if (visited != n || n_edges != n - 1)
+    g_string_append_printf (chain, " (not one chain: %zu nodes, %zu edges)", n,
+                            n_edges);
+  return g_string_free (chain, FALSE);
+}
+
+void
+tg_bench_assert_chain (cudaGraph_t graph, const char *chain, const char *what)
+{
+  g_autofree char *built = tg_bench_graph_chain (graph);
+
+  if (!g_str_equal (built, chain))
+    g_error ("bench: %s is %s, not %s: the floor is not the topology it claims", what,
+             built, chain);
 }

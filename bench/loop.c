@@ -1,7 +1,8 @@
 /* loop.c: the relaxation loop of the condition and soak benchmarks, as
- * TrackGen stages and as its raw CUDA floor.  A reset sets value = 0 and
- * flag = 1; each iteration bumps value and clears flag once value reaches
- * target, so the loop converges after target iterations. */
+ * TrackGen stages and as its raw CUDA floors (our topology, the minimal one,
+ * Warp's).  A reset sets value = 0 and flag = 1; each iteration bumps value
+ * and clears flag once value reaches target, so the loop converges after
+ * target iterations. */
 #include "config.h"
 #include "bench.h"
 #include "bench-kernels.h"
@@ -72,7 +73,7 @@ tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop)
   tg_bench_bind (p, "status", loop->status, sizeof *loop->status);
 }
 
-void
+cudaGraph_t
 tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
 {
   cudaGraphConditionalHandle h;
@@ -87,4 +88,46 @@ tg_bench_hand_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
   TG_BENCH_CUDA (
       tgb_launch_while_tail (side, h, loop->flag, loop->it, loop->iters + 1));
   tg_bench_hand_end_body (side);
+  return body;
+}
+
+cudaGraph_t
+tg_bench_minimal_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
+{
+  cudaGraphConditionalHandle h = tg_bench_hand_handle (s);
+  cudaGraph_t body;
+
+  TG_BENCH_CUDA (tgb_launch_reset_set (s, h, loop->value, loop->flag, loop->it));
+  tg_bench_hand_conditional (s, h, cudaGraphCondTypeWhile, 1, &body);
+  tg_bench_hand_begin_body (side, body);
+  TG_BENCH_CUDA (tgb_launch_relax_set (side, h, loop->value, loop->flag, loop->target,
+                                       loop->it, loop->iters + 1));
+  tg_bench_hand_end_body (side);
+  return body;
+}
+
+cudaGraph_t
+tg_bench_warp_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
+{
+  cudaGraphConditionalHandle h;
+  cudaGraph_t body;
+
+  TG_BENCH_CUDA (tgb_launch_reset (s, loop->value, loop->flag));
+  h = tg_bench_warp_insert_while (s, loop->flag, &body);
+  tg_bench_hand_begin_body (side, body);
+  TG_BENCH_CUDA (tgb_launch_relax (side, loop->value, loop->flag, loop->target));
+  tg_bench_warp_set_condition (side, loop->flag, h);
+  tg_bench_hand_end_body (side);
+  return body;
+}
+
+gboolean
+tg_bench_loop_converged (const TgBenchLoop *loop, cudaStream_t stream)
+{
+  gint32 words[2] = { -1, -1 }; /* flag, value: side by side on the device */
+
+  TG_BENCH_CUDA (cudaMemcpyAsync (words, loop->flag, sizeof words,
+                                  cudaMemcpyDeviceToHost, stream));
+  TG_BENCH_CUDA (cudaStreamSynchronize (stream));
+  return words[0] == 0 && words[1] == loop->iters;
 }
