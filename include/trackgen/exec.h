@@ -829,6 +829,15 @@ cudaGraph_t tg_launch_get_capture_graph (const TgLaunch *launch);
  */
 guint tg_launch_get_depth (const TgLaunch *launch);
 /**
+ * Which case of a switch is running, so that one function can serve several
+ * cases (a binding of another language, a table of cases that differ only
+ * by a parameter).
+ * @param launch a launch context
+ * @return the case of the innermost switch whose body is running (a SWITCH
+ *         stage's or tg_launch_switch()'s), or -1 outside any
+ */
+gint tg_launch_get_case (const TgLaunch *launch);
+/**
  * Looks up a binding the running stage declared (tg_producer_declare_binding(),
  * or its condition, loop or switch binding).  Bound and large enough, or the
  * call would not have started.  The bodies a stage runs through

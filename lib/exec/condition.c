@@ -27,13 +27,16 @@ typedef struct
   TgLoopStatus *status; /* WHILE */
 } Conditional;
 
-/* The launch context a body runs in: one level deeper than @launch's. */
+/* The launch context body @i of @c runs in: one level deeper than
+ * @launch's, and in a switch's case @i. */
 static TgLaunch
-body_launch (const TgLaunch *launch)
+body_launch (const TgLaunch *launch, const Conditional *c, guint i)
 {
   TgLaunch inner = *launch;
 
   inner.depth++;
+  if (c->kind == COND_SWITCH)
+    inner.switch_case = (gint)i;
   return inner;
 }
 
@@ -84,7 +87,7 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
 
   if (!tg__capture_begin_body (side, body_graph, launch->mode, error))
     return FALSE;
-  inner = body_launch (launch);
+  inner = body_launch (launch, c, i);
   inner.stream = side;
   ok = tg__capture_query (side, &info, error);
   inner.capture_id = info.id;
@@ -143,7 +146,7 @@ eager (const TgLaunch *launch, const Conditional *c, gpointer data, GError **err
     i = value >= 0 ? (guint)value : G_MAXUINT;
   if (i >= c->n_bodies)
     return TRUE;
-  inner = body_launch (launch);
+  inner = body_launch (launch, c, i);
   return c->bodies[i](&inner, data, error);
 }
 
@@ -178,12 +181,11 @@ tg__condition_while (const TgLaunch *launch, const gint32 *flag, guint max_iters
   TgLoopStatus now = { 0, TG_LOOP_END_NONE };
   TgLaunch inner;
 
+  Conditional c = { COND_WHILE, "loop", flag, 1, &body, max_iters, status };
+
   if (launch->capturing)
-    {
-      Conditional c = { COND_WHILE, "loop", flag, 1, &body, max_iters, status };
-      return captured (launch, &c, data, error);
-    }
-  inner = body_launch (launch);
+    return captured (launch, &c, data, error);
+  inner = body_launch (launch, &c, 0);
   if (!TG_CUDA_OK (tg__launch_loop_entry (launch->stream, 0, FALSE, flag, status),
                    error)
       || !tg__producer_readback (p, launch->stream, status, sizeof now, &now, error))

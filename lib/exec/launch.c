@@ -67,6 +67,13 @@ tg_launch_get_depth (const TgLaunch *launch)
   return launch->depth;
 }
 
+gint
+tg_launch_get_case (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, -1);
+  return launch->switch_case;
+}
+
 static gboolean
 declared (const TgStage *stage, const char *name)
 {

@@ -103,6 +103,7 @@ struct _TgLaunch
   cudaGraph_t capture_graph;
   enum cudaStreamCaptureMode mode; /* for body captures */
   guint depth;
+  gint switch_case; /* the case of the innermost switch running, or -1 */
   /* RECORD: the caller's capturing stream, checked after every stage, so a
    * stage that broke the caller's capture is named. */
   cudaStream_t caller;

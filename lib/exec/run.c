@@ -318,6 +318,7 @@ launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r, GPtrArray **k
 {
   *launch = (TgLaunch){ 0 };
   launch->producer = p;
+  launch->switch_case = -1;
   launch->kept = kept;
   launch->stream = r->stream;
   launch->policy = r->policy;
