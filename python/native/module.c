@@ -47,7 +47,8 @@ native_exec (PyObject *module)
 {
   NativeState *state = native_state (module);
 
-  state->libtrackgen_version = PyUnicode_FromString (tg_policy_to_string (TG_POLICY_AUTO));
+  state->libtrackgen_version
+      = PyUnicode_FromString (tg_policy_to_string (TG_POLICY_AUTO));
   if (state->libtrackgen_version == NULL)
     return -1;
   /* version.h comes from the configure run that built the archives too. */
@@ -86,7 +87,7 @@ static PyModuleDef_Slot native_slots[] = {
 PyDoc_STRVAR (native_doc, "libtrackgen's C API for the track_gen package (internal).");
 
 static struct PyModuleDef native_module = {
-  PyModuleDef_HEAD_INIT,
+  .m_base = PyModuleDef_HEAD_INIT,
   .m_name = "track_gen._native",
   .m_doc = native_doc,
   .m_size = sizeof (NativeState),
