@@ -1,75 +1,174 @@
 /* module.c: track_gen._native, the one native module of the Python package,
  * over the three archives.  C on the stable ABI (one build for every CPython
  * >= 3.10), with multi-phase initialization and per-module state, as
- * CPython's Modules/xxlimited.c does, so that nothing lives in C globals and
- * the module can be loaded more than once (subinterpreters, reloads). */
-#define Py_LIMITED_API 0x030A0000
-#include <Python.h>
+ * CPython's Modules/xxlimited.c does: the types and the exception classes
+ * live in the module's state, never in C globals. */
+#include "native.h"
 
-#include <trackgen/trackgen.h>
-
-/* What one loaded instance of the module owns. */
-typedef struct
-{
-  /* The string _libtrackgen_version() returns, made once by the archives. */
-  PyObject *libtrackgen_version;
-} NativeState;
-
-static NativeState *
-native_state (PyObject *module)
+static TgpyState *
+state_of_module (PyObject *module)
 {
   return PyModule_GetState (module);
 }
 
-PyDoc_STRVAR (libtrackgen_version_doc,
-              "_libtrackgen_version($module, /)\n--\n\n"
-              "The name libtrackgen-exec.a gives to the AUTO policy (\"auto\").\n\n"
-              "libtrackgen has no run-time version call yet: this one proves that\n"
-              "the archives are linked into the module and answer.");
+TgpyState *
+tgpy_state_of_type (PyTypeObject *type)
+{
+  /* A Python subclass has no module: its native base has. */
+  for (PyTypeObject *t = type; t != NULL;
+       t = (PyTypeObject *)PyType_GetSlot (t, Py_tp_base))
+    {
+      void *state;
+
+      if (!(PyType_GetFlags (t) & Py_TPFLAGS_HEAPTYPE))
+        break;
+      if ((state = PyType_GetModuleState (t)) != NULL)
+        return state;
+      PyErr_Clear ();
+    }
+  PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
+  return NULL;
+}
+
+/* The classes of track_gen/_errors.py, which imports nothing of ours. */
+static int
+load_errors (TgpyState *state)
+{
+  static const struct
+  {
+    const char *name;
+    size_t offset;
+  } classes[] = {
+    { "TrackGenError", offsetof (TgpyState, error) },
+    { "CaptureError", offsetof (TgpyState, capture_error) },
+    { "NotCapturableError", offsetof (TgpyState, not_capturable_error) },
+    { "LegacyPluginStreamError", offsetof (TgpyState, legacy_error) },
+    { "CudaError", offsetof (TgpyState, cuda_error) },
+    { "ArgumentError", offsetof (TgpyState, argument_error) },
+    { "StateError", offsetof (TgpyState, state_error) },
+    { "StageError", offsetof (TgpyState, stage_error) },
+    { "RebindAfterCaptureWarning", offsetof (TgpyState, rebind_warning) },
+  };
+  PyObject *errors = PyImport_ImportModule ("track_gen._errors");
+
+  if (errors == NULL)
+    return -1;
+  for (size_t i = 0; i < G_N_ELEMENTS (classes); i++)
+    {
+      PyObject **slot = (PyObject **)((char *)state + classes[i].offset);
+      if ((*slot = PyObject_GetAttrString (errors, classes[i].name)) == NULL)
+        {
+          Py_DECREF (errors);
+          return -1;
+        }
+    }
+  Py_DECREF (errors);
+  return 0;
+}
 
 static PyObject *
-native_libtrackgen_version (PyObject *module, PyObject *unused)
+native_at_exit (PyObject *module, PyObject *unused)
 {
-  PyObject *version = native_state (module)->libtrackgen_version;
+  tgpy_finalizing ();
+  Py_RETURN_NONE;
+}
 
-  Py_INCREF (version);
-  return version;
+/* Once the interpreter finalizes, releases from TrackGen's reaper thread
+ * must not take the GIL: an atexit hook says when. */
+static int
+register_at_exit (PyObject *module)
+{
+  PyObject *atexit = PyImport_ImportModule ("atexit");
+  PyObject *hook = PyObject_GetAttrString (module, "_at_exit");
+  PyObject *r = NULL;
+
+  if (atexit != NULL && hook != NULL)
+    r = PyObject_CallMethod (atexit, "register", "O", hook);
+  Py_XDECREF (atexit);
+  Py_XDECREF (hook);
+  Py_XDECREF (r);
+  return r != NULL ? 0 : -1;
+}
+
+static PyObject *
+native_set_stage_runner (PyObject *module, PyObject *runner)
+{
+  TgpyState *state = state_of_module (module);
+
+  if (runner != Py_None && !PyCallable_Check (runner))
+    return tgpy_argument_error (PyExc_TypeError, "runner", "not callable");
+  Py_XDECREF (state->runner);
+  state->runner = runner != Py_None ? runner : NULL;
+  Py_XINCREF (state->runner);
+  Py_RETURN_NONE;
 }
 
 static PyMethodDef native_methods[] = {
-  { "_libtrackgen_version", native_libtrackgen_version, METH_NOARGS,
-    libtrackgen_version_doc },
+  { "_at_exit", native_at_exit, METH_NOARGS,
+    "_at_exit()\n--\n\nTells the module that the interpreter is finalizing." },
+  { "_set_stage_runner", native_set_stage_runner, METH_O,
+    "_set_stage_runner(runner, /)\n--\n\nMakes ``runner(func, ctx)`` call every "
+    "stage, body and host stage written in Python; None calls ``func(ctx)``." },
   { NULL, NULL, 0, NULL },
 };
 
 static int
 native_exec (PyObject *module)
 {
-  NativeState *state = native_state (module);
+  TgpyState *state = state_of_module (module);
 
-  state->libtrackgen_version
-      = PyUnicode_FromString (tg_policy_to_string (TG_POLICY_AUTO));
-  if (state->libtrackgen_version == NULL)
+  tgpy_log_init ();
+  if (load_errors (state) < 0 || tgpy_producer_init_type (module, state) < 0
+      || tgpy_launch_init_types (module, state) < 0
+      || tgpy_condition_init_type (module, state) < 0
+      || tgpy_seeds_init_type (module, state) < 0
+      || tgpy_interop_init (module, state) < 0 || register_at_exit (module) < 0)
     return -1;
   /* version.h comes from the configure run that built the archives too. */
-  return PyModule_AddStringConstant (module, "__version__", TG_VERSION_STRING);
+  if (PyModule_AddStringConstant (module, "__version__", TG_VERSION_STRING) < 0
+      || PyModule_AddObjectRef (module, "UNCONDITIONAL", state->unconditional) < 0)
+    return -1;
+  return 0;
 }
+
+#define STATE_OBJECTS(X)                                                               \
+  X (error)                                                                            \
+  X (capture_error)                                                                    \
+  X (not_capturable_error)                                                             \
+  X (legacy_error)                                                                     \
+  X (cuda_error)                                                                       \
+  X (argument_error)                                                                   \
+  X (state_error)                                                                      \
+  X (stage_error)                                                                      \
+  X (rebind_warning)                                                                   \
+  X (producer_type)                                                                    \
+  X (launch_type)                                                                      \
+  X (host_ops_type)                                                                    \
+  X (condition_type)                                                                   \
+  X (seed_state_type)                                                                  \
+  X (scope_type)                                                                       \
+  X (unconditional)                                                                    \
+  X (runner)
 
 static int
 native_traverse (PyObject *module, visitproc visit, void *arg)
 {
-  NativeState *state = native_state (module);
+  TgpyState *state = state_of_module (module);
 
-  Py_VISIT (state->libtrackgen_version);
+#define VISIT(field) Py_VISIT (state->field);
+  STATE_OBJECTS (VISIT)
+#undef VISIT
   return 0;
 }
 
 static int
 native_clear (PyObject *module)
 {
-  NativeState *state = native_state (module);
+  TgpyState *state = state_of_module (module);
 
-  Py_CLEAR (state->libtrackgen_version);
+#define CLEAR(field) Py_CLEAR (state->field);
+  STATE_OBJECTS (CLEAR)
+#undef CLEAR
   return 0;
 }
 
@@ -84,18 +183,14 @@ static PyModuleDef_Slot native_slots[] = {
   { 0, NULL },
 };
 
-PyDoc_STRVAR (native_doc, "libtrackgen's C API for the track_gen package (internal).");
+PyDoc_STRVAR (native_doc, "libtrackgen's C API for the track_gen package (internal): "
+                          "track_gen.exec, track_gen.seeds and track_gen.interop "
+                          "give it its public shape.");
 
 static struct PyModuleDef native_module = {
-  .m_base = PyModuleDef_HEAD_INIT,
-  .m_name = "track_gen._native",
-  .m_doc = native_doc,
-  .m_size = sizeof (NativeState),
-  .m_methods = native_methods,
-  .m_slots = native_slots,
-  .m_traverse = native_traverse,
-  .m_clear = native_clear,
-  .m_free = native_free,
+  PyModuleDef_HEAD_INIT,         .m_name = "track_gen._native", .m_doc = native_doc,
+  .m_size = sizeof (TgpyState),  .m_methods = native_methods,   .m_slots = native_slots,
+  .m_traverse = native_traverse, .m_clear = native_clear,       .m_free = native_free,
 };
 
 /* The only symbol the shared object exports (python/native/native.map). */

@@ -1,9 +1,16 @@
 """TrackGen's execution layer for Python, over libtrackgen.
 
+- :mod:`track_gen.exec`: producers, policies, launch contexts, the own-graph
+  runner, conditions and loops, host operations, errors;
+- :mod:`track_gen.seeds`: per-env seeds and device-side epochs;
+- :mod:`track_gen.interop`: captures TrackGen did not begin, and lifetimes
+  tied to graphs; :mod:`track_gen.interop.torch` for ``torch.cuda.graph``.
+
 Importing track_gen never imports torch: torch is for
-track_gen.interop.torch alone, which imports it where a torch object is
-passed.
+track_gen.interop.torch alone, which is imported where a torch object is
+passed (a stage run while torch is loaded uses it).
 """
 from track_gen._native import __version__
+from track_gen import exec, seeds  # noqa: F401  (the modules of the reference)
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "exec", "seeds"]

@@ -1,0 +1,224 @@
+/* errors.c: GErrors as Python exceptions, and Python exceptions raised in
+ * callbacks as GErrors.  The classes live in track_gen/_errors.py; each
+ * instance carries the GError's domain (its quark's name), code and
+ * message. */
+#include "native.h"
+
+#include <stdarg.h>
+
+GQuark
+tgpy_python_error_quark (void)
+{
+  /* Once per process, under the GIL: every caller holds it. */
+  static GQuark q;
+
+  if (q == 0)
+    q = g_quark_from_static_string ("tg-python-error-quark");
+  return q;
+}
+
+/* The stash of the native call running libtrackgen on this thread. */
+static _Thread_local PyObject *stash;
+
+void
+tgpy_call_begin (TgpyCall *call)
+{
+  call->outer = stash;
+  stash = NULL;
+}
+
+/* The exception raised now, normalized, with its traceback (new reference). */
+static PyObject *
+fetch (void)
+{
+  PyObject *type, *value, *traceback;
+
+  PyErr_Fetch (&type, &value, &traceback);
+  PyErr_NormalizeException (&type, &value, &traceback);
+  if (traceback != NULL)
+    PyException_SetTraceback (value, traceback);
+  Py_XDECREF (type);
+  Py_XDECREF (traceback);
+  return value;
+}
+
+/* An int attribute of @obj, or @fallback. */
+static long
+int_attr (PyObject *obj, const char *name, long fallback)
+{
+  PyObject *v = PyObject_GetAttrString (obj, name);
+  long n = fallback;
+
+  if (v != NULL && PyLong_Check (v))
+    n = PyLong_AsLong (v);
+  Py_XDECREF (v);
+  PyErr_Clear ();
+  return n;
+}
+
+void
+tgpy_exception_stash (GError **error)
+{
+  PyObject *exc = fetch ();
+  PyObject *text = exc != NULL ? PyObject_Str (exc) : NULL;
+  PyObject *domain = exc != NULL ? PyObject_GetAttrString (exc, "domain") : NULL;
+  PyObject *type_name
+      = exc != NULL ? PyObject_GetAttrString ((PyObject *)Py_TYPE (exc), "__name__")
+                    : NULL;
+  const char *message = text != NULL ? PyUnicode_AsUTF8AndSize (text, NULL) : NULL;
+  const char *name
+      = type_name != NULL ? PyUnicode_AsUTF8AndSize (type_name, NULL) : NULL;
+  GQuark quark = tgpy_python_error_quark ();
+  gint code = 0;
+
+  PyErr_Clear ();
+  /* TrackGen's own error, raised through a nested call: keep what it is. */
+  if (domain != NULL && PyUnicode_Check (domain))
+    {
+      quark = g_quark_from_string (PyUnicode_AsUTF8AndSize (domain, NULL));
+      code = (gint)int_attr (exc, "code", 0);
+    }
+  PyErr_Clear ();
+  if (error != NULL && *error == NULL)
+    {
+      if (quark == tgpy_python_error_quark ())
+        *error = g_error_new (quark, code, "%s: %s", name != NULL ? name : "exception",
+                              message != NULL ? message : "");
+      else
+        *error = g_error_new_literal (quark, code, message != NULL ? message : "");
+    }
+  /* The first exception of a call is its cause; later ones are dropped. */
+  if (stash == NULL)
+    stash = exc;
+  else
+    Py_XDECREF (exc);
+  Py_XDECREF (text);
+  Py_XDECREF (type_name);
+  Py_XDECREF (domain);
+}
+
+/* The class for @error's domain and code. */
+static PyObject *
+error_class (TgpyState *state, const GError *error)
+{
+  if (error->domain == TG_CAPTURE_ERROR)
+    switch (error->code)
+      {
+      case TG_CAPTURE_ERROR_NOT_CAPTURABLE:
+        return state->not_capturable_error;
+      case TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM:
+        return state->legacy_error;
+      default:
+        return state->capture_error;
+      }
+  if (error->domain == TG_CUDA_ERROR)
+    return state->cuda_error;
+  if (error->domain == TG_ARGUMENT_ERROR)
+    return state->argument_error;
+  if (error->domain == TG_STATE_ERROR)
+    return state->state_error;
+  if (error->domain == tgpy_python_error_quark ())
+    return state->stage_error;
+  return state->error;
+}
+
+PyObject *
+tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
+{
+  PyObject *exc
+      = PyObject_CallFunction (error_class (state, error), "ssi", error->message,
+                               g_quark_to_string (error->domain), error->code);
+
+  g_error_free (error);
+  if (exc != NULL)
+    {
+      if (cause != NULL)
+        PyException_SetCause (exc, cause); /* steals it */
+      PyErr_SetObject ((PyObject *)Py_TYPE (exc), exc);
+      Py_DECREF (exc);
+    }
+  else
+    Py_XDECREF (cause);
+  return NULL;
+}
+
+int
+tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error)
+{
+  PyObject *raised = stash;
+
+  stash = call->outer;
+  if (!ok)
+    {
+      tgpy_raise (state, error, raised);
+      return -1;
+    }
+  g_clear_error (&error);
+  if (raised == NULL)
+    return 0;
+  /* The call succeeded, but a callback raised (a warning made an error). */
+  PyErr_SetObject ((PyObject *)Py_TYPE (raised), raised);
+  Py_DECREF (raised);
+  return -1;
+}
+
+PyObject *
+tgpy_argument_error (PyObject *type, const char *what, const char *format, ...)
+{
+  va_list args;
+  char *message;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  PyErr_Format (type, "%s: %s", what, message);
+  g_free (message);
+  return NULL;
+}
+
+/* libtrackgen reports a misuse with a critical in log domain "TrackGen"
+ * (GLib's g_return_if_fail): made on a thread inside a native call, it is
+ * kept for that call to raise; elsewhere (the reaper's failed releases) it
+ * goes to stderr as GLib would print it. */
+static _Thread_local char *critical;
+
+static void
+log_handler (const char *domain, GLogLevelFlags level, const char *message,
+             gpointer data)
+{
+  if ((level & G_LOG_LEVEL_CRITICAL) && critical == NULL)
+    {
+      critical = g_strdup (message);
+      return;
+    }
+  g_log_default_handler (domain, level, message, data);
+}
+
+void
+tgpy_log_init (void)
+{
+  static gsize done;
+
+  if (g_once_init_enter (&done))
+    {
+      g_log_set_handler ("TrackGen", G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING,
+                         log_handler, NULL);
+      g_once_init_leave (&done, 1);
+    }
+}
+
+void
+tgpy_critical_reset (void)
+{
+  g_clear_pointer (&critical, g_free);
+}
+
+int
+tgpy_critical_check (void)
+{
+  if (critical == NULL)
+    return 0;
+  PyErr_Format (PyExc_ValueError, "refused by libtrackgen: %s", critical);
+  g_clear_pointer (&critical, g_free);
+  return -1;
+}

@@ -1,0 +1,399 @@
+/* interop.c: captures TrackGen did not begin (CaptureScope), and what a
+ * graph retains: producers, seed states, any Python object.  Plus the
+ * module's stream and diagnostics functions. */
+#include "native.h"
+
+/* ------------------------------------------------------------------------ */
+/* CaptureScope                                                              */
+
+typedef struct
+{
+  PyObject_HEAD TgCaptureScope *scope; /* NULL once freed */
+} TgpyScope;
+
+static PyObject *
+scope_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "stream", "mode", NULL };
+  TgpyState *state = tgpy_state_of_type (type);
+  allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
+  PyObject *stream_obj;
+  int mode = cudaStreamCaptureModeGlobal;
+  cudaStream_t stream;
+  GError *error = NULL;
+  TgCaptureScope *scope;
+  TgpyScope *self;
+
+  if (state == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|i:CaptureScope", names,
+                                       &stream_obj, &mode)
+      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed)
+    return tgpy_argument_error (PyExc_ValueError, "mode",
+                                "%d is not a capture mode (0 global, 1 thread_local, 2 "
+                                "relaxed)",
+                                mode);
+  /* A scope belongs to the calling thread: no GIL release around it. */
+  if ((scope = tg_capture_scope_begin (stream, mode, &error)) == NULL)
+    return tgpy_raise (state, error, NULL);
+  if ((self = (TgpyScope *)alloc (type, 0)) == NULL)
+    {
+      tg_capture_scope_free (scope);
+      return NULL;
+    }
+  self->scope = scope;
+  return (PyObject *)self;
+}
+
+static PyObject *
+scope_end (TgpyScope *self, PyObject *unused)
+{
+  GError *error = NULL;
+
+  if (self->scope == NULL)
+    Py_RETURN_NONE;
+  if (!tg_capture_scope_end (self->scope, &error))
+    return tgpy_raise (tgpy_state_of (self), error, NULL);
+  g_clear_pointer (&self->scope, tg_capture_scope_free);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+scope_get_capture_id (TgpyScope *self, void *closure)
+{
+  if (self->scope == NULL)
+    Py_RETURN_NONE;
+  return PyLong_FromUnsignedLongLong (tg_capture_scope_get_capture_id (self->scope));
+}
+
+static void
+scope_dealloc (TgpyScope *self)
+{
+  PyTypeObject *type = Py_TYPE (self);
+  freefunc free = PyType_GetSlot (type, Py_tp_free);
+
+  /* Ended on its own thread, or left registered with a critical. */
+  if (self->scope != NULL)
+    tg_capture_scope_free (self->scope);
+  free (self);
+  Py_DECREF (type);
+}
+
+static PyMethodDef scope_methods[] = {
+  { "end", (PyCFunction)scope_end, METH_NOARGS,
+    "end()\n--\n\nEnds the registration (tg_capture_scope_end()), on the thread that "
+    "began it; ending twice is a no-op." },
+  { NULL },
+};
+
+static PyGetSetDef scope_getset[] = {
+  { "capture_id", (getter)scope_get_capture_id, NULL,
+    "The id of the capture registered, or None once ended.", NULL },
+  { NULL },
+};
+
+static PyType_Slot scope_slots[] = {
+  { Py_tp_doc, "CaptureScope(stream, mode=0)\n--\n\nRegisters the capture in progress "
+               "on *stream* for the calling thread (tg_capture_scope_begin()): calls "
+               "that name no stream record into it, and every producer recorded into "
+               "it is retained by its graph.  *mode* is the mode it was begun with." },
+  { Py_tp_new, scope_new },
+  { Py_tp_dealloc, scope_dealloc },
+  { Py_tp_methods, scope_methods },
+  { Py_tp_getset, scope_getset },
+  { 0, NULL },
+};
+
+static PyType_Spec scope_spec = {
+  .name = "track_gen._native.CaptureScope",
+  .basicsize = sizeof (TgpyScope),
+  .flags = Py_TPFLAGS_DEFAULT,
+  .slots = scope_slots,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Retention                                                                 */
+
+/* Ties @obj to @graph: a producer or seed state through its C object (the
+ * reference the graph holds is libtrackgen's), anything else as a Python
+ * reference dropped on TrackGen's reaper thread. */
+static gboolean
+retain_one (TgpyState *state, cudaGraph_t graph, PyObject *obj, GError **error)
+{
+  if (PyObject_TypeCheck (obj, (PyTypeObject *)state->producer_type))
+    {
+      TgProducer *p = tgpy_producer_get (state, obj);
+      return p != NULL && tg_retain (graph, p, error);
+    }
+  if (PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
+    {
+      TgSeedState *s = tgpy_seed_state_get (state, obj);
+      return s != NULL
+             && tg_retain_full (graph, tg_seed_state_ref (s),
+                                (GDestroyNotify)tg_seed_state_unref, error);
+    }
+  Py_INCREF (obj);
+  return tg_retain_full (graph, obj, tgpy_release_object, error);
+}
+
+static PyObject *
+native_retain (PyObject *module, PyObject *args)
+{
+  TgpyState *state = PyModule_GetState (module);
+  Py_ssize_t n = PyTuple_Size (args);
+  GError *error = NULL;
+  cudaGraph_t graph;
+
+  if (n < 1)
+    return tgpy_argument_error (PyExc_TypeError, "graph", "missing");
+  graph = PyLong_AsVoidPtr (PyTuple_GetItem (args, 0));
+  if (graph == NULL)
+    return PyErr_Occurred () ? NULL
+                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
+  for (Py_ssize_t i = 1; i < n; i++)
+    {
+      if (!retain_one (state, graph, PyTuple_GetItem (args, i), &error))
+        return error != NULL ? tgpy_raise (state, error, NULL) : NULL;
+    }
+  Py_RETURN_NONE;
+}
+
+/* The capture state of a stream: (state, capture id, graph or None). */
+static PyObject *
+native_capture_info (PyObject *module, PyObject *stream_obj)
+{
+  cudaStream_t stream;
+  TgCaptureState capture = TG_CAPTURE_NONE;
+  unsigned long long id = 0;
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  GError *error = NULL;
+
+  if (tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  if (stream == TG_STREAM_AUTO)
+    return tgpy_argument_error (PyExc_ValueError, "stream",
+                                "None is not a stream here: pass the stream");
+  if (!tg_stream_get_capture_state (stream, &capture, &id, &error))
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  /* The graph being captured into, asked only of an active capture (the
+   * query is refused on the legacy stream joined to a capture). */
+  if (capture == TG_CAPTURE_ACTIVE)
+    {
+      cudaError_t err
+          = cudaStreamGetCaptureInfo (stream, &status, NULL, &graph, NULL, NULL, NULL);
+      if (err != cudaSuccess)
+        {
+          /* Leave an error the caller had pending alone. */
+          if (cudaPeekAtLastError () == err)
+            (void)cudaGetLastError ();
+          graph = NULL;
+        }
+    }
+  return Py_BuildValue ("(iKN)", (int)capture, id,
+                        graph != NULL ? PyLong_FromVoidPtr (graph)
+                                      : (Py_INCREF (Py_None), Py_None));
+}
+
+static PyObject *
+native_is_registered (PyObject *module, PyObject *stream_obj)
+{
+  cudaStream_t stream;
+
+  if (tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  return PyBool_FromLong (tg_capture_is_registered (stream));
+}
+
+static PyObject *
+native_release_wait (PyObject *module, PyObject *args)
+{
+  double timeout_s = -1;
+  gint64 us;
+  gboolean done;
+
+  if (!PyArg_ParseTuple (args, "|d:release_wait", &timeout_s))
+    return NULL;
+  us = timeout_s < 0 || timeout_s * 1e6 >= (double)G_MAXINT64
+           ? G_MAXINT64
+           : (gint64)(timeout_s * 1e6);
+  Py_BEGIN_ALLOW_THREADS;
+  done = tg_release_wait (us);
+  Py_END_ALLOW_THREADS;
+  return PyBool_FromLong (done);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams, devices, diagnostics                                             */
+
+static PyObject *
+native_resolve_stream (PyObject *module, PyObject *args)
+{
+  PyObject *stream_obj = Py_None;
+  int device = 0;
+  cudaStream_t stream, resolved;
+  GError *error = NULL;
+
+  if (!PyArg_ParseTuple (args, "|Oi:resolve_stream", &stream_obj, &device)
+      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  resolved = tg_stream_resolve (stream, device, &error);
+  Py_END_ALLOW_THREADS;
+  if (resolved == NULL)
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  return PyLong_FromVoidPtr (resolved);
+}
+
+static PyObject *
+native_default_stream (PyObject *module, PyObject *args)
+{
+  int device = 0;
+  cudaStream_t stream;
+  GError *error = NULL;
+
+  if (!PyArg_ParseTuple (args, "|i:default_stream", &device))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  stream = tg_default_stream (device, &error);
+  Py_END_ALLOW_THREADS;
+  if (stream == NULL)
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  return PyLong_FromVoidPtr (stream);
+}
+
+static PyObject *
+native_device_check (PyObject *module, PyObject *args)
+{
+  int device = 0;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (!PyArg_ParseTuple (args, "|i:device_check", &device))
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  ok = tg_device_check (device, &error);
+  Py_END_ALLOW_THREADS;
+  if (!ok)
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+native_live_objects (PyObject *module, PyObject *unused)
+{
+  TgLiveObjects l;
+
+  tg_get_live_objects (&l);
+  return Py_BuildValue ("(iiiiii)", l.producers, l.graphs, l.graph_execs, l.streams,
+                        l.captures, l.failed_releases);
+}
+
+static PyObject *
+native_effective_seed (PyObject *module, PyObject *args)
+{
+  unsigned long long seed;
+  unsigned int epoch;
+
+  if (!PyArg_ParseTuple (args, "KI:effective_seed", &seed, &epoch))
+    return NULL;
+  return PyLong_FromUnsignedLongLong (tg_effective_seed (seed, epoch));
+}
+
+static PyObject *
+native_env_seed (PyObject *module, PyObject *args)
+{
+  unsigned long long base;
+  unsigned int env;
+
+  if (!PyArg_ParseTuple (args, "KI:env_seed", &base, &env))
+    return NULL;
+  return PyLong_FromUnsignedLongLong (tg_env_seed (base, env));
+}
+
+static PyObject *
+native_array_info (PyObject *module, PyObject *obj)
+{
+  TgpyArray a;
+
+  if (tgpy_array (obj, "array", &a) < 0)
+    return NULL;
+  return Py_BuildValue ("(Nnsi)", PyLong_FromVoidPtr (a.ptr), (Py_ssize_t)a.nbytes,
+                        a.dtype, a.device);
+}
+
+static PyObject *
+native_array_dtype (PyObject *module, PyObject *obj)
+{
+  TgpyArray a;
+
+  if (tgpy_array (obj, "array", &a) < 0)
+    return NULL;
+  return PyUnicode_FromString (a.dtype);
+}
+
+static PyObject *
+native_policy_name (PyObject *module, PyObject *arg)
+{
+  long p = PyLong_AsLong (arg);
+
+  if (p == -1 && PyErr_Occurred ())
+    return NULL;
+  if (p < TG_POLICY_AUTO || p > TG_POLICY_RECORD)
+    return tgpy_argument_error (PyExc_ValueError, "policy", "%ld is not a Policy", p);
+  return PyUnicode_FromString (tg_policy_to_string ((TgPolicy)p));
+}
+
+static PyMethodDef interop_functions[] = {
+  { "retain", native_retain, METH_VARARGS,
+    "retain(graph, *objects)\n--\n\nTies each object to the cudaGraph_t *graph* (an "
+    "int) until the graph and its executable graphs are destroyed (tg_retain(), "
+    "tg_retain_full()); the references are dropped on TrackGen's reaper thread." },
+  { "capture_info", native_capture_info, METH_O,
+    "capture_info(stream, /)\n--\n\n(state, capture id, graph or None) of *stream*, "
+    "state a CaptureState (tg_stream_get_capture_state()); never disturbs a capture." },
+  { "is_registered", native_is_registered, METH_O,
+    "is_registered(stream, /)\n--\n\nWhether *stream*'s capture is registered on this "
+    "thread (None: the innermost registered one) (tg_capture_is_registered())." },
+  { "release_wait", native_release_wait, METH_VARARGS,
+    "release_wait(timeout=None)\n--\n\nWaits until every reference graphs held was "
+    "released, at most *timeout* seconds (tg_release_wait()); True when none is "
+    "left." },
+  { "resolve_stream", native_resolve_stream, METH_VARARGS,
+    "resolve_stream(stream=None, device=0)\n--\n\nThe stream a call would use on "
+    "*device* (tg_stream_resolve())." },
+  { "default_stream", native_default_stream, METH_VARARGS,
+    "default_stream(device=0)\n--\n\nTrackGen's default stream of *device*." },
+  { "device_check", native_device_check, METH_VARARGS,
+    "device_check(device=0)\n--\n\nRuns TrackGen's kernels once on *device* and checks "
+    "them (tg_device_check())." },
+  { "live_objects", native_live_objects, METH_NOARGS,
+    "live_objects()\n--\n\n(producers, graphs, graph_execs, streams, captures, "
+    "failed_releases) (tg_get_live_objects())." },
+  { "effective_seed", native_effective_seed, METH_VARARGS,
+    "effective_seed(seed, epoch)\n--\n\ntg_effective_seed(): the seed keying "
+    "generation "
+    "*epoch* of an env seeded *seed*, bit-identical to the device." },
+  { "env_seed", native_env_seed, METH_VARARGS,
+    "env_seed(base_seed, env)\n--\n\ntg_env_seed(): env *env*'s seed in a population "
+    "seeded *base_seed*." },
+  { "array_info", native_array_info, METH_O,
+    "array_info(array, /)\n--\n\n(address, nbytes, dtype, device) of a device array "
+    "as TrackGen reads it (nbytes 0, dtype \"\" and device -1 when unknown)." },
+  { "_array_dtype", native_array_dtype, METH_O,
+    "_array_dtype(array, /)\n--\n\nThe dtype's name, \"\" when unknown." },
+  { "policy_name", native_policy_name, METH_O,
+    "policy_name(policy, /)\n--\n\ntg_policy_to_string()." },
+  { NULL },
+};
+
+int
+tgpy_interop_init (PyObject *module, TgpyState *state)
+{
+  state->scope_type = PyType_FromModuleAndSpec (module, &scope_spec, NULL);
+  if (state->scope_type == NULL
+      || PyModule_AddObjectRef (module, "CaptureScope", state->scope_type) < 0)
+    return -1;
+  return PyModule_AddFunctions (module, interop_functions);
+}

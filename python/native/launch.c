@@ -1,0 +1,799 @@
+/* launch.c: what a stage written in Python receives -- LaunchContext, and
+ * HostOps for HOST stages -- and the trampolines through which libtrackgen
+ * calls such stages and their bodies.  A context is valid only during the
+ * call that made it: afterwards its methods raise. */
+#include "native.h"
+
+typedef struct
+{
+  PyObject_HEAD const TgLaunch *launch; /* NULL once the stage returned */
+  TgHostOps *ops;                       /* HostOps only */
+  PyObject *owners;                     /* binding name -> the object bound */
+} TgpyLaunch;
+
+static const TgLaunch *
+valid (TgpyLaunch *self)
+{
+  if (self->launch == NULL)
+    PyErr_SetString (PyExc_RuntimeError,
+                     "this launch context belongs to a stage call that returned; use "
+                     "the context a stage receives only during that call");
+  return self->launch;
+}
+
+void
+tgpy_launch_invalidate (PyObject *obj)
+{
+  ((TgpyLaunch *)obj)->launch = NULL;
+  ((TgpyLaunch *)obj)->ops = NULL;
+}
+
+static PyObject *
+launch_alloc (PyObject *type, const TgLaunch *launch, TgHostOps *ops, PyObject *owners)
+{
+  allocfunc alloc = PyType_GetSlot ((PyTypeObject *)type, Py_tp_alloc);
+  TgpyLaunch *self = (TgpyLaunch *)alloc ((PyTypeObject *)type, 0);
+
+  if (self == NULL)
+    return NULL;
+  self->launch = launch;
+  self->ops = ops;
+  Py_XINCREF (owners);
+  self->owners = owners;
+  return (PyObject *)self;
+}
+
+PyObject *
+tgpy_launch_new (TgpyState *state, const TgLaunch *launch, PyObject *owners)
+{
+  return launch_alloc (state->launch_type, launch, NULL, owners);
+}
+
+PyObject *
+tgpy_host_ops_new (TgpyState *state, TgHostOps *ops, PyObject *owners)
+{
+  return launch_alloc (state->host_ops_type, tg_host_ops_get_launch (ops), ops, owners);
+}
+
+static void
+launch_dealloc (TgpyLaunch *self)
+{
+  PyTypeObject *type = Py_TYPE (self);
+  freefunc free = PyType_GetSlot (type, Py_tp_free);
+
+  Py_XDECREF (self->owners);
+  free (self);
+  Py_DECREF (type);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Properties                                                                */
+
+#define GETTER(name, expr)                                                             \
+  static PyObject *launch_get_##name (TgpyLaunch *self, void *closure)                 \
+  {                                                                                    \
+    const TgLaunch *launch = valid (self);                                             \
+    return launch == NULL ? NULL : (expr);                                             \
+  }
+
+GETTER (device, PyLong_FromLong (tg_launch_get_device (launch)))
+GETTER (stream, PyLong_FromVoidPtr (tg_launch_get_stream (launch)))
+GETTER (policy, PyLong_FromLong (tg_launch_get_policy (launch)))
+GETTER (is_capturing, PyBool_FromLong (tg_launch_is_capturing (launch)))
+GETTER (capture_id, PyLong_FromUnsignedLongLong (tg_launch_get_capture_id (launch)))
+GETTER (depth, PyLong_FromUnsignedLong (tg_launch_get_depth (launch)))
+GETTER (producer_name,
+        PyUnicode_FromString (tg_producer_get_name (tg_launch_get_producer (launch))))
+
+static PyObject *
+launch_get_capture_graph (TgpyLaunch *self, void *closure)
+{
+  const TgLaunch *launch = valid (self);
+  cudaGraph_t graph;
+
+  if (launch == NULL)
+    return NULL;
+  if ((graph = tg_launch_get_capture_graph (launch)) == NULL)
+    Py_RETURN_NONE;
+  return PyLong_FromVoidPtr (graph);
+}
+
+static PyObject *
+launch_get_stage_name (TgpyLaunch *self, void *closure)
+{
+  const TgLaunch *launch = valid (self);
+  const char *name;
+
+  if (launch == NULL)
+    return NULL;
+  if ((name = tg_launch_get_stage_name (launch)) == NULL)
+    Py_RETURN_NONE;
+  return PyUnicode_FromString (name);
+}
+
+static PyGetSetDef launch_getset[] = {
+  { "device", (getter)launch_get_device, NULL, "The CUDA device the work runs on.",
+    NULL },
+  { "stream", (getter)launch_get_stream, NULL,
+    "The stream to enqueue on, as an int cudaStream_t: the resolved stream, the "
+    "producer's own capture stream, or a condition's body stream.",
+    NULL },
+  { "policy", (getter)launch_get_policy, NULL, "The resolved Policy (an int).", NULL },
+  { "is_capturing", (getter)launch_get_is_capturing, NULL,
+    "Whether work enqueued now is captured, not run.", NULL },
+  { "capture_id", (getter)launch_get_capture_id, NULL,
+    "The id of the capture work is recorded into, or 0.", NULL },
+  { "capture_graph", (getter)launch_get_capture_graph, NULL,
+    "The cudaGraph_t work is captured into (an int), or None.", NULL },
+  { "depth", (getter)launch_get_depth, NULL,
+    "0 at top level, n inside n nested conditions or loops.", NULL },
+  { "stage_name", (getter)launch_get_stage_name, NULL, "The running stage's name.",
+    NULL },
+  { "producer_name", (getter)launch_get_producer_name, NULL, "The producer's name.",
+    NULL },
+  { NULL },
+};
+
+/* ------------------------------------------------------------------------ */
+/* Bindings                                                                  */
+
+/* The binding @name's address through libtrackgen, which checks that the
+ * stage declared it (a critical otherwise, made an exception here). */
+static int
+binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
+{
+  const TgLaunch *launch = valid (self);
+  const char *s;
+
+  if (launch == NULL)
+    return -1;
+  if (!PyUnicode_Check (name))
+    {
+      PyErr_SetString (PyExc_TypeError, "a binding name is a str");
+      return -1;
+    }
+  s = PyUnicode_AsUTF8AndSize (name, NULL);
+  *size = tg_launch_get_binding_size (launch, s);
+  *ptr = *size == 0 ? NULL : tg_launch_get_binding (launch, s);
+  if (*ptr == NULL)
+    {
+      PyErr_Format (PyExc_KeyError,
+                    "stage '%s' did not declare binding '%s': declare it with "
+                    "Producer.declare_binding()",
+                    tg_launch_get_stage_name (launch), s);
+      return -1;
+    }
+  return 0;
+}
+
+static PyObject *
+launch_binding (TgpyLaunch *self, PyObject *name)
+{
+  PyObject *owner;
+  void *ptr;
+  gsize size;
+
+  if (binding (self, name, &ptr, &size) < 0)
+    return NULL;
+  /* The object that was bound (a tensor), else its address. */
+  owner = self->owners != NULL ? PyDict_GetItem (self->owners, name) : NULL;
+  if (owner != NULL && owner != Py_None)
+    {
+      Py_INCREF (owner);
+      return owner;
+    }
+  return PyLong_FromVoidPtr (ptr);
+}
+
+static PyObject *
+launch_binding_ptr (TgpyLaunch *self, PyObject *name)
+{
+  void *ptr;
+  gsize size;
+
+  return binding (self, name, &ptr, &size) < 0 ? NULL : PyLong_FromVoidPtr (ptr);
+}
+
+static PyObject *
+launch_binding_size (TgpyLaunch *self, PyObject *name)
+{
+  void *ptr;
+  gsize size;
+
+  return binding (self, name, &ptr, &size) < 0 ? NULL : PyLong_FromSize_t (size);
+}
+
+static PyObject *
+launch_keep (TgpyLaunch *self, PyObject *obj)
+{
+  const TgLaunch *launch = valid (self);
+
+  if (launch == NULL)
+    return NULL;
+  Py_INCREF (obj);
+  tg_launch_keep (launch, obj, tgpy_release_object);
+  Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bodies: conditions, switches, loops inside a stage                        */
+
+/* What a body trampoline is given: the callables (then/else, the cases, the
+ * loop body) and the context of the stage that runs them, alive during the
+ * native call that runs them. */
+typedef struct
+{
+  PyObject *funcs; /* a tuple */
+  TgpyLaunch *parent;
+} Bodies;
+
+/* Calls @func with a context for @launch, made like @parent; FALSE with
+ * the exception stashed when it raised. */
+static gboolean
+call_python (PyObject *func, PyObject *ctx_type, const TgLaunch *launch, TgHostOps *ops,
+             PyObject *owners, GError **error)
+{
+  PyGILState_STATE gil = PyGILState_Ensure ();
+  PyObject *runner = tgpy_state_of_type ((PyTypeObject *)ctx_type)->runner;
+  PyObject *ctx = launch_alloc (ctx_type, launch, ops, owners);
+  PyObject *result = NULL;
+  gboolean ok;
+
+  if (ctx != NULL)
+    result = runner != NULL ? PyObject_CallFunctionObjArgs (runner, func, ctx, NULL)
+                            : PyObject_CallFunctionObjArgs (func, ctx, NULL);
+  ok = result != NULL;
+
+  if (ctx != NULL)
+    tgpy_launch_invalidate (ctx);
+  Py_XDECREF (ctx);
+  Py_XDECREF (result);
+  if (!ok)
+    tgpy_exception_stash (error);
+  PyGILState_Release (gil);
+  return ok;
+}
+
+static gboolean
+body_then (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Bodies *b = data;
+
+  return call_python (PyTuple_GetItem (b->funcs, 0), (PyObject *)Py_TYPE (b->parent),
+                      launch, NULL, b->parent->owners, error);
+}
+
+static gboolean
+body_else (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Bodies *b = data;
+
+  return call_python (PyTuple_GetItem (b->funcs, 1), (PyObject *)Py_TYPE (b->parent),
+                      launch, NULL, b->parent->owners, error);
+}
+
+/* Every case of a switch: the case number comes from the launch. */
+static gboolean
+body_case (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Bodies *b = data;
+
+  return call_python (PyTuple_GetItem (b->funcs, tg_launch_get_case (launch)),
+                      (PyObject *)Py_TYPE (b->parent), launch, NULL, b->parent->owners,
+                      error);
+}
+
+/* A device word the bodies are driven by: an array of at least @size bytes
+ * or an address. */
+static int
+device_word (PyObject *obj, const char *what, gsize size, void **ptr)
+{
+  TgpyArray a;
+
+  if (tgpy_array (obj, what, &a) < 0)
+    return -1;
+  if (a.nbytes != 0 && a.nbytes < size)
+    {
+      tgpy_argument_error (PyExc_ValueError, what, "%zu bytes, at least %zu needed",
+                           a.nbytes, (size_t)size);
+      return -1;
+    }
+  *ptr = a.ptr;
+  return 0;
+}
+
+static int
+callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
+{
+  Py_ssize_t n;
+
+  if ((*tuple = PySequence_Tuple (seq)) == NULL)
+    return -1;
+  n = PyTuple_Size (*tuple);
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (!PyCallable_Check (PyTuple_GetItem (*tuple, i)))
+      {
+        Py_CLEAR (*tuple);
+        PyErr_Format (PyExc_TypeError, "%s: item %zd is not callable", what, i);
+        return -1;
+      }
+  return 0;
+}
+
+/* Runs @run with the GIL released, bracketed for the bodies' exceptions. */
+#define RUN_BODIES(self, ok, call)                                                     \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    TgpyState *state_ = tgpy_state_of (self);                                          \
+    GError *error_ = NULL;                                                             \
+    TgpyCall bracket_;                                                                 \
+    tgpy_call_begin (&bracket_);                                                       \
+    Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
+    Py_END_ALLOW_THREADS if (tgpy_call_end (state_, &bracket_, ok, error_) < 0) ok     \
+        = FALSE;                                                                       \
+  }                                                                                    \
+  G_STMT_END
+
+static PyObject *
+launch_if (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "condition", "then", "otherwise", NULL };
+  PyObject *cond = NULL, *then = NULL, *otherwise = Py_None;
+  const TgLaunch *launch = valid (self);
+  TgCondition condition;
+  Bodies b = { NULL, self };
+  gboolean ok;
+
+  if (launch == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:if_", names, &cond, &then,
+                                       &otherwise)
+      || tgpy_condition (tgpy_state_of (self), cond, &condition) < 0)
+    return NULL;
+  if (otherwise == Py_None)
+    b.funcs = PyTuple_Pack (1, then);
+  else
+    b.funcs = PyTuple_Pack (2, then, otherwise);
+  if (b.funcs == NULL || callable_tuple (b.funcs, "if_", &b.funcs) < 0)
+    return NULL;
+  if (otherwise == Py_None)
+    RUN_BODIES (self, ok, tg_launch_if (launch, condition, body_then, &b, &error_));
+  else
+    RUN_BODIES (
+        self, ok,
+        tg_launch_if_else (launch, condition, body_then, body_else, &b, &error_));
+  Py_DECREF (b.funcs);
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+launch_switch (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "index", "cases", NULL };
+  PyObject *index_obj = NULL, *cases = NULL;
+  const TgLaunch *launch = valid (self);
+  Bodies b = { NULL, self };
+  TgDeviceFunc *funcs;
+  void *index;
+  Py_ssize_t n;
+  gboolean ok;
+
+  if (launch == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO:switch", names, &index_obj,
+                                       &cases)
+      || device_word (index_obj, "index", sizeof (gint32), &index) < 0
+      || callable_tuple (cases, "cases", &b.funcs) < 0)
+    return NULL;
+  if ((n = PyTuple_Size (b.funcs)) < 1)
+    {
+      Py_DECREF (b.funcs);
+      return tgpy_argument_error (PyExc_ValueError, "cases", "at least one case");
+    }
+  funcs = g_new (TgDeviceFunc, n);
+  for (Py_ssize_t i = 0; i < n; i++)
+    funcs[i] = body_case;
+  RUN_BODIES (self, ok, tg_launch_switch (launch, index, (guint)n, funcs, &b, &error_));
+  g_free (funcs);
+  Py_DECREF (b.funcs);
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "flag", "max_iters", "status", "body", NULL };
+  PyObject *flag_obj = NULL, *status_obj = NULL, *body = NULL;
+  const TgLaunch *launch = valid (self);
+  Bodies b = { NULL, self };
+  unsigned int max_iters = 0;
+  void *flag, *status;
+  gboolean ok;
+
+  if (launch == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OIOO:while_", names, &flag_obj,
+                                       &max_iters, &status_obj, &body)
+      || device_word (flag_obj, "flag", sizeof (gint32), &flag) < 0
+      || device_word (status_obj, "status", sizeof (TgLoopStatus), &status) < 0)
+    return NULL;
+  if (max_iters < 1 || max_iters > G_MAXINT32)
+    return tgpy_argument_error (PyExc_ValueError, "max_iters",
+                                "%u is not between 1 and 2**31 - 1", max_iters);
+  if ((b.funcs = PyTuple_Pack (1, body)) == NULL
+      || callable_tuple (b.funcs, "body", &b.funcs) < 0)
+    return NULL;
+  RUN_BODIES (
+      self, ok,
+      tg_launch_while (launch, flag, max_iters, status, body_then, &b, &error_));
+  Py_DECREF (b.funcs);
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef launch_methods[] = {
+  { "binding", (PyCFunction)launch_binding, METH_O,
+    "binding(name, /)\n--\n\nThe object bound as *name* (a tensor, an array), or its "
+    "address when an int was bound.  The stage must have declared *name*." },
+  { "binding_ptr", (PyCFunction)launch_binding_ptr, METH_O,
+    "binding_ptr(name, /)\n--\n\nThe device address bound as *name*, an int." },
+  { "binding_size", (PyCFunction)launch_binding_size, METH_O,
+    "binding_size(name, /)\n--\n\nThe size in bytes bound as *name*: at least what the "
+    "stage declared." },
+  { "keep", (PyCFunction)launch_keep, METH_O,
+    "keep(obj, /)\n--\n\nKeeps *obj* alive as long as the graph holding this stage's "
+    "work may run (tg_launch_keep()): until the own graph is captured again "
+    "(REPLAY), the caller's graph is destroyed (RECORD), or the call returns "
+    "(EAGER)." },
+  { "if_", (PyCFunction)(void (*) (void))launch_if, METH_VARARGS | METH_KEYWORDS,
+    "if_(condition, then, otherwise=None)\n--\n\nRuns ``then(ctx)`` when the "
+    "condition's device flag is non-zero, else ``otherwise(ctx)``: an IF node under "
+    "a capture, one readback eagerly (tg_launch_if(), tg_launch_if_else())." },
+  { "switch", (PyCFunction)(void (*) (void))launch_switch, METH_VARARGS | METH_KEYWORDS,
+    "switch(index, cases)\n--\n\nRuns ``cases[i](ctx)``, i the int32 at *index* on "
+    "the device; nothing when i is out of range (tg_launch_switch())." },
+  { "while_", (PyCFunction)(void (*) (void))launch_while, METH_VARARGS | METH_KEYWORDS,
+    "while_(flag, max_iters, status, body)\n--\n\nRuns ``body(ctx)`` while the int32 "
+    "*flag* is non-zero, at most *max_iters* times; the outcome goes to *status* (two "
+    "int32: iterations, end) (tg_launch_while())." },
+  { NULL },
+};
+
+/* ------------------------------------------------------------------------ */
+/* HostOps                                                                   */
+
+static TgHostOps *
+valid_ops (TgpyLaunch *self)
+{
+  return valid (self) != NULL ? self->ops : NULL;
+}
+
+/* Host memory to copy from or to: bytes-like, an object with the array
+ * interface (numpy), or an int address with @size. */
+static int
+host_buffer (PyObject *obj, gboolean writable, void **ptr, Py_ssize_t *size)
+{
+  PyObject *ai;
+
+  if (PyByteArray_Check (obj))
+    {
+      *ptr = PyByteArray_AsString (obj);
+      *size = PyByteArray_Size (obj);
+      return 0;
+    }
+  if (!writable && PyBytes_Check (obj))
+    {
+      char *data;
+      return PyBytes_AsStringAndSize (obj, &data, size) < 0 ? -1 : (*ptr = data, 0);
+    }
+  if (PyLong_Check (obj))
+    {
+      *ptr = PyLong_AsVoidPtr (obj);
+      *size = -1;
+      return PyErr_Occurred () ? -1 : 0;
+    }
+  if ((ai = PyObject_GetAttrString (obj, "__array_interface__")) != NULL)
+    {
+      PyObject *data = PyDict_Check (ai) ? PyDict_GetItemString (ai, "data") : NULL;
+      int rc = -1;
+
+      if (data != NULL && PyTuple_Check (data))
+        {
+          *ptr = PyLong_AsVoidPtr (PyTuple_GetItem (data, 0));
+          *size = -1;
+          rc = PyErr_Occurred () ? -1 : 0;
+        }
+      else
+        PyErr_SetString (PyExc_TypeError, "malformed __array_interface__");
+      Py_DECREF (ai);
+      return rc;
+    }
+  PyErr_Clear ();
+  PyErr_SetString (PyExc_TypeError,
+                   "host memory: pass a bytearray (or bytes to read from), an object "
+                   "with __array_interface__ (numpy), or an int address with a size");
+  return -1;
+}
+
+#define RUN_OPS(self, ok, call)                                                        \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    TgpyState *state_ = tgpy_state_of (self);                                          \
+    GError *error_ = NULL;                                                             \
+    Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
+    Py_END_ALLOW_THREADS if (!ok) tgpy_raise (state_, error_, NULL);                   \
+  }                                                                                    \
+  G_STMT_END
+
+static PyObject *
+ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "dst", "src", "size", NULL };
+  PyObject *dst_obj, *src_obj;
+  Py_ssize_t size = -1, dst_size;
+  TgHostOps *ops = valid_ops (self);
+  void *dst, *src;
+  gboolean ok;
+
+  if (ops == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|n:copy_to_host", names,
+                                       &dst_obj, &src_obj, &size)
+      || host_buffer (dst_obj, TRUE, &dst, &dst_size) < 0
+      || device_word (src_obj, "src", 0, &src) < 0)
+    return NULL;
+  if (size < 0)
+    size = dst_size;
+  if (size < 0 || (dst_size >= 0 && size > dst_size))
+    return tgpy_argument_error (PyExc_ValueError, "size",
+                                "pass a size that fits the destination");
+  RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "dst", "src", "size", NULL };
+  PyObject *dst_obj, *src_obj;
+  Py_ssize_t size = -1, src_size;
+  TgHostOps *ops = valid_ops (self);
+  void *dst, *src;
+  gboolean ok;
+
+  if (ops == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|n:copy_to_device", names,
+                                       &dst_obj, &src_obj, &size)
+      || device_word (dst_obj, "dst", 0, &dst) < 0
+      || host_buffer (src_obj, FALSE, &src, &src_size) < 0)
+    return NULL;
+  if (size < 0)
+    size = src_size;
+  if (size < 0 || (src_size >= 0 && size > src_size))
+    return tgpy_argument_error (PyExc_ValueError, "size",
+                                "pass a size that fits the source");
+  /* A copy replayed by a graph reads its source again: keep the object. */
+  if (tg_launch_is_capturing (self->launch))
+    {
+      Py_INCREF (src_obj);
+      tg_launch_keep (self->launch, src_obj, tgpy_release_object);
+    }
+  RUN_OPS (self, ok, tg_host_ops_copy_to_device (ops, dst, src, (gsize)size, &error_));
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+ops_synchronize (TgpyLaunch *self, PyObject *unused)
+{
+  TgHostOps *ops = valid_ops (self);
+  gboolean ok;
+
+  if (ops == NULL)
+    return NULL;
+  RUN_OPS (self, ok, tg_host_ops_synchronize (ops, &error_));
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+/* A host function runs on a driver thread: it takes the GIL, and an
+ * exception it raises can go nowhere but sys.unraisablehook. */
+static void
+host_call (PyObject *func)
+{
+  PyObject *result = PyObject_CallNoArgs (func);
+
+  if (result == NULL)
+    PyErr_WriteUnraisable (func);
+  Py_XDECREF (result);
+}
+
+/* Enqueued eagerly: runs once, and owns its reference. */
+static void CUDART_CB
+host_once (gpointer data)
+{
+  PyGILState_STATE gil;
+
+  if (tgpy_is_finalizing ())
+    return;
+  gil = PyGILState_Ensure ();
+  host_call (data);
+  Py_DECREF ((PyObject *)data);
+  PyGILState_Release (gil);
+}
+
+/* Recorded: runs at every replay; the graph keeps the reference. */
+static void CUDART_CB
+host_replayed (gpointer data)
+{
+  PyGILState_STATE gil;
+
+  if (tgpy_is_finalizing ())
+    return;
+  gil = PyGILState_Ensure ();
+  host_call (data);
+  PyGILState_Release (gil);
+}
+
+static PyObject *
+ops_enqueue (TgpyLaunch *self, PyObject *func)
+{
+  TgHostOps *ops = valid_ops (self);
+  gboolean captured, ok;
+
+  if (ops == NULL)
+    return NULL;
+  if (!PyCallable_Check (func))
+    return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
+  captured = tg_launch_is_capturing (self->launch);
+  Py_INCREF (func);
+  if (captured)
+    tg_launch_keep (self->launch, func, tgpy_release_object);
+  RUN_OPS (
+      self, ok,
+      tg_host_ops_enqueue (ops, captured ? host_replayed : host_once, func, &error_));
+  if (!ok && !captured)
+    Py_DECREF (func);
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef ops_methods[] = {
+  { "copy_to_host", (PyCFunction)(void (*) (void))ops_copy_to_host,
+    METH_VARARGS | METH_KEYWORDS,
+    "copy_to_host(dst, src, size=None)\n--\n\nCopies *size* bytes (all of *dst*) from "
+    "device memory *src* to host memory *dst* and waits for them; refused under "
+    "RECORD (it synchronizes)." },
+  { "copy_to_device", (PyCFunction)(void (*) (void))ops_copy_to_device,
+    METH_VARARGS | METH_KEYWORDS,
+    "copy_to_device(dst, src, size=None)\n--\n\nEnqueues a copy from host memory *src* "
+    "to device memory *dst*; under RECORD *src* must be pinned memory, read again at "
+    "every replay." },
+  { "synchronize", (PyCFunction)ops_synchronize, METH_NOARGS,
+    "synchronize()\n--\n\nWaits for the stream; refused under RECORD." },
+  { "enqueue", (PyCFunction)ops_enqueue, METH_O,
+    "enqueue(func, /)\n--\n\nEnqueues ``func()`` on the stream (a host node under "
+    "RECORD, run at every replay).  It runs on a CUDA driver thread and must not call "
+    "CUDA (no torch CUDA operations)." },
+  { NULL },
+};
+
+/* ------------------------------------------------------------------------ */
+/* Stages written in Python                                                   */
+
+static PyObject *
+module_state_type (PyObject *module, gboolean host)
+{
+  TgpyState *state = PyModule_GetState (module);
+
+  return host ? state->host_ops_type : state->launch_type;
+}
+
+gboolean
+tgpy_stage_device (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgpyStage *stage = data;
+
+  return call_python (stage->func, module_state_type (stage->module, FALSE), launch,
+                      NULL, stage->owners, error);
+}
+
+gboolean
+tgpy_stage_else (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgpyStage *stage = data;
+
+  return call_python (stage->else_func, module_state_type (stage->module, FALSE),
+                      launch, NULL, stage->owners, error);
+}
+
+gboolean
+tgpy_stage_host (TgHostOps *ops, gpointer data, GError **error)
+{
+  TgpyStage *stage = data;
+
+  return call_python (stage->func, module_state_type (stage->module, TRUE),
+                      tg_host_ops_get_launch (ops), ops, stage->owners, error);
+}
+
+static void
+stage_free_with_gil (TgpyStage *stage)
+{
+  Py_XDECREF (stage->func);
+  Py_XDECREF (stage->else_func);
+  Py_XDECREF (stage->owners);
+  Py_XDECREF (stage->module);
+}
+
+void
+tgpy_stage_free (gpointer data)
+{
+  TgpyStage *stage = data;
+
+  /* Called when the producer is freed: maybe on TrackGen's reaper thread. */
+  if (!tgpy_is_finalizing ())
+    {
+      PyGILState_STATE gil = PyGILState_Ensure ();
+      stage_free_with_gil (stage);
+      PyGILState_Release (gil);
+    }
+  g_free (stage);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The types                                                                 */
+
+static PyType_Slot launch_slots[] = {
+  { Py_tp_doc,
+    "What a stage receives during a call (TgLaunch): its device, stream, "
+    "policy, capture and bindings, and the conditions, switches and loops it "
+    "may run around parts of its work.  Valid only during the call." },
+  { Py_tp_dealloc, launch_dealloc },
+  { Py_tp_getset, launch_getset },
+  { Py_tp_methods, launch_methods },
+  { 0, NULL },
+};
+
+static PyType_Spec launch_spec = {
+  .name = "track_gen._native.LaunchContext",
+  .basicsize = sizeof (TgpyLaunch),
+  /* HostOps derives from it. */
+  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+  .slots = launch_slots,
+};
+
+static PyType_Slot host_ops_slots[] = {
+  { Py_tp_doc, "The host operations a HOST stage uses for every stream operation "
+               "(TgHostOps); also a LaunchContext.  Valid only during the call." },
+  { Py_tp_methods, ops_methods },
+  { 0, NULL },
+};
+
+static PyType_Spec host_ops_spec = {
+  .name = "track_gen._native.HostOps",
+  .basicsize = sizeof (TgpyLaunch),
+  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+  .slots = host_ops_slots,
+};
+
+int
+tgpy_launch_init_types (PyObject *module, TgpyState *state)
+{
+  state->launch_type = PyType_FromModuleAndSpec (module, &launch_spec, NULL);
+  if (state->launch_type == NULL)
+    return -1;
+  state->host_ops_type
+      = PyType_FromModuleAndSpec (module, &host_ops_spec, state->launch_type);
+  if (state->host_ops_type == NULL)
+    return -1;
+  if (PyModule_AddObjectRef (module, "LaunchContext", state->launch_type) < 0
+      || PyModule_AddObjectRef (module, "HostOps", state->host_ops_type) < 0)
+    return -1;
+  return 0;
+}

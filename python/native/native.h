@@ -1,0 +1,179 @@
+/* native.h: what the files of track_gen._native share.  The module is C on
+ * CPython's stable ABI (3.10 and later), one shared object holding the
+ * three archives, GLib and the CUDA runtime with their symbols hidden.
+ *
+ * Two rules hold everywhere:
+ * - The GIL is released around every libtrackgen call that may wait (a
+ *   producer's lock, a stream) and taken again by every callback libtrackgen
+ *   makes into Python (stages, bodies, host functions, releases), so a
+ *   producer held by one thread never waits for the GIL held by another.
+ * - Python exceptions raised inside a callback travel to the call that made
+ *   it: the callback stores the exception (tgpy_exception_stash), fails the
+ *   libtrackgen call with a GError, and the native method that called
+ *   libtrackgen raises TrackGen's error with the stored one as its cause. */
+#ifndef TGPY_NATIVE_H
+#define TGPY_NATIVE_H
+
+#define Py_LIMITED_API 0x030A0000
+#include <Python.h>
+
+#include <trackgen/trackgen.h>
+
+/* What one loaded instance of the module owns. */
+typedef struct
+{
+  /* Exception classes and the warning category (track_gen/_errors.py). */
+  PyObject *error;                /* TrackGenError */
+  PyObject *capture_error;        /* CaptureError */
+  PyObject *not_capturable_error; /* NotCapturableError */
+  PyObject *legacy_error;         /* LegacyPluginStreamError */
+  PyObject *cuda_error;           /* CudaError */
+  PyObject *argument_error;       /* ArgumentError */
+  PyObject *state_error;          /* StateError */
+  PyObject *stage_error;          /* StageError: a Python stage raised */
+  PyObject *rebind_warning;       /* RebindAfterCaptureWarning */
+  /* The native types. */
+  PyObject *producer_type;
+  PyObject *launch_type;
+  PyObject *host_ops_type;
+  PyObject *condition_type;
+  PyObject *seed_state_type;
+  PyObject *scope_type;
+  PyObject *unconditional; /* the Condition that always runs */
+  /* runner(func, ctx) calls every stage, body and host stage written in
+   * Python (track_gen.exec sets it: torch's stream and memory pool around
+   * the call); NULL calls func(ctx). */
+  PyObject *runner;
+} TgpyState;
+
+/* The state of the module that made @type or one of its bases (a Python
+ * subclass of a native type has no module of its own). */
+TgpyState *tgpy_state_of_type (PyTypeObject *type);
+#define tgpy_state_of(obj) tgpy_state_of_type (Py_TYPE (obj))
+
+/* ------------------------------------------------------------------------ */
+/* errors.c                                                                  */
+
+/* The GError domain of an exception raised by Python code libtrackgen
+ * called (a stage, a body, a host function). */
+GQuark tgpy_python_error_quark (void);
+
+/* Raises the TrackGen exception for @error (consumed), with @cause (stolen,
+ * may be NULL) as its __cause__.  Returns NULL. */
+PyObject *tgpy_raise (TgpyState *state, GError *error, PyObject *cause);
+
+/* Inside a callback, with the GIL and a Python exception set: stores the
+ * exception for the native call that is running libtrackgen and sets
+ * @error.  An exception that is a TrackGenError keeps its domain and code,
+ * so libtrackgen sees the refusal it is (a nested producer's
+ * NOT_CAPTURABLE, say). */
+void tgpy_exception_stash (GError **error);
+
+/* Brackets a libtrackgen call that may call back into Python: the stash of
+ * an outer call is saved and restored, so calls nest. */
+typedef struct
+{
+  PyObject *outer;
+} TgpyCall;
+void tgpy_call_begin (TgpyCall *call);
+/* Ends the bracket of a call that returned @ok, with @error (consumed) set
+ * when it failed: 0 when it succeeded and no callback raised; else -1 with
+ * the exception set: TrackGen's (the callback's exception as its cause), or
+ * for a call that succeeded the callback's own (a warning made an error). */
+int tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error);
+
+/* Misuse that libtrackgen logs as a critical, on this thread, raised as a
+ * ValueError: reset before a call, check after it (-1 with the exception
+ * set when one was logged).  tgpy_log_init() installs the handler. */
+void tgpy_log_init (void);
+void tgpy_critical_reset (void);
+int tgpy_critical_check (void);
+
+/* Raises TypeError or ValueError naming @what: "@what: @message". */
+PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *format,
+                               ...);
+
+/* ------------------------------------------------------------------------ */
+/* objects.c: streams and arrays as the ecosystem passes them                */
+
+/* None is TG_STREAM_AUTO; an int is a cudaStream_t (0: the legacy default
+ * stream); a torch stream (cuda_stream), an object with __cuda_stream__
+ * (CUDA's stream protocol: cuda.core, CuPy), or one with .ptr (CuPy) is
+ * its handle.  @what names the argument in errors.  0 on success. */
+int tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream);
+PyObject *tgpy_stream_to_object (cudaStream_t stream);
+
+/* A device array: its address, its size in bytes (0 when unknown), the
+ * dtype's name ("float32", ...; "" when unknown) and its CUDA device (-1
+ * when unknown). */
+typedef struct
+{
+  void *ptr;
+  size_t nbytes;
+  char dtype[16];
+  int device;
+} TgpyArray;
+
+/* An int is an address of unknown size; an object with
+ * __cuda_array_interface__ (CuPy, Numba, torch) or __dlpack__ (torch, JAX)
+ * is read without touching any stream.  Only C-contiguous arrays.  0 on
+ * success. */
+int tgpy_array (PyObject *obj, const char *what, TgpyArray *array);
+
+/* ------------------------------------------------------------------------ */
+/* release.c: Python objects held by libtrackgen                            */
+
+/* A GDestroyNotify for a PyObject: takes the GIL and drops the reference,
+ * from any thread (TrackGen's reaper included); once the interpreter is
+ * finalizing, leaves the object alone (the process is ending). */
+void tgpy_release_object (gpointer object);
+
+/* Called by the module's atexit hook. */
+void tgpy_finalizing (void);
+gboolean tgpy_is_finalizing (void);
+
+/* ------------------------------------------------------------------------ */
+/* The types (one file each)                                                 */
+
+typedef struct TgpyProducer TgpyProducer;
+
+int tgpy_producer_init_type (PyObject *module, TgpyState *state);
+/* The producer of a native Producer (or a subclass's) object, or NULL with
+ * TypeError. */
+TgProducer *tgpy_producer_get (TgpyState *state, PyObject *obj);
+/* A new Producer of @type (transfer full of @producer). */
+PyObject *tgpy_producer_wrap (TgpyState *state, PyTypeObject *type,
+                              TgProducer *producer);
+
+int tgpy_launch_init_types (PyObject *module, TgpyState *state);
+/* A LaunchContext valid until tgpy_launch_invalidate(): @owners maps binding
+ * names to the objects bound (borrowed for the call). */
+PyObject *tgpy_launch_new (TgpyState *state, const TgLaunch *launch, PyObject *owners);
+PyObject *tgpy_host_ops_new (TgpyState *state, TgHostOps *ops, PyObject *owners);
+void tgpy_launch_invalidate (PyObject *obj);
+
+/* The trampolines of stages written in Python: @data is a TgpyStage. */
+typedef struct
+{
+  PyObject *func;      /* the callable */
+  PyObject *owners;    /* the producer's binding owners (a dict) */
+  PyObject *module;    /* for the state, from any thread */
+  gboolean host;       /* a HOST stage: func takes a HostOps */
+  PyObject *else_func; /* a guarded DEVICE stage's else branch, or NULL */
+} TgpyStage;
+gboolean tgpy_stage_device (const TgLaunch *launch, gpointer data, GError **error);
+gboolean tgpy_stage_else (const TgLaunch *launch, gpointer data, GError **error);
+gboolean tgpy_stage_host (TgHostOps *ops, gpointer data, GError **error);
+void tgpy_stage_free (gpointer data);
+
+int tgpy_condition_init_type (PyObject *module, TgpyState *state);
+/* The device flag of a Condition, None (unconditional), or an array; @owner
+ * (borrowed) is what holds it. */
+int tgpy_condition (TgpyState *state, PyObject *obj, TgCondition *condition);
+
+int tgpy_seeds_init_type (PyObject *module, TgpyState *state);
+TgSeedState *tgpy_seed_state_get (TgpyState *state, PyObject *obj);
+
+int tgpy_interop_init (PyObject *module, TgpyState *state);
+
+#endif

@@ -1,0 +1,883 @@
+/* producer.c: Producer, one Python object per TgProducer.  Stages written
+ * in Python are TgpyStage trampolines; the objects bound to the producer
+ * (tensors, arrays) are kept in a dict that the C producer owns through its
+ * rebind handler's data, so they live as long as the producer does -- also
+ * when a graph that retained the producer outlives the Python object.  An
+ * object rebound after the producer was captured is retired, not dropped:
+ * graphs of the caller that recorded it may still use it. */
+#include "native.h"
+
+#include <string.h>
+#include <structmember.h>
+
+/* The bound objects, owned by the C producer (its rebind handler's data). */
+typedef struct
+{
+  PyObject *owners;  /* dict: binding name -> object bound (None for an int) */
+  PyObject *retired; /* list: objects rebound after capture */
+  PyObject *warning; /* RebindAfterCaptureWarning */
+} Binds;
+
+struct TgpyProducer
+{
+  PyObject_HEAD TgProducer *producer; /* NULL once closed */
+  Binds *binds;                       /* valid while producer is */
+  GPtrArray *stages;                  /* TgpyStage * the C producer owns, for the GC */
+  PyObject *weakrefs;
+};
+
+/* A rebind seen by on_rebind() during this thread's bind. */
+static _Thread_local gboolean rebound;
+
+static void
+binds_free (gpointer data)
+{
+  Binds *b = data;
+
+  if (!tgpy_is_finalizing ())
+    {
+      PyGILState_STATE gil = PyGILState_Ensure ();
+      Py_XDECREF (b->owners);
+      Py_XDECREF (b->retired);
+      Py_XDECREF (b->warning);
+      PyGILState_Release (gil);
+    }
+  g_free (b);
+}
+
+/* Called by tg_producer_bind() for a rebind after capture: a Python warning
+ * (RebindAfterCaptureWarning), which warnings filters may make an error. */
+static gboolean
+on_rebind (TgProducer *producer, const char *binding, gpointer old_ptr,
+           gpointer new_ptr, gpointer data)
+{
+  Binds *b = data;
+  PyGILState_STATE gil = PyGILState_Ensure ();
+  char *message = g_strdup_printf (
+      "binding '%s' of producer '%s' changed from %p to %p after the producer was "
+      "captured: its own graphs are updated at the next call, and every graph of "
+      "yours that recorded it (a torch.cuda.graph) still uses the old buffer and must "
+      "be captured again",
+      binding, tg_producer_get_name (producer), old_ptr, new_ptr);
+
+  rebound = TRUE;
+  if (PyErr_WarnEx (b->warning, message, 2) < 0)
+    tgpy_exception_stash (NULL);
+  g_free (message);
+  PyGILState_Release (gil);
+  return TRUE;
+}
+
+static TgpyProducer *
+open_producer (PyObject *obj)
+{
+  TgpyProducer *self = (TgpyProducer *)obj;
+
+  if (self->producer == NULL)
+    PyErr_SetString (PyExc_ValueError, "the producer is closed");
+  return self->producer != NULL ? self : NULL;
+}
+
+TgProducer *
+tgpy_producer_get (TgpyState *state, PyObject *obj)
+{
+  if (!PyObject_TypeCheck (obj, (PyTypeObject *)state->producer_type))
+    {
+      PyErr_Format (PyExc_TypeError, "expected a track_gen Producer, not %R",
+                    (PyObject *)Py_TYPE (obj));
+      return NULL;
+    }
+  return open_producer (obj) != NULL ? ((TgpyProducer *)obj)->producer : NULL;
+}
+
+/* Gives @self the producer (transfer full) and its Python side. */
+static int
+attach (TgpyProducer *self, TgpyState *state, TgProducer *producer)
+{
+  Binds *b = g_new0 (Binds, 1);
+
+  if ((b->owners = PyDict_New ()) == NULL || (b->retired = PyList_New (0)) == NULL)
+    {
+      Py_XDECREF (b->owners);
+      g_free (b);
+      tg_producer_unref (producer);
+      return -1;
+    }
+  Py_INCREF (state->rebind_warning);
+  b->warning = state->rebind_warning;
+  self->producer = producer;
+  self->binds = b;
+  self->stages = g_ptr_array_new ();
+  /* The handler's data lives as long as the C producer. */
+  tg_producer_set_rebind_handler (producer, on_rebind, b, binds_free);
+  return 0;
+}
+
+static PyObject *
+producer_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "name", "device", NULL };
+  TgpyState *state = tgpy_state_of_type (type);
+  allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
+  const char *name = NULL;
+  int device = 0;
+  TgpyProducer *self;
+
+  if (state == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "s|i:Producer", names, &name,
+                                       &device))
+    return NULL;
+  if (name[0] == '\0')
+    return tgpy_argument_error (PyExc_ValueError, "name", "an empty name");
+  if (device < 0)
+    return tgpy_argument_error (PyExc_ValueError, "device", "%d is negative", device);
+  if ((self = (TgpyProducer *)alloc (type, 0)) == NULL)
+    return NULL;
+  if (attach (self, state, tg_producer_new (name, device)) < 0)
+    {
+      Py_DECREF (self);
+      return NULL;
+    }
+  return (PyObject *)self;
+}
+
+PyObject *
+tgpy_producer_wrap (TgpyState *state, PyTypeObject *type, TgProducer *producer)
+{
+  allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
+  TgpyProducer *self = (TgpyProducer *)alloc (type, 0);
+
+  if (self == NULL)
+    {
+      tg_producer_unref (producer);
+      return NULL;
+    }
+  if (attach (self, state, producer) < 0)
+    {
+      Py_DECREF (self);
+      return NULL;
+    }
+  return (PyObject *)self;
+}
+
+/* Drops the producer; it lives on in graphs that retained it. */
+static void
+detach (TgpyProducer *self)
+{
+  TgProducer *p = self->producer;
+
+  if (p == NULL)
+    return;
+  self->producer = NULL;
+  self->binds = NULL;
+  g_clear_pointer (&self->stages, g_ptr_array_unref);
+  /* The last reference frees CUDA resources and calls the stages' destroy
+   * notifies, which take the GIL this thread holds. */
+  tg_producer_unref (p);
+}
+
+static int
+producer_traverse (TgpyProducer *self, visitproc visit, void *arg)
+{
+  Py_VISIT ((PyObject *)Py_TYPE (self));
+  /* The callables the C producer's stages hold: a stage that is a bound
+   * method of the producer's own subclass is a cycle through C. */
+  if (self->producer != NULL)
+    for (guint i = 0; i < self->stages->len; i++)
+      {
+        TgpyStage *stage = self->stages->pdata[i];
+        Py_VISIT (stage->func);
+        Py_VISIT (stage->else_func);
+      }
+  return 0;
+}
+
+static int
+producer_clear (TgpyProducer *self)
+{
+  detach (self);
+  return 0;
+}
+
+static void
+producer_dealloc (TgpyProducer *self)
+{
+  PyTypeObject *type = Py_TYPE (self);
+  freefunc free = PyType_GetSlot (type, Py_tp_free);
+
+  PyObject_GC_UnTrack (self);
+  if (self->weakrefs != NULL)
+    PyObject_ClearWeakRefs ((PyObject *)self);
+  detach (self);
+  free (self);
+  Py_DECREF (type);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stages                                                                    */
+
+/* Turns G_MAXUINT (a refusal libtrackgen logged as a critical) into an
+ * exception; the critical's text was captured by the module's log handler. */
+static PyObject *
+stage_index (guint index, TgpyStage *stage, TgpyProducer *self, const char *what)
+{
+  if (index == G_MAXUINT)
+    {
+      /* Refused: libtrackgen kept nothing, and said why in a critical. */
+      tgpy_stage_free (stage);
+      if (tgpy_critical_check () < 0)
+        return NULL;
+      return tgpy_argument_error (PyExc_ValueError, what,
+                                  "refused (a duplicate or invalid stage name, unknown "
+                                  "flags, or a producer that already ran)");
+    }
+  tgpy_critical_reset ();
+  g_ptr_array_add (self->stages, stage);
+  return PyLong_FromUnsignedLong (index);
+}
+
+static TgpyStage *
+stage_new (TgpyProducer *self, PyObject *func, gboolean host)
+{
+  TgpyStage *stage;
+
+  if (!PyCallable_Check (func))
+    {
+      tgpy_argument_error (PyExc_TypeError, "func", "not callable");
+      return NULL;
+    }
+  stage = g_new0 (TgpyStage, 1);
+  Py_INCREF (func);
+  stage->func = func;
+  Py_INCREF (self->binds->owners);
+  stage->owners = self->binds->owners;
+  stage->module
+      = PyType_GetModule ((PyTypeObject *)tgpy_state_of (self)->producer_type);
+  Py_XINCREF (stage->module);
+  stage->host = host;
+  return stage;
+}
+
+static PyObject *
+producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "name", "func", "flags", "host", NULL };
+  TgpyProducer *self = open_producer (obj);
+  const char *name;
+  PyObject *func;
+  unsigned int flags = 0;
+  int host = 0;
+  TgpyStage *stage;
+  guint index;
+
+  if (self == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|Ip:add_stage", names, &name,
+                                       &func, &flags, &host)
+      || (stage = stage_new (self, func, host)) == NULL)
+    return NULL;
+  tgpy_critical_reset ();
+  Py_BEGIN_ALLOW_THREADS;
+  if (host)
+    index = tg_producer_add_host_stage (self->producer, name, flags, tgpy_stage_host,
+                                        stage, tgpy_stage_free);
+  else
+    index = tg_producer_add_device_stage (self->producer, name, flags,
+                                          tgpy_stage_device, stage, tgpy_stage_free);
+  Py_END_ALLOW_THREADS;
+  return stage_index (index, stage, self, name);
+}
+
+static PyObject *
+producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = {
+    "name", "body", "flag_binding", "status_binding", "max_iters", "flags", NULL
+  };
+  TgpyProducer *self = open_producer (obj);
+  TgLoopSpec loop = { 0 };
+  const char *name;
+  PyObject *body;
+  unsigned int flags = 0;
+  TgpyStage *stage;
+  guint index;
+
+  if (self == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOssI|I:add_loop_stage", names,
+                                       &name, &body, &loop.flag_binding,
+                                       &loop.status_binding, &loop.max_iters, &flags))
+    return NULL;
+  if (loop.max_iters < 1 || loop.max_iters > G_MAXINT32)
+    return tgpy_argument_error (PyExc_ValueError, "max_iters",
+                                "%u is not between 1 and 2**31 - 1", loop.max_iters);
+  if (strcmp (loop.flag_binding, loop.status_binding) == 0)
+    return tgpy_argument_error (PyExc_ValueError, "status_binding",
+                                "the flag's binding '%s': the status write would clear "
+                                "the flag; name two bindings",
+                                loop.flag_binding);
+  if ((stage = stage_new (self, body, FALSE)) == NULL)
+    return NULL;
+  tgpy_critical_reset ();
+  Py_BEGIN_ALLOW_THREADS;
+  index = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
+                                      tgpy_stage_device, stage, tgpy_stage_free);
+  Py_END_ALLOW_THREADS;
+  return stage_index (index, stage, self, name);
+}
+
+/* Every case of a switch stage: the case number comes from the launch. */
+static gboolean
+switch_case (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgpyStage *stage = data;
+  gboolean ok;
+  TgpyStage one = *stage;
+  PyGILState_STATE gil = PyGILState_Ensure ();
+
+  one.func = PyTuple_GetItem (stage->func, tg_launch_get_case (launch));
+  PyGILState_Release (gil);
+  ok = tgpy_stage_device (launch, &one, error);
+  return ok;
+}
+
+static PyObject *
+producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "name", "cases", "index_binding", "flags", NULL };
+  TgpyProducer *self = open_producer (obj);
+  TgSwitchSpec sw = { 0 };
+  const char *name;
+  PyObject *cases, *tuple;
+  unsigned int flags = 0;
+  TgDeviceFunc *funcs;
+  TgpyStage *stage;
+  guint index;
+
+  if (self == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOs|I:add_switch_stage", names,
+                                       &name, &cases, &sw.index_binding, &flags)
+      || (tuple = PySequence_Tuple (cases)) == NULL)
+    return NULL;
+  sw.n_cases = (guint)PyTuple_Size (tuple);
+  for (guint i = 0; i < sw.n_cases; i++)
+    if (!PyCallable_Check (PyTuple_GetItem (tuple, i)))
+      {
+        Py_DECREF (tuple);
+        return tgpy_argument_error (PyExc_TypeError, "cases", "case %u is not callable",
+                                    i);
+      }
+  if (sw.n_cases == 0)
+    {
+      Py_DECREF (tuple);
+      return tgpy_argument_error (PyExc_ValueError, "cases", "at least one case");
+    }
+  /* The stage's func is the tuple of cases. */
+  stage = stage_new (self, tuple, FALSE);
+  Py_DECREF (tuple);
+  if (stage == NULL)
+    return NULL;
+  funcs = g_new (TgDeviceFunc, sw.n_cases);
+  for (guint i = 0; i < sw.n_cases; i++)
+    funcs[i] = switch_case;
+  sw.cases = funcs;
+  tgpy_critical_reset ();
+  Py_BEGIN_ALLOW_THREADS;
+  index = tg_producer_add_switch_stage (self->producer, name, flags, &sw, stage,
+                                        tgpy_stage_free);
+  Py_END_ALLOW_THREADS;
+  g_free (funcs);
+  return stage_index (index, stage, self, name);
+}
+
+/* The Python stage at @index, or NULL with an exception. */
+static TgpyStage *
+python_stage (TgpyProducer *self, guint index)
+{
+  /* Stage indices are dense; self->stages lists Python stages in the order
+   * they were added, which is their index order only for producers made in
+   * Python: a wrapped C producer's stages are not there. */
+  guint n = tg_producer_get_n_stages (self->producer);
+
+  if (index >= n || self->stages->len != n)
+    {
+      PyErr_Format (PyExc_ValueError,
+                    "stage %u: not a stage written in Python (the producer has %u "
+                    "stages, %u of them in Python)",
+                    index, n, self->stages->len);
+      return NULL;
+    }
+  return self->stages->pdata[index];
+}
+
+static PyObject *
+producer_declare_binding (PyObject *obj, PyObject *args)
+{
+  TgpyProducer *self = open_producer (obj);
+  unsigned int stage;
+  const char *name;
+  Py_ssize_t min_size;
+
+  if (self == NULL
+      || !PyArg_ParseTuple (args, "Isn:declare_binding", &stage, &name, &min_size))
+    return NULL;
+  if (min_size < 1)
+    return tgpy_argument_error (PyExc_ValueError, "min_size", "at least 1 byte");
+  tgpy_critical_reset ();
+  Py_BEGIN_ALLOW_THREADS;
+  tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size);
+  Py_END_ALLOW_THREADS;
+  if (tgpy_critical_check () < 0)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+producer_set_stage_condition (PyObject *obj, PyObject *args)
+{
+  TgpyProducer *self = open_producer (obj);
+  unsigned int stage;
+  const char *flag_binding = NULL;
+
+  if (self == NULL
+      || !PyArg_ParseTuple (args, "Iz:set_stage_condition", &stage, &flag_binding))
+    return NULL;
+  tgpy_critical_reset ();
+  Py_BEGIN_ALLOW_THREADS;
+  tg_producer_set_stage_condition (self->producer, stage, flag_binding);
+  Py_END_ALLOW_THREADS;
+  if (tgpy_critical_check () < 0)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+producer_set_stage_else (PyObject *obj, PyObject *args)
+{
+  TgpyProducer *self = open_producer (obj);
+  unsigned int index;
+  PyObject *func;
+  TgpyStage *stage;
+
+  if (self == NULL || !PyArg_ParseTuple (args, "IO:set_stage_else", &index, &func)
+      || (stage = python_stage (self, index)) == NULL)
+    return NULL;
+  if (func != Py_None && !PyCallable_Check (func))
+    return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
+  tgpy_critical_reset ();
+  Py_BEGIN_ALLOW_THREADS;
+  tg_producer_set_stage_else (self->producer, index,
+                              func != Py_None ? tgpy_stage_else : NULL);
+  Py_END_ALLOW_THREADS;
+  if (tgpy_critical_check () < 0)
+    return NULL;
+  Py_XDECREF (stage->else_func);
+  stage->else_func = func != Py_None ? func : NULL;
+  Py_XINCREF (stage->else_func);
+  Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bindings                                                                  */
+
+static PyObject *
+producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "name", "array", "size", NULL };
+  TgpyProducer *self = open_producer (obj);
+  TgpyState *state = tgpy_state_of (obj);
+  PyObject *array_obj, *owner, *old;
+  Py_ssize_t size = -1;
+  const char *name;
+  GError *error = NULL;
+  TgpyArray a;
+  TgpyCall call;
+  gboolean ok;
+
+  if (self == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|n:bind", names, &name,
+                                       &array_obj, &size))
+    return NULL;
+  if (array_obj == Py_None)
+    a = (TgpyArray){ NULL, 0, "", -1 };
+  else if (tgpy_array (array_obj, name, &a) < 0)
+    return NULL;
+  if (size < 0)
+    size = (Py_ssize_t)a.nbytes;
+  else if (a.nbytes != 0 && (size_t)size > a.nbytes)
+    return tgpy_argument_error (PyExc_ValueError, "size",
+                                "%zd bytes, but the array holds %zu", size, a.nbytes);
+  if (a.ptr != NULL && size == 0)
+    return tgpy_argument_error (PyExc_ValueError, "size",
+                                "the size of an int address is not known: pass size=");
+  rebound = FALSE;
+  tgpy_call_begin (&call);
+  Py_BEGIN_ALLOW_THREADS;
+  ok = tg_producer_bind (self->producer, name, a.ptr, (gsize)size, &error);
+  Py_END_ALLOW_THREADS;
+  if (ok)
+    {
+      Binds *b = self->binds;
+      PyObject *key = PyUnicode_FromString (name);
+
+      /* The old object: still needed by graphs that recorded it after a
+       * rebind, else no longer. */
+      old = key != NULL ? PyDict_GetItem (b->owners, key) : NULL;
+      if (old != NULL && rebound && old != Py_None)
+        ok = PyList_Append (b->retired, old) == 0;
+      owner = PyLong_Check (array_obj) ? Py_None : array_obj;
+      if (ok && key != NULL)
+        ok = (array_obj == Py_None ? (old == NULL ? 0 : PyDict_DelItem (b->owners, key))
+                                   : PyDict_SetItem (b->owners, key, owner))
+             == 0;
+      Py_XDECREF (key);
+      if (!ok)
+        {
+          (void)tgpy_call_end (state, &call, TRUE, NULL);
+          return NULL;
+        }
+    }
+  if (tgpy_call_end (state, &call, ok, error) < 0)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+producer_get_binding (PyObject *obj, PyObject *name_obj)
+{
+  TgpyProducer *self = open_producer (obj);
+  const char *name;
+  gpointer ptr;
+  gsize size = 0;
+
+  if (self == NULL || (name = PyUnicode_AsUTF8AndSize (name_obj, NULL)) == NULL)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  ptr = tg_producer_get_binding (self->producer, name, &size);
+  Py_END_ALLOW_THREADS;
+  if (ptr == NULL)
+    Py_RETURN_NONE;
+  return Py_BuildValue ("(Nn)", PyLong_FromVoidPtr (ptr), (Py_ssize_t)size);
+}
+
+static PyObject *
+producer_binding_owner (PyObject *obj, PyObject *name)
+{
+  TgpyProducer *self = open_producer (obj);
+  PyObject *owner;
+
+  if (self == NULL)
+    return NULL;
+  owner = PyDict_GetItem (self->binds->owners, name);
+  if (owner == NULL)
+    Py_RETURN_NONE;
+  Py_INCREF (owner);
+  return owner;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams, calls, counters                                                  */
+
+static PyObject *
+producer_set_stream (PyObject *obj, PyObject *stream_obj)
+{
+  TgpyProducer *self = open_producer (obj);
+  cudaStream_t stream;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (self == NULL || tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  ok = tg_producer_set_stream (self->producer, stream, &error);
+  Py_END_ALLOW_THREADS;
+  if (!ok)
+    return tgpy_raise (tgpy_state_of (obj), error, NULL);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+producer_get_stream (PyObject *obj, void *closure)
+{
+  TgpyProducer *self = open_producer (obj);
+  cudaStream_t stream;
+
+  if (self == NULL)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  stream = tg_producer_get_stream (self->producer);
+  Py_END_ALLOW_THREADS;
+  return tgpy_stream_to_object (stream);
+}
+
+/* run and resolve take (stream=None, policy=0, condition=None), positional
+ * or by keyword, parsed by hand: run is the hot path of REPLAY. */
+static int
+call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+           cudaStream_t *stream, TgPolicy *policy, TgCondition *condition)
+{
+  static const char *const names[] = { "stream", "policy", "condition" };
+  PyObject *values[3] = { NULL, NULL, NULL };
+  long p = TG_POLICY_AUTO;
+
+  if (nargs > 3)
+    {
+      PyErr_SetString (PyExc_TypeError,
+                       "at most 3 arguments: stream, policy, condition");
+      return -1;
+    }
+  for (Py_ssize_t i = 0; i < nargs; i++)
+    values[i] = args[i];
+  if (kwnames != NULL)
+    for (Py_ssize_t k = 0; k < PyTuple_Size (kwnames); k++)
+      {
+        const char *key = PyUnicode_AsUTF8AndSize (PyTuple_GetItem (kwnames, k), NULL);
+        guint i = 0;
+
+        while (i < 3 && strcmp (key, names[i]) != 0)
+          i++;
+        if (i == 3 || values[i] != NULL)
+          {
+            PyErr_Format (PyExc_TypeError, "%s keyword argument '%s'",
+                          i == 3 ? "unexpected" : "repeated", key);
+            return -1;
+          }
+        values[i] = args[nargs + k];
+      }
+  if (tgpy_stream (values[0], "stream", stream) < 0)
+    return -1;
+  if (values[1] != NULL && values[1] != Py_None)
+    {
+      p = PyLong_AsLong (values[1]);
+      if (p == -1 && PyErr_Occurred ())
+        return -1;
+      if (p < TG_POLICY_AUTO || p > TG_POLICY_RECORD)
+        {
+          tgpy_argument_error (PyExc_ValueError, "policy",
+                               "%ld is not a Policy (AUTO, EAGER, REPLAY, RECORD)", p);
+          return -1;
+        }
+    }
+  *policy = (TgPolicy)p;
+  return tgpy_condition (state, values[2], condition);
+}
+
+static PyObject *
+producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+  TgpyProducer *self = open_producer (obj);
+  TgpyState *state = tgpy_state_of (obj);
+  cudaStream_t stream;
+  TgPolicy policy;
+  TgCondition condition;
+  GError *error = NULL;
+  TgpyCall call;
+  gboolean ok;
+
+  if (self == NULL
+      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0)
+    return NULL;
+  tgpy_call_begin (&call);
+  Py_BEGIN_ALLOW_THREADS;
+  ok = tg_producer_run (self->producer, stream, policy, condition, &error);
+  Py_END_ALLOW_THREADS;
+  if (tgpy_call_end (state, &call, ok, error) < 0)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+producer_resolve (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames)
+{
+  TgpyProducer *self = open_producer (obj);
+  TgpyState *state = tgpy_state_of (obj);
+  cudaStream_t stream, resolved = NULL;
+  TgPolicy policy, decided = TG_POLICY_AUTO;
+  TgCondition condition;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (self == NULL
+      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  ok = tg_producer_resolve (self->producer, stream, policy, condition, &decided,
+                            &resolved, &error);
+  Py_END_ALLOW_THREADS;
+  if (!ok)
+    return tgpy_raise (state, error, NULL);
+  return Py_BuildValue ("(iN)", (int)decided, PyLong_FromVoidPtr (resolved));
+}
+
+static PyObject *
+producer_runner_stats (PyObject *obj, PyObject *unused)
+{
+  TgpyProducer *self = open_producer (obj);
+  TgRunnerStats s;
+
+  if (self == NULL)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  tg_producer_get_runner_stats (self->producer, &s);
+  Py_END_ALLOW_THREADS;
+  return Py_BuildValue ("(IKKKKKi)", s.n_segments, (unsigned long long)s.n_captures,
+                        (unsigned long long)s.n_replays,
+                        (unsigned long long)s.n_updates,
+                        (unsigned long long)s.n_recaptures,
+                        (unsigned long long)s.n_rebinds, (int)s.last_rebind);
+}
+
+static PyObject *
+producer_close (PyObject *obj, PyObject *unused)
+{
+  detach ((TgpyProducer *)obj);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+producer_get_name (PyObject *obj, void *closure)
+{
+  TgpyProducer *self = open_producer (obj);
+
+  return self == NULL ? NULL
+                      : PyUnicode_FromString (tg_producer_get_name (self->producer));
+}
+
+static PyObject *
+producer_get_device (PyObject *obj, void *closure)
+{
+  TgpyProducer *self = open_producer (obj);
+
+  return self == NULL ? NULL
+                      : PyLong_FromLong (tg_producer_get_device (self->producer));
+}
+
+static PyObject *
+producer_get_n_stages (PyObject *obj, void *closure)
+{
+  TgpyProducer *self = open_producer (obj);
+  guint n;
+
+  if (self == NULL)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  n = tg_producer_get_n_stages (self->producer);
+  Py_END_ALLOW_THREADS;
+  return PyLong_FromUnsignedLong (n);
+}
+
+static PyObject *
+producer_get_closed (PyObject *obj, void *closure)
+{
+  return PyBool_FromLong (((TgpyProducer *)obj)->producer == NULL);
+}
+
+static PyObject *
+producer_get_handle (PyObject *obj, void *closure)
+{
+  TgpyProducer *self = open_producer (obj);
+
+  return self == NULL ? NULL : PyLong_FromVoidPtr (self->producer);
+}
+
+static PyMethodDef producer_methods[] = {
+  { "_add_stage", (PyCFunction)(void (*) (void))producer_add_stage,
+    METH_VARARGS | METH_KEYWORDS,
+    "_add_stage(name, func, flags=0, host=False)\n--\n\n"
+    "tg_producer_add_device_stage() or _add_host_stage()." },
+  { "_add_loop_stage", (PyCFunction)(void (*) (void))producer_add_loop_stage,
+    METH_VARARGS | METH_KEYWORDS,
+    "_add_loop_stage(name, body, flag_binding, status_binding, max_iters, "
+    "flags=0)\n--\n\n"
+    "tg_producer_add_loop_stage()." },
+  { "_add_switch_stage", (PyCFunction)(void (*) (void))producer_add_switch_stage,
+    METH_VARARGS | METH_KEYWORDS,
+    "_add_switch_stage(name, cases, index_binding, flags=0)\n--\n\n"
+    "tg_producer_add_switch_stage()." },
+  { "_declare_binding", producer_declare_binding, METH_VARARGS,
+    "_declare_binding(stage, name, min_size)\n--\n\ntg_producer_declare_binding()." },
+  { "set_stage_condition", producer_set_stage_condition, METH_VARARGS,
+    "set_stage_condition(stage, flag_binding)\n--\n\nGuards stage *stage* by the int32 "
+    "bound as *flag_binding* (None removes the guard): an IF node under a capture, a "
+    "readback eagerly (tg_producer_set_stage_condition())." },
+  { "set_stage_else", producer_set_stage_else, METH_VARARGS,
+    "set_stage_else(stage, func)\n--\n\nGives the guarded stage *stage* (written in "
+    "Python) an else branch, ``func(ctx)``, run when its flag is 0; None removes it "
+    "(tg_producer_set_stage_else())." },
+  { "_bind", (PyCFunction)(void (*) (void))producer_bind, METH_VARARGS | METH_KEYWORDS,
+    "_bind(name, array, size=-1)\n--\n\ntg_producer_bind(); None unbinds." },
+  { "get_binding", producer_get_binding, METH_O,
+    "get_binding(name, /)\n--\n\n(address, size) bound as *name*, or None." },
+  { "binding_owner", producer_binding_owner, METH_O,
+    "binding_owner(name, /)\n--\n\nThe object bound as *name*, or None." },
+  { "set_stream", producer_set_stream, METH_O,
+    "set_stream(stream, /)\n--\n\nBinds the stream that calls passing None use "
+    "(tg_producer_set_stream()); None unbinds." },
+  { "run", (PyCFunction)(void (*) (void))producer_run, METH_FASTCALL | METH_KEYWORDS,
+    "run(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
+    "Runs the producer (tg_producer_run()): launched eagerly, replayed from its own "
+    "graph, or recorded into the capture in progress on *stream*, with the same "
+    "results.  *stream*: None lets TrackGen choose (a registered capture, the bound "
+    "stream, TrackGen's own), an int is a cudaStream_t (0 is the legacy default "
+    "stream), or a torch stream.  *condition*: None, a Condition, or an int32 device "
+    "flag.  The GIL is released while it runs.  Raises CaptureError, ArgumentError, "
+    "StateError, CudaError, or StageError (a stage raised: its exception is the "
+    "cause)." },
+  { "resolve", (PyCFunction)(void (*) (void))producer_resolve,
+    METH_FASTCALL | METH_KEYWORDS,
+    "resolve(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
+    "The (policy, stream) a run would use, without running (tg_producer_resolve())." },
+  { "_runner_stats", producer_runner_stats, METH_NOARGS,
+    "_runner_stats()\n--\n\ntg_producer_get_runner_stats() as a tuple." },
+  { "close", producer_close, METH_NOARGS,
+    "close()\n--\n\nDrops this object's reference to the C producer now; graphs that "
+    "retained it keep it alive.  Later calls raise ValueError." },
+  { NULL },
+};
+
+static PyGetSetDef producer_getset[] = {
+  { "name", producer_get_name, NULL, "The producer's name.", NULL },
+  { "device", producer_get_device, NULL, "The producer's CUDA device.", NULL },
+  { "n_stages", producer_get_n_stages, NULL, "The number of stages.", NULL },
+  { "stream", producer_get_stream, NULL,
+    "The bound stream (an int), or None when none is bound.", NULL },
+  { "closed", producer_get_closed, NULL, "Whether close() was called.", NULL },
+  { "_handle", producer_get_handle, NULL, "The TgProducer * (an int).", NULL },
+  { NULL },
+};
+
+static PyMemberDef producer_members[] = {
+  { "__weaklistoffset__", T_PYSSIZET, offsetof (TgpyProducer, weakrefs), READONLY,
+    NULL },
+  { NULL },
+};
+
+static PyType_Slot producer_slots[] = {
+  { Py_tp_doc, "Producer(name, device=0)\n--\n\nA producer of device work "
+               "(TgProducer): ordered stages run by one call, eagerly, replayed from "
+               "its own graph, or recorded into the caller's capture." },
+  { Py_tp_new, producer_new },
+  { Py_tp_dealloc, producer_dealloc },
+  { Py_tp_traverse, producer_traverse },
+  { Py_tp_clear, producer_clear },
+  { Py_tp_methods, producer_methods },
+  { Py_tp_getset, producer_getset },
+  { Py_tp_members, producer_members },
+  { 0, NULL },
+};
+
+static PyType_Spec producer_spec = {
+  .name = "track_gen._native.Producer",
+  .basicsize = sizeof (TgpyProducer),
+  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+  .slots = producer_slots,
+};
+
+int
+tgpy_producer_init_type (PyObject *module, TgpyState *state)
+{
+  state->producer_type = PyType_FromModuleAndSpec (module, &producer_spec, NULL);
+  if (state->producer_type == NULL
+      || PyModule_AddObjectRef (module, "Producer", state->producer_type) < 0)
+    return -1;
+  return 0;
+}

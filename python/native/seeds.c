@@ -1,0 +1,502 @@
+/* seeds.c: SeedState, one Python object per TgSeedState.  Device arrays
+ * (masks, outputs, ids, seeds) come as arrays or addresses; host arrays as
+ * bytes-like objects of little-endian integers, as the snapshot format is. */
+#include "native.h"
+
+#include <string.h>
+
+typedef struct
+{
+  PyObject_HEAD TgSeedState *state; /* NULL once closed */
+  PyObject *weakrefs;
+} TgpySeedState;
+
+static TgSeedState *
+open_state (PyObject *obj)
+{
+  TgSeedState *s = ((TgpySeedState *)obj)->state;
+
+  if (s == NULL)
+    PyErr_SetString (PyExc_ValueError, "the seed state is closed");
+  return s;
+}
+
+TgSeedState *
+tgpy_seed_state_get (TgpyState *state, PyObject *obj)
+{
+  if (!PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
+    {
+      PyErr_Format (PyExc_TypeError, "expected a track_gen SeedState, not %R",
+                    (PyObject *)Py_TYPE (obj));
+      return NULL;
+    }
+  return open_state (obj);
+}
+
+/* Runs @call (a libtrackgen seed call setting error_) without the GIL. */
+#define CALL(obj, ok, call)                                                            \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    GError *error_ = NULL;                                                             \
+    Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
+    Py_END_ALLOW_THREADS if (!ok) tgpy_raise (tgpy_state_of (obj), error_, NULL);      \
+  }                                                                                    \
+  G_STMT_END
+
+/* A bytes-like object's contents (bytes or bytearray). */
+static int
+host_bytes (PyObject *obj, const char *what, const char **data, Py_ssize_t *size)
+{
+  if (PyBytes_Check (obj))
+    {
+      char *d;
+      if (PyBytes_AsStringAndSize (obj, &d, size) < 0)
+        return -1;
+      *data = d;
+      return 0;
+    }
+  if (PyByteArray_Check (obj))
+    {
+      *data = PyByteArray_AsString (obj);
+      *size = PyByteArray_Size (obj);
+      return 0;
+    }
+  tgpy_argument_error (PyExc_TypeError, what, "expected bytes or a bytearray");
+  return -1;
+}
+
+static PyObject *
+seed_state_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+  static char *names[]
+      = { "n_envs", "base_seed", "device", "first_env", "seeds", NULL };
+  allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
+  unsigned long long base_seed = 0;
+  unsigned int n_envs = 0, first_env = 0;
+  int device = 0;
+  PyObject *seeds_obj = Py_None;
+  const char *seeds = NULL;
+  Py_ssize_t seeds_size = 0;
+  TgSeedState *state = NULL;
+  TgpySeedState *self;
+  gboolean ok;
+
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "I|KiIO:SeedState", names, &n_envs,
+                                    &base_seed, &device, &first_env, &seeds_obj))
+    return NULL;
+  if (seeds_obj != Py_None)
+    {
+      if (host_bytes (seeds_obj, "seeds", &seeds, &seeds_size) < 0)
+        return NULL;
+      if ((size_t)seeds_size != (size_t)n_envs * sizeof (guint64))
+        return tgpy_argument_error (PyExc_ValueError, "seeds",
+                                    "%zd bytes for %u envs: pass %u little-endian "
+                                    "uint64 (%zu bytes)",
+                                    seeds_size, n_envs, n_envs,
+                                    (size_t)n_envs * sizeof (guint64));
+      if (first_env != 0)
+        return tgpy_argument_error (PyExc_ValueError, "first_env",
+                                    "explicit seeds make a state of envs 0 to n - 1");
+    }
+  {
+    GError *error = NULL;
+    guint64 *copy = seeds != NULL ? g_memdup2 (seeds, seeds_size) : NULL;
+
+#if G_BYTE_ORDER != G_LITTLE_ENDIAN
+    for (guint i = 0; copy != NULL && i < n_envs; i++)
+      copy[i] = GUINT64_FROM_LE (copy[i]);
+#endif
+    Py_BEGIN_ALLOW_THREADS;
+    if (copy != NULL)
+      state = tg_seed_state_new_from_array (device, n_envs, copy, &error);
+    else
+      state = tg_seed_state_new_shard (device, first_env, n_envs, base_seed, &error);
+    Py_END_ALLOW_THREADS;
+    g_free (copy);
+    ok = state != NULL;
+    if (!ok)
+      {
+        TgpyState *tgpy = tgpy_state_of_type (type);
+        return tgpy != NULL ? tgpy_raise (tgpy, error, NULL) : NULL;
+      }
+  }
+  if ((self = (TgpySeedState *)alloc (type, 0)) == NULL)
+    {
+      tg_seed_state_unref (state);
+      return NULL;
+    }
+  self->state = state;
+  return (PyObject *)self;
+}
+
+static void
+close_state (TgpySeedState *self)
+{
+  TgSeedState *s = self->state;
+
+  self->state = NULL;
+  if (s != NULL)
+    {
+      /* Frees device memory: no GIL needed, and none held. */
+      Py_BEGIN_ALLOW_THREADS;
+      tg_seed_state_unref (s);
+      Py_END_ALLOW_THREADS;
+    }
+}
+
+static void
+seed_state_dealloc (TgpySeedState *self)
+{
+  PyTypeObject *type = Py_TYPE (self);
+  freefunc free = PyType_GetSlot (type, Py_tp_free);
+
+  if (self->weakrefs != NULL)
+    PyObject_ClearWeakRefs ((PyObject *)self);
+  close_state (self);
+  free (self);
+  Py_DECREF (type);
+}
+
+static int
+stream_arg (PyObject *obj, cudaStream_t *stream)
+{
+  return tgpy_stream (obj, "stream", stream);
+}
+
+/* A device array's address and its length in elements of @itemsize (the
+ * array's, or @given when it is an address). */
+static int
+device_elems (PyObject *obj, const char *what, size_t itemsize, Py_ssize_t given,
+              void **ptr, gsize *len)
+{
+  TgpyArray a;
+
+  if (tgpy_array (obj, what, &a) < 0)
+    return -1;
+  *ptr = a.ptr;
+  if (given >= 0)
+    *len = (gsize)given;
+  else if (a.nbytes != 0)
+    *len = a.nbytes / itemsize;
+  else
+    {
+      tgpy_argument_error (PyExc_ValueError, what,
+                           "the length of an int address is not known: pass it");
+      return -1;
+    }
+  return 0;
+}
+
+static PyObject *
+masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
+{
+  static char *names[] = { "stream", "mask", "mask_len", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *stream_obj = Py_None, *mask_obj = Py_None;
+  Py_ssize_t given = -1;
+  cudaStream_t stream;
+  void *mask = NULL;
+  gsize len = 0;
+  gboolean ok;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOn", names, &stream_obj,
+                                       &mask_obj, &given)
+      || stream_arg (stream_obj, &stream) < 0
+      || (mask_obj != Py_None
+          && device_elems (mask_obj, "mask", 1, given, &mask, &len) < 0))
+    return NULL;
+  if (reset)
+    CALL (obj, ok, tg_seed_state_reset_epochs (s, stream, mask, len, &error_));
+  else
+    CALL (obj, ok, tg_seed_state_advance (s, stream, mask, len, &error_));
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+seed_state_advance (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  return masked_call (obj, args, kwargs, FALSE);
+}
+
+static PyObject *
+seed_state_reset_epochs (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  return masked_call (obj, args, kwargs, TRUE);
+}
+
+static PyObject *
+seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "out", "stream", "out_len", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *out_obj, *stream_obj = Py_None;
+  Py_ssize_t given = -1;
+  cudaStream_t stream;
+  void *out;
+  gsize len;
+  gboolean ok;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|On:fill_effective", names,
+                                       &out_obj, &stream_obj, &given)
+      || stream_arg (stream_obj, &stream) < 0
+      || device_elems (out_obj, "out", sizeof (guint64), given, &out, &len) < 0)
+    return NULL;
+  CALL (obj, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "env_ids", "seeds", "stream", "n", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None;
+  Py_ssize_t given = -1;
+  cudaStream_t stream;
+  void *ids, *seeds;
+  gsize n_ids, n_seeds;
+  gboolean ok;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|On:set_seeds_device", names,
+                                       &ids_obj, &seeds_obj, &stream_obj, &given)
+      || stream_arg (stream_obj, &stream) < 0
+      || device_elems (ids_obj, "env_ids", sizeof (guint32), given, &ids, &n_ids) < 0
+      || device_elems (seeds_obj, "seeds", sizeof (guint64), given, &seeds, &n_seeds)
+             < 0)
+    return NULL;
+  if (n_ids != n_seeds || n_ids > G_MAXUINT)
+    return tgpy_argument_error (PyExc_ValueError, "seeds",
+                                "%zu seeds for %zu env ids: pass as many of each",
+                                n_seeds, n_ids);
+  CALL (obj, ok,
+        tg_seed_state_set_seeds_device (s, stream, ids, seeds, (guint)n_ids, &error_));
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "env_ids", "seeds", "stream", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None;
+  const char *ids_data, *seeds_data;
+  Py_ssize_t ids_size, seeds_size;
+  cudaStream_t stream;
+  guint *ids;
+  guint64 *seeds;
+  gsize n;
+  gboolean ok;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:set_seeds", names, &ids_obj,
+                                       &seeds_obj, &stream_obj)
+      || stream_arg (stream_obj, &stream) < 0
+      || host_bytes (ids_obj, "env_ids", &ids_data, &ids_size) < 0
+      || host_bytes (seeds_obj, "seeds", &seeds_data, &seeds_size) < 0)
+    return NULL;
+  n = (gsize)ids_size / sizeof (guint32);
+  if ((gsize)ids_size % sizeof (guint32) != 0
+      || (gsize)seeds_size != n * sizeof (guint64))
+    return tgpy_argument_error (
+        PyExc_ValueError, "seeds",
+        "%zd bytes of uint32 ids and %zd bytes of uint64 seeds: "
+        "pass as many of each",
+        ids_size, seeds_size);
+  ids = g_memdup2 (ids_data, ids_size);
+  seeds = g_memdup2 (seeds_data, seeds_size);
+#if G_BYTE_ORDER != G_LITTLE_ENDIAN
+  for (gsize k = 0; k < n; k++)
+    {
+      ids[k] = GUINT32_FROM_LE (ids[k]);
+      seeds[k] = GUINT64_FROM_LE (seeds[k]);
+    }
+#endif
+  CALL (obj, ok, tg_seed_state_set_seeds (s, stream, ids, seeds, (guint)n, &error_));
+  g_free (ids);
+  g_free (seeds);
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "stream", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *stream_obj = Py_None, *result;
+  cudaStream_t stream;
+  GBytes *bytes = NULL;
+  gconstpointer data;
+  gsize size;
+  gboolean ok;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:snapshot", names, &stream_obj)
+      || stream_arg (stream_obj, &stream) < 0)
+    return NULL;
+  CALL (obj, ok, (bytes = tg_seed_state_snapshot (s, stream, &error_)) != NULL);
+  if (!ok)
+    return NULL;
+  data = g_bytes_get_data (bytes, &size);
+  result = PyBytes_FromStringAndSize (data, (Py_ssize_t)size);
+  g_bytes_unref (bytes);
+  return result;
+}
+
+static PyObject *
+seed_state_restore (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "snapshot", "stream", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *snapshot_obj, *stream_obj = Py_None;
+  const char *data;
+  Py_ssize_t size;
+  cudaStream_t stream;
+  GBytes *bytes;
+  gboolean ok;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|O:restore", names,
+                                       &snapshot_obj, &stream_obj)
+      || stream_arg (stream_obj, &stream) < 0
+      || host_bytes (snapshot_obj, "snapshot", &data, &size) < 0)
+    return NULL;
+  bytes = g_bytes_new (data, (gsize)size);
+  CALL (obj, ok, tg_seed_state_restore (s, stream, bytes, &error_));
+  g_bytes_unref (bytes);
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+seed_state_close (PyObject *obj, PyObject *unused)
+{
+  close_state ((TgpySeedState *)obj);
+  Py_RETURN_NONE;
+}
+
+#define STATE_GETTER(name, expr)                                                       \
+  static PyObject *seed_state_get_##name (PyObject *obj, void *closure)                \
+  {                                                                                    \
+    TgSeedState *s = open_state (obj);                                                 \
+    return s == NULL ? NULL : (expr);                                                  \
+  }
+
+STATE_GETTER (n_envs, PyLong_FromUnsignedLong (tg_seed_state_get_n_envs (s)))
+STATE_GETTER (first_env, PyLong_FromUnsignedLong (tg_seed_state_get_first_env (s)))
+STATE_GETTER (device, PyLong_FromLong (tg_seed_state_get_device (s)))
+STATE_GETTER (seeds_ptr, PyLong_FromVoidPtr ((void *)tg_seed_state_get_seeds (s)))
+STATE_GETTER (epochs_ptr, PyLong_FromVoidPtr (tg_seed_state_get_epochs (s)))
+STATE_GETTER (handle, PyLong_FromVoidPtr (s))
+
+static PyObject *
+seed_state_get_closed (PyObject *obj, void *closure)
+{
+  return PyBool_FromLong (((TgpySeedState *)obj)->state == NULL);
+}
+
+static PyMethodDef seed_state_methods[] = {
+  { "advance", (PyCFunction)(void (*) (void))seed_state_advance,
+    METH_VARARGS | METH_KEYWORDS,
+    "advance(stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the epoch of "
+    "every "
+    "env whose mask byte is non-zero (all envs without a mask) grows by one "
+    "(tg_seed_state_advance()).  Capturable." },
+  { "reset_epochs", (PyCFunction)(void (*) (void))seed_state_reset_epochs,
+    METH_VARARGS | METH_KEYWORDS,
+    "reset_epochs(stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the masked "
+    "envs' epochs become 0 (tg_seed_state_reset_epochs()).  Capturable." },
+  { "fill_effective", (PyCFunction)(void (*) (void))seed_state_fill_effective,
+    METH_VARARGS | METH_KEYWORDS,
+    "fill_effective(out, stream=None, out_len=None)\n--\n\nEnqueues: out[i] = "
+    "effective_seed(seed[i], epoch[i]) into a uint64 device array "
+    "(tg_seed_state_fill_effective()).  Capturable." },
+  { "set_seeds_device", (PyCFunction)(void (*) (void))seed_state_set_seeds_device,
+    METH_VARARGS | METH_KEYWORDS,
+    "set_seeds_device(env_ids, seeds, stream=None, n=None)\n--\n\nEnqueues: env "
+    "env_ids[k] gets seeds[k] and epoch 0, both device arrays read when the kernel "
+    "runs "
+    "(tg_seed_state_set_seeds_device()).  Capturable." },
+  { "_set_seeds", (PyCFunction)(void (*) (void))seed_state_set_seeds,
+    METH_VARARGS | METH_KEYWORDS,
+    "_set_seeds(env_ids, seeds, stream=None)\n--\n\ntg_seed_state_set_seeds(): "
+    "little-endian uint32 ids and uint64 seeds as bytes.  Blocks." },
+  { "snapshot", (PyCFunction)(void (*) (void))seed_state_snapshot,
+    METH_VARARGS | METH_KEYWORDS,
+    "snapshot(stream=None)\n--\n\nThe state as bytes, for a checkpoint "
+    "(tg_seed_state_snapshot()).  Blocks; refuses a capturing stream." },
+  { "restore", (PyCFunction)(void (*) (void))seed_state_restore,
+    METH_VARARGS | METH_KEYWORDS,
+    "restore(snapshot, stream=None)\n--\n\nRestores bytes from snapshot() of a state "
+    "of the same envs (tg_seed_state_restore()).  Blocks." },
+  { "close", seed_state_close, METH_NOARGS,
+    "close()\n--\n\nDrops this object's reference now; graphs that retained the state "
+    "keep it alive." },
+  { NULL },
+};
+
+static PyGetSetDef seed_state_getset[] = {
+  { "n_envs", seed_state_get_n_envs, NULL, "The number of envs.", NULL },
+  { "first_env", seed_state_get_first_env, NULL,
+    "The global index of the first env (a shard's).", NULL },
+  { "device", seed_state_get_device, NULL, "The state's CUDA device.", NULL },
+  { "seeds_ptr", seed_state_get_seeds_ptr, NULL,
+    "The device address of the n_envs uint64 seeds, fixed for the state's life.",
+    NULL },
+  { "epochs_ptr", seed_state_get_epochs_ptr, NULL,
+    "The device address of the n_envs uint32 epochs, fixed for the state's life.",
+    NULL },
+  { "closed", seed_state_get_closed, NULL, "Whether close() was called.", NULL },
+  { "_handle", seed_state_get_handle, NULL, "The TgSeedState * (an int).", NULL },
+  { NULL },
+};
+
+#include <structmember.h>
+
+static PyMemberDef seed_state_members[] = {
+  { "__weaklistoffset__", T_PYSSIZET, offsetof (TgpySeedState, weakrefs), READONLY,
+    NULL },
+  { NULL },
+};
+
+static PyType_Slot seed_state_slots[] = {
+  { Py_tp_doc,
+    "SeedState(n_envs, base_seed=0, device=0, first_env=0, seeds=None)\n--\n\n"
+    "Per-env seeds and epochs on one device (TgSeedState): envs [first_env, "
+    "first_env + n_envs) of a population seeded from base_seed, or explicit "
+    "seeds (little-endian uint64 bytes)." },
+  { Py_tp_new, seed_state_new },
+  { Py_tp_dealloc, seed_state_dealloc },
+  { Py_tp_methods, seed_state_methods },
+  { Py_tp_getset, seed_state_getset },
+  { Py_tp_members, seed_state_members },
+  { 0, NULL },
+};
+
+static PyType_Spec seed_state_spec = {
+  .name = "track_gen._native.SeedState",
+  .basicsize = sizeof (TgpySeedState),
+  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  .slots = seed_state_slots,
+};
+
+int
+tgpy_seeds_init_type (PyObject *module, TgpyState *state)
+{
+  state->seed_state_type = PyType_FromModuleAndSpec (module, &seed_state_spec, NULL);
+  if (state->seed_state_type == NULL
+      || PyModule_AddObjectRef (module, "SeedState", state->seed_state_type) < 0)
+    return -1;
+  return 0;
+}

@@ -1,0 +1,432 @@
+"""track_gen.exec: how TrackGen's device work reaches the GPU.
+
+Every piece of device work is a :class:`Producer`: ordered stages that
+launch kernels (DEVICE), run on the host between them (HOST), iterate a body
+on the device until a flag clears (LOOP) or pick one of several bodies
+(SWITCH).  One call, :meth:`Producer.run`, decides from the stream's capture
+state and the stages how the work runs (:class:`Policy`): launched eagerly,
+replayed from a graph of the producer's own (:class:`GraphRunner`), or
+recorded into the capture in progress on the stream (a ``torch.cuda.graph``),
+with bit-identical results.  This module maps libtrackgen's exec layer
+(``trackgen/exec.h``) one to one; each name says the C function it calls.
+
+Streams are taken as the ecosystem passes them: ``None`` lets TrackGen choose
+(the capture registered on this thread, see :mod:`track_gen.interop.torch`,
+else the producer's bound stream, else TrackGen's own stream, which is
+ordered with nothing of yours); an ``int`` is a ``cudaStream_t`` (``0`` is
+CUDA's legacy default stream); a ``torch.cuda.Stream``, or any object with
+``__cuda_stream__`` (cuda.core, CuPy), is its handle.  Device arrays are any
+object with ``__cuda_array_interface__`` or ``__dlpack__`` (torch tensors,
+CuPy arrays), or an ``int`` address with a size.
+
+A stage written in Python is a callable taking a :class:`LaunchContext`; it
+enqueues its work on ``ctx.stream``.  When torch is loaded, TrackGen makes
+that stream torch's current stream during the call, and while the work is
+captured it serves torch's allocations from a memory pool of their own that
+lives as long as the graph holding the work (see ``LaunchContext.keep``).
+"""
+from __future__ import annotations
+
+import enum
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
+
+from track_gen import _native
+from track_gen._errors import (
+    ArgumentError,
+    CaptureError,
+    CudaError,
+    LegacyPluginStreamError,
+    NotCapturableError,
+    RebindAfterCaptureWarning,
+    StageError,
+    StateError,
+    TrackGenError,
+)
+
+__all__ = [
+    "Policy",
+    "StageFlags",
+    "CaptureState",
+    "LoopEnd",
+    "RebindOutcome",
+    "Condition",
+    "unconditional",
+    "conditional",
+    "LaunchContext",
+    "HostOps",
+    "Producer",
+    "GraphRunner",
+    "RunnerStats",
+    "LiveObjects",
+    "live_objects",
+    "release_wait",
+    "resolve_stream",
+    "resolve",
+    "is_capturing",
+    "capture_state",
+    "default_stream",
+    "device_check",
+    "TrackGenError",
+    "CaptureError",
+    "NotCapturableError",
+    "LegacyPluginStreamError",
+    "CudaError",
+    "ArgumentError",
+    "StateError",
+    "StageError",
+    "RebindAfterCaptureWarning",
+]
+
+#: What a stream argument takes: None (TrackGen chooses), a cudaStream_t as
+#: an int, a torch stream, or an object with ``__cuda_stream__``.
+StreamLike = Any
+#: A device array: ``__cuda_array_interface__``, ``__dlpack__``, or an int.
+ArrayLike = Any
+
+
+class Policy(enum.IntEnum):
+    """How a producer call reaches the GPU (TgPolicy)."""
+
+    #: RECORD under a capture, else REPLAY when every device stage is
+    #: capture-safe, else EAGER.
+    AUTO = 0
+    #: Launch every stage on the stream now; HOST stages run inline.
+    EAGER = 1
+    #: Capture the device stages once into graphs of the producer's own and
+    #: launch those; HOST stages run between them.
+    REPLAY = 2
+    #: Record every stage into the capture in progress on the stream.
+    RECORD = 3
+
+
+class StageFlags(enum.IntFlag):
+    """Declarations a stage makes up front (TgStageFlags)."""
+
+    #: Not capture-safe: AUTO runs the producer eagerly.
+    NONE = 0
+    #: The stage only enqueues work on ``ctx.stream``.
+    CAPTURE_SAFE = 1
+    #: The stage launches only on the legacy default stream (a plugin).
+    LEGACY_STREAM = 2
+
+
+class CaptureState(enum.IntEnum):
+    """A stream's capture state as TrackGen sees it (TgCaptureState)."""
+
+    NONE = 0
+    ACTIVE = 1
+    INVALIDATED = 2
+    #: The legacy stream while a blocking stream captures.
+    IMPLICIT = 3
+
+
+class LoopEnd(enum.IntEnum):
+    """Why a bounded loop ended: the second int32 of its status (TgLoopEnd)."""
+
+    NONE = 0
+    CONVERGED = 1
+    CAPPED = 2
+    SKIPPED = 3
+
+
+class RebindOutcome(enum.IntEnum):
+    """How the last rebind of an own graph was absorbed (TgRebindOutcome)."""
+
+    NONE = 0
+    UPDATED = 1
+    RECAPTURED = 2
+
+
+Condition = _native.Condition
+LaunchContext = _native.LaunchContext
+HostOps = _native.HostOps
+
+
+def unconditional() -> Condition:
+    """The condition that always runs (tg_unconditional())."""
+    return _native.UNCONDITIONAL
+
+
+def conditional(flag: ArrayLike) -> Condition:
+    """Guards work by a device flag, one int32, non-zero runs (tg_conditional()).
+
+    Under a capture the work sits in a CUDA conditional IF node that a replay
+    skips on the device when the flag is 0; eagerly the flag is read back
+    (one synchronization).  The condition keeps *flag* alive.
+    """
+    return Condition(flag)
+
+
+@dataclass(frozen=True)
+class RunnerStats:
+    """The own-graph runner's counters (TgRunnerStats)."""
+
+    #: Device segments (graphs) between HOST stages.
+    n_segments: int
+    #: Stream captures of own graphs made (REPLAY; RECORD's trial captures
+    #: are not counted).
+    n_captures: int
+    #: Calls served by replaying own graphs.
+    n_replays: int
+    #: Own graphs updated in place (cudaGraphExecUpdate).
+    n_updates: int
+    #: Own graphs re-instantiated after a rebind.
+    n_recaptures: int
+    #: Rebinds after capture.
+    n_rebinds: int
+    #: How the latest rebind was absorbed.
+    last_rebind: RebindOutcome
+
+
+class GraphRunner:
+    """The own-graph runner of a producer: REPLAY's graphs and their counters.
+
+    Each maximal run of device stages is captured once into a graph of the
+    producer's own, instantiated once and launched at every REPLAY call; HOST
+    stages run between the launches.  A rebind refreshes a graph in place
+    (``cudaGraphExecUpdate``) when the topology allows.
+    """
+
+    __slots__ = ("_producer",)
+
+    def __init__(self, producer: "Producer") -> None:
+        self._producer = producer
+
+    @property
+    def producer(self) -> "Producer":
+        """The producer whose graphs these are."""
+        return self._producer
+
+    @property
+    def stats(self) -> RunnerStats:
+        """The counters now (tg_producer_get_runner_stats())."""
+        s = self._producer._runner_stats()
+        return RunnerStats(*s[:6], RebindOutcome(s[6]))
+
+    def __repr__(self) -> str:
+        return "GraphRunner(%r, %r)" % (self._producer.name, self.stats)
+
+
+def _flags(capture_safe: bool, legacy_stream: bool = False) -> int:
+    return int((StageFlags.CAPTURE_SAFE if capture_safe else StageFlags.NONE)
+               | (StageFlags.LEGACY_STREAM if legacy_stream else StageFlags.NONE))
+
+
+def _check_name(what: str, name: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise ValueError("%s: a non-empty str, not %r" % (what, name))
+
+
+class Producer(_native.Producer):
+    """A producer of device work (TgProducer), with stages written in Python
+    or in C.
+
+    ``Producer(name, device=0, *, stream=None)``: a producer with no stages on
+    CUDA device *device*; *stream*, when given, is bound
+    (:meth:`set_stream`).  Add stages, declare and bind the buffers they use,
+    then :meth:`run` it.  A producer is also a context manager: leaving the
+    ``with`` block closes it (graphs that retained it keep it alive).
+    """
+
+    def __new__(cls, name: str, device: int = 0, *, stream: StreamLike = None):
+        return super().__new__(cls, name, device)
+
+    def __init__(self, name: str, device: int = 0, *, stream: StreamLike = None) -> None:
+        self._dtypes: dict = {}
+        if stream is not None:
+            self.set_stream(stream)
+
+    # -- stages ------------------------------------------------------------
+
+    def add_device_stage(self, name: str, func: Callable[[LaunchContext], Any], *,
+                         capture_safe: bool = False,
+                         legacy_stream: bool = False) -> int:
+        """Appends a DEVICE stage: ``func(ctx)`` enqueues work on ``ctx.stream``
+        (tg_producer_add_device_stage()).  Returns the stage's index.
+
+        *capture_safe* declares that it only enqueues work, so the producer can
+        be replayed and recorded; *legacy_stream* that it launches only on the
+        legacy default stream.  Stages are added before the first run.
+        """
+        _check_name("name", name)
+        return self._add_stage(name, func, _flags(capture_safe, legacy_stream))
+
+    def add_host_stage(self, name: str, func: Callable[[HostOps], Any], *,
+                       capture_safe: bool = False) -> int:
+        """Appends a HOST stage: ``func(ops)`` runs on the host at its place in
+        the order, using *ops* (:class:`HostOps`) for every stream operation
+        (tg_producer_add_host_stage()).  Under RECORD it runs at record time,
+        so it must be *capture_safe* (only enqueue host functions and pinned
+        copies) to be recorded.
+        """
+        _check_name("name", name)
+        return self._add_stage(name, func, _flags(capture_safe), True)
+
+    def add_loop_stage(self, name: str, body: Callable[[LaunchContext], Any], *,
+                       flag: str, status: str, max_iters: int,
+                       capture_safe: bool = False) -> int:
+        """Appends a bounded LOOP stage: ``body(ctx)`` runs while the int32 bound
+        as *flag* is non-zero, at most *max_iters* times; the outcome (two
+        int32: iterations, :class:`LoopEnd`) goes to the buffer bound as
+        *status* (tg_producer_add_loop_stage()).  A WHILE node under a capture,
+        a host loop eagerly.
+        """
+        _check_name("name", name)
+        _check_name("flag", flag)
+        _check_name("status", status)
+        return self._add_loop_stage(name, body, flag, status, max_iters,
+                                    _flags(capture_safe))
+
+    def add_switch_stage(self, name: str, cases: Sequence[Callable[[LaunchContext], Any]],
+                         *, index: str, capture_safe: bool = False) -> int:
+        """Appends a SWITCH stage: ``cases[i](ctx)`` runs, i the int32 bound as
+        *index*; nothing when i is out of range (tg_producer_add_switch_stage()).
+        """
+        _check_name("name", name)
+        _check_name("index", index)
+        return self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
+
+    def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
+                        dtype: Optional[str] = None) -> None:
+        """Declares that stage *stage* reads the buffer bound as *name*, at least
+        *min_size* bytes of it (tg_producer_declare_binding()).  Every call then
+        checks, before anything runs or is recorded, that it is bound and large
+        enough.  *dtype* (``"float32"``, ``"int32"``, ...), when given, is
+        checked by :meth:`bind` for arrays that carry a dtype.
+        """
+        _check_name("name", name)
+        if min_size is None:
+            min_size = 1
+        if dtype is not None:
+            known = self._dtypes.setdefault(name, dtype)
+            if known != dtype:
+                raise ValueError("binding %r is declared as %s and as %s"
+                                 % (name, known, dtype))
+        self._declare_binding(stage, name, min_size)
+
+    # -- bindings ----------------------------------------------------------
+
+    def bind(self, name: str, array: Optional[ArrayLike], size: Optional[int] = None) -> None:
+        """Binds (or rebinds) device memory under *name* (tg_producer_bind()).
+
+        *array* is a torch tensor, a CuPy array, anything with
+        ``__cuda_array_interface__`` or ``__dlpack__`` (C-contiguous), or an
+        int address with *size*; None unbinds.  The producer keeps *array*
+        alive while it is bound.  Rebinding a producer that was already
+        captured issues :class:`RebindAfterCaptureWarning`: its own graphs are
+        updated at the next call, the old array is kept alive for graphs of
+        yours that recorded it, which must be captured again.
+        """
+        _check_name("name", name)
+        want = self._dtypes.get(name)
+        if want is not None and array is not None and not isinstance(array, int):
+            got = _native._array_dtype(array)
+            if got and got != want:
+                raise ArgumentError("binding %r of producer %r: an array of %s, but its "
+                                    "stage declared %s; pass %s" % (name, self.name, got,
+                                                                    want, want),
+                                    "tg-argument-error-quark", 0)
+        self._bind(name, array, -1 if size is None else size)
+
+    def unbind(self, name: str) -> None:
+        """Unbinds *name* (tg_producer_bind() with NULL)."""
+        self.bind(name, None)
+
+    # -- the runner --------------------------------------------------------
+
+    @property
+    def runner(self) -> GraphRunner:
+        """The own-graph runner (REPLAY) and its counters."""
+        return GraphRunner(self)
+
+    def __enter__(self) -> "Producer":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<track_gen Producer (closed)>"
+        return "<track_gen Producer %r on device %d, %d stages>" % (
+            self.name, self.device, self.n_stages)
+
+
+def resolve(producer: Producer, stream: StreamLike = None, policy: int = Policy.AUTO,
+            condition: Optional[Condition] = None) -> Tuple[Policy, int]:
+    """The policy and the stream a call of *producer* would use, without running
+    it (tg_producer_resolve()): the policy table of the design, once."""
+    p, s = producer.resolve(stream, policy, condition)
+    return Policy(p), s
+
+
+def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
+    """The stream a TrackGen call would use on *device* (tg_stream_resolve()):
+    None becomes the registered capture's stream or TrackGen's default
+    stream, 0 the legacy default stream; a stream of another device raises
+    ArgumentError."""
+    return _native.resolve_stream(stream, device)
+
+
+def capture_state(stream: StreamLike) -> Tuple[CaptureState, int]:
+    """(state, capture id) of *stream*, without disturbing a capture in
+    progress (tg_stream_get_capture_state())."""
+    state, capture_id, _graph = _native.capture_info(stream)
+    return CaptureState(state), capture_id
+
+
+def is_capturing(stream: StreamLike) -> bool:
+    """Whether *stream* is capturing (active or invalidated): work enqueued on
+    it is recorded, never run (tg_stream_is_capturing())."""
+    return capture_state(stream)[0] in (CaptureState.ACTIVE, CaptureState.INVALIDATED)
+
+
+def default_stream(device: int = 0) -> int:
+    """TrackGen's default stream of *device* (tg_default_stream())."""
+    return _native.default_stream(device)
+
+
+def device_check(device: int = 0) -> None:
+    """Checks that *device* runs TrackGen's kernels (tg_device_check())."""
+    _native.device_check(device)
+
+
+@dataclass(frozen=True)
+class LiveObjects:
+    """What TrackGen created and has not destroyed yet (TgLiveObjects)."""
+
+    producers: int
+    graphs: int
+    graph_execs: int
+    streams: int
+    captures: int
+    #: Releases CUDA refused since the process started (each logged).
+    failed_releases: int
+
+
+def live_objects() -> LiveObjects:
+    """The live-object counters, for leak checks (tg_get_live_objects())."""
+    return LiveObjects(*_native.live_objects())
+
+
+def release_wait(timeout: Optional[float] = None) -> bool:
+    """Waits until every reference that graphs held (retained producers, seed
+    states, objects) was released, at most *timeout* seconds (None: forever)
+    (tg_release_wait()).  True when none is outstanding."""
+    return _native.release_wait(-1.0 if timeout is None else timeout)
+
+
+def _run_stage(func: Callable[[Any], Any], ctx: Any) -> Any:
+    """Calls a stage, body or host stage written in Python.  With torch loaded,
+    torch's current stream is the context's stream during the call, and a
+    captured call's allocations come from a pool of their own."""
+    if "torch" in sys.modules:
+        from track_gen.interop import torch as interop_torch
+        with interop_torch._stage_scope(ctx):
+            return func(ctx)
+    return func(ctx)
+
+
+_native._set_stage_runner(_run_stage)

@@ -1,0 +1,62 @@
+"""track_gen.interop: captures TrackGen did not begin, and lifetimes tied to
+graphs (``trackgen/interop.h``).
+
+:class:`CaptureScope` registers a capture someone else began on a stream
+(``cudaStreamBeginCapture``) for the calling thread: calls that name no
+stream record into it, and every producer recorded into it is retained by
+its graph.  :func:`retain` ties producers, seed states and any object to a
+graph's lifetime; TrackGen drops those references on its reaper thread once
+the graph and its executable graphs are destroyed.  For PyTorch's
+``torch.cuda.graph``, :mod:`track_gen.interop.torch` does both.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from track_gen import _native
+from track_gen._errors import StateError
+
+# TG_STATE_ERROR_NOT_CAPTURING, as libtrackgen reports it.
+_STATE_ERROR_NOT_CAPTURING = 4
+
+__all__ = ["CaptureScope", "CaptureMode", "retain", "retain_capture", "is_registered"]
+
+CaptureScope = _native.CaptureScope
+
+
+class CaptureMode:
+    """``cudaStreamCaptureMode`` values, as a scope is told them."""
+
+    GLOBAL = 0
+    THREAD_LOCAL = 1
+    RELAXED = 2
+
+    #: torch.cuda.graph's ``capture_error_mode`` names.
+    BY_NAME = {"global": GLOBAL, "thread_local": THREAD_LOCAL, "relaxed": RELAXED}
+
+
+def retain(graph: int, *objects: Any) -> None:
+    """Makes the ``cudaGraph_t`` *graph* (an int) hold each of *objects* until
+    it and every executable graph made from it are destroyed (tg_retain(),
+    tg_retain_full()): a Producer or SeedState through its C object, anything
+    else (a tensor) as a Python reference."""
+    _native.retain(graph, *objects)
+
+
+def retain_capture(stream: Any, *objects: Any) -> None:
+    """Like :func:`retain`, for the graph of the capture in progress on
+    *stream* (tg_retain_capture()); a stream that is not capturing raises
+    StateError."""
+    _state, _id, graph = _native.capture_info(stream)
+    if graph is None:
+        raise StateError("stream %r has no capture in progress to retain into: call it "
+                         "between cudaStreamBeginCapture and cudaStreamEndCapture "
+                         "(inside torch.cuda.graph)" % (stream,),
+                         "tg-state-error-quark", _STATE_ERROR_NOT_CAPTURING)
+    _native.retain(graph, *objects)
+
+
+def is_registered(stream: Any = None) -> bool:
+    """Whether *stream*'s capture (None: any) is registered on this thread
+    (tg_capture_is_registered())."""
+    return _native.is_registered(stream)

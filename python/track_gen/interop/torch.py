@@ -1,0 +1,151 @@
+"""track_gen.interop.torch: TrackGen inside ``torch.cuda.graph``.
+
+Importing this module imports torch (importing track_gen does not).
+
+- :func:`registered`, used inside ``with torch.cuda.graph(g):``, registers
+  torch's capture with TrackGen: producer and seed-state calls that name no
+  stream record into it, and every producer recorded into it is retained by
+  the graph, so the graph replays after your own references are gone.
+- :func:`retain` ties producers, seed states and tensors to the torch graph
+  being captured.
+- :func:`graph` does both of torch's and TrackGen's parts in one ``with``.
+- :func:`current_stream`, :func:`stream_of` and :func:`tensor_at` are the
+  stream and tensor helpers: torch's current stream as a handle, a context's
+  stream as a torch stream, device memory TrackGen hands out as a tensor.
+
+Stages written in Python may use torch ops freely: during a stage call
+torch's current stream is the stage's stream, and while the work is captured
+(REPLAY's own graphs, RECORD) torch's allocations come from a memory pool of
+their own, kept alive exactly as long as the graph that holds the work, so no
+temporary of a captured stage is ever handed to another tensor while a
+replay may still use it.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+
+import torch
+
+from track_gen import _native
+from track_gen.interop import CaptureMode, CaptureScope, retain_capture
+
+__all__ = ["registered", "graph", "retain", "current_stream", "stream_of", "tensor_at"]
+
+
+def current_stream(device: Optional[int] = None) -> int:
+    """torch's current stream on *device*, as a ``cudaStream_t`` (an int; 0 is
+    CUDA's legacy default stream, torch's default)."""
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _capture_mode(capture_error_mode: str) -> int:
+    try:
+        return CaptureMode.BY_NAME[capture_error_mode]
+    except KeyError:
+        raise ValueError("capture_error_mode: %r is not one of %s (as torch.cuda.graph "
+                         "takes)" % (capture_error_mode, sorted(CaptureMode.BY_NAME)))
+
+
+@contextlib.contextmanager
+def registered(capture_error_mode: str = "global",
+               stream: Any = None) -> Iterator[CaptureScope]:
+    """Registers the capture ``torch.cuda.graph`` began, for this thread.
+
+    Use it inside ``with torch.cuda.graph(g, capture_error_mode=...)``, with
+    the same *capture_error_mode* (torch's default is ``"global"``); *stream*
+    is the capturing stream, torch's current one by default.  Inside, calls
+    that pass no stream (``producer.run()``, ``state.advance()``) record into
+    the capture, and each producer recorded is retained by the graph.
+    """
+    if stream is None:
+        stream = torch.cuda.current_stream()
+    scope = CaptureScope(stream, _capture_mode(capture_error_mode))
+    try:
+        yield scope
+    finally:
+        scope.end()
+
+
+@contextlib.contextmanager
+def graph(cuda_graph: "torch.cuda.CUDAGraph", pool: Any = None, stream: Any = None,
+          capture_error_mode: str = "global") -> Iterator[CaptureScope]:
+    """``torch.cuda.graph(cuda_graph, pool, stream, capture_error_mode=...)`` with
+    its capture registered with TrackGen (:func:`registered`)."""
+    with torch.cuda.graph(cuda_graph, pool=pool, stream=stream,
+                          capture_error_mode=capture_error_mode):
+        with registered(capture_error_mode) as scope:
+            yield scope
+
+
+def retain(*objects: Any, stream: Any = None) -> None:
+    """Ties producers, seed states and tensors to the graph of the capture in
+    progress on *stream* (torch's current stream by default), until the torch
+    graph and its executable graph are destroyed.  Call it inside the capture.
+    """
+    retain_capture(torch.cuda.current_stream() if stream is None else stream, *objects)
+
+
+_external: Dict[Tuple[int, int], Any] = {}
+
+
+def stream_of(ctx: Any) -> "torch.cuda.Stream":
+    """The torch stream of a stage's context (``ctx.stream``): torch's default
+    stream for CUDA's legacy stream, else a ``torch.cuda.ExternalStream``."""
+    handle, device = ctx.stream, ctx.device
+    if handle in (0, 1):  # NULL and cudaStreamLegacy: torch's default stream
+        return torch.cuda.default_stream(device)
+    key = (device, handle)
+    s = _external.get(key)
+    if s is None:
+        s = _external[key] = torch.cuda.ExternalStream(handle, device=device)
+    return s
+
+
+@contextlib.contextmanager
+def _stage_scope(ctx: Any) -> Iterator[None]:
+    """What a stage, body or host stage written in Python runs under: the
+    context's stream as torch's current stream, and, while its work is
+    captured, a memory pool of its own that the graph keeps (ctx.keep)."""
+    s = stream_of(ctx)
+    if not ctx.is_capturing:
+        with torch.cuda.stream(s):
+            yield
+        return
+    pool = torch.cuda.MemPool()
+    ctx.keep(pool)
+    with torch.cuda.stream(s), torch.cuda.use_mem_pool(pool, device=ctx.device):
+        yield
+
+
+class _Memory:
+    """A __cuda_array_interface__ over device memory, holding its owner."""
+
+    def __init__(self, ptr: int, shape: Sequence[int], typestr: str, owner: Any) -> None:
+        self.__cuda_array_interface__ = {
+            "data": (ptr, False),
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "strides": None,
+            "version": 3,
+        }
+        self.owner = owner
+
+
+_TYPESTR = {
+    torch.float32: "<f4", torch.float64: "<f8", torch.float16: "<f2",
+    torch.int8: "|i1", torch.int16: "<i2", torch.int32: "<i4", torch.int64: "<i8",
+    torch.uint8: "|u1", torch.bool: "|b1",
+}
+
+
+def tensor_at(ptr: int, shape: Sequence[int], dtype: "torch.dtype",
+              owner: Any = None) -> "torch.Tensor":
+    """A tensor over device memory at *ptr* (no copy): a binding a C producer
+    owns, a seed state's arrays.  *owner* (a Producer, a SeedState) is kept
+    alive as long as the tensor."""
+    try:
+        typestr = _TYPESTR[dtype]
+    except KeyError:
+        raise ValueError("dtype: %s has no array-interface type" % (dtype,))
+    return torch.as_tensor(_Memory(ptr, shape, typestr, owner))

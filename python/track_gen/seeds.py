@@ -1,0 +1,128 @@
+"""track_gen.seeds: per-env seeds and device-side epochs (``trackgen/seeds.h``).
+
+Every generation of an env is keyed by its 64-bit seed and its 32-bit epoch
+through :func:`effective_seed`, so any track can be regenerated later from
+(seed, epoch) alone.  A :class:`SeedState` keeps both for E envs on the
+device; advancing the epochs of the envs in a device mask is a kernel, so
+regeneration and auto-reset happen inside a graph.  Its device pointers stay
+fixed for its life, since graphs bake them in.
+
+Streams and arrays are taken as in :mod:`track_gen.exec`.  The enqueued calls
+(``advance``, ``reset_epochs``, ``set_seeds_device``, ``fill_effective``) can
+be captured; the blocking ones (``set_seeds``, ``read``, ``snapshot``,
+``restore``) wait for their stream and refuse a capturing one.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any, List, Optional, Sequence, Tuple
+
+from track_gen import _native
+
+__all__ = ["SeedState", "effective_seed", "env_seed", "mix64"]
+
+_MASK64 = (1 << 64) - 1
+_MAGIC = b"TGSEEDS\0"
+_VERSION = 2
+
+
+def mix64(z: int) -> int:
+    """SplitMix64's finalizer (tg_mix64()), a bijection of 64-bit integers."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def effective_seed(seed: int, epoch: int) -> int:
+    """The seed that keys generation *epoch* of an env seeded *seed*
+    (tg_effective_seed()), bit-identical to the C host and device functions:
+    ``mix64(seed ^ ((epoch + 1) * 0x9E3779B97F4A7C15))``."""
+    return _native.effective_seed(seed, epoch)
+
+
+def env_seed(base_seed: int, env: int) -> int:
+    """The seed a state gives env *env* (its global index) of a population
+    seeded *base_seed* (tg_env_seed())."""
+    return _native.env_seed(base_seed, env)
+
+
+def _pack(fmt: str, values: Sequence[int]) -> bytes:
+    return struct.pack("<%d%s" % (len(values), fmt), *values)
+
+
+class SeedState(_native.SeedState):
+    """Per-env seeds and epochs on one device (TgSeedState).
+
+    ``SeedState(n_envs, base_seed=0, *, device=0, first_env=0)``: envs
+    [first_env, first_env + n_envs) of a population seeded from *base_seed*,
+    env e seeded ``env_seed(base_seed, e)``, every epoch 0
+    (tg_seed_state_new_shard()).  A population sharded over devices this way
+    generates the same tracks as one state of all its envs.  Creating a state
+    may happen during a capture: it uses TrackGen's own stream and leaves the
+    capture intact.  Also a context manager (closes on exit).
+    """
+
+    def __new__(cls, n_envs: int, base_seed: int = 0, *, device: int = 0,
+                first_env: int = 0, _seeds: Optional[bytes] = None):
+        return super().__new__(cls, n_envs, base_seed, device, first_env, _seeds)
+
+    def __init__(self, n_envs: int, base_seed: int = 0, *, device: int = 0,
+                 first_env: int = 0, _seeds: Optional[bytes] = None) -> None:
+        pass
+
+    @classmethod
+    def shard(cls, first_env: int, n_envs: int, base_seed: int, *,
+              device: int = 0) -> "SeedState":
+        """Envs [first_env, first_env + n_envs) of a population seeded from
+        *base_seed*, on *device* (tg_seed_state_new_shard())."""
+        return cls(n_envs, base_seed, device=device, first_env=first_env)
+
+    @classmethod
+    def from_seeds(cls, seeds: Sequence[int], *, device: int = 0) -> "SeedState":
+        """A state of ``len(seeds)`` envs with these seeds, every epoch 0
+        (tg_seed_state_new_from_array())."""
+        return cls(len(seeds), device=device, _seeds=_pack("Q", seeds))
+
+    @classmethod
+    def at(cls, seeds: Sequence[int], epochs: Sequence[int], *, device: int = 0,
+           stream: Any = None) -> "SeedState":
+        """A state whose env i is at (seeds[i], epochs[i]): to regenerate given
+        tracks standalone, bit for bit.  Blocks."""
+        if len(seeds) != len(epochs):
+            raise ValueError("epochs: %d of them for %d seeds" % (len(epochs), len(seeds)))
+        state = cls.from_seeds(seeds, device=device)
+        state.restore(_MAGIC + struct.pack("<IIII", _VERSION, len(seeds), 0, 0)
+                      + _pack("Q", seeds) + _pack("I", epochs), stream)
+        return state
+
+    def set_seeds(self, env_ids: Sequence[int], seeds: Sequence[int],
+                  stream: Any = None) -> None:
+        """Sets the seeds of envs *env_ids* (local ids, distinct) and resets
+        their epochs to 0 (tg_seed_state_set_seeds()).  Blocks; on an error
+        nothing changed."""
+        if len(env_ids) != len(seeds):
+            raise ValueError("seeds: %d of them for %d env ids" % (len(seeds), len(env_ids)))
+        self._set_seeds(_pack("I", env_ids), _pack("Q", seeds), stream)
+
+    def read(self, stream: Any = None) -> Tuple[List[int], List[int]]:
+        """(seeds, epochs) of every env, as lists, ordered on *stream* after what
+        was enqueued there (tg_seed_state_read()).  Blocks."""
+        data = self.snapshot(stream)
+        n = self.n_envs
+        header = 24
+        seeds = list(struct.unpack_from("<%dQ" % n, data, header))
+        epochs = list(struct.unpack_from("<%dI" % n, data, header + 8 * n))
+        return seeds, epochs
+
+    def __enter__(self) -> "SeedState":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<track_gen SeedState (closed)>"
+        return "<track_gen SeedState of envs %d to %d on device %d>" % (
+            self.first_env, self.first_env + self.n_envs - 1, self.device)
