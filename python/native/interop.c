@@ -333,6 +333,37 @@ native_array_dtype (PyObject *module, PyObject *obj)
   return PyUnicode_FromString (a.dtype);
 }
 
+/* For tests and diagnostics: the nodes of a graph, its top level. */
+static PyObject *
+native_graph_n_nodes (PyObject *module, PyObject *graph_obj)
+{
+  cudaGraph_t graph = PyLong_AsVoidPtr (graph_obj);
+  size_t n = 0;
+  cudaError_t err;
+
+  if (graph == NULL)
+    return PyErr_Occurred () ? NULL
+                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
+  if ((err = cudaGraphGetNodes (graph, NULL, &n)) != cudaSuccess)
+    {
+      if (cudaPeekAtLastError () == err)
+        (void)cudaGetLastError ();
+      PyErr_Format (PyExc_RuntimeError, "cudaGraphGetNodes failed: %s",
+                    cudaGetErrorName (err));
+      return NULL;
+    }
+  return PyLong_FromSize_t (n);
+}
+
+static PyObject *
+native_stream_handle (PyObject *module, PyObject *obj)
+{
+  cudaStream_t stream;
+
+  return tgpy_stream (obj, "stream", &stream) < 0 ? NULL
+                                                  : tgpy_stream_to_object (stream);
+}
+
 static PyObject *
 native_policy_name (PyObject *module, PyObject *arg)
 {
@@ -383,6 +414,12 @@ static PyMethodDef interop_functions[] = {
     "as TrackGen reads it (nbytes 0, dtype \"\" and device -1 when unknown)." },
   { "_array_dtype", native_array_dtype, METH_O,
     "_array_dtype(array, /)\n--\n\nThe dtype's name, \"\" when unknown." },
+  { "_graph_n_nodes", native_graph_n_nodes, METH_O,
+    "_graph_n_nodes(graph, /)\n--\n\nThe number of nodes at the top level of the "
+    "cudaGraph_t *graph* (an int)." },
+  { "_stream_handle", native_stream_handle, METH_O,
+    "_stream_handle(stream, /)\n--\n\nThe cudaStream_t TrackGen reads from *stream* "
+    "(None stays None)." },
   { "policy_name", native_policy_name, METH_O,
     "policy_name(policy, /)\n--\n\ntg_policy_to_string()." },
   { NULL },

@@ -14,20 +14,25 @@ state_of_module (PyObject *module)
 TgpyState *
 tgpy_state_of_type (PyTypeObject *type)
 {
+  PyObject *exc_type, *exc, *traceback;
+  void *state = NULL;
+
+  /* Asking a type that has no module raises: keep an exception the caller
+   * already has. */
+  PyErr_Fetch (&exc_type, &exc, &traceback);
   /* A Python subclass has no module: its native base has. */
-  for (PyTypeObject *t = type; t != NULL;
+  for (PyTypeObject *t = type; t != NULL && state == NULL;
        t = (PyTypeObject *)PyType_GetSlot (t, Py_tp_base))
     {
-      void *state;
-
       if (!(PyType_GetFlags (t) & Py_TPFLAGS_HEAPTYPE))
         break;
-      if ((state = PyType_GetModuleState (t)) != NULL)
-        return state;
-      PyErr_Clear ();
+      if ((state = PyType_GetModuleState (t)) == NULL)
+        PyErr_Clear ();
     }
-  PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
-  return NULL;
+  PyErr_Restore (exc_type, exc, traceback);
+  if (state == NULL && !PyErr_Occurred ())
+    PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
+  return state;
 }
 
 /* The classes of track_gen/_errors.py, which imports nothing of ours. */

@@ -1,0 +1,91 @@
+"""The exception classes of track_gen: one per GError domain, the capture
+family under CaptureError, the producer, stage and binding a message names,
+and RebindAfterCaptureWarning as a real warning category.  Host only."""
+import pickle
+import sys
+import unittest
+import warnings
+
+import tap
+from track_gen import exec as tx
+from track_gen import seeds
+
+
+class Classes(unittest.TestCase):
+    def test_hierarchy(self):
+        for cls in (tx.NotCapturableError, tx.LegacyPluginStreamError):
+            self.assertTrue(issubclass(cls, tx.CaptureError))
+        for cls in (tx.CaptureError, tx.CudaError, tx.ArgumentError, tx.StateError,
+                    tx.StageError):
+            self.assertTrue(issubclass(cls, tx.TrackGenError))
+        self.assertTrue(issubclass(tx.ArgumentError, ValueError))
+        self.assertTrue(issubclass(tx.StateError, RuntimeError))
+        self.assertTrue(issubclass(tx.RebindAfterCaptureWarning, UserWarning))
+
+    def test_names_parsed_from_the_message(self):
+        e = tx.StateError("producer 'tracks', stage 'relax' uses binding 'flag', which is "
+                          "not bound: bind at least 4 bytes", "tg-state-error-quark", 1)
+        self.assertEqual((e.producer, e.stage, e.binding), ("tracks", "relax", "flag"))
+        self.assertEqual((e.domain, e.code), ("tg-state-error-quark", 1))
+        e = tx.StateError("producer 'p', loop stage 'l': its flag binding 'go' (0x1) and "
+                          "its status binding 'st' (0x1) overlap", "tg-state-error-quark", 6)
+        self.assertEqual((e.stage, e.binding), ("l", "go"))
+        e = tx.CudaError("cudaMalloc failed: cudaErrorMemoryAllocation", "tg-cuda-error-quark",
+                         2)
+        self.assertEqual((e.producer, e.stage, e.binding), (None, None, None))
+
+    def test_pickles(self):
+        e = tx.NotCapturableError("producer 'a', stage 'b' is not capture-safe",
+                                  "tg-capture-error-quark", 1)
+        f = pickle.loads(pickle.dumps(e))
+        self.assertIs(type(f), tx.NotCapturableError)
+        self.assertEqual((f.message, f.domain, f.code, f.stage), (e.message, e.domain,
+                                                                  e.code, "b"))
+
+    def test_raised_by_the_native_module(self):
+        with self.assertRaises(tx.ArgumentError) as caught:
+            seeds.SeedState(0)
+        self.assertEqual(caught.exception.code, 5)  # TG_ARGUMENT_ERROR_EMPTY
+
+    def test_rebind_warning_is_filterable(self):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("ignore", tx.RebindAfterCaptureWarning)
+            warnings.warn("x", tx.RebindAfterCaptureWarning)
+        self.assertEqual(seen, [])
+
+
+class Arguments(unittest.TestCase):
+    """What the Python layer refuses before any CUDA call."""
+
+    def test_conditions(self):
+        self.assertIsNone(tx.unconditional().flag_ptr)
+        with self.assertRaises(ValueError):
+            tx.conditional(0)
+        with self.assertRaises(TypeError):
+            tx.conditional("flag")
+        self.assertEqual(tx.conditional(0x1000).flag_ptr, 0x1000)
+
+    def test_streams(self):
+        class Protocol:
+            def __cuda_stream__(self):
+                return (0, 0x1234)
+
+        class Torchish:
+            cuda_stream = 0x4321
+
+        p = tx.Producer("streams")
+        for bad in ("s", 1.5, object()):
+            with self.assertRaises(TypeError):
+                p.set_stream(bad)
+        self.assertEqual(tx._native._stream_handle(Protocol()), 0x1234)
+        self.assertEqual(tx._native._stream_handle(Torchish()), 0x4321)
+        self.assertIsNone(tx._native._stream_handle(None))
+        p.close()
+
+    def test_policy_names(self):
+        self.assertEqual([tx._native.policy_name(p) for p in tx.Policy],
+                         ["auto", "eager", "replay", "record"])
+
+
+if __name__ == "__main__":
+    sys.exit(tap.main())

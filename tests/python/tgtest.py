@@ -1,0 +1,112 @@
+"""What the Python tests share: skipping without torch or a GPU, a
+deterministic torch producer, and a check that nothing leaked.
+
+A test that needs the GPU calls require_gpu() (in setUp or setUpClass); it
+skips with the reason when torch or a CUDA device is missing, so the
+host-only tests of a file still run everywhere.
+"""
+import gc
+import unittest
+
+from track_gen import exec as tx
+
+
+def torch_or_skip():
+    """torch, or a skip when it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        raise unittest.SkipTest("no torch")
+    return torch
+
+
+def require_gpu():
+    """torch with a CUDA device, or a skip saying which is missing."""
+    torch = torch_or_skip()
+    if not torch.cuda.is_available():
+        raise unittest.SkipTest("no CUDA device")
+    return torch
+
+
+N = 4096
+MIX = 0x9E37
+
+
+def expected(param, k, n=N):
+    """What the chain producer computes for inputs (param, k), on the host."""
+    import torch
+    i = torch.arange(n, dtype=torch.int64)
+    a = (i * 2654435761 + param) & 0xFFFFFFFF
+    a = (a * MIX + (a >> 7)) & 0xFFFFFFFF
+    return ((a[(i * 7) % n] + k * 31) ^ i) & 0xFFFFFFFF
+
+
+class Chain:
+    """A producer of three capture-safe torch stages over int64 tensors (exact
+    integer arithmetic, so every policy gives the same bits): a = hash(i,
+    param); a = mix(a) (with a temporary); b = a[(i*7) % n] + k*31 ^ i.
+    Bindings: param, k (one int64 each), a, b (n int64)."""
+
+    def __init__(self, name="chain", n=N, capture_safe=True, stream=None):
+        import torch
+        self.torch = torch
+        self.n = n
+        dev = torch.device("cuda")
+        self.param = torch.zeros(1, dtype=torch.int64, device=dev)
+        self.k = torch.zeros(1, dtype=torch.int64, device=dev)
+        self.a = torch.zeros(n, dtype=torch.int64, device=dev)
+        self.b = torch.zeros(n, dtype=torch.int64, device=dev)
+        self.i = torch.arange(n, dtype=torch.int64, device=dev)
+        self.calls = {"seed": 0, "mix": 0, "combine": 0}
+        p = self.producer = tx.Producer(name, stream=stream)
+        s = p.add_device_stage("seed", self._seed, capture_safe=capture_safe)
+        p.declare_binding(s, "param", 8, dtype="int64")
+        p.declare_binding(s, "a", 8 * n, dtype="int64")
+        s = p.add_device_stage("mix", self._mix, capture_safe=capture_safe)
+        p.declare_binding(s, "a", 8 * n, dtype="int64")
+        s = p.add_device_stage("combine", self._combine, capture_safe=capture_safe)
+        p.declare_binding(s, "a", 8 * n, dtype="int64")
+        p.declare_binding(s, "b", 8 * n, dtype="int64")
+        p.declare_binding(s, "k", 8, dtype="int64")
+        for name in ("param", "k", "a", "b"):
+            p.bind(name, getattr(self, name))
+
+    def _seed(self, ctx):
+        self.calls["seed"] += 1
+        a, param = ctx.binding("a"), ctx.binding("param")
+        a.copy_((self.i * 2654435761 + param) & 0xFFFFFFFF)
+
+    def _mix(self, ctx):
+        self.calls["mix"] += 1
+        a = ctx.binding("a")
+        t = (a * MIX + (a >> 7)) & 0xFFFFFFFF  # a temporary of the stage
+        a.copy_(t)
+
+    def _combine(self, ctx):
+        self.calls["combine"] += 1
+        a, b, k = ctx.binding("a"), ctx.binding("b"), ctx.binding("k")
+        b.copy_(((a[(self.i * 7) % self.n] + k * 31) ^ self.i) & 0xFFFFFFFF)
+
+    def set_inputs(self, param, k):
+        self.param.fill_(param)
+        self.k.fill_(k)
+
+    def result(self):
+        self.torch.cuda.synchronize()
+        return self.b.cpu()
+
+
+class LeakCheck:
+    """Counts TrackGen's live objects before a test and checks them after."""
+
+    def __init__(self, case):
+        self.case = case
+        self.before = tx.live_objects()
+
+    def check(self):
+        gc.collect()
+        self.case.assertTrue(tx.release_wait(10.0), "graph releases still pending")
+        after = tx.live_objects()
+        self.case.assertEqual(after.producers, self.before.producers, after)
+        self.case.assertEqual(after.captures, 0, after)
+        self.case.assertEqual(after.failed_releases, self.before.failed_releases, after)
