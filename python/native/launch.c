@@ -153,8 +153,11 @@ binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
       return -1;
     }
   s = PyUnicode_AsUTF8AndSize (name, NULL);
+  /* An undeclared name is a critical of libtrackgen's: a KeyError here. */
+  tgpy_critical_reset ();
   *size = tg_launch_get_binding_size (launch, s);
   *ptr = *size == 0 ? NULL : tg_launch_get_binding (launch, s);
+  tgpy_critical_reset ();
   if (*ptr == NULL)
     {
       PyErr_Format (PyExc_KeyError,

@@ -236,12 +236,13 @@ stage_index (guint index, TgpyStage *stage, TgpyProducer *self, const char *what
   return PyLong_FromUnsignedLong (index);
 }
 
+/* @func is a callable, or for a switch the tuple of its (checked) cases. */
 static TgpyStage *
 stage_new (TgpyProducer *self, PyObject *func, gboolean host)
 {
   TgpyStage *stage;
 
-  if (!PyCallable_Check (func))
+  if (!PyTuple_Check (func) && !PyCallable_Check (func))
     {
       tgpy_argument_error (PyExc_TypeError, "func", "not callable");
       return NULL;
@@ -503,8 +504,13 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (size < 0)
     size = (Py_ssize_t)a.nbytes;
   else if (a.nbytes != 0 && (size_t)size > a.nbytes)
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "%zd bytes, but the array holds %zu", size, a.nbytes);
+    return tgpy_raise (state,
+                       g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                                    "binding '%s' of producer '%s': %zd bytes, but the "
+                                    "array holds %zu; pass at most its size",
+                                    name, tg_producer_get_name (self->producer), size,
+                                    a.nbytes),
+                       NULL);
   if (a.ptr != NULL && size == 0)
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "the size of an int address is not known: pass size=");

@@ -102,19 +102,43 @@ def stream_of(ctx: Any) -> "torch.cuda.Stream":
     return s
 
 
+# Memory pools no live graph uses, per device: a captured stage's
+# allocations come from one, leased for as long as the graph holding its
+# work lives (ctx.keep), then it goes back here for the next capture.  Pools
+# are never destroyed: torch refuses to destroy one while any capture is
+# underway in the process, and a graph's releases come at any moment (on
+# TrackGen's reaper thread, during someone's capture).
+_free_pools: Dict[int, list] = {}
+
+
+class _PoolLease:
+    """A pool taken for one captured stage call; returned when released."""
+
+    __slots__ = ("device", "pool")
+
+    def __init__(self, device: int) -> None:
+        free = _free_pools.setdefault(device, [])
+        self.device = device
+        self.pool = free.pop() if free else torch.cuda.MemPool()
+
+    def __del__(self) -> None:
+        _free_pools[self.device].append(self.pool)
+
+
 @contextlib.contextmanager
 def _stage_scope(ctx: Any) -> Iterator[None]:
     """What a stage, body or host stage written in Python runs under: the
     context's stream as torch's current stream, and, while its work is
-    captured, a memory pool of its own that the graph keeps (ctx.keep)."""
+    captured, a memory pool that the graph holding the work leases
+    (ctx.keep) so that no other tensor gets its temporaries' memory."""
     s = stream_of(ctx)
     if not ctx.is_capturing:
         with torch.cuda.stream(s):
             yield
         return
-    pool = torch.cuda.MemPool()
-    ctx.keep(pool)
-    with torch.cuda.stream(s), torch.cuda.use_mem_pool(pool, device=ctx.device):
+    lease = _PoolLease(ctx.device)
+    ctx.keep(lease)
+    with torch.cuda.stream(s), torch.cuda.use_mem_pool(lease.pool, device=ctx.device):
         yield
 
 
