@@ -27,30 +27,7 @@ typedef struct
   guint32 buf[N];
 } Dev;
 
-typedef struct
-{
-  TgTestGpu gpu;
-  Dev *dev;
-} Fixture;
-
-static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_set_up (&f->gpu, data);
-  if (tg_test_have_gpu ())
-    f->dev = tg_test_device_alloc (sizeof (Dev));
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  if (tg_test_have_gpu ())
-    tg_test_device_free (f->dev);
-  tg_test_gpu_tear_down (&f->gpu, data);
-}
-
-#define GPU_TEST(path, data, func)                                                     \
-  g_test_add (path, Fixture, data, fixture_set_up, func, fixture_tear_down)
+TG_TEST_DEFINE_GPU_FIXTURE (Dev, dev, 1)
 
 static const TgPolicy policies[]
     = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
@@ -478,10 +455,10 @@ main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
-    GPU_TEST (shapes[i].path, &shapes[i], test_shape);
-  GPU_TEST ("/api/refusals/guarded-host-stage-under-record", NULL,
-            test_refuse_guarded_host_stage);
-  GPU_TEST ("/api/refusals/host-function-in-switch-case", NULL,
-            test_refuse_host_function_in_case);
+    TG_TEST_ADD_FIXTURE (shapes[i].path, &shapes[i], test_shape);
+  TG_TEST_ADD_FIXTURE ("/api/refusals/guarded-host-stage-under-record", NULL,
+                       test_refuse_guarded_host_stage);
+  TG_TEST_ADD_FIXTURE ("/api/refusals/host-function-in-switch-case", NULL,
+                       test_refuse_host_function_in_case);
   return g_test_run ();
 }

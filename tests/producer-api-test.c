@@ -7,30 +7,8 @@
 
 #include <string.h>
 
-typedef struct
-{
-  TgTestGpu gpu;
-  guint32 *counts; /* two device counters */
-} Fixture;
-
-static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_set_up (&f->gpu, data);
-  if (tg_test_have_gpu ())
-    f->counts = tg_test_device_alloc (2 * sizeof (guint32));
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  if (tg_test_have_gpu ())
-    tg_test_device_free (f->counts);
-  tg_test_gpu_tear_down (&f->gpu, data);
-}
-
-#define GPU_TEST(path, func)                                                           \
-  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+/* Two device counters. */
+TG_TEST_DEFINE_GPU_FIXTURE (guint32, counts, 2)
 
 /* ------------------------------------------------------------------------ */
 /* Declared bindings, rebinds                                                */
@@ -330,10 +308,14 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  GPU_TEST ("/api/bindings/declared-unbound-small-bound", test_bindings_declared);
-  GPU_TEST ("/api/bindings/undeclared-lookup-critical", test_bindings_undeclared);
-  GPU_TEST ("/api/rebind/handler-counter-destroy", test_rebind_handler);
-  GPU_TEST ("/api/streams/null-auto-bound", test_streams_resolve);
-  GPU_TEST ("/api/streams/legacy-stage-eager-on-null", test_streams_legacy_stage);
+  TG_TEST_ADD_FIXTURE ("/api/bindings/declared-unbound-small-bound", NULL,
+                       test_bindings_declared);
+  TG_TEST_ADD_FIXTURE ("/api/bindings/undeclared-lookup-critical", NULL,
+                       test_bindings_undeclared);
+  TG_TEST_ADD_FIXTURE ("/api/rebind/handler-counter-destroy", NULL,
+                       test_rebind_handler);
+  TG_TEST_ADD_FIXTURE ("/api/streams/null-auto-bound", NULL, test_streams_resolve);
+  TG_TEST_ADD_FIXTURE ("/api/streams/legacy-stage-eager-on-null", NULL,
+                       test_streams_legacy_stage);
   return g_test_run ();
 }

@@ -64,6 +64,36 @@ void tg_test_gpu_tear_down (TgTestGpu *gpu, gconstpointer data);
 #define TG_TEST_ADD_GPU(path, func)                                                    \
   g_test_add (path, TgTestGpu, NULL, tg_test_gpu_set_up, func, tg_test_gpu_tear_down)
 
+/* The fixture of GPU cases that keep their device values in one allocation:
+ * the TgTestGpu fixture, and @n elements of @Type at @field, zeroed (none
+ * without a GPU).  Defines, static in the file, the type Fixture { gpu,
+ * field } and its fixture_set_up() and fixture_tear_down(). */
+#define TG_TEST_DEFINE_GPU_FIXTURE(Type, field, n)                                     \
+  typedef struct                                                                       \
+  {                                                                                    \
+    TgTestGpu gpu;                                                                     \
+    Type *field;                                                                       \
+  } Fixture;                                                                           \
+                                                                                       \
+  static void fixture_set_up (Fixture *f, gconstpointer data)                          \
+  {                                                                                    \
+    tg_test_gpu_set_up (&f->gpu, data);                                                \
+    if (tg_test_have_gpu ())                                                           \
+      f->field = tg_test_device_alloc ((n) * sizeof (Type));                           \
+  }                                                                                    \
+                                                                                       \
+  static void fixture_tear_down (Fixture *f, gconstpointer data)                       \
+  {                                                                                    \
+    if (tg_test_have_gpu ())                                                           \
+      tg_test_device_free (f->field);                                                  \
+    tg_test_gpu_tear_down (&f->gpu, data);                                             \
+  }
+
+/* Adds a case @func (Fixture *, gconstpointer) of the file's
+ * TG_TEST_DEFINE_GPU_FIXTURE at @path, with @data. */
+#define TG_TEST_ADD_FIXTURE(path, data, func)                                          \
+  g_test_add (path, Fixture, data, fixture_set_up, func, fixture_tear_down)
+
 /* Leak checks: take a snapshot at the start of a test, check at its end that
  * no producer, graph, exec, stream or capture of TrackGen's outlived it. */
 void tg_test_live_snapshot (TgLiveObjects *before);
