@@ -1,4 +1,4 @@
-/* api-test.h: the kernels of the API 0.2 test programs (api-test-kernels.cu).
+/* api-test.h: the kernels of seeds-api-test (api-test-kernels.cu).
  * GLib-free, so that nvcc compiles them without GLib's headers. */
 #ifndef TG_API_TEST_H
 #define TG_API_TEST_H
@@ -11,8 +11,6 @@ extern "C"
 {
 #endif
 
-  /* One iteration of a counted loop: *left -= 1; *flag = (*left > 0) */
-  cudaError_t tga_launch_countdown (cudaStream_t s, int32_t *left, int32_t *flag);
   /* One thread spins for at least @cycles clock cycles: slow work that later
    * work on the stream must be ordered after. */
   cudaError_t tga_launch_spin (cudaStream_t s, uint64_t cycles);

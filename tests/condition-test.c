@@ -1,8 +1,9 @@
 /* condition-test.c: device-side conditions and bounded loops: the same
  * outputs and iteration counts under EAGER, REPLAY and RECORD, with flags
- * changed by device kernels between replays; nesting; refused bodies. */
+ * changed by device kernels between replays; nesting; refused bodies.
+ * IF/ELSE and SWITCH are in condition-test-branches.c. */
 #include "config.h"
-#include "tg-test.h"
+#include "condition-test.h"
 
 #define REPLAYS 100
 #define MAX_ITERS 6
@@ -420,15 +421,16 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  TG_TEST_ADD_FIXTURE ("/conditions/if/flag-patterns-same-under-every-policy", NULL,
+  TG_TEST_ADD_FIXTURE ("/condition/if/flag-patterns-same-under-every-policy", NULL,
                        test_if_flag_patterns);
-  TG_TEST_ADD_FIXTURE ("/conditions/loop/converges-before-at-and-after-cap", NULL,
+  TG_TEST_ADD_FIXTURE ("/condition/loop/converges-before-at-and-after-cap", NULL,
                        test_loop_converges_before_at_after);
-  TG_TEST_ADD_FIXTURE ("/conditions/loop/block-wide-kernel-in-body", NULL,
+  TG_TEST_ADD_FIXTURE ("/condition/loop/block-wide-kernel-in-body", NULL,
                        test_loop_block_kernel);
-  TG_TEST_ADD_FIXTURE ("/conditions/nesting/three-levels", NULL,
+  TG_TEST_ADD_FIXTURE ("/condition/nesting/three-levels", NULL,
                        test_nesting_three_levels);
-  TG_TEST_ADD_FIXTURE ("/conditions/refusals/forbidden-bodies", NULL,
+  TG_TEST_ADD_FIXTURE ("/condition/refusals/forbidden-bodies", NULL,
                        test_refused_bodies);
+  tgc_add_branch_tests ();
   return g_test_run ();
 }
