@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#define N 1024
+#define N TG_TEST_COUNTED_N
 #define REAPER_ROUNDS 200
 
 typedef TgTestGpu Fixture;
@@ -25,75 +25,13 @@ static const struct
   { "relaxed", cudaStreamCaptureModeRelaxed },
 };
 
-/* ------------------------------------------------------------------------ */
-/* A producer that counts its stage calls: out[i] = hash(i, *param).        */
-
-typedef struct
-{
-  guint32 *out, *param; /* device */
-  gint calls;
-} Counted;
-
-static gboolean
-counted_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  Counted *c = data;
-
-  g_atomic_int_inc (&c->calls);
-  return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
-                                            tg_launch_get_binding (launch, "out"), N,
-                                            tg_launch_get_binding (launch, "param")),
-                           error);
-}
-
-static TgProducer *
-counted_new (Counted *c, TgStageFlags flags)
-{
-  TgProducer *p = tg_producer_new ("counted", 0);
-  g_autoptr (GError) error = NULL;
-  guint s = tg_producer_add_device_stage (p, "seed", flags, counted_stage, c, NULL);
-
-  tg_producer_declare_binding (p, s, "out", N * sizeof (guint32));
-  tg_producer_declare_binding (p, s, "param", sizeof (guint32));
-  g_assert_true (tg_producer_bind (p, "out", c->out, N * sizeof (guint32), &error));
-  g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
-  g_assert_no_error (error);
-  return p;
-}
-
-static void
-counted_init (Counted *c, guint32 param)
-{
-  c->out = tg_test_device_alloc (N * sizeof (guint32));
-  c->param = tg_test_device_alloc (sizeof (guint32));
-  tg_test_upload (c->param, &param, sizeof param);
-  c->calls = 0;
-}
-
-static void
-counted_clear (Counted *c)
-{
-  tg_test_device_free (c->out);
-  tg_test_device_free (c->param);
-}
-
-static void
-counted_expect (Counted *c, guint32 param)
-{
-  g_autofree guint32 *host = g_new (guint32, N);
-
-  tg_test_download (host, c->out, N * sizeof (guint32));
-  for (guint i = 0; i < N; i++)
-    g_assert_cmpuint (host[i], ==, tgt_hash (i, param));
-}
-
 /* A producer that owns everything a release frees: a pinned readback buffer
  * (an eager conditional ran), own executable graphs and their private and
  * side streams (REPLAY ran, with and without a condition). */
 static TgProducer *
-loaded_producer (Counted *c, cudaStream_t stream, const gint32 *flag)
+loaded_producer (TgTestCounted *c, cudaStream_t stream, const gint32 *flag)
 {
-  TgProducer *p = counted_new (c, TG_STAGE_CAPTURE_SAFE);
+  TgProducer *p = tg_test_counted_new (c, TG_STAGE_CAPTURE_SAFE);
   g_autoptr (GError) error = NULL;
 
   g_assert_true (
@@ -251,20 +189,21 @@ test_foreign (Fixture *fx, gconstpointer data)
   for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
     for (guint round = 0; round < k->rounds; round++)
       {
-        Counted c;
+        TgTestCounted c;
         Job job = { k->work, NULL, idle, flag, NULL, NULL };
 
-        counted_init (&c, 40 + round);
+        tg_test_counted_init (&c, 40 + round);
         switch (k->work)
           {
           case WORK_RELEASE:
             job.producer = loaded_producer (&c, idle, flag);
             break;
           case WORK_REAPER:
-            retaining_graph (counted_new (&c, TG_STAGE_CAPTURE_SAFE), other, &job);
+            retaining_graph (tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE), other,
+                             &job);
             break;
           default:
-            job.producer = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
+            job.producer = tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE);
             break;
           }
         tg_test_device_clear (c.out, N * sizeof (guint32));
@@ -279,9 +218,9 @@ test_foreign (Fixture *fx, gconstpointer data)
         /* TrackGen's own work ran, and right. */
         TG_TEST_CUDA (cudaDeviceSynchronize ());
         if (k->work == WORK_FIRST_REPLAY || k->work == WORK_EAGER_IF)
-          counted_expect (&c, 40 + round);
+          tg_test_counted_expect (&c, 40 + round);
         g_clear_pointer (&job.producer, tg_producer_unref);
-        counted_clear (&c);
+        tg_test_counted_clear (&c);
       }
   g_test_message ("%s, %s: %u rounds in each of %u modes, every capture valid",
                   k->same_thread ? "same thread" : "other thread",
@@ -302,16 +241,16 @@ test_foreign (Fixture *fx, gconstpointer data)
 static void
 test_stage_calls (Fixture *fx, gconstpointer data)
 {
-  Counted c;
+  TgTestCounted c;
   TgProducer *p;
   gint32 *flag;
   cudaGraph_t graph = NULL;
   g_autoptr (GError) error = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  counted_init (&c, 7);
+  tg_test_counted_init (&c, 7);
   flag = tg_test_device_alloc (sizeof (gint32));
-  p = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
+  p = tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE);
 
   g_assert_true (
       tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
@@ -342,7 +281,7 @@ test_stage_calls (Fixture *fx, gconstpointer data)
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 
   tg_producer_unref (p);
-  counted_clear (&c);
+  tg_test_counted_clear (&c);
   tg_test_device_free (flag);
 }
 
@@ -512,13 +451,13 @@ static void
 test_pending_error_kept (Fixture *fx, gconstpointer data)
 {
   const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
-  Counted c;
+  TgTestCounted c;
   TgProducer *p;
   g_autoptr (GError) error = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  counted_init (&c, 9);
-  p = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
+  tg_test_counted_init (&c, 9);
+  p = tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE);
   for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
     {
       cudaGraph_t graph = NULL;
@@ -538,9 +477,9 @@ test_pending_error_kept (Fixture *fx, gconstpointer data)
         }
     }
   TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-  counted_expect (&c, 9);
+  tg_test_counted_expect (&c, 9);
   tg_producer_unref (p);
-  counted_clear (&c);
+  tg_test_counted_clear (&c);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -562,7 +501,7 @@ recorded_graph (TgProducer *p, cudaStream_t stream, TgCondition condition)
 static void
 test_caller_graph_abilities (Fixture *fx, gconstpointer data)
 {
-  Counted c;
+  TgTestCounted c;
   TgProducer *p;
   gint32 *flag;
   cudaGraph_t plain, conditional, clone = NULL, parent, recaptured;
@@ -572,10 +511,10 @@ test_caller_graph_abilities (Fixture *fx, gconstpointer data)
   cudaError_t status;
 
   TG_TEST_REQUIRE_GPU ();
-  counted_init (&c, 11);
+  tg_test_counted_init (&c, 11);
   flag = tg_test_device_alloc (sizeof (gint32));
   TG_TEST_CUDA (tgt_launch_set (fx->stream, flag, 1));
-  p = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
+  p = tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE);
   TG_TEST_CUDA (cudaGraphCreate (&parent, 0));
 
   /* Unconditional work joins as a child graph: everything stays possible. */
@@ -606,7 +545,7 @@ test_caller_graph_abilities (Fixture *fx, gconstpointer data)
   TG_TEST_CUDA (cudaGraphExecUpdate (exec, recaptured, &info));
   TG_TEST_CUDA (cudaGraphLaunch (exec, fx->stream));
   TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-  counted_expect (&c, 11);
+  tg_test_counted_expect (&c, 11);
 
   TG_TEST_CUDA (cudaGraphExecDestroy (exec));
   TG_TEST_CUDA (cudaGraphDestroy (recaptured));
@@ -614,7 +553,7 @@ test_caller_graph_abilities (Fixture *fx, gconstpointer data)
   TG_TEST_CUDA (cudaGraphDestroy (plain));
   TG_TEST_CUDA (cudaGraphDestroy (parent));
   tg_producer_unref (p);
-  counted_clear (&c);
+  tg_test_counted_clear (&c);
   tg_test_device_free (flag);
 }
 

@@ -9,18 +9,6 @@
 
 typedef TgTestGpu Fixture;
 
-static guint32
-input_param (guint call)
-{
-  return 1000 + 77 * call;
-}
-
-static guint32
-input_k (guint call)
-{
-  return 5 + 13 * call;
-}
-
 /* Runs the chain CALLS times under @policy with changing inputs; RECORD
  * records once into a capture begun here, then replays that graph. */
 static void
@@ -42,7 +30,7 @@ run_calls (TgTestChain *c, cudaStream_t stream, TgPolicy policy, guint32 *out)
     }
   for (guint call = 0; call < CALLS; call++)
     {
-      tg_test_chain_set_inputs (c, input_param (call), input_k (call));
+      tg_test_chain_set_inputs (c, tg_test_chain_param (call), tg_test_chain_k (call));
       if (exec != NULL)
         TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
       else
@@ -64,7 +52,8 @@ check_equivalence (Fixture *f, gboolean with_host)
   g_autofree guint32 *out = g_new (guint32, G_N_ELEMENTS (policies) * CALLS * N);
 
   for (guint call = 0; call < CALLS; call++)
-    tg_test_chain_expect (N, input_param (call), input_k (call), expected + call * N);
+    tg_test_chain_expect (N, tg_test_chain_param (call), tg_test_chain_k (call),
+                          expected + call * N);
   for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
     {
       TgTestChain *c
@@ -106,7 +95,7 @@ test_replay_captures_once (Fixture *f, gconstpointer data)
   c = tg_test_chain_new ("replay", N, TRUE, TG_STAGE_CAPTURE_SAFE);
   for (guint call = 0; call < 100; call++)
     {
-      *c->host_k = input_k (call);
+      *c->host_k = tg_test_chain_k (call);
       g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
                                       tg_unconditional (), &error));
       g_assert_no_error (error);
@@ -119,7 +108,7 @@ test_replay_captures_once (Fixture *f, gconstpointer data)
   g_assert_cmpuint (stats.n_updates + stats.n_recaptures, ==, 0);
   g_assert_cmpint (c->host_runs, ==, 100);
   tg_test_chain_read (c, out);
-  tg_test_chain_expect (N, 0, input_k (99), expected);
+  tg_test_chain_expect (N, 0, tg_test_chain_k (99), expected);
   g_assert_cmpmem (out, N * sizeof (guint32), expected, N * sizeof (guint32));
   tg_test_chain_free (c);
 }
@@ -163,13 +152,6 @@ syncing_device_stage (const TgLaunch *launch, gpointer data, GError **error)
   return status == cudaSuccess;
 }
 
-static gboolean
-count_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch), data),
-                           error);
-}
-
 static void
 test_record_refuses_what_stages_hide (Fixture *f, gconstpointer data)
 {
@@ -179,13 +161,13 @@ test_record_refuses_what_stages_hide (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   counter = tg_test_device_alloc (sizeof (guint32));
   lying = tg_producer_new ("lying", 0);
-  tg_producer_add_device_stage (lying, "count", TG_STAGE_CAPTURE_SAFE, count_stage,
-                                counter, NULL);
+  tg_producer_add_device_stage (lying, "count", TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_stage, counter, NULL);
   tg_producer_add_host_stage (lying, "peek", TG_STAGE_CAPTURE_SAFE, lying_host_stage,
                               counter, NULL);
   syncing = tg_producer_new ("syncing", 0);
-  tg_producer_add_device_stage (syncing, "count", TG_STAGE_CAPTURE_SAFE, count_stage,
-                                counter, NULL);
+  tg_producer_add_device_stage (syncing, "count", TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_stage, counter, NULL);
   tg_producer_add_device_stage (syncing, "sync", TG_STAGE_CAPTURE_SAFE,
                                 syncing_device_stage, NULL, NULL);
   /* The dry run catches both before the caller's capture is touched. */
@@ -308,31 +290,6 @@ test_legacy_stage (Fixture *f, gconstpointer data)
   tg_test_device_free (buf);
 }
 
-static gboolean
-optional_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  /* Not declared, since it may be unbound: looked up on the producer. */
-  guint32 *extra
-      = tg_producer_get_binding (tg_launch_get_producer (launch), "extra", NULL);
-
-  /* The topology depends on a binding: one kernel more when bound. */
-  if (extra != NULL
-      && tgt_launch_count (tg_launch_get_stream (launch), extra) != cudaSuccess)
-    return FALSE;
-  return tgt_launch_count (tg_launch_get_stream (launch),
-                           tg_launch_get_binding (launch, "counter"))
-         == cudaSuccess;
-}
-
-static guint32
-read_u32 (const guint32 *device)
-{
-  guint32 value = 0;
-
-  tg_test_download (&value, device, sizeof value);
-  return value;
-}
-
 static void
 test_rebind (Fixture *f, gconstpointer data)
 {
@@ -346,8 +303,8 @@ test_rebind (Fixture *f, gconstpointer data)
   second = tg_test_device_alloc (4);
   extra = tg_test_device_alloc (4);
   p = tg_producer_new ("rebind", 0);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, optional_stage, NULL,
-                                NULL);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
+                                tg_test_optional_count_stage, NULL, NULL);
   tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
   g_assert_true (
@@ -366,8 +323,8 @@ test_rebind (Fixture *f, gconstpointer data)
   g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_UPDATED);
   g_assert_cmpuint (stats.n_rebinds, ==, 1);
   g_assert_cmpuint (stats.n_updates, ==, 1);
-  g_assert_cmpuint (read_u32 (first), ==, 1);
-  g_assert_cmpuint (read_u32 (second), ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (first), ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (second), ==, 1);
 
   /* One kernel more: the topology changed, the graph is re-made. */
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
@@ -381,8 +338,8 @@ test_rebind (Fixture *f, gconstpointer data)
   g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_RECAPTURED);
   g_assert_cmpuint (stats.n_rebinds, ==, 2);
   g_assert_cmpuint (stats.n_recaptures, ==, 1);
-  g_assert_cmpuint (read_u32 (second), ==, 2);
-  g_assert_cmpuint (read_u32 (extra), ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (second), ==, 2);
+  g_assert_cmpuint (tg_test_read_u32 (extra), ==, 1);
 
   g_clear_pointer (&p, tg_producer_unref);
   tg_test_device_free (first);
@@ -402,8 +359,8 @@ test_rebind_after_record (Fixture *f, gconstpointer data)
   first = tg_test_device_alloc (4);
   second = tg_test_device_alloc (4);
   p = tg_producer_new ("recorded", 0);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, optional_stage, NULL,
-                                NULL);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
+                                tg_test_optional_count_stage, NULL, NULL);
   tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
@@ -528,8 +485,8 @@ test_device_errors (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   TG_TEST_CUDA (cudaGetDevice (&before));
   p = tg_producer_new ("elsewhere", 64);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, NULL,
-                                NULL);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
+                                NULL, NULL);
   g_assert_false (
       tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
@@ -571,8 +528,8 @@ test_unbound_binding (Fixture *f, gconstpointer data)
   flag = tg_test_device_alloc (4);
   tg_test_upload (flag, &on, sizeof on);
   p = tg_producer_new ("guarded", 0);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, count_stage, counter,
-                                NULL);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
+                                counter, NULL);
   tg_producer_set_stage_condition (p, 0, "flag");
   run_expecting_unbound (p, f->stream, "not bound");
   g_assert_false (tg_producer_bind (p, "flag", &error, 4, &error));

@@ -13,45 +13,12 @@ TG_TEST_DEFINE_GPU_FIXTURE (guint32, counts, 2)
 /* ------------------------------------------------------------------------ */
 /* Declared bindings, rebinds                                                */
 
-static gboolean
-count_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch),
-                                             tg_launch_get_binding (launch, "counter")),
-                           error);
-}
-
-/* A producer of one stage that counts its runs in the binding "counter",
- * bound to counts[0]. */
-static TgProducer *
-count_producer (Fixture *f, TgStageFlags flags, TgDeviceFunc func)
-{
-  TgProducer *p = tg_producer_new ("count", 0);
-  g_autoptr (GError) error = NULL;
-  guint stage = tg_producer_add_device_stage (p, "count", flags, func, NULL, NULL);
-
-  tg_producer_declare_binding (p, stage, "counter", sizeof (guint32));
-  g_assert_true (
-      tg_producer_bind (p, "counter", &f->counts[0], sizeof (guint32), &error));
-  g_assert_no_error (error);
-  return p;
-}
-
-static guint32
-read_count (Fixture *f, guint i)
-{
-  guint32 count = 0;
-
-  tg_test_download (&count, &f->counts[i], sizeof count);
-  return count;
-}
-
 #define BUF_MIN 64
 
 static gboolean
 count_mix_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return count_stage (launch, data, error)
+  return tg_test_count_bound_stage (launch, data, error)
          && tg_test_launched (tgt_launch_mix (tg_launch_get_stream (launch),
                                               tg_launch_get_binding (launch, "buf"),
                                               BUF_MIN / sizeof (guint32), 3),
@@ -70,7 +37,7 @@ expect_unbound (Fixture *f, TgProducer *p, const char *why)
   g_assert_nonnull (strstr (error->message, "binding 'buf'"));
   g_assert_nonnull (strstr (error->message, why));
   TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
-  g_assert_cmpuint (read_count (f, 0), ==, 0);
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 0);
 }
 
 static void
@@ -83,7 +50,7 @@ test_bindings_declared (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   small = tg_test_device_alloc (BUF_MIN / 2);
   right = tg_test_device_alloc (BUF_MIN);
-  p = count_producer (f, TG_STAGE_CAPTURE_SAFE, count_mix_stage);
+  p = tg_test_counter_producer (f->counts, TG_STAGE_CAPTURE_SAFE, count_mix_stage);
   tg_producer_declare_binding (p, 0, "buf", BUF_MIN);
   expect_unbound (f, p, "not bound");
   g_assert_true (tg_producer_bind (p, "buf", small, BUF_MIN / 2, &error));
@@ -93,7 +60,7 @@ test_bindings_declared (Fixture *f, gconstpointer data)
       tg_producer_run (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_no_error (error);
   TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
-  g_assert_cmpuint (read_count (f, 0), ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 1);
   g_clear_pointer (&p, tg_producer_unref);
   tg_test_device_free (small);
   tg_test_device_free (right);
@@ -185,7 +152,8 @@ test_rebind_handler (Fixture *f, gconstpointer data)
   TgProducer *p;
 
   TG_TEST_REQUIRE_GPU ();
-  p = count_producer (f, TG_STAGE_CAPTURE_SAFE, count_stage);
+  p = tg_test_counter_producer (f->counts, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
   g_assert_true (tg_producer_run (p, f->gpu.stream, TG_POLICY_REPLAY,
                                   tg_unconditional (), &error));
   g_assert_no_error (error);
@@ -205,8 +173,8 @@ test_rebind_handler (Fixture *f, gconstpointer data)
 
   /* Each replay counted in the buffer bound at the time. */
   TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
-  g_assert_cmpuint (read_count (f, 0), ==, 2);
-  g_assert_cmpuint (read_count (f, 1), ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 2);
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[1]), ==, 1);
   tg_producer_unref (p);
   g_assert_cmpuint (logged.destroyed, ==, 1);
   g_assert_cmpuint (taken.destroyed, ==, 1);
@@ -246,7 +214,8 @@ test_streams_resolve (Fixture *f, gconstpointer data)
   g_assert_true (tg_stream_resolve (s, 0, &error) == s);
   g_assert_no_error (error);
 
-  p = count_producer (f, TG_STAGE_CAPTURE_SAFE, count_stage);
+  p = tg_test_counter_producer (f->counts, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
   g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
   assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, fallback);
   g_assert_true (tg_producer_set_stream (p, s, &error));
@@ -266,7 +235,7 @@ test_streams_resolve (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaGraphLaunch (exec, s));
   TG_TEST_CUDA (cudaGraphLaunch (exec, s));
   TG_TEST_CUDA (cudaStreamSynchronize (s));
-  g_assert_cmpuint (read_count (f, 0), ==, 2);
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 2);
   TG_TEST_CUDA (cudaGraphExecDestroy (exec));
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 
@@ -292,7 +261,7 @@ test_streams_legacy_stage (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  p = count_producer (f, TG_STAGE_LEGACY_STREAM, legacy_stage);
+  p = tg_test_counter_producer (f->counts, TG_STAGE_LEGACY_STREAM, legacy_stage);
   assert_resolves (p, NULL, TG_POLICY_EAGER, cudaStreamLegacy);
   g_assert_true (
       tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
@@ -301,7 +270,7 @@ test_streams_legacy_stage (Fixture *f, gconstpointer data)
       tg_producer_run (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
   TG_TEST_CUDA (cudaDeviceSynchronize ());
-  g_assert_cmpuint (read_count (f, 0), ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 1);
 }
 
 int
