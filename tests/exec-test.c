@@ -113,101 +113,6 @@ test_replay_captures_once (Fixture *f, gconstpointer data)
   tg_test_chain_free (c);
 }
 
-static void
-test_record_refuses_host_stage (Fixture *f, gconstpointer data)
-{
-  TgTestChain *c;
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  c = tg_test_chain_new ("unsafe-host", N, TRUE, TG_STAGE_NONE);
-  tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-  tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_RECORD, tg_unconditional (),
-                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-  tg_test_expect_refusal (c->producer, f->stream, TG_POLICY_EAGER, tg_unconditional (),
-                          TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
-  g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
-                                  tg_unconditional (), &error));
-  g_assert_no_error (error);
-  tg_test_chain_free (c);
-}
-
-static gboolean
-lying_host_stage (TgHostOps *ops, gpointer data, GError **error)
-{
-  guint32 value;
-
-  /* Declared capture-safe, yet it needs a synchronization. */
-  return tg_host_ops_copy_to_host (ops, &value, data, sizeof value, error);
-}
-
-static gboolean
-syncing_device_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  cudaError_t status = cudaStreamSynchronize (tg_launch_get_stream (launch));
-
-  if (status != cudaSuccess)
-    g_set_error (error, TG_CUDA_ERROR, status, "sync: %s", cudaGetErrorName (status));
-  return status == cudaSuccess;
-}
-
-static void
-test_record_refuses_what_stages_hide (Fixture *f, gconstpointer data)
-{
-  guint32 *counter;
-  TgProducer *lying, *syncing;
-
-  TG_TEST_REQUIRE_GPU ();
-  counter = tg_test_device_alloc (sizeof (guint32));
-  lying = tg_producer_new ("lying", 0);
-  tg_producer_add_device_stage (lying, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_count_stage, counter, NULL);
-  tg_producer_add_host_stage (lying, "peek", TG_STAGE_CAPTURE_SAFE, lying_host_stage,
-                              counter, NULL);
-  syncing = tg_producer_new ("syncing", 0);
-  tg_producer_add_device_stage (syncing, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_count_stage, counter, NULL);
-  tg_producer_add_device_stage (syncing, "sync", TG_STAGE_CAPTURE_SAFE,
-                                syncing_device_stage, NULL, NULL);
-  /* The dry run catches both before the caller's capture is touched. */
-  tg_test_expect_refusal (lying, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-  tg_test_expect_refusal (syncing, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-  tg_producer_unref (lying);
-  tg_producer_unref (syncing);
-  tg_test_device_free (counter);
-}
-
-static void
-test_record_host_function_once_per_replay (Fixture *f, gconstpointer data)
-{
-  TgTestChain *c;
-  g_autoptr (GError) error = NULL;
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  c = tg_test_chain_new ("host-fn", N, TRUE, TG_STAGE_CAPTURE_SAFE);
-  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
-  g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
-                                  tg_unconditional (), &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
-  g_assert_cmpint (c->host_runs, ==, 0);
-  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-  for (guint i = 1; i <= 10; i++)
-    {
-      TG_TEST_CUDA (cudaGraphLaunch (exec, f->stream));
-      TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
-      g_assert_cmpint (c->host_runs, ==, i);
-    }
-  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-  tg_test_chain_free (c);
-}
-
 /* A "plugin" stage that ignores streams and launches on the legacy one. */
 static gboolean
 legacy_stage (const TgLaunch *launch, gpointer data, GError **error)
@@ -345,36 +250,6 @@ test_rebind (Fixture *f, gconstpointer data)
   tg_test_device_free (first);
   tg_test_device_free (second);
   tg_test_device_free (extra);
-}
-
-static void
-test_rebind_after_record (Fixture *f, gconstpointer data)
-{
-  guint32 *first, *second;
-  g_autoptr (TgProducer) p = NULL;
-  g_autoptr (GError) error = NULL;
-  cudaGraph_t graph = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  first = tg_test_device_alloc (4);
-  second = tg_test_device_alloc (4);
-  p = tg_producer_new ("recorded", 0);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_optional_count_stage, NULL, NULL);
-  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
-  g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
-  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
-  g_assert_true (
-      tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (), &error));
-  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING,
-                         "RebindAfterCaptureWarning*must be re-captured*");
-  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error));
-  g_test_assert_expected_messages ();
-  g_clear_pointer (&p, tg_producer_unref);
-  tg_test_device_free (first);
-  tg_test_device_free (second);
 }
 
 static gboolean
@@ -563,15 +438,9 @@ main (int argc, char **argv)
                    test_equivalence_with_host_stage);
   TG_TEST_ADD_GPU ("/exec/equivalence/device-only", test_equivalence_device_only);
   TG_TEST_ADD_GPU ("/exec/replay/captures-once", test_replay_captures_once);
-  TG_TEST_ADD_GPU ("/exec/record/refuses-host-stage", test_record_refuses_host_stage);
-  TG_TEST_ADD_GPU ("/exec/record/refuses-what-stages-hide",
-                   test_record_refuses_what_stages_hide);
-  TG_TEST_ADD_GPU ("/exec/record/host-function-once-per-replay",
-                   test_record_host_function_once_per_replay);
   TG_TEST_ADD_GPU ("/exec/legacy/refused-unless-eager-on-legacy-stream",
                    test_legacy_stage);
   TG_TEST_ADD_GPU ("/exec/rebind/update-then-recapture", test_rebind);
-  TG_TEST_ADD_GPU ("/exec/rebind/after-record-warns", test_rebind_after_record);
   TG_TEST_ADD_GPU ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
   TG_TEST_ADD_GPU ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
   TG_TEST_ADD_GPU ("/exec/device/bad-device-restores-current", test_device_errors);
