@@ -2,8 +2,7 @@
  * foreign capture (as torch.cuda.graph makes, in global mode by default) is
  * in progress on one thread while TrackGen releases, instantiates and reads
  * back on this thread or another; the capture must end valid and replay
- * right.  Also: own graphs survive allocating stages, and a caller's
- * pending error is kept. */
+ * right.  Also: a caller's pending error is kept. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -235,64 +234,6 @@ test_foreign (Fixture *fx, gconstpointer data)
 }
 
 /* ------------------------------------------------------------------------ */
-/* REPLAY of a stage that allocates: AutoFreeOnLaunch keeps it working.      */
-
-typedef struct
-{
-  guint32 *out, *param; /* device */
-} Allocating;
-
-static gboolean
-allocating_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  Allocating *a = data;
-  cudaStream_t s = tg_launch_get_stream (launch);
-  guint32 *tmp = NULL;
-
-  /* Allocated per launch, never freed by the stage. */
-  return tg_test_launched (cudaMallocAsync ((void **)&tmp, N * sizeof (guint32), s),
-                           error)
-         && tg_test_launched (tgt_launch_seed (s, tmp, N, a->param), error)
-         && tg_test_launched (cudaMemcpyAsync (a->out, tmp, N * sizeof (guint32),
-                                               cudaMemcpyDeviceToDevice, s),
-                              error);
-}
-
-static void
-test_replay_allocating_stage (Fixture *fx, gconstpointer data)
-{
-  Allocating a;
-  TgProducer *p;
-  g_autoptr (GError) error = NULL;
-  g_autofree guint32 *host = g_new (guint32, N);
-
-  TG_TEST_REQUIRE_GPU ();
-  a.out = tg_test_device_alloc (N * sizeof (guint32));
-  a.param = tg_test_device_alloc (sizeof (guint32));
-  p = tg_producer_new ("allocating", 0);
-  tg_producer_add_device_stage (p, "alloc", TG_STAGE_CAPTURE_SAFE, allocating_stage, &a,
-                                NULL);
-  for (guint call = 0; call < 100; call++)
-    {
-      TG_TEST_CUDA (tgt_launch_set (fx->stream, (gint32 *)a.param, (gint32)call));
-      g_assert_true (tg_producer_run (p, fx->stream, TG_POLICY_REPLAY,
-                                      tg_unconditional (), &error));
-      g_assert_no_error (error);
-      if (call % 10 == 9)
-        {
-          TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-          tg_test_download (host, a.out, N * sizeof (guint32));
-          for (guint i = 0; i < N; i++)
-            g_assert_cmpuint (host[i], ==, tgt_hash (i, call));
-        }
-    }
-  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-  tg_producer_unref (p);
-  tg_test_device_free (a.out);
-  tg_test_device_free (a.param);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Launch errors: a caller's pending error is neither taken nor reported.    */
 
 static void
@@ -356,7 +297,6 @@ main (int argc, char **argv)
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
   g_test_add ("/capture/foreign/same-thread/eager-conditional", Fixture, &eager_if_same,
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
-  TG_TEST_ADD_GPU ("/capture/replay/allocating-stage", test_replay_allocating_stage);
   TG_TEST_ADD_GPU ("/capture/launch/pending-error-kept", test_pending_error_kept);
   return g_test_run ();
 }

@@ -83,36 +83,6 @@ test_equivalence_device_only (Fixture *f, gconstpointer data)
   check_equivalence (f, FALSE);
 }
 
-static void
-test_replay_captures_once (Fixture *f, gconstpointer data)
-{
-  TgTestChain *c;
-  TgRunnerStats stats;
-  g_autoptr (GError) error = NULL;
-  g_autofree guint32 *out = g_new (guint32, N), *expected = g_new (guint32, N);
-
-  TG_TEST_REQUIRE_GPU ();
-  c = tg_test_chain_new ("replay", N, TRUE, TG_STAGE_CAPTURE_SAFE);
-  for (guint call = 0; call < 100; call++)
-    {
-      *c->host_k = tg_test_chain_k (call);
-      g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
-                                      tg_unconditional (), &error));
-      g_assert_no_error (error);
-      TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
-    }
-  tg_producer_get_runner_stats (c->producer, &stats);
-  g_assert_cmpuint (stats.n_segments, ==, 2);
-  g_assert_cmpuint (stats.n_captures, ==, stats.n_segments);
-  g_assert_cmpuint (stats.n_replays, ==, 100);
-  g_assert_cmpuint (stats.n_updates + stats.n_recaptures, ==, 0);
-  g_assert_cmpint (c->host_runs, ==, 100);
-  tg_test_chain_read (c, out);
-  tg_test_chain_expect (N, 0, tg_test_chain_k (99), expected);
-  g_assert_cmpmem (out, N * sizeof (guint32), expected, N * sizeof (guint32));
-  tg_test_chain_free (c);
-}
-
 /* A "plugin" stage that ignores streams and launches on the legacy one. */
 static gboolean
 legacy_stage (const TgLaunch *launch, gpointer data, GError **error)
@@ -193,63 +163,6 @@ test_legacy_stage (Fixture *f, gconstpointer data)
     }
   tg_producer_unref (p);
   tg_test_device_free (buf);
-}
-
-static void
-test_rebind (Fixture *f, gconstpointer data)
-{
-  guint32 *first, *second, *extra;
-  g_autoptr (TgProducer) p = NULL;
-  g_autoptr (GError) error = NULL;
-  TgRunnerStats stats;
-
-  TG_TEST_REQUIRE_GPU ();
-  first = tg_test_device_alloc (4);
-  second = tg_test_device_alloc (4);
-  extra = tg_test_device_alloc (4);
-  p = tg_producer_new ("rebind", 0);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_optional_count_stage, NULL, NULL);
-  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
-  g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
-  g_assert_true (
-      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
-
-  /* Same topology: the own graph is updated in place. */
-  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
-  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error));
-  g_test_assert_expected_messages ();
-  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error)); /* no change */
-  g_assert_true (
-      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
-  tg_producer_get_runner_stats (p, &stats);
-  g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_UPDATED);
-  g_assert_cmpuint (stats.n_rebinds, ==, 1);
-  g_assert_cmpuint (stats.n_updates, ==, 1);
-  g_assert_cmpuint (tg_test_read_u32 (first), ==, 1);
-  g_assert_cmpuint (tg_test_read_u32 (second), ==, 1);
-
-  /* One kernel more: the topology changed, the graph is re-made. */
-  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
-  g_assert_true (tg_producer_bind (p, "extra", extra, 4, &error));
-  g_test_assert_expected_messages ();
-  g_assert_true (
-      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
-  tg_producer_get_runner_stats (p, &stats);
-  g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_RECAPTURED);
-  g_assert_cmpuint (stats.n_rebinds, ==, 2);
-  g_assert_cmpuint (stats.n_recaptures, ==, 1);
-  g_assert_cmpuint (tg_test_read_u32 (second), ==, 2);
-  g_assert_cmpuint (tg_test_read_u32 (extra), ==, 1);
-
-  g_clear_pointer (&p, tg_producer_unref);
-  tg_test_device_free (first);
-  tg_test_device_free (second);
-  tg_test_device_free (extra);
 }
 
 static gboolean
@@ -437,10 +350,8 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/exec/equivalence/with-host-stage",
                    test_equivalence_with_host_stage);
   TG_TEST_ADD_GPU ("/exec/equivalence/device-only", test_equivalence_device_only);
-  TG_TEST_ADD_GPU ("/exec/replay/captures-once", test_replay_captures_once);
   TG_TEST_ADD_GPU ("/exec/legacy/refused-unless-eager-on-legacy-stream",
                    test_legacy_stage);
-  TG_TEST_ADD_GPU ("/exec/rebind/update-then-recapture", test_rebind);
   TG_TEST_ADD_GPU ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
   TG_TEST_ADD_GPU ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
   TG_TEST_ADD_GPU ("/exec/device/bad-device-restores-current", test_device_errors);
