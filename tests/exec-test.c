@@ -1,87 +1,11 @@
-/* exec-test.c: the execution layer on a GPU: equivalence of the policies,
- * the own-graph runner, refusals that leave the caller's capture untouched,
- * legacy-stream stages, rebinds, re-entrancy. */
+/* exec-test.c: the execution layer on a GPU: legacy-stream stages,
+ * re-entrancy and concurrent calls, device errors, unbound bindings. */
 #include "config.h"
 #include "tg-test.h"
 
 #define N 4096
-#define CALLS 5
 
 typedef TgTestGpu Fixture;
-
-/* Runs the chain CALLS times under @policy with changing inputs; RECORD
- * records once into a capture begun here, then replays that graph. */
-static void
-run_calls (TgTestChain *c, cudaStream_t stream, TgPolicy policy, guint32 *out)
-{
-  g_autoptr (GError) error = NULL;
-  cudaGraphExec_t exec = NULL;
-
-  if (policy == TG_POLICY_RECORD)
-    {
-      cudaGraph_t graph = NULL;
-      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
-      g_assert_true (tg_producer_run (c->producer, stream, TG_POLICY_RECORD,
-                                      tg_unconditional (), &error));
-      g_assert_no_error (error);
-      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-      TG_TEST_CUDA (cudaGraphDestroy (graph));
-    }
-  for (guint call = 0; call < CALLS; call++)
-    {
-      tg_test_chain_set_inputs (c, tg_test_chain_param (call), tg_test_chain_k (call));
-      if (exec != NULL)
-        TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
-      else
-        g_assert_true (
-            tg_producer_run (c->producer, stream, policy, tg_unconditional (), &error));
-      g_assert_no_error (error);
-      TG_TEST_CUDA (cudaStreamSynchronize (stream));
-      tg_test_chain_read (c, out + call * N);
-    }
-  if (exec != NULL)
-    TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-}
-
-static void
-check_equivalence (Fixture *f, gboolean with_host)
-{
-  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
-  g_autofree guint32 *expected = g_new (guint32, CALLS * N);
-  g_autofree guint32 *out = g_new (guint32, G_N_ELEMENTS (policies) * CALLS * N);
-
-  for (guint call = 0; call < CALLS; call++)
-    tg_test_chain_expect (N, tg_test_chain_param (call), tg_test_chain_k (call),
-                          expected + call * N);
-  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
-    {
-      TgTestChain *c
-          = tg_test_chain_new ("equivalence", N, with_host, TG_STAGE_CAPTURE_SAFE);
-      run_calls (c, f->stream, policies[i], out + i * CALLS * N);
-      g_test_message ("%s: %d host-function runs", tg_policy_to_string (policies[i]),
-                      c->host_runs);
-      g_assert_cmpint (c->host_runs, ==, with_host ? CALLS : 0);
-      tg_test_chain_free (c);
-      /* Bit-identical to the host reference, hence to each other. */
-      g_assert_cmpmem (out + i * CALLS * N, CALLS * N * sizeof (guint32), expected,
-                       CALLS * N * sizeof (guint32));
-    }
-}
-
-static void
-test_equivalence_with_host_stage (Fixture *f, gconstpointer data)
-{
-  TG_TEST_REQUIRE_GPU ();
-  check_equivalence (f, TRUE);
-}
-
-static void
-test_equivalence_device_only (Fixture *f, gconstpointer data)
-{
-  TG_TEST_REQUIRE_GPU ();
-  check_equivalence (f, FALSE);
-}
 
 /* A "plugin" stage that ignores streams and launches on the legacy one. */
 static gboolean
@@ -347,9 +271,6 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  TG_TEST_ADD_GPU ("/exec/equivalence/with-host-stage",
-                   test_equivalence_with_host_stage);
-  TG_TEST_ADD_GPU ("/exec/equivalence/device-only", test_equivalence_device_only);
   TG_TEST_ADD_GPU ("/exec/legacy/refused-unless-eager-on-legacy-stream",
                    test_legacy_stage);
   TG_TEST_ADD_GPU ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
