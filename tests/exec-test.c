@@ -1,93 +1,9 @@
-/* exec-test.c: the execution layer on a GPU: legacy-stream stages,
- * re-entrancy and concurrent calls, device errors, unbound bindings. */
+/* exec-test.c: the execution layer on a GPU: re-entrancy and concurrent
+ * calls, device errors, unbound bindings. */
 #include "config.h"
 #include "tg-test.h"
 
-#define N 4096
-
 typedef TgTestGpu Fixture;
-
-/* A "plugin" stage that ignores streams and launches on the legacy one. */
-static gboolean
-legacy_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tgt_launch_mix_legacy (tg_launch_get_binding (launch, "buf"), N, 3)
-         == cudaSuccess;
-}
-
-static TgProducer *
-legacy_producer (guint32 *buf)
-{
-  TgProducer *p = tg_producer_new ("legacy", 0);
-  g_autoptr (GError) error = NULL;
-  guint stage;
-
-  stage = tg_producer_add_device_stage (p, "plugin",
-                                        TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
-                                        legacy_stage, NULL, NULL);
-  tg_producer_declare_binding (p, stage, "buf", N * sizeof (guint32));
-  g_assert_true (tg_producer_bind (p, "buf", buf, N * sizeof (guint32), &error));
-  return p;
-}
-
-static void
-test_legacy_stage (Fixture *f, gconstpointer data)
-{
-  const cudaStream_t legacy[] = { cudaStreamLegacy, NULL };
-  guint32 *buf;
-  TgProducer *p;
-  g_autoptr (GError) error = NULL;
-  g_autofree guint32 *host = g_new (guint32, N);
-  cudaStream_t blocking;
-  cudaGraph_t graph = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  buf = tg_test_device_alloc (N * sizeof (guint32));
-  p = legacy_producer (buf);
-
-  /* Under a capture, and on an explicit stream: refused. */
-  tg_test_expect_refusal (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
-                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
-  g_assert_false (
-      tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
-  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
-  g_clear_error (&error);
-  /* TG_STREAM_AUTO resolves to TrackGen's default stream, not the legacy one. */
-  g_assert_false (
-      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
-  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
-  g_clear_error (&error);
-
-  /* While a blocking stream captures, the legacy stream would join it:
-   * refused, and that capture stays intact. */
-  TG_TEST_CUDA (cudaStreamCreate (&blocking));
-  TG_TEST_CUDA (cudaStreamBeginCapture (blocking, cudaStreamCaptureModeGlobal));
-  g_assert_false (tg_producer_run (p, cudaStreamLegacy, TG_POLICY_AUTO,
-                                   tg_unconditional (), &error));
-  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
-  g_clear_error (&error);
-  g_assert_true (tg_stream_is_capturing (blocking));
-  TG_TEST_CUDA (cudaStreamEndCapture (blocking, &graph));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-  TG_TEST_CUDA (cudaStreamDestroy (blocking));
-
-  /* Eagerly on the legacy stream it works (AUTO picks EAGER), named either
-   * way: NULL is CUDA's legacy default stream. */
-  for (guint k = 0; k < G_N_ELEMENTS (legacy); k++)
-    {
-      for (guint i = 0; i < N; i++)
-        host[i] = i;
-      tg_test_upload (buf, host, N * sizeof (guint32));
-      g_assert_true (
-          tg_producer_run (p, legacy[k], TG_POLICY_AUTO, tg_unconditional (), &error));
-      g_assert_no_error (error);
-      tg_test_download (host, buf, N * sizeof (guint32));
-      for (guint i = 0; i < N; i++)
-        g_assert_cmpuint (host[i], ==, i * 3 + ((i >> 7) ^ i));
-    }
-  tg_producer_unref (p);
-  tg_test_device_free (buf);
-}
 
 static gboolean
 reentrant_stage (const TgLaunch *launch, gpointer data, GError **error)
@@ -271,8 +187,6 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  TG_TEST_ADD_GPU ("/exec/legacy/refused-unless-eager-on-legacy-stream",
-                   test_legacy_stage);
   TG_TEST_ADD_GPU ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
   TG_TEST_ADD_GPU ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
   TG_TEST_ADD_GPU ("/exec/device/bad-device-restores-current", test_device_errors);

@@ -1,6 +1,5 @@
 /* producer-api-test.c: what API 0.2 changed in producers: bindings a stage
- * declares, checked before anything runs; the rebind handler and counter;
- * NULL as CUDA's legacy stream and TG_STREAM_AUTO resolved, bound streams.
+ * declares, checked before anything runs; the rebind handler and counter.
  * Every case checks what its kernels counted on the device. */
 #include "config.h"
 #include "tg-test.h"
@@ -180,99 +179,6 @@ test_rebind_handler (Fixture *f, gconstpointer data)
   g_assert_cmpuint (taken.destroyed, ==, 1);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Streams                                                                   */
-
-static void
-assert_resolves (TgProducer *p, cudaStream_t stream, TgPolicy policy,
-                 cudaStream_t expected)
-{
-  g_autoptr (GError) error = NULL;
-  cudaStream_t resolved = NULL;
-  TgPolicy got;
-
-  g_assert_true (tg_producer_resolve (p, stream, TG_POLICY_AUTO, tg_unconditional (),
-                                      &got, &resolved, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (got, ==, policy);
-  g_assert_true (resolved == expected);
-}
-
-static void
-test_streams_resolve (Fixture *f, gconstpointer data)
-{
-  cudaStream_t s = f->gpu.stream, fallback;
-  g_autoptr (TgProducer) p = NULL;
-  g_autoptr (GError) error = NULL;
-  cudaGraphExec_t exec = NULL;
-  cudaGraph_t graph = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  fallback = tg_default_stream (0, &error);
-  g_assert_true (tg_stream_resolve (NULL, 0, &error) == cudaStreamLegacy);
-  g_assert_true (tg_stream_resolve (TG_STREAM_AUTO, 0, &error) == fallback);
-  g_assert_true (tg_stream_resolve (s, 0, &error) == s);
-  g_assert_no_error (error);
-
-  p = tg_test_counter_producer (f->counts, TG_STAGE_CAPTURE_SAFE,
-                                tg_test_count_bound_stage);
-  g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
-  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, fallback);
-  g_assert_true (tg_producer_set_stream (p, s, &error));
-  g_assert_true (tg_producer_get_stream (p) == s);
-  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, s);
-  assert_resolves (p, NULL, TG_POLICY_REPLAY, cudaStreamLegacy);
-
-  /* A call naming no stream records into the bound stream's capture: one
-   * child graph node, which counts at every launch. */
-  TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeGlobal));
-  g_assert_true (
-      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
-  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
-  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-  TG_TEST_CUDA (cudaGraphLaunch (exec, s));
-  TG_TEST_CUDA (cudaGraphLaunch (exec, s));
-  TG_TEST_CUDA (cudaStreamSynchronize (s));
-  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 2);
-  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-
-  g_assert_true (tg_producer_set_stream (p, TG_STREAM_AUTO, &error));
-  g_assert_no_error (error);
-  g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
-  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, fallback);
-}
-
-static gboolean
-legacy_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  /* A plugin that ignores streams: the legacy one, whatever it is given. */
-  return tg_test_launched (
-      tgt_launch_count (cudaStreamLegacy, tg_launch_get_binding (launch, "counter")),
-      error);
-}
-
-static void
-test_streams_legacy_stage (Fixture *f, gconstpointer data)
-{
-  g_autoptr (TgProducer) p = NULL;
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  p = tg_test_counter_producer (f->counts, TG_STAGE_LEGACY_STREAM, legacy_stage);
-  assert_resolves (p, NULL, TG_POLICY_EAGER, cudaStreamLegacy);
-  g_assert_true (
-      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
-  g_assert_no_error (error);
-  g_assert_false (
-      tg_producer_run (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (), &error));
-  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
-  TG_TEST_CUDA (cudaDeviceSynchronize ());
-  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 1);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -283,8 +189,5 @@ main (int argc, char **argv)
                        test_bindings_undeclared);
   TG_TEST_ADD_FIXTURE ("/api/rebind/handler-counter-destroy", NULL,
                        test_rebind_handler);
-  TG_TEST_ADD_FIXTURE ("/api/streams/null-auto-bound", NULL, test_streams_resolve);
-  TG_TEST_ADD_FIXTURE ("/api/streams/legacy-stage-eager-on-null", NULL,
-                       test_streams_legacy_stage);
   return g_test_run ();
 }
