@@ -1,31 +1,9 @@
-/* exec-test.c: the execution layer on a GPU: re-entrancy and concurrent
- * calls, device errors, unbound bindings. */
+/* exec-test.c: the execution layer on a GPU: concurrent calls, device
+ * errors. */
 #include "config.h"
 #include "tg-test.h"
 
 typedef TgTestGpu Fixture;
-
-static gboolean
-reentrant_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tg_producer_run (tg_launch_get_producer (launch),
-                          tg_launch_get_stream (launch), TG_POLICY_EAGER,
-                          tg_unconditional (), error);
-}
-
-static void
-test_reentrant_call_fails (Fixture *f, gconstpointer data)
-{
-  g_autoptr (TgProducer) p = NULL;
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  p = tg_producer_new ("reentrant", 0);
-  tg_producer_add_device_stage (p, "again", TG_STAGE_NONE, reentrant_stage, NULL, NULL);
-  g_assert_false (
-      tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
-  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
-}
 
 typedef struct
 {
@@ -122,74 +100,11 @@ test_device_errors (Fixture *f, gconstpointer data)
   g_assert_cmpint (before, ==, after);
 }
 
-/* Runs @p eagerly and expects UNBOUND naming @why, or success. */
-static void
-run_expecting_unbound (TgProducer *p, cudaStream_t stream, const char *why)
-{
-  g_autoptr (GError) error = NULL;
-  gboolean ok
-      = tg_producer_run (p, stream, TG_POLICY_EAGER, tg_unconditional (), &error);
-
-  if (why == NULL)
-    {
-      g_assert_no_error (error);
-      g_assert_true (ok);
-      return;
-    }
-  g_assert_false (ok);
-  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
-  g_assert_nonnull (strstr (error->message, "'flag'"));
-  g_assert_nonnull (strstr (error->message, why));
-}
-
-static void
-test_unbound_binding (Fixture *f, gconstpointer data)
-{
-  const gint32 on = 1;
-  g_autoptr (TgProducer) p = NULL;
-  g_autoptr (GError) error = NULL;
-  guint32 *counter, count = 0;
-  gint32 *flag;
-
-  TG_TEST_REQUIRE_GPU ();
-  counter = tg_test_device_alloc (4);
-  flag = tg_test_device_alloc (4);
-  tg_test_upload (flag, &on, sizeof on);
-  p = tg_producer_new ("guarded", 0);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
-                                counter, NULL);
-  tg_producer_set_stage_condition (p, 0, "flag");
-  run_expecting_unbound (p, f->stream, "not bound");
-  g_assert_false (tg_producer_bind (p, "flag", &error, 4, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
-  g_clear_error (&error);
-
-  /* Bindings are checked once per change: every change is seen. */
-  g_assert_true (tg_producer_bind (p, "flag", flag, 2, &error));
-  run_expecting_unbound (p, f->stream, "too small");
-  g_assert_true (tg_producer_bind (p, "flag", flag, 4, &error));
-  run_expecting_unbound (p, f->stream, NULL);
-  run_expecting_unbound (p, f->stream, NULL);
-  g_assert_true (tg_producer_bind (p, "flag", NULL, 0, &error));
-  run_expecting_unbound (p, f->stream, "not bound");
-  g_assert_true (tg_producer_bind (p, "flag", flag, 4, &error));
-  run_expecting_unbound (p, f->stream, NULL);
-  g_assert_no_error (error);
-  tg_test_download (&count, counter, sizeof count);
-  g_assert_cmpuint (count, ==, 3);
-
-  g_clear_pointer (&p, tg_producer_unref);
-  tg_test_device_free (flag);
-  tg_test_device_free (counter);
-}
-
 int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  TG_TEST_ADD_GPU ("/exec/threads/reentrant-call-fails", test_reentrant_call_fails);
   TG_TEST_ADD_GPU ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
   TG_TEST_ADD_GPU ("/exec/device/bad-device-restores-current", test_device_errors);
-  TG_TEST_ADD_GPU ("/exec/bindings/unbound-and-invalid", test_unbound_binding);
   return g_test_run ();
 }

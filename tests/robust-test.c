@@ -1,6 +1,5 @@
 /* robust-test.c: hostile input and misuse on a GPU: a thread that dies
- * inside a call, waiting forever for releases, buffers bound with a size
- * their allocation does not have. */
+ * inside a call, waiting forever for releases. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -128,63 +127,11 @@ test_release_wait_forever (Fixture *f, gconstpointer data)
   tg_test_device_free (buf);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Bound sizes are checked against the allocation the driver knows.         */
-
-static void
-test_bind_checks_allocation (Fixture *f, gconstpointer data)
-{
-  g_autoptr (TgProducer) p = tg_producer_new ("bound", 0);
-  guint8 *small, *big;
-  gpointer pinned;
-  g_autofree guint8 *host = g_new0 (guint8, 64);
-  GError *error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  small = tg_test_device_alloc (4);
-  big = tg_test_device_alloc (4096);
-  TG_TEST_CUDA (cudaMallocHost (&pinned, 64));
-
-  /* Before: both passed, and a readback of 8 bytes overran the buffer. */
-  g_assert_false (tg_producer_bind (p, "flag", small, 8, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
-  g_test_message ("%s", error->message);
-  g_clear_error (&error);
-  g_assert_false (tg_producer_bind (p, "flag", small, G_MAXSIZE, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
-  g_clear_error (&error);
-  g_assert_false (tg_producer_bind (p, "flag", big + 4000, 200, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
-  g_clear_error (&error);
-  g_assert_false (tg_producer_bind (p, "flag", small, 0, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
-  g_clear_error (&error);
-  g_assert_false (tg_producer_bind (p, "flag", host, 4, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
-  g_clear_error (&error);
-  g_assert_false (tg_producer_bind (p, "flag", pinned, 4, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
-  g_clear_error (&error);
-  g_assert_null (tg_producer_get_binding (p, "flag", NULL));
-
-  /* What fits is bound: the whole, and the rest of it from an offset. */
-  g_assert_true (tg_producer_bind (p, "flag", small, 4, &error));
-  g_assert_true (tg_producer_bind (p, "tail", big + 4000, 96, &error));
-  g_assert_no_error (error);
-
-  g_clear_pointer (&p, tg_producer_unref);
-  TG_TEST_CUDA (cudaFreeHost (pinned));
-  tg_test_device_free (small);
-  tg_test_device_free (big);
-}
-
 int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
   TG_TEST_ADD_GPU ("/robust/threads/exit-inside-call", test_thread_exit_inside_call);
   TG_TEST_ADD_GPU ("/robust/release/wait-forever", test_release_wait_forever);
-  TG_TEST_ADD_GPU ("/robust/bind/checked-against-allocation",
-                   test_bind_checks_allocation);
   return g_test_run ();
 }

@@ -10,7 +10,7 @@ build=${abs_top_builddir:-.}
 tools=${TG_SANITIZE_TOOLS:-"memcheck racecheck synccheck"}
 programs=${TG_SANITIZE_PROGRAMS:-"exec-test condition-test stream-test interop-test seeds-test
 policy-test replay-test examples-test threads-test capture-test record-test robust-test devices-test
-producer-api-test"}
+producer-test"}
 limit=${TG_SANITIZE_TIMEOUT:-300}
 
 # The test cases that launch kernels with block barriers (__syncthreads)

@@ -1,6 +1,9 @@
-/* producer-api-test.c: what API 0.2 changed in producers: bindings a stage
- * declares, checked before anything runs; the rebind handler and counter.
- * Every case checks what its kernels counted on the device. */
+/* producer-test.c: producers.  Bindings: those a stage declares are checked
+ * before anything runs, a lookup of one it did not declare is a critical, a
+ * stage's condition must be bound, and bound sizes are checked against the
+ * allocation.  The rebind handler and counter.  A call from inside its own
+ * stage fails.  The cases that run kernels check what they counted on the
+ * device. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -10,7 +13,7 @@
 TG_TEST_DEFINE_GPU_FIXTURE (guint32, counts, 2)
 
 /* ------------------------------------------------------------------------ */
-/* Declared bindings, rebinds                                                */
+/* Bindings                                                                  */
 
 #define BUF_MIN 64
 
@@ -92,6 +95,117 @@ test_bindings_undeclared (Fixture *f, gconstpointer data)
   g_test_trap_assert_failed ();
   g_test_trap_assert_stderr ("*CRITICAL*'lookup'*'counter'*did not declare*");
 }
+
+/* Runs @p eagerly and expects UNBOUND naming @why, or success. */
+static void
+run_expecting_unbound (TgProducer *p, cudaStream_t stream, const char *why)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean ok
+      = tg_producer_run (p, stream, TG_POLICY_EAGER, tg_unconditional (), &error);
+
+  if (why == NULL)
+    {
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      return;
+    }
+  g_assert_false (ok);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND);
+  g_assert_nonnull (strstr (error->message, "'flag'"));
+  g_assert_nonnull (strstr (error->message, why));
+}
+
+static void
+test_unbound_binding (TgTestGpu *f, gconstpointer data)
+{
+  const gint32 on = 1;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  guint32 *counter, count = 0;
+  gint32 *flag;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (4);
+  flag = tg_test_device_alloc (4);
+  tg_test_upload (flag, &on, sizeof on);
+  p = tg_producer_new ("guarded", 0);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
+                                counter, NULL);
+  tg_producer_set_stage_condition (p, 0, "flag");
+  run_expecting_unbound (p, f->stream, "not bound");
+  g_assert_false (tg_producer_bind (p, "flag", &error, 4, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+
+  /* Bindings are checked once per change: every change is seen. */
+  g_assert_true (tg_producer_bind (p, "flag", flag, 2, &error));
+  run_expecting_unbound (p, f->stream, "too small");
+  g_assert_true (tg_producer_bind (p, "flag", flag, 4, &error));
+  run_expecting_unbound (p, f->stream, NULL);
+  run_expecting_unbound (p, f->stream, NULL);
+  g_assert_true (tg_producer_bind (p, "flag", NULL, 0, &error));
+  run_expecting_unbound (p, f->stream, "not bound");
+  g_assert_true (tg_producer_bind (p, "flag", flag, 4, &error));
+  run_expecting_unbound (p, f->stream, NULL);
+  g_assert_no_error (error);
+  tg_test_download (&count, counter, sizeof count);
+  g_assert_cmpuint (count, ==, 3);
+
+  g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (flag);
+  tg_test_device_free (counter);
+}
+
+static void
+test_bind_checks_allocation (TgTestGpu *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("bound", 0);
+  guint8 *small, *big;
+  gpointer pinned;
+  g_autofree guint8 *host = g_new0 (guint8, 64);
+  GError *error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  small = tg_test_device_alloc (4);
+  big = tg_test_device_alloc (4096);
+  TG_TEST_CUDA (cudaMallocHost (&pinned, 64));
+
+  /* Before: both passed, and a readback of 8 bytes overran the buffer. */
+  g_assert_false (tg_producer_bind (p, "flag", small, 8, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", small, G_MAXSIZE, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", big + 4000, 200, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", small, 0, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", host, 4, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (tg_producer_bind (p, "flag", pinned, 4, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_null (tg_producer_get_binding (p, "flag", NULL));
+
+  /* What fits is bound: the whole, and the rest of it from an offset. */
+  g_assert_true (tg_producer_bind (p, "flag", small, 4, &error));
+  g_assert_true (tg_producer_bind (p, "tail", big + 4000, 96, &error));
+  g_assert_no_error (error);
+
+  g_clear_pointer (&p, tg_producer_unref);
+  TG_TEST_CUDA (cudaFreeHost (pinned));
+  tg_test_device_free (small);
+  tg_test_device_free (big);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rebinds                                                                   */
 
 typedef struct
 {
@@ -179,15 +293,44 @@ test_rebind_handler (Fixture *f, gconstpointer data)
   g_assert_cmpuint (taken.destroyed, ==, 1);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Calls                                                                     */
+
+static gboolean
+reentrant_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_producer_run (tg_launch_get_producer (launch),
+                          tg_launch_get_stream (launch), TG_POLICY_EAGER,
+                          tg_unconditional (), error);
+}
+
+static void
+test_reentrant_call_fails (TgTestGpu *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  p = tg_producer_new ("reentrant", 0);
+  tg_producer_add_device_stage (p, "again", TG_STAGE_NONE, reentrant_stage, NULL, NULL);
+  g_assert_false (
+      tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
+}
+
 int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  TG_TEST_ADD_FIXTURE ("/api/bindings/declared-unbound-small-bound", NULL,
+  TG_TEST_ADD_FIXTURE ("/producer/bindings/declared-unbound-small-bound", NULL,
                        test_bindings_declared);
-  TG_TEST_ADD_FIXTURE ("/api/bindings/undeclared-lookup-critical", NULL,
+  TG_TEST_ADD_FIXTURE ("/producer/bindings/undeclared-lookup-critical", NULL,
                        test_bindings_undeclared);
-  TG_TEST_ADD_FIXTURE ("/api/rebind/handler-counter-destroy", NULL,
+  TG_TEST_ADD_GPU ("/producer/bindings/unbound-and-invalid", test_unbound_binding);
+  TG_TEST_ADD_GPU ("/producer/bindings/checked-against-allocation",
+                   test_bind_checks_allocation);
+  TG_TEST_ADD_FIXTURE ("/producer/rebind/handler-counter-destroy", NULL,
                        test_rebind_handler);
+  TG_TEST_ADD_GPU ("/producer/run/reentrant-call-fails", test_reentrant_call_fails);
   return g_test_run ();
 }
