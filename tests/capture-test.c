@@ -2,11 +2,9 @@
  * foreign capture (as torch.cuda.graph makes, in global mode by default) is
  * in progress on one thread while TrackGen releases, instantiates and reads
  * back on this thread or another; the capture must end valid and replay
- * right.  Also: a caller's pending error is kept. */
+ * right. */
 #include "config.h"
 #include "tg-test.h"
-
-#include <string.h>
 
 #define N TG_TEST_COUNTED_N
 #define REAPER_ROUNDS 200
@@ -233,44 +231,6 @@ test_foreign (Fixture *fx, gconstpointer data)
   TG_TEST_CUDA (cudaStreamDestroy (other));
 }
 
-/* ------------------------------------------------------------------------ */
-/* Launch errors: a caller's pending error is neither taken nor reported.    */
-
-static void
-test_pending_error_kept (Fixture *fx, gconstpointer data)
-{
-  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
-  TgTestCounted c;
-  TgProducer *p;
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  tg_test_counted_init (&c, 9);
-  p = tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE);
-  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
-    {
-      cudaGraph_t graph = NULL;
-
-      if (policies[i] == TG_POLICY_RECORD)
-        TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
-      /* The caller's own failed call leaves its error pending. */
-      g_assert_cmpint (cudaSetDevice (1 << 20), !=, cudaSuccess);
-      g_assert_true (
-          tg_producer_run (p, fx->stream, policies[i], tg_unconditional (), &error));
-      g_assert_no_error (error);
-      g_assert_cmpint (cudaGetLastError (), ==, cudaErrorInvalidDevice);
-      if (policies[i] == TG_POLICY_RECORD)
-        {
-          TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
-          TG_TEST_CUDA (cudaGraphDestroy (graph));
-        }
-    }
-  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-  tg_test_counted_expect (&c, 9);
-  tg_producer_unref (p);
-  tg_test_counted_clear (&c);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -297,6 +257,5 @@ main (int argc, char **argv)
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
   g_test_add ("/capture/foreign/same-thread/eager-conditional", Fixture, &eager_if_same,
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
-  TG_TEST_ADD_GPU ("/capture/launch/pending-error-kept", test_pending_error_kept);
   return g_test_run ();
 }

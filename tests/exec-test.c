@@ -1,5 +1,4 @@
-/* exec-test.c: the execution layer on a GPU: concurrent calls, device
- * errors. */
+/* exec-test.c: the execution layer on a GPU: concurrent calls. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -81,30 +80,10 @@ test_concurrent_call_waits (Fixture *f, gconstpointer data)
     }
 }
 
-static void
-test_device_errors (Fixture *f, gconstpointer data)
-{
-  g_autoptr (TgProducer) p = NULL;
-  g_autoptr (GError) error = NULL;
-  int before = -1, after = -1;
-
-  TG_TEST_REQUIRE_GPU ();
-  TG_TEST_CUDA (cudaGetDevice (&before));
-  p = tg_producer_new ("elsewhere", 64);
-  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
-                                NULL, NULL);
-  g_assert_false (
-      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
-  TG_TEST_CUDA (cudaGetDevice (&after));
-  g_assert_cmpint (before, ==, after);
-}
-
 int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
   TG_TEST_ADD_GPU ("/exec/threads/concurrent-calls-wait", test_concurrent_call_waits);
-  TG_TEST_ADD_GPU ("/exec/device/bad-device-restores-current", test_device_errors);
   return g_test_run ();
 }
