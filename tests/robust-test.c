@@ -1,5 +1,5 @@
-/* robust-test.c: hostile input and misuse on a GPU: a thread that dies
- * inside a call, waiting forever for releases. */
+/* robust-test.c: hostile input and misuse on a GPU: waiting forever for
+ * releases. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -8,65 +8,6 @@
 #define N 256
 
 typedef TgTestGpu Fixture;
-
-/* ------------------------------------------------------------------------ */
-/* A thread that exits inside a call releases the producer.                 */
-
-typedef struct
-{
-  TgProducer *producer;
-  cudaStream_t stream;
-  gint exits; /* how many calls still end their thread */
-  gint runs;
-} Exiting;
-
-static gboolean
-exiting_stage (TgHostOps *ops, gpointer data, GError **error)
-{
-  Exiting *e = data;
-
-  g_atomic_int_inc (&e->runs);
-  if (g_atomic_int_dec_and_test (&e->exits))
-    g_thread_exit (NULL);
-  return TRUE;
-}
-
-static gpointer
-run_exiting (gpointer data)
-{
-  Exiting *e = data;
-
-  (void)tg_producer_run (e->producer, e->stream, TG_POLICY_EAGER, tg_unconditional (),
-                         NULL);
-  return NULL;
-}
-
-static void
-test_thread_exit_inside_call (Fixture *f, gconstpointer data)
-{
-  Exiting e = { NULL, NULL, 1, 0 };
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  e.producer = tg_producer_new ("exiting", 0);
-  e.stream = f->stream;
-  tg_producer_add_host_stage (e.producer, "exit", TG_STAGE_NONE, exiting_stage, &e,
-                              NULL);
-  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
-                         "*thread exited inside a call of producer 'exiting'*");
-  g_thread_join (g_thread_new ("trackgen-exits", run_exiting, &e));
-  g_test_assert_expected_messages ();
-  g_assert_cmpint (e.runs, ==, 1);
-
-  /* Neither locked for good nor taken for busy by a later thread. */
-  g_thread_join (g_thread_new ("trackgen-after", run_exiting, &e));
-  g_assert_cmpint (e.runs, ==, 2);
-  g_assert_true (tg_producer_run (e.producer, f->stream, TG_POLICY_EAGER,
-                                  tg_unconditional (), &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (e.runs, ==, 3);
-  tg_producer_unref (e.producer);
-}
 
 /* ------------------------------------------------------------------------ */
 /* tg_release_wait (G_MAXINT64) waits until the release happens.            */
@@ -131,7 +72,6 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  TG_TEST_ADD_GPU ("/robust/threads/exit-inside-call", test_thread_exit_inside_call);
   TG_TEST_ADD_GPU ("/robust/release/wait-forever", test_release_wait_forever);
   return g_test_run ();
 }
