@@ -9,7 +9,7 @@ set -u
 build=${abs_top_builddir:-.}
 tools=${TG_SANITIZE_TOOLS:-"memcheck racecheck synccheck"}
 programs=${TG_SANITIZE_PROGRAMS:-"condition-test stream-test interop-test seeds-test
-policy-test replay-test examples-test threads-test capture-test record-test robust-test errors-test devices-test
+policy-test replay-test examples-test threads-test capture-test record-test errors-test devices-test
 producer-test"}
 limit=${TG_SANITIZE_TIMEOUT:-300}
 
