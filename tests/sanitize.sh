@@ -8,9 +8,9 @@
 set -u
 build=${abs_top_builddir:-.}
 tools=${TG_SANITIZE_TOOLS:-"memcheck racecheck synccheck"}
-programs=${TG_SANITIZE_PROGRAMS:-"condition-test stream-test interop-test seeds-test
-policy-test replay-test examples-test threads-test capture-test record-test errors-test devices-test
-producer-test"}
+programs=${TG_SANITIZE_PROGRAMS:-"policy-test replay-test record-test condition-test
+stream-test producer-test capture-test threads-test errors-test seeds-test interop-test
+devices-test examples-test"}
 limit=${TG_SANITIZE_TIMEOUT:-300}
 
 # The test cases that launch kernels with block barriers (__syncthreads)
