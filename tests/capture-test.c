@@ -2,15 +2,11 @@
  * foreign capture (as torch.cuda.graph makes, in global mode by default) is
  * in progress on one thread while TrackGen releases, instantiates and reads
  * back on this thread or another; the capture must end valid and replay
- * right.  Also: RECORD calls each stage once where CUDA allows it, detects a
- * stage that broke the caller's capture, and own graphs survive allocating
- * stages. */
+ * right. */
 #include "config.h"
 #include "tg-test.h"
 
-#include <string.h>
-
-#define N 1024
+#define N TG_TEST_COUNTED_N
 #define REAPER_ROUNDS 200
 
 typedef TgTestGpu Fixture;
@@ -25,75 +21,13 @@ static const struct
   { "relaxed", cudaStreamCaptureModeRelaxed },
 };
 
-/* ------------------------------------------------------------------------ */
-/* A producer that counts its stage calls: out[i] = hash(i, *param).        */
-
-typedef struct
-{
-  guint32 *out, *param; /* device */
-  gint calls;
-} Counted;
-
-static gboolean
-counted_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  Counted *c = data;
-
-  g_atomic_int_inc (&c->calls);
-  return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
-                                            tg_launch_get_binding (launch, "out"), N,
-                                            tg_launch_get_binding (launch, "param")),
-                           error);
-}
-
-static TgProducer *
-counted_new (Counted *c, TgStageFlags flags)
-{
-  TgProducer *p = tg_producer_new ("counted", 0);
-  g_autoptr (GError) error = NULL;
-  guint s = tg_producer_add_device_stage (p, "seed", flags, counted_stage, c, NULL);
-
-  tg_producer_declare_binding (p, s, "out", N * sizeof (guint32));
-  tg_producer_declare_binding (p, s, "param", sizeof (guint32));
-  g_assert_true (tg_producer_bind (p, "out", c->out, N * sizeof (guint32), &error));
-  g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
-  g_assert_no_error (error);
-  return p;
-}
-
-static void
-counted_init (Counted *c, guint32 param)
-{
-  c->out = tg_test_device_alloc (N * sizeof (guint32));
-  c->param = tg_test_device_alloc (sizeof (guint32));
-  tg_test_upload (c->param, &param, sizeof param);
-  c->calls = 0;
-}
-
-static void
-counted_clear (Counted *c)
-{
-  tg_test_device_free (c->out);
-  tg_test_device_free (c->param);
-}
-
-static void
-counted_expect (Counted *c, guint32 param)
-{
-  g_autofree guint32 *host = g_new (guint32, N);
-
-  tg_test_download (host, c->out, N * sizeof (guint32));
-  for (guint i = 0; i < N; i++)
-    g_assert_cmpuint (host[i], ==, tgt_hash (i, param));
-}
-
 /* A producer that owns everything a release frees: a pinned readback buffer
  * (an eager conditional ran), own executable graphs and their private and
  * side streams (REPLAY ran, with and without a condition). */
 static TgProducer *
-loaded_producer (Counted *c, cudaStream_t stream, const gint32 *flag)
+loaded_producer (TgTestCounted *c, cudaStream_t stream, const gint32 *flag)
 {
-  TgProducer *p = counted_new (c, TG_STAGE_CAPTURE_SAFE);
+  TgProducer *p = tg_test_counted_new (c, TG_STAGE_CAPTURE_SAFE);
   g_autoptr (GError) error = NULL;
 
   g_assert_true (
@@ -251,20 +185,21 @@ test_foreign (Fixture *fx, gconstpointer data)
   for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
     for (guint round = 0; round < k->rounds; round++)
       {
-        Counted c;
+        TgTestCounted c;
         Job job = { k->work, NULL, idle, flag, NULL, NULL };
 
-        counted_init (&c, 40 + round);
+        tg_test_counted_init (&c, 40 + round);
         switch (k->work)
           {
           case WORK_RELEASE:
             job.producer = loaded_producer (&c, idle, flag);
             break;
           case WORK_REAPER:
-            retaining_graph (counted_new (&c, TG_STAGE_CAPTURE_SAFE), other, &job);
+            retaining_graph (tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE), other,
+                             &job);
             break;
           default:
-            job.producer = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
+            job.producer = tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE);
             break;
           }
         tg_test_device_clear (c.out, N * sizeof (guint32));
@@ -279,9 +214,9 @@ test_foreign (Fixture *fx, gconstpointer data)
         /* TrackGen's own work ran, and right. */
         TG_TEST_CUDA (cudaDeviceSynchronize ());
         if (k->work == WORK_FIRST_REPLAY || k->work == WORK_EAGER_IF)
-          counted_expect (&c, 40 + round);
+          tg_test_counted_expect (&c, 40 + round);
         g_clear_pointer (&job.producer, tg_producer_unref);
-        counted_clear (&c);
+        tg_test_counted_clear (&c);
       }
   g_test_message ("%s, %s: %u rounds in each of %u modes, every capture valid",
                   k->same_thread ? "same thread" : "other thread",
@@ -294,361 +229,6 @@ test_foreign (Fixture *fx, gconstpointer data)
   tg_test_device_free (f.counter);
   TG_TEST_CUDA (cudaStreamDestroy (idle));
   TG_TEST_CUDA (cudaStreamDestroy (other));
-}
-
-/* ------------------------------------------------------------------------ */
-/* RECORD: stage calls per call, and stages that break the caller's capture */
-
-static void
-test_stage_calls (Fixture *fx, gconstpointer data)
-{
-  Counted c;
-  TgProducer *p;
-  gint32 *flag;
-  cudaGraph_t graph = NULL;
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  counted_init (&c, 7);
-  flag = tg_test_device_alloc (sizeof (gint32));
-  p = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
-
-  g_assert_true (
-      tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
-  g_assert_cmpint (g_atomic_int_get (&c.calls), ==, 1);
-  g_assert_true (
-      tg_producer_run (p, fx->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
-  g_assert_true (
-      tg_producer_run (p, fx->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
-  g_assert_cmpint (g_atomic_int_get (&c.calls), ==, 2); /* captured once */
-
-  /* Unconditional RECORD: once, as one child-graph node. */
-  TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
-  g_assert_true (
-      tg_producer_run (p, fx->stream, TG_POLICY_RECORD, tg_unconditional (), &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (g_atomic_int_get (&c.calls), ==, 3);
-  TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
-  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-
-  /* Conditional RECORD: twice, documented (a trial, then the recording). */
-  TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
-  g_assert_true (
-      tg_producer_run (p, fx->stream, TG_POLICY_RECORD, tg_conditional (flag), &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (g_atomic_int_get (&c.calls), ==, 5);
-  TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-
-  tg_producer_unref (p);
-  counted_clear (&c);
-  tg_test_device_free (flag);
-}
-
-typedef enum
-{
-  BREAK_MALLOC,    /* cudaMalloc (unsafe during a capture) */
-  BREAK_SYNC_COPY, /* a synchronous cudaMemcpy from pageable memory */
-  BREAK_LEGACY,    /* a kernel on the legacy stream */
-} Breaker;
-
-static const char *const breaker_names[] = { "malloc", "sync-copy", "legacy-launch" };
-
-typedef struct
-{
-  Breaker how;
-  guint32 *buf; /* device, N */
-} Careless;
-
-/* A stage that declares itself capture-safe and is not; it ignores the
- * errors its calls return, as careless code does. */
-static gboolean
-careless_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  Careless *c = data;
-  guint32 host[4] = { 0 };
-  void *ptr = NULL;
-
-  switch (c->how)
-    {
-    case BREAK_MALLOC:
-      if (cudaMalloc (&ptr, 256) == cudaSuccess)
-        (void)cudaFree (ptr);
-      break;
-    case BREAK_SYNC_COPY:
-      (void)cudaMemcpy (host, c->buf, sizeof host, cudaMemcpyDeviceToHost);
-      break;
-    case BREAK_LEGACY:
-      (void)tgt_launch_mix_legacy (c->buf, N, 3);
-      break;
-    }
-  (void)cudaGetLastError ();
-  return tg_test_launched (tgt_launch_mix (tg_launch_get_stream (launch), c->buf, N, 5),
-                           error);
-}
-
-static void
-test_stage_breaks_caller (Fixture *fx, gconstpointer data)
-{
-  Careless c = { GPOINTER_TO_UINT (data), NULL };
-  TgProducer *p;
-  cudaStream_t blocking;
-  cudaGraph_t graph = NULL;
-  gsize before;
-  TgCaptureState state;
-  enum cudaStreamCaptureStatus status;
-  g_autoptr (GError) error = NULL;
-  g_autofree char *stage = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  c.buf = tg_test_device_alloc (N * sizeof (guint32));
-  /* A blocking stream: what the legacy stream and synchronous copies join. */
-  TG_TEST_CUDA (cudaStreamCreate (&blocking));
-  p = tg_producer_new ("careless", 0);
-  tg_producer_add_device_stage (p, breaker_names[c.how], TG_STAGE_CAPTURE_SAFE,
-                                careless_stage, &c, NULL);
-
-  TG_TEST_CUDA (cudaStreamBeginCapture (blocking, cudaStreamCaptureModeGlobal));
-  TG_TEST_CUDA (tgt_launch_count (blocking, c.buf));
-  TG_TEST_CUDA (
-      cudaStreamGetCaptureInfo (blocking, &status, NULL, &graph, NULL, NULL, NULL));
-  before = tg_test_graph_n_nodes (graph);
-
-  /* Never TRUE with a broken capture: FAILED naming the stage, or refused
-   * with the caller's capture intact. */
-  g_assert_false (
-      tg_producer_run (p, blocking, TG_POLICY_RECORD, tg_unconditional (), &error));
-  g_assert_nonnull (error);
-  g_test_message ("%s: %s", breaker_names[c.how], error->message);
-  g_assert_true (tg_stream_get_capture_state (blocking, &state, NULL, NULL));
-  stage = g_strdup_printf ("stage '%s'", breaker_names[c.how]);
-  if (g_error_matches (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
-    {
-      g_assert_nonnull (strstr (error->message, stage));
-      g_assert_cmpint (state, ==, TG_CAPTURE_INVALIDATED);
-    }
-  else
-    {
-      g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-      g_assert_cmpint (state, ==, TG_CAPTURE_ACTIVE);
-      g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, before);
-    }
-  graph = NULL;
-  (void)cudaStreamEndCapture (blocking, &graph);
-  (void)cudaGetLastError ();
-  if (graph != NULL)
-    TG_TEST_CUDA (cudaGraphDestroy (graph));
-  tg_test_assert_not_capturing (blocking);
-
-  tg_producer_unref (p);
-  TG_TEST_CUDA (cudaStreamSynchronize (blocking));
-  TG_TEST_CUDA (cudaStreamDestroy (blocking));
-  tg_test_device_free (c.buf);
-}
-
-/* ------------------------------------------------------------------------ */
-/* REPLAY of a stage that allocates: AutoFreeOnLaunch keeps it working.      */
-
-typedef struct
-{
-  guint32 *out, *param; /* device */
-} Allocating;
-
-static gboolean
-allocating_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  Allocating *a = data;
-  cudaStream_t s = tg_launch_get_stream (launch);
-  guint32 *tmp = NULL;
-
-  /* Allocated per launch, never freed by the stage. */
-  return tg_test_launched (cudaMallocAsync ((void **)&tmp, N * sizeof (guint32), s),
-                           error)
-         && tg_test_launched (tgt_launch_seed (s, tmp, N, a->param), error)
-         && tg_test_launched (cudaMemcpyAsync (a->out, tmp, N * sizeof (guint32),
-                                               cudaMemcpyDeviceToDevice, s),
-                              error);
-}
-
-static void
-test_replay_allocating_stage (Fixture *fx, gconstpointer data)
-{
-  Allocating a;
-  TgProducer *p;
-  g_autoptr (GError) error = NULL;
-  g_autofree guint32 *host = g_new (guint32, N);
-
-  TG_TEST_REQUIRE_GPU ();
-  a.out = tg_test_device_alloc (N * sizeof (guint32));
-  a.param = tg_test_device_alloc (sizeof (guint32));
-  p = tg_producer_new ("allocating", 0);
-  tg_producer_add_device_stage (p, "alloc", TG_STAGE_CAPTURE_SAFE, allocating_stage, &a,
-                                NULL);
-  for (guint call = 0; call < 100; call++)
-    {
-      TG_TEST_CUDA (tgt_launch_set (fx->stream, (gint32 *)a.param, (gint32)call));
-      g_assert_true (tg_producer_run (p, fx->stream, TG_POLICY_REPLAY,
-                                      tg_unconditional (), &error));
-      g_assert_no_error (error);
-      if (call % 10 == 9)
-        {
-          TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-          tg_test_download (host, a.out, N * sizeof (guint32));
-          for (guint i = 0; i < N; i++)
-            g_assert_cmpuint (host[i], ==, tgt_hash (i, call));
-        }
-    }
-  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-  tg_producer_unref (p);
-  tg_test_device_free (a.out);
-  tg_test_device_free (a.param);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Launch errors: a caller's pending error is neither taken nor reported.    */
-
-static void
-test_pending_error_kept (Fixture *fx, gconstpointer data)
-{
-  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
-  Counted c;
-  TgProducer *p;
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_REQUIRE_GPU ();
-  counted_init (&c, 9);
-  p = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
-  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
-    {
-      cudaGraph_t graph = NULL;
-
-      if (policies[i] == TG_POLICY_RECORD)
-        TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
-      /* The caller's own failed call leaves its error pending. */
-      g_assert_cmpint (cudaSetDevice (1 << 20), !=, cudaSuccess);
-      g_assert_true (
-          tg_producer_run (p, fx->stream, policies[i], tg_unconditional (), &error));
-      g_assert_no_error (error);
-      g_assert_cmpint (cudaGetLastError (), ==, cudaErrorInvalidDevice);
-      if (policies[i] == TG_POLICY_RECORD)
-        {
-          TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
-          TG_TEST_CUDA (cudaGraphDestroy (graph));
-        }
-    }
-  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-  counted_expect (&c, 9);
-  tg_producer_unref (p);
-  counted_clear (&c);
-}
-
-/* ------------------------------------------------------------------------ */
-/* What the caller's graph can still do after recording TrackGen's work.     */
-
-static cudaGraph_t
-recorded_graph (TgProducer *p, cudaStream_t stream, TgCondition condition)
-{
-  cudaGraph_t graph = NULL;
-  g_autoptr (GError) error = NULL;
-
-  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeGlobal));
-  g_assert_true (tg_producer_run (p, stream, TG_POLICY_RECORD, condition, &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-  return graph;
-}
-
-static void
-test_caller_graph_abilities (Fixture *fx, gconstpointer data)
-{
-  Counted c;
-  TgProducer *p;
-  gint32 *flag;
-  cudaGraph_t plain, conditional, clone = NULL, parent, recaptured;
-  cudaGraphNode_t node;
-  cudaGraphExec_t exec = NULL, second = NULL;
-  cudaGraphExecUpdateResultInfo info;
-  cudaError_t status;
-
-  TG_TEST_REQUIRE_GPU ();
-  counted_init (&c, 11);
-  flag = tg_test_device_alloc (sizeof (gint32));
-  TG_TEST_CUDA (tgt_launch_set (fx->stream, flag, 1));
-  p = counted_new (&c, TG_STAGE_CAPTURE_SAFE);
-  TG_TEST_CUDA (cudaGraphCreate (&parent, 0));
-
-  /* Unconditional work joins as a child graph: everything stays possible. */
-  plain = recorded_graph (p, fx->stream, tg_unconditional ());
-  TG_TEST_CUDA (cudaGraphClone (&clone, plain));
-  TG_TEST_CUDA (cudaGraphAddChildGraphNode (&node, parent, NULL, 0, plain));
-  TG_TEST_CUDA (cudaGraphInstantiate (&exec, plain, 0));
-  TG_TEST_CUDA (cudaGraphInstantiate (&second, plain, 0));
-  TG_TEST_CUDA (cudaGraphExecDestroy (second));
-  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (clone));
-
-  /* Conditional work holds conditional nodes: CUDA's limits, documented. */
-  conditional = recorded_graph (p, fx->stream, tg_conditional (flag));
-  status = cudaGraphClone (&clone, conditional);
-  g_test_message ("cudaGraphClone: %s", cudaGetErrorName (status));
-  g_assert_cmpint (status, !=, cudaSuccess);
-  status = cudaGraphAddChildGraphNode (&node, parent, NULL, 0, conditional);
-  g_test_message ("cudaGraphAddChildGraphNode: %s", cudaGetErrorName (status));
-  g_assert_cmpint (status, !=, cudaSuccess);
-  TG_TEST_CUDA (cudaGraphInstantiate (&exec, conditional, 0));
-  status = cudaGraphInstantiate (&second, conditional, 0);
-  g_test_message ("second cudaGraphInstantiate: %s", cudaGetErrorName (status));
-  g_assert_cmpint (status, !=, cudaSuccess);
-  (void)cudaGetLastError ();
-  /* A fresh re-capture updates the executable in place. */
-  recaptured = recorded_graph (p, fx->stream, tg_conditional (flag));
-  TG_TEST_CUDA (cudaGraphExecUpdate (exec, recaptured, &info));
-  TG_TEST_CUDA (cudaGraphLaunch (exec, fx->stream));
-  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
-  counted_expect (&c, 11);
-
-  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (recaptured));
-  TG_TEST_CUDA (cudaGraphDestroy (conditional));
-  TG_TEST_CUDA (cudaGraphDestroy (plain));
-  TG_TEST_CUDA (cudaGraphDestroy (parent));
-  tg_producer_unref (p);
-  counted_clear (&c);
-  tg_test_device_free (flag);
-}
-
-/* Why RECORD of conditional work cannot be undone: CUDA forbids removing a
- * node from a graph under capture (cudaStreamGetCaptureInfo's contract).
- * Kept as a test so that a driver that allows it is noticed. */
-static void
-test_no_node_removal_under_capture (Fixture *fx, gconstpointer data)
-{
-  guint32 *counter;
-  cudaGraph_t graph = NULL;
-  cudaGraphNode_t node = NULL;
-  enum cudaStreamCaptureStatus capture;
-  cudaError_t status;
-  size_t n = 1;
-
-  TG_TEST_REQUIRE_GPU ();
-  counter = tg_test_device_alloc (sizeof (guint32));
-  TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
-  TG_TEST_CUDA (tgt_launch_count (fx->stream, counter));
-  TG_TEST_CUDA (
-      cudaStreamGetCaptureInfo (fx->stream, &capture, NULL, &graph, NULL, NULL, NULL));
-  /* A node added beside the capture, not a dependency of the stream. */
-  TG_TEST_CUDA (cudaGraphAddEmptyNode (&node, graph, NULL, 0));
-  status = cudaGraphDestroyNode (node);
-  g_test_message ("cudaGraphDestroyNode under capture: %s", cudaGetErrorName (status));
-  (void)cudaGetLastError ();
-  graph = NULL;
-  TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
-  TG_TEST_CUDA (cudaGraphGetNodes (graph, NULL, &n));
-  g_test_message ("nodes after the capture: %zu", n);
-  g_assert_cmpint (status, !=, cudaSuccess);
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-  tg_test_device_free (counter);
 }
 
 int
@@ -677,18 +257,5 @@ main (int argc, char **argv)
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
   g_test_add ("/capture/foreign/same-thread/eager-conditional", Fixture, &eager_if_same,
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
-  TG_TEST_ADD_GPU ("/capture/record/stage-calls-per-call", test_stage_calls);
-  for (guint b = 0; b < G_N_ELEMENTS (breaker_names); b++)
-    {
-      g_autofree char *path = g_strdup_printf ("/capture/record/stage-breaks-caller/%s",
-                                               breaker_names[b]);
-      g_test_add (path, Fixture, GUINT_TO_POINTER (b), tg_test_gpu_set_up,
-                  test_stage_breaks_caller, tg_test_gpu_tear_down);
-    }
-  TG_TEST_ADD_GPU ("/capture/replay/allocating-stage", test_replay_allocating_stage);
-  TG_TEST_ADD_GPU ("/capture/launch/pending-error-kept", test_pending_error_kept);
-  TG_TEST_ADD_GPU ("/capture/caller-graph/abilities", test_caller_graph_abilities);
-  TG_TEST_ADD_GPU ("/capture/facts/no-node-removal-under-capture",
-                   test_no_node_removal_under_capture);
   return g_test_run ();
 }

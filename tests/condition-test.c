@@ -1,8 +1,9 @@
 /* condition-test.c: device-side conditions and bounded loops: the same
  * outputs and iteration counts under EAGER, REPLAY and RECORD, with flags
- * changed by device kernels between replays; nesting; refused bodies. */
+ * changed by device kernels between replays; nesting; refused bodies.
+ * IF/ELSE and SWITCH are in condition-test-branches.c. */
 #include "config.h"
-#include "tg-test.h"
+#include "condition-test.h"
 
 #define REPLAYS 100
 #define MAX_ITERS 6
@@ -21,30 +22,7 @@ typedef struct
   TgLoopStatus status;
 } Dev;
 
-typedef struct
-{
-  TgTestGpu gpu;
-  Dev *dev;
-} Fixture;
-
-static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_set_up (&f->gpu, data);
-  if (tg_test_have_gpu ())
-    f->dev = tg_test_device_alloc (sizeof (Dev));
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  if (tg_test_have_gpu ())
-    tg_test_device_free (f->dev);
-  tg_test_gpu_tear_down (&f->gpu, data);
-}
-
-#define GPU_TEST(path, func)                                                           \
-  g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
+TG_TEST_DEFINE_GPU_FIXTURE (Dev, dev, 1)
 
 #define BIND(p, f, field)                                                              \
   g_assert_true (                                                                      \
@@ -443,12 +421,16 @@ int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  GPU_TEST ("/conditions/if/flag-patterns-same-under-every-policy",
-            test_if_flag_patterns);
-  GPU_TEST ("/conditions/loop/converges-before-at-and-after-cap",
-            test_loop_converges_before_at_after);
-  GPU_TEST ("/conditions/loop/block-wide-kernel-in-body", test_loop_block_kernel);
-  GPU_TEST ("/conditions/nesting/three-levels", test_nesting_three_levels);
-  GPU_TEST ("/conditions/refusals/forbidden-bodies", test_refused_bodies);
+  TG_TEST_ADD_FIXTURE ("/condition/if/flag-patterns-same-under-every-policy", NULL,
+                       test_if_flag_patterns);
+  TG_TEST_ADD_FIXTURE ("/condition/loop/converges-before-at-and-after-cap", NULL,
+                       test_loop_converges_before_at_after);
+  TG_TEST_ADD_FIXTURE ("/condition/loop/block-wide-kernel-in-body", NULL,
+                       test_loop_block_kernel);
+  TG_TEST_ADD_FIXTURE ("/condition/nesting/three-levels", NULL,
+                       test_nesting_three_levels);
+  TG_TEST_ADD_FIXTURE ("/condition/refusals/forbidden-bodies", NULL,
+                       test_refused_bodies);
+  tgc_add_branch_tests ();
   return g_test_run ();
 }

@@ -1,5 +1,6 @@
 /* policy-test.c: every row of the design's policy table, first as the pure
- * decision (on any machine), then hit for real on a GPU. */
+ * decision (on any machine), then hit for real on a GPU; and the central
+ * test, results bit-identical under EAGER, REPLAY and RECORD. */
 #include "config.h"
 #include "tg-test.h"
 #include "../lib/exec/policy-private.h"
@@ -259,6 +260,86 @@ test_gpu_invalidated_row (Fixture *f, gconstpointer data)
   g_assert_null (graph);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The central test: bit-identical results under EAGER, REPLAY and RECORD.   */
+
+#define N 4096
+#define CALLS 5
+
+/* Runs the chain CALLS times under @policy with changing inputs; RECORD
+ * records once into a capture begun here, then replays that graph. */
+static void
+run_calls (TgTestChain *c, cudaStream_t stream, TgPolicy policy, guint32 *out)
+{
+  g_autoptr (GError) error = NULL;
+  cudaGraphExec_t exec = NULL;
+
+  if (policy == TG_POLICY_RECORD)
+    {
+      cudaGraph_t graph = NULL;
+      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+      g_assert_true (tg_producer_run (c->producer, stream, TG_POLICY_RECORD,
+                                      tg_unconditional (), &error));
+      g_assert_no_error (error);
+      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+      TG_TEST_CUDA (cudaGraphDestroy (graph));
+    }
+  for (guint call = 0; call < CALLS; call++)
+    {
+      tg_test_chain_set_inputs (c, tg_test_chain_param (call), tg_test_chain_k (call));
+      if (exec != NULL)
+        TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
+      else
+        g_assert_true (
+            tg_producer_run (c->producer, stream, policy, tg_unconditional (), &error));
+      g_assert_no_error (error);
+      TG_TEST_CUDA (cudaStreamSynchronize (stream));
+      tg_test_chain_read (c, out + call * N);
+    }
+  if (exec != NULL)
+    TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+}
+
+static void
+check_equivalence (TgTestGpu *f, gboolean with_host)
+{
+  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
+  g_autofree guint32 *expected = g_new (guint32, CALLS * N);
+  g_autofree guint32 *out = g_new (guint32, G_N_ELEMENTS (policies) * CALLS * N);
+
+  for (guint call = 0; call < CALLS; call++)
+    tg_test_chain_expect (N, tg_test_chain_param (call), tg_test_chain_k (call),
+                          expected + call * N);
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+    {
+      TgTestChain *c
+          = tg_test_chain_new ("equivalence", N, with_host, TG_STAGE_CAPTURE_SAFE);
+      run_calls (c, f->stream, policies[i], out + i * CALLS * N);
+      g_test_message ("%s: %d host-function runs", tg_policy_to_string (policies[i]),
+                      c->host_runs);
+      g_assert_cmpint (c->host_runs, ==, with_host ? CALLS : 0);
+      tg_test_chain_free (c);
+      /* Bit-identical to the host reference, hence to each other. */
+      g_assert_cmpmem (out + i * CALLS * N, CALLS * N * sizeof (guint32), expected,
+                       CALLS * N * sizeof (guint32));
+    }
+}
+
+static void
+test_equivalence_with_host_stage (TgTestGpu *f, gconstpointer data)
+{
+  TG_TEST_REQUIRE_GPU ();
+  check_equivalence (f, TRUE);
+}
+
+static void
+test_equivalence_device_only (TgTestGpu *f, gconstpointer data)
+{
+  TG_TEST_REQUIRE_GPU ();
+  check_equivalence (f, FALSE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -280,5 +361,8 @@ main (int argc, char **argv)
               test_gpu_capturing_rows, fixture_tear_down);
   g_test_add ("/policy/gpu/invalidated-row", Fixture, NULL, fixture_set_up,
               test_gpu_invalidated_row, fixture_tear_down);
+  TG_TEST_ADD_GPU ("/policy/equivalence/with-host-stage",
+                   test_equivalence_with_host_stage);
+  TG_TEST_ADD_GPU ("/policy/equivalence/device-only", test_equivalence_device_only);
   return g_test_run ();
 }

@@ -8,9 +8,9 @@
 set -u
 build=${abs_top_builddir:-.}
 tools=${TG_SANITIZE_TOOLS:-"memcheck racecheck synccheck"}
-programs=${TG_SANITIZE_PROGRAMS:-"exec-test condition-test interop-test seeds-test
-policy-test examples-test threads-test capture-test robust-test devices-test api-test
-producer-api-test seeds-api-test"}
+programs=${TG_SANITIZE_PROGRAMS:-"policy-test replay-test record-test condition-test
+stream-test producer-test capture-test threads-test errors-test seeds-test interop-test
+devices-test examples-test"}
 limit=${TG_SANITIZE_TIMEOUT:-300}
 
 # The test cases that launch kernels with block barriers (__syncthreads)
@@ -23,7 +23,7 @@ limit=${TG_SANITIZE_TIMEOUT:-300}
 # a tool only when it fails the repro's WHILE run and not its eager and
 # plain-graph runs; never under memcheck, never whole programs.
 barrier_in_while="
-condition-test:/conditions/loop/block-wide-kernel-in-body
+condition-test:/condition/loop/block-wide-kernel-in-body
 examples-test:/examples/track/policies-bit-identical
 examples-test:/examples/track/conditional-record
 examples-test:/examples/track/families-bit-identical

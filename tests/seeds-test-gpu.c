@@ -1,21 +1,18 @@
 /* seeds-test-gpu.c: the seed state on a GPU.  Every case reads the state
  * back and checks it against the host, and ends checking that nothing leaked
  * and no stream is left capturing (the TgTestGpu fixture).  Every call names
- * the case's stream unless it is about TG_STREAM_AUTO. */
+ * the case's stream unless it is about TG_STREAM_AUTO.  Also the helpers
+ * that the GPU parts of seeds-test share (seeds-test.h). */
 #include "config.h"
 #include "seeds-test.h"
 
 #include <string.h>
 
-typedef struct
-{
-  guint n;
-  guint64 *seeds;
-  guint32 *epochs;
-} Readback;
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                   */
 
-static void
-readback (TgSeedState *state, cudaStream_t stream, Readback *r)
+void
+tgs_readback (TgSeedState *state, cudaStream_t stream, TgsReadback *r)
 {
   g_autoptr (GError) error = NULL;
 
@@ -26,26 +23,27 @@ readback (TgSeedState *state, cudaStream_t stream, Readback *r)
   g_assert_no_error (error);
 }
 
-static void
-readback_clear (Readback *r)
+void
+tgs_readback_clear (TgsReadback *r)
 {
   g_clear_pointer (&r->seeds, g_free);
   g_clear_pointer (&r->epochs, g_free);
 }
 
-static void
-assert_unchanged (TgSeedState *state, cudaStream_t stream, const Readback *before)
+void
+tgs_assert_unchanged (TgSeedState *state, cudaStream_t stream,
+                      const TgsReadback *before)
 {
-  Readback now;
+  TgsReadback now;
 
-  readback (state, stream, &now);
+  tgs_readback (state, stream, &now);
   g_assert_cmpmem (now.seeds, now.n * 8, before->seeds, before->n * 8);
   g_assert_cmpmem (now.epochs, now.n * 4, before->epochs, before->n * 4);
-  readback_clear (&now);
+  tgs_readback_clear (&now);
 }
 
-static TgSeedState *
-state_new (guint n, guint64 base)
+TgSeedState *
+tgs_state_new (guint n, guint64 base)
 {
   g_autoptr (GError) error = NULL;
   TgSeedState *state = tg_seed_state_new (0, n, base, &error);
@@ -54,6 +52,64 @@ state_new (guint n, guint64 base)
   g_assert_nonnull (state);
   return state;
 }
+
+TgSeedState *
+tgs_shard_new (guint first_env, guint n_envs, guint64 base)
+{
+  g_autoptr (GError) error = NULL;
+  TgSeedState *state = tg_seed_state_new_shard (0, first_env, n_envs, base, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (state);
+  g_assert_cmpuint (tg_seed_state_get_first_env (state), ==, first_env);
+  g_assert_cmpuint (tg_seed_state_get_n_envs (state), ==, n_envs);
+  return state;
+}
+
+void
+tgs_read_state (TgSeedState *state, cudaStream_t s, guint64 *seeds, guint32 *epochs)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (tg_seed_state_read (state, s, seeds, epochs, &error));
+  g_assert_no_error (error);
+}
+
+/* Reads the state back and compares it with the model. */
+void
+tgs_assert_state (TgSeedState *state, cudaStream_t s, const guint64 *seeds,
+                  const guint32 *epochs)
+{
+  guint n = tg_seed_state_get_n_envs (state);
+  g_autofree guint64 *got_seeds = g_new (guint64, n);
+  g_autofree guint32 *got_epochs = g_new (guint32, n);
+
+  tgs_read_state (state, s, got_seeds, got_epochs);
+  g_assert_cmpmem (got_seeds, n * sizeof (guint64), seeds, n * sizeof (guint64));
+  g_assert_cmpmem (got_epochs, n * sizeof (guint32), epochs, n * sizeof (guint32));
+}
+
+/* Advances every env, eagerly on @s, in the state and the model. */
+void
+tgs_advance_all (TgSeedState *state, cudaStream_t s, guint32 *epochs)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (tg_seed_state_advance (state, s, NULL, 0, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < tg_seed_state_get_n_envs (state); i++)
+    epochs[i]++;
+}
+
+/* The mask byte of env @i at round @r: 0, or non-zero and not only 1. */
+guint8
+tgs_round_mask (guint i, guint r)
+{
+  return (i * 7 + r) % 5 == 0 ? (guint8)(1 + (i + r) % 251) : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The state                                                                 */
 
 typedef TgTestGpu Fixture;
 
@@ -64,10 +120,10 @@ test_gpu_new (Fixture *f, gconstpointer data)
   g_autofree guint64 *explicit_seeds = g_new (guint64, n);
   g_autoptr (GError) error = NULL;
   TgSeedState *state, *copy;
-  Readback r;
+  TgsReadback r;
 
   TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 42);
+  state = tgs_state_new (n, 42);
   g_assert_cmpuint (tg_seed_state_get_n_envs (state), ==, n);
   g_assert_cmpuint (tg_seed_state_get_first_env (state), ==, 0);
   g_assert_cmpint (tg_seed_state_get_device (state), ==, 0);
@@ -75,23 +131,23 @@ test_gpu_new (Fixture *f, gconstpointer data)
   g_assert_nonnull (tg_seed_state_get_epochs (state));
   g_assert_true (tg_seed_state_ref (state) == state);
   tg_seed_state_unref (state);
-  readback (state, f->stream, &r);
+  tgs_readback (state, f->stream, &r);
   for (guint i = 0; i < n; i++)
     {
       g_assert_cmphex (r.seeds[i], ==, tg_env_seed (42, i));
       g_assert_cmpuint (r.epochs[i], ==, 0);
       explicit_seeds[i] = G_GUINT64_CONSTANT (0xA5A5A5A500000000) + i * 3;
     }
-  readback_clear (&r);
+  tgs_readback_clear (&r);
   tg_seed_state_unref (state);
 
   copy = tg_seed_state_new_from_array (0, n, explicit_seeds, &error);
   g_assert_no_error (error);
-  readback (copy, f->stream, &r);
+  tgs_readback (copy, f->stream, &r);
   g_assert_cmpmem (r.seeds, n * 8, explicit_seeds, n * 8);
   for (guint i = 0; i < n; i++)
     g_assert_cmpuint (r.epochs[i], ==, 0);
-  readback_clear (&r);
+  tgs_readback_clear (&r);
   tg_seed_state_unref (copy);
 
   g_assert_null (tg_seed_state_new (4096, n, 42, &error));
@@ -151,10 +207,10 @@ test_gpu_advance_and_fill (Fixture *f, gconstpointer data)
   TgSeedState *state;
   guint8 *d_mask;
   guint64 *d_out;
-  Readback r;
+  TgsReadback r;
 
   TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 7);
+  state = tgs_state_new (n, 7);
   d_mask = tg_test_device_alloc (n + 1);
   d_out = tg_test_device_alloc ((n + 1) * 8);
   for (guint round = 0; round < 3; round++)
@@ -176,7 +232,7 @@ test_gpu_advance_and_fill (Fixture *f, gconstpointer data)
   g_assert_true (tg_seed_state_fill_effective (state, stream, d_out, n + 1, &error));
   TG_TEST_CUDA (cudaStreamSynchronize (stream));
   tg_test_download (out, d_out, n * 8);
-  readback (state, stream, &r);
+  tgs_readback (state, stream, &r);
   for (guint i = 0; i < n; i++)
     {
       g_assert_cmpuint (r.epochs[i], ==, expect[i]);
@@ -188,7 +244,7 @@ test_gpu_advance_and_fill (Fixture *f, gconstpointer data)
   tg_test_download (out, d_out + 1, n * 8);
   for (guint i = 0; i < n; i++)
     g_assert_cmphex (out[i], ==, tg_effective_seed (r.seeds[i], r.epochs[i]));
-  readback_clear (&r);
+  tgs_readback_clear (&r);
   g_assert_no_error (error);
 
   /* TG_STREAM_AUTO is TrackGen's default stream: calls that name no stream
@@ -196,18 +252,18 @@ test_gpu_advance_and_fill (Fixture *f, gconstpointer data)
   g_assert_true (tg_seed_state_reset_epochs (state, TG_STREAM_AUTO, NULL, 0, &error));
   g_assert_true (tg_seed_state_advance (state, TG_STREAM_AUTO, NULL, 0, &error));
   g_assert_no_error (error);
-  readback (state, TG_STREAM_AUTO, &r);
+  tgs_readback (state, TG_STREAM_AUTO, &r);
   for (guint i = 0; i < n; i++)
     g_assert_cmpuint (r.epochs[i], ==, 1);
-  readback_clear (&r);
+  tgs_readback_clear (&r);
 
   /* A masked reset: only the envs of the last round's mask go back to 0. */
   g_assert_true (tg_seed_state_reset_epochs (state, stream, d_mask, n, &error));
   g_assert_no_error (error);
-  readback (state, stream, &r);
+  tgs_readback (state, stream, &r);
   for (guint i = 0; i < n; i++)
     g_assert_cmpuint (r.epochs[i], ==, mask[i] != 0 ? 0 : 1);
-  readback_clear (&r);
+  tgs_readback_clear (&r);
 
   tg_seed_state_unref (state);
   tg_test_device_free (d_mask);
@@ -225,10 +281,10 @@ test_gpu_epoch_wraps (Fixture *f, gconstpointer data)
       = { G_MAXUINT32, G_MAXUINT32 - 1, 0, G_MAXUINT32, 5, G_MAXUINT32 };
   g_autoptr (GError) error = NULL;
   TgSeedState *state;
-  Readback r;
+  TgsReadback r;
 
   TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 0);
+  state = tgs_state_new (n, 0);
   for (guint32 version = 1; version <= 2; version++)
     {
       g_autoptr (GBytes) forged = tgs_snapshot_forge (n, version, seeds, epochs);
@@ -236,132 +292,13 @@ test_gpu_epoch_wraps (Fixture *f, gconstpointer data)
       g_assert_true (tg_seed_state_restore (state, f->stream, forged, &error));
       g_assert_true (tg_seed_state_advance (state, f->stream, NULL, 0, &error));
       g_assert_no_error (error);
-      readback (state, f->stream, &r);
+      tgs_readback (state, f->stream, &r);
       g_assert_cmpmem (r.seeds, sizeof seeds, seeds, sizeof seeds);
       for (guint i = 0; i < n; i++)
         g_assert_cmpuint (r.epochs[i], ==, (guint32)(epochs[i] + 1));
-      readback_clear (&r);
+      tgs_readback_clear (&r);
     }
   tg_seed_state_unref (state);
-}
-
-/* A masked advance recorded into the caller's graph, replayed 1000 times,
- * the mask made on the device from a replay counter: each epoch counts the
- * replays that set its byte. */
-static void
-test_gpu_advance_in_graph (Fixture *f, gconstpointer data)
-{
-  const guint n = (1u << 16) + 3, replays = 1000;
-  g_autofree guint32 *expect = g_new0 (guint32, n);
-  g_autofree guint64 *out = g_new (guint64, n);
-  g_autoptr (GError) error = NULL;
-  cudaStream_t stream = f->stream;
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
-  TgSeedState *state;
-  guint8 *d_mask;
-  guint32 *d_counter, counter = 0;
-  guint64 *d_out;
-  Readback r;
-
-  TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 99);
-  d_mask = tg_test_device_alloc (n);
-  d_counter = tg_test_device_alloc (4);
-  d_out = tg_test_device_alloc (n * 8);
-  TG_TEST_CUDA (cudaDeviceSynchronize ());
-
-  /* Global mode: any call of ours that a capture forbids would fail it. */
-  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeGlobal));
-  TG_TEST_CUDA (tgs_launch_replay_mask (stream, d_mask, n, d_counter));
-  TG_TEST_CUDA (tgt_launch_count (stream, d_counter));
-  g_assert_true (tg_seed_state_advance (state, stream, d_mask, n, &error));
-  g_assert_true (tg_seed_state_fill_effective (state, stream, d_out, n, &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-  tg_test_assert_not_capturing (stream);
-  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 4);
-  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-
-  /* Recorded, not run. */
-  readback (state, stream, &r);
-  for (guint i = 0; i < n; i++)
-    g_assert_cmpuint (r.epochs[i], ==, 0);
-  readback_clear (&r);
-
-  for (guint k = 0; k < replays; k++)
-    TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
-  TG_TEST_CUDA (cudaStreamSynchronize (stream));
-  for (guint k = 0; k < replays; k++)
-    for (guint i = 0; i < n; i++)
-      expect[i] += tgs_mask_value (i, k) != 0;
-
-  tg_test_download (&counter, d_counter, 4);
-  g_assert_cmpuint (counter, ==, replays);
-  tg_test_download (out, d_out, n * 8);
-  readback (state, stream, &r);
-  for (guint i = 0; i < n; i++)
-    {
-      g_assert_cmpuint (r.epochs[i], ==, expect[i]);
-      g_assert_cmphex (out[i], ==, tg_effective_seed (tg_env_seed (99, i), expect[i]));
-    }
-  readback_clear (&r);
-
-  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-  tg_seed_state_unref (state);
-  tg_test_device_free (d_mask);
-  tg_test_device_free (d_counter);
-  tg_test_device_free (d_out);
-}
-
-/* Inside a registered foreign capture TG_STREAM_AUTO records into it; a
- * refused advance, and a blocking read that would wait for the capturing
- * stream, record nothing and leave the capture usable. */
-static void
-test_gpu_auto_stream_in_scope (Fixture *f, gconstpointer data)
-{
-  const guint n = 1000;
-  g_autofree guint32 *epochs = g_new (guint32, n);
-  g_autoptr (GError) error = NULL;
-  cudaStream_t stream = f->stream;
-  cudaGraph_t graph = NULL;
-  cudaGraphExec_t exec = NULL;
-  TgCaptureScope *scope;
-  TgSeedState *state;
-  guint8 *d_mask;
-  Readback r;
-
-  TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 3);
-  d_mask = tg_test_device_alloc (n);
-  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
-  scope = tg_capture_scope_begin (stream, cudaStreamCaptureModeThreadLocal, &error);
-  g_assert_no_error (error);
-  g_assert_false (tg_seed_state_advance (state, TG_STREAM_AUTO, d_mask, n - 1, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
-  g_clear_error (&error);
-  g_assert_false (tg_seed_state_read (state, TG_STREAM_AUTO, NULL, epochs, &error));
-  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
-  g_clear_error (&error);
-  g_assert_true (tg_seed_state_advance (state, TG_STREAM_AUTO, NULL, 0, &error));
-  g_assert_no_error (error);
-  g_assert_true (tg_capture_scope_end (scope, &error));
-  tg_capture_scope_free (scope);
-  TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-  tg_test_assert_not_capturing (stream);
-  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
-  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-  TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
-  TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
-  readback (state, stream, &r);
-  for (guint i = 0; i < n; i++)
-    g_assert_cmpuint (r.epochs[i], ==, 2);
-  readback_clear (&r);
-  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
-  tg_seed_state_unref (state);
-  tg_test_device_free (d_mask);
 }
 
 static void
@@ -371,91 +308,25 @@ test_gpu_set_seeds (Fixture *f, gconstpointer data)
   const guint64 values[] = { 11, 22, 33 };
   g_autoptr (GError) error = NULL;
   TgSeedState *state;
-  Readback r;
+  TgsReadback r;
 
   TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 5);
+  state = tgs_state_new (n, 5);
   for (guint k = 0; k < 3; k++)
     g_assert_true (tg_seed_state_advance (state, f->stream, NULL, 0, &error));
   g_assert_true (tg_seed_state_set_seeds (state, f->stream, ids, values,
                                           G_N_ELEMENTS (ids), &error));
   g_assert_true (tg_seed_state_set_seeds (state, f->stream, NULL, NULL, 0, &error));
   g_assert_no_error (error);
-  readback (state, f->stream, &r);
+  tgs_readback (state, f->stream, &r);
   for (guint i = 0; i < n; i++)
     {
       guint k = i == 999 ? 0 : i == 0 ? 1 : i == 500 ? 2 : G_MAXUINT;
       g_assert_cmphex (r.seeds[i], ==, k != G_MAXUINT ? values[k] : tg_env_seed (5, i));
       g_assert_cmpuint (r.epochs[i], ==, k != G_MAXUINT ? 0 : 3);
     }
-  readback_clear (&r);
+  tgs_readback_clear (&r);
   tg_seed_state_unref (state);
-}
-
-static void
-test_gpu_snapshot_round_trip (Fixture *f, gconstpointer data)
-{
-  const guint n = 4097, ids[] = { 17, 4096 };
-  const guint64 values[] = { 1, G_MAXUINT64 };
-  const guint header = 24;
-  g_autofree guint8 *mask = g_new (guint8, n);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GBytes) snap = NULL;
-  cudaStream_t stream = f->stream;
-  guint8 *d_mask;
-  TgSeedState *state, *other;
-  Readback before;
-  const guint8 *bytes;
-  guint32 version, n_envs, first_env;
-
-  TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 1234);
-  d_mask = tg_test_device_alloc (n);
-  for (guint i = 0; i < n; i++)
-    mask[i] = tgs_mask_value (i, 5);
-  tg_test_upload (d_mask, mask, n);
-  g_assert_true (tg_seed_state_advance (state, stream, NULL, 0, &error));
-  g_assert_true (tg_seed_state_advance (state, stream, d_mask, n, &error));
-  g_assert_true (tg_seed_state_set_seeds (state, stream, ids, values, 2, &error));
-  g_assert_no_error (error);
-  readback (state, stream, &before);
-
-  snap = tg_seed_state_snapshot (state, stream, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (g_bytes_get_size (snap), ==, header + n * 12);
-  bytes = g_bytes_get_data (snap, NULL);
-  g_assert_cmpmem (bytes, 8, "TGSEEDS", 8);
-  memcpy (&version, bytes + 8, 4);
-  memcpy (&n_envs, bytes + 12, 4);
-  memcpy (&first_env, bytes + 16, 4);
-  g_assert_cmpuint (GUINT32_FROM_LE (version), ==, 2);
-  g_assert_cmpuint (GUINT32_FROM_LE (n_envs), ==, n);
-  g_assert_cmpuint (GUINT32_FROM_LE (first_env), ==, 0);
-  for (guint i = 0; i < n; i++)
-    {
-      guint64 s;
-      guint32 e;
-      memcpy (&s, bytes + header + 8 * i, 8);
-      memcpy (&e, bytes + header + 8 * n + 4 * i, 4);
-      g_assert_cmphex (GUINT64_FROM_LE (s), ==, before.seeds[i]);
-      g_assert_cmpuint (GUINT32_FROM_LE (e), ==, before.epochs[i]);
-    }
-
-  /* Change everything, then restore; and restore into a fresh state. */
-  g_assert_true (tg_seed_state_advance (state, stream, NULL, 0, &error));
-  g_assert_true (tg_seed_state_set_seeds (state, stream, ids + 1, values, 1, &error));
-  g_assert_true (tg_seed_state_restore (state, stream, snap, &error));
-  g_assert_no_error (error);
-  assert_unchanged (state, stream, &before);
-  other = state_new (n, 1);
-  g_assert_true (tg_seed_state_restore (other, stream, snap, &error));
-  g_assert_no_error (error);
-  assert_unchanged (other, stream, &before);
-
-  readback_clear (&before);
-  tg_seed_state_unref (other);
-  tg_seed_state_unref (state);
-  tg_test_device_free (d_mask);
 }
 
 /* Every refused call leaves the state as it was. */
@@ -471,11 +342,11 @@ test_gpu_bad_inputs (Fixture *f, gconstpointer data)
   TgSeedState *state;
   guint8 *d_mask;
   guint64 *d_out;
-  Readback before;
+  TgsReadback before;
   gsize size;
 
   TG_TEST_REQUIRE_GPU ();
-  state = state_new (n, 77);
+  state = tgs_state_new (n, 77);
   d_mask = tg_test_device_alloc (n + 1);
   d_out = tg_test_device_alloc (n * 8);
   TG_TEST_CUDA (cudaMemset (d_mask, 1, n / 2));
@@ -484,7 +355,7 @@ test_gpu_bad_inputs (Fixture *f, gconstpointer data)
   g_assert_true (tg_seed_state_advance (state, stream, d_mask, n, &error));
   good = tg_seed_state_snapshot (state, stream, &error);
   g_assert_no_error (error);
-  readback (state, stream, &before);
+  tgs_readback (state, stream, &before);
 
 #define REFUSED(call, code)                                                            \
   G_STMT_START                                                                         \
@@ -492,7 +363,7 @@ test_gpu_bad_inputs (Fixture *f, gconstpointer data)
     g_assert_false (call);                                                             \
     g_assert_error (error, TG_ARGUMENT_ERROR, code);                                   \
     g_clear_error (&error);                                                            \
-    assert_unchanged (state, stream, &before);                                         \
+    tgs_assert_unchanged (state, stream, &before);                                     \
   }                                                                                    \
   G_STMT_END
 
@@ -509,8 +380,8 @@ test_gpu_bad_inputs (Fixture *f, gconstpointer data)
 
   g_assert_true (tg_seed_state_advance (state, stream, NULL, 0, &error));
   g_assert_no_error (error);
-  readback_clear (&before);
-  readback (state, stream, &before);
+  tgs_readback_clear (&before);
+  tgs_readback (state, stream, &before);
   small = tgs_snapshot_forge (n - 1, 2, NULL, NULL);
   v3 = tgs_snapshot_forge (n, 3, NULL, NULL);
   size = g_bytes_get_size (good);
@@ -533,22 +404,128 @@ test_gpu_bad_inputs (Fixture *f, gconstpointer data)
   }
 #undef REFUSED
 
-  readback_clear (&before);
+  tgs_readback_clear (&before);
   tg_seed_state_unref (state);
   tg_test_device_free (d_mask);
   tg_test_device_free (d_out);
 }
 
+typedef gboolean (*MaskOp) (TgSeedState *state, cudaStream_t stream,
+                            const guint8 *device_mask, gsize mask_len, GError **error);
+
+static void
+test_bad_masks (TgTestGpu *gpu, gconstpointer data)
+{
+  const MaskOp ops[] = { tg_seed_state_advance, tg_seed_state_reset_epochs };
+  cudaStream_t s = gpu->stream;
+  g_autofree guint64 *seeds = g_new (guint64, TGS_N_ENVS);
+  g_autofree guint32 *epochs = g_new0 (guint32, TGS_N_ENVS);
+  g_autofree guint8 *host_mask = g_malloc0 (TGS_N_ENVS);
+  g_autoptr (GError) error = NULL;
+  TgSeedState *state;
+  guint8 *short_mask;
+
+  TG_TEST_REQUIRE_GPU ();
+  state = tgs_shard_new (0, TGS_N_ENVS, TGS_BASE);
+  for (guint i = 0; i < TGS_N_ENVS; i++)
+    seeds[i] = tg_env_seed (TGS_BASE, i);
+  tgs_advance_all (state, s, epochs);
+  tgs_advance_all (state, s, epochs);
+  short_mask = tg_test_device_alloc (TGS_N_ENVS / 2);
+  for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+    {
+      g_assert_false (ops[k](state, s, host_mask, TGS_N_ENVS, &error));
+      g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+      g_clear_error (&error);
+      g_assert_false (ops[k](state, s, short_mask, TGS_N_ENVS, &error));
+      g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+      g_clear_error (&error);
+    }
+  tgs_assert_state (state, s, seeds, epochs);
+  tg_test_device_free (short_mask);
+  tg_seed_state_unref (state);
+}
+
+#define SHARD_FIRST 100u
+#define SHARD_N 50u
+#define FULL_N 200u
+
+static void
+test_shard_matches_full (TgTestGpu *gpu, gconstpointer data)
+{
+  cudaStream_t s = gpu->stream;
+  guint64 seeds[FULL_N], out_shard[SHARD_N], out_full[FULL_N];
+  guint8 mask_shard[SHARD_N], mask_full[FULL_N] = { 0 };
+  guint32 epochs[SHARD_N] = { 0 };
+  g_autoptr (GError) error = NULL;
+  guint8 *d_mask_shard, *d_mask_full;
+  guint64 *d_out_shard, *d_out_full;
+  TgSeedState *shard, *full, *last;
+
+  TG_TEST_REQUIRE_GPU ();
+  shard = tgs_shard_new (SHARD_FIRST, SHARD_N, TGS_BASE);
+  full = tg_seed_state_new (0, FULL_N, TGS_BASE, &error);
+  g_assert_no_error (error);
+  tgs_read_state (full, s, seeds, NULL);
+  for (guint i = 0; i < FULL_N; i++)
+    g_assert_cmphex (seeds[i], ==, tg_env_seed (TGS_BASE, i));
+  tgs_read_state (shard, s, seeds, NULL);
+  for (guint i = 0; i < SHARD_N; i++)
+    g_assert_cmphex (seeds[i], ==, tg_env_seed (TGS_BASE, SHARD_FIRST + i));
+
+  d_mask_shard = tg_test_device_alloc (SHARD_N);
+  d_mask_full = tg_test_device_alloc (FULL_N);
+  d_out_shard = tg_test_device_alloc (SHARD_N * sizeof (guint64));
+  d_out_full = tg_test_device_alloc (FULL_N * sizeof (guint64));
+  for (guint r = 0; r < 3; r++)
+    {
+      for (guint i = 0; i < SHARD_N; i++)
+        {
+          mask_shard[i] = mask_full[SHARD_FIRST + i] = tgs_round_mask (i, r);
+          epochs[i] += mask_shard[i] != 0;
+        }
+      tg_test_upload (d_mask_shard, mask_shard, SHARD_N);
+      tg_test_upload (d_mask_full, mask_full, FULL_N);
+      g_assert_true (tg_seed_state_advance (shard, s, d_mask_shard, SHARD_N, &error));
+      g_assert_true (tg_seed_state_advance (full, s, d_mask_full, FULL_N, &error));
+    }
+  g_assert_true (tg_seed_state_fill_effective (shard, s, d_out_shard, SHARD_N, &error));
+  g_assert_true (tg_seed_state_fill_effective (full, s, d_out_full, FULL_N, &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+  tg_test_download (out_shard, d_out_shard, sizeof out_shard);
+  tg_test_download (out_full, d_out_full, sizeof out_full);
+  for (guint i = 0; i < SHARD_N; i++)
+    {
+      g_assert_cmphex (out_shard[i], ==, out_full[SHARD_FIRST + i]);
+      g_assert_cmphex (
+          out_shard[i], ==,
+          tg_effective_seed (tg_env_seed (TGS_BASE, SHARD_FIRST + i), epochs[i]));
+    }
+
+  /* The last shard of a population of 2^32 envs. */
+  last = tgs_shard_new (G_MAXUINT32 - 9, 10, TGS_BASE);
+  tgs_read_state (last, s, seeds, NULL);
+  g_assert_cmphex (seeds[9], ==, tg_env_seed (TGS_BASE, G_MAXUINT32));
+
+  tg_test_device_free (d_mask_shard);
+  tg_test_device_free (d_mask_full);
+  tg_test_device_free (d_out_shard);
+  tg_test_device_free (d_out_full);
+  tg_seed_state_unref (last);
+  tg_seed_state_unref (full);
+  tg_seed_state_unref (shard);
+}
+
 void
 tgs_add_gpu_tests (void)
 {
-  TG_TEST_ADD_GPU ("/seeds/gpu/new", test_gpu_new);
-  TG_TEST_ADD_GPU ("/seeds/gpu/host-device-equal", test_gpu_host_device_equal);
-  TG_TEST_ADD_GPU ("/seeds/gpu/advance-and-fill", test_gpu_advance_and_fill);
-  TG_TEST_ADD_GPU ("/seeds/gpu/epoch-wraps", test_gpu_epoch_wraps);
-  TG_TEST_ADD_GPU ("/seeds/gpu/advance-in-graph", test_gpu_advance_in_graph);
-  TG_TEST_ADD_GPU ("/seeds/gpu/auto-stream-in-scope", test_gpu_auto_stream_in_scope);
-  TG_TEST_ADD_GPU ("/seeds/gpu/set-seeds-resets-epochs", test_gpu_set_seeds);
-  TG_TEST_ADD_GPU ("/seeds/gpu/snapshot-round-trip", test_gpu_snapshot_round_trip);
-  TG_TEST_ADD_GPU ("/seeds/gpu/bad-inputs-leave-state", test_gpu_bad_inputs);
+  TG_TEST_ADD_GPU ("/seeds/state/new", test_gpu_new);
+  TG_TEST_ADD_GPU ("/seeds/effective/host-device-equal", test_gpu_host_device_equal);
+  TG_TEST_ADD_GPU ("/seeds/advance/eager-and-fill", test_gpu_advance_and_fill);
+  TG_TEST_ADD_GPU ("/seeds/advance/epoch-wraps", test_gpu_epoch_wraps);
+  TG_TEST_ADD_GPU ("/seeds/set-seeds/resets-epochs", test_gpu_set_seeds);
+  TG_TEST_ADD_GPU ("/seeds/args/bad-inputs-leave-state", test_gpu_bad_inputs);
+  TG_TEST_ADD_GPU ("/seeds/mask/host-or-short-refused", test_bad_masks);
+  TG_TEST_ADD_GPU ("/seeds/shard/matches-full-population", test_shard_matches_full);
 }

@@ -1,6 +1,7 @@
 // seeds-test-kernels.cu: the device side of seeds-test: tg_effective_seed on
-// arrays (compiled here by nvcc, apart from the library), and a mask that
-// depends on a device-side replay counter, for the graph test.
+// arrays (compiled here by nvcc, apart from the library), a mask that
+// depends on a device-side replay counter, for the graph test, and a
+// deliberately slow kernel, for the stream-order test.
 #include "seeds-test.h"
 
 // The mask byte of @env at replay @replay: 0, or a non-zero value other than
@@ -47,5 +48,21 @@ extern "C" cudaError_t
 tgs_launch_replay_mask (cudaStream_t s, guint8 *mask, guint n, const guint32 *counter)
 {
   replay_mask_kernel<<<(n + 255) / 256, 256, 0, s>>> (mask, n, counter);
+  return cudaGetLastError ();
+}
+
+static __global__ void
+spin_kernel (guint64 cycles)
+{
+  long long start = clock64 ();
+
+  while ((guint64) (clock64 () - start) < cycles)
+    ;
+}
+
+extern "C" cudaError_t
+tgs_launch_spin (cudaStream_t s, guint64 cycles)
+{
+  spin_kernel<<<1, 1, 0, s>>> (cycles);
   return cudaGetLastError ();
 }

@@ -1,6 +1,8 @@
 /* seeds-test.c: seeds and epochs.  The effective seed's definition, the
  * snapshot format and every argument check run on the host, here; the state
- * itself runs on a GPU (seeds-test-gpu.c). */
+ * itself runs on a GPU (seeds-test-gpu.c, its snapshots in
+ * seeds-test-snapshot.c, the calls on a caller's stream and in its graph in
+ * seeds-test-stream.c). */
 #include "config.h"
 #include "seeds-test.h"
 #include "../lib/seeds/seeds-private.h"
@@ -296,6 +298,19 @@ test_zero_envs (void)
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
 }
 
+/* Refused before any CUDA call: runs without a GPU too. */
+static void
+test_shard_past_2_32 (void)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_null (tg_seed_state_new_shard (0, G_MAXUINT32 - 9, 11, TGS_BASE, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+  g_clear_error (&error);
+  g_assert_null (tg_seed_state_new_shard (0, G_MAXUINT32, 2, TGS_BASE, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+}
+
 static void
 test_no_device (void)
 {
@@ -319,7 +334,10 @@ main (int argc, char **argv)
   g_test_add_func ("/seeds/args/ids", test_ids_checked);
   g_test_add_func ("/seeds/args/lengths", test_lengths_checked);
   g_test_add_func ("/seeds/args/zero-envs", test_zero_envs);
+  g_test_add_func ("/seeds/shard/past-last-global-env-refused", test_shard_past_2_32);
   g_test_add_func ("/seeds/no-device-is-a-cuda-error", test_no_device);
   tgs_add_gpu_tests ();
+  tgs_add_snapshot_tests ();
+  tgs_add_stream_tests ();
   return g_test_run ();
 }

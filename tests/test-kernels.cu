@@ -1,7 +1,7 @@
 // test-kernels.cu: small deterministic kernels for the test programs.
 #include "tg-test.h"
 // The library's launch helper: each launcher returns its own launch's
-// status, never an error a caller left pending (capture-test checks that).
+// status, never an error a caller left pending (errors-test checks that).
 #include "../lib/exec/kernel-private.cuh"
 
 static inline __host__ __device__ guint32

@@ -306,6 +306,126 @@ tg_test_chain_expect (guint32 n, guint32 param, guint32 k, guint32 *b)
     b[i] = tgt_hash (i, k) + a[(guint64)i * 7 % n];
 }
 
+guint32
+tg_test_read_u32 (const guint32 *device)
+{
+  guint32 value = 0;
+
+  tg_test_download (&value, device, sizeof value);
+  return value;
+}
+
+gboolean
+tg_test_count_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch), data),
+                           error);
+}
+
+gboolean
+tg_test_count_bound_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_test_launched (tgt_launch_count (tg_launch_get_stream (launch),
+                                             tg_launch_get_binding (launch, "counter")),
+                           error);
+}
+
+gboolean
+tg_test_optional_count_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  /* Not declared, since it may be unbound: looked up on the producer. */
+  guint32 *extra
+      = tg_producer_get_binding (tg_launch_get_producer (launch), "extra", NULL);
+
+  /* The topology depends on a binding: one kernel more when bound. */
+  if (extra != NULL
+      && tgt_launch_count (tg_launch_get_stream (launch), extra) != cudaSuccess)
+    return FALSE;
+  return tgt_launch_count (tg_launch_get_stream (launch),
+                           tg_launch_get_binding (launch, "counter"))
+         == cudaSuccess;
+}
+
+TgProducer *
+tg_test_counter_producer (guint32 *counter, TgStageFlags flags, TgDeviceFunc func)
+{
+  TgProducer *p = tg_producer_new ("count", 0);
+  g_autoptr (GError) error = NULL;
+  guint stage = tg_producer_add_device_stage (p, "count", flags, func, NULL, NULL);
+
+  tg_producer_declare_binding (p, stage, "counter", sizeof (guint32));
+  g_assert_true (tg_producer_bind (p, "counter", counter, sizeof (guint32), &error));
+  g_assert_no_error (error);
+  return p;
+}
+
+guint32
+tg_test_chain_param (guint call)
+{
+  return 1000 + 77 * call;
+}
+
+guint32
+tg_test_chain_k (guint call)
+{
+  return 5 + 13 * call;
+}
+
+static gboolean
+counted_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgTestCounted *c = data;
+
+  g_atomic_int_inc (&c->calls);
+  return tg_test_launched (tgt_launch_seed (tg_launch_get_stream (launch),
+                                            tg_launch_get_binding (launch, "out"),
+                                            TG_TEST_COUNTED_N,
+                                            tg_launch_get_binding (launch, "param")),
+                           error);
+}
+
+TgProducer *
+tg_test_counted_new (TgTestCounted *c, TgStageFlags flags)
+{
+  const gsize size = TG_TEST_COUNTED_N * sizeof (guint32);
+  TgProducer *p = tg_producer_new ("counted", 0);
+  g_autoptr (GError) error = NULL;
+  guint s = tg_producer_add_device_stage (p, "seed", flags, counted_stage, c, NULL);
+
+  tg_producer_declare_binding (p, s, "out", size);
+  tg_producer_declare_binding (p, s, "param", sizeof (guint32));
+  g_assert_true (tg_producer_bind (p, "out", c->out, size, &error));
+  g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
+  g_assert_no_error (error);
+  return p;
+}
+
+void
+tg_test_counted_init (TgTestCounted *c, guint32 param)
+{
+  c->out = tg_test_device_alloc (TG_TEST_COUNTED_N * sizeof (guint32));
+  c->param = tg_test_device_alloc (sizeof (guint32));
+  tg_test_upload (c->param, &param, sizeof param);
+  c->calls = 0;
+}
+
+void
+tg_test_counted_clear (TgTestCounted *c)
+{
+  tg_test_device_free (c->out);
+  tg_test_device_free (c->param);
+}
+
+void
+tg_test_counted_expect (TgTestCounted *c, guint32 param)
+{
+  g_autofree guint32 *host = g_new (guint32, TG_TEST_COUNTED_N);
+
+  tg_test_download (host, c->out, TG_TEST_COUNTED_N * sizeof (guint32));
+  for (guint i = 0; i < TG_TEST_COUNTED_N; i++)
+    g_assert_cmpuint (host[i], ==, tgt_hash (i, param));
+}
+
 /* Begins a capture on @stream holding one kernel node. */
 static cudaGraph_t
 begin_caller_capture (cudaStream_t stream, guint32 *counter)

@@ -64,6 +64,36 @@ void tg_test_gpu_tear_down (TgTestGpu *gpu, gconstpointer data);
 #define TG_TEST_ADD_GPU(path, func)                                                    \
   g_test_add (path, TgTestGpu, NULL, tg_test_gpu_set_up, func, tg_test_gpu_tear_down)
 
+/* The fixture of GPU cases that keep their device values in one allocation:
+ * the TgTestGpu fixture, and @n elements of @Type at @field, zeroed (none
+ * without a GPU).  Defines, static in the file, the type Fixture { gpu,
+ * field } and its fixture_set_up() and fixture_tear_down(). */
+#define TG_TEST_DEFINE_GPU_FIXTURE(Type, field, n)                                     \
+  typedef struct                                                                       \
+  {                                                                                    \
+    TgTestGpu gpu;                                                                     \
+    Type *field;                                                                       \
+  } Fixture;                                                                           \
+                                                                                       \
+  static void fixture_set_up (Fixture *f, gconstpointer data)                          \
+  {                                                                                    \
+    tg_test_gpu_set_up (&f->gpu, data);                                                \
+    if (tg_test_have_gpu ())                                                           \
+      f->field = tg_test_device_alloc ((n) * sizeof (Type));                           \
+  }                                                                                    \
+                                                                                       \
+  static void fixture_tear_down (Fixture *f, gconstpointer data)                       \
+  {                                                                                    \
+    if (tg_test_have_gpu ())                                                           \
+      tg_test_device_free (f->field);                                                  \
+    tg_test_gpu_tear_down (&f->gpu, data);                                             \
+  }
+
+/* Adds a case @func (Fixture *, gconstpointer) of the file's
+ * TG_TEST_DEFINE_GPU_FIXTURE at @path, with @data. */
+#define TG_TEST_ADD_FIXTURE(path, data, func)                                          \
+  g_test_add (path, Fixture, data, fixture_set_up, func, fixture_tear_down)
+
 /* Leak checks: take a snapshot at the start of a test, check at its end that
  * no producer, graph, exec, stream or capture of TrackGen's outlived it. */
 void tg_test_live_snapshot (TgLiveObjects *before);
@@ -92,6 +122,25 @@ void tg_test_device_free (gpointer ptr);
 void tg_test_upload (gpointer device_dst, gconstpointer host_src, gsize size);
 void tg_test_download (gpointer host_dst, gconstpointer device_src, gsize size);
 cudaStream_t tg_test_stream_new (void);
+
+/* Downloads one guint32 from the device. */
+guint32 tg_test_read_u32 (const guint32 *device);
+
+/* Stages that count their runs on the device.  tg_test_count_stage:
+ * *@data += 1.  tg_test_count_bound_stage: the binding "counter" += 1.
+ * tg_test_optional_count_stage: the same, and first, when the producer has
+ * a binding "extra" (not declared, since it may be unbound), "extra" += 1:
+ * its topology depends on a binding. */
+gboolean tg_test_count_stage (const TgLaunch *launch, gpointer data, GError **error);
+gboolean tg_test_count_bound_stage (const TgLaunch *launch, gpointer data,
+                                    GError **error);
+gboolean tg_test_optional_count_stage (const TgLaunch *launch, gpointer data,
+                                       GError **error);
+
+/* A producer "count" of one DEVICE stage "count" (@func, @flags) that
+ * declares the binding "counter" (a guint32), bound to @counter. */
+TgProducer *tg_test_counter_producer (guint32 *counter, TgStageFlags flags,
+                                      TgDeviceFunc func);
 
 /* Test kernels (test-kernels.cu), every one a launcher returning cudaError_t. */
 /* out[i] = hash(i, *param) */
@@ -147,12 +196,34 @@ typedef struct
 TgTestChain *tg_test_chain_new (const char *name, guint32 n, gboolean with_host,
                                 TgStageFlags host_flags);
 void tg_test_chain_free (TgTestChain *chain);
+/* The inputs of call @call of the chain's multi-call cases. */
+guint32 tg_test_chain_param (guint call);
+guint32 tg_test_chain_k (guint call);
 /* Sets the inputs of the next call or replay (blocks). */
 void tg_test_chain_set_inputs (TgTestChain *chain, guint32 param, guint32 k);
 /* Downloads b. */
 void tg_test_chain_read (TgTestChain *chain, guint32 *b);
 /* The expected b for inputs (param, k), computed on the host. */
 void tg_test_chain_expect (guint32 n, guint32 param, guint32 k, guint32 *b);
+
+/* The test producer "counted": one DEVICE stage "seed" that counts its
+ * calls in @calls: out[i] = hash(i, *param), TG_TEST_COUNTED_N elements,
+ * bound as "out" and "param". */
+#define TG_TEST_COUNTED_N 1024
+
+typedef struct
+{
+  guint32 *out, *param; /* device */
+  gint calls;
+} TgTestCounted;
+
+/* Allocates the buffers, uploads @param, zeroes the count. */
+void tg_test_counted_init (TgTestCounted *c, guint32 param);
+/* A new producer over @c's buffers, its stage flagged @flags. */
+TgProducer *tg_test_counted_new (TgTestCounted *c, TgStageFlags flags);
+void tg_test_counted_clear (TgTestCounted *c);
+/* Asserts that out holds hash(i, @param). */
+void tg_test_counted_expect (TgTestCounted *c, guint32 param);
 
 G_END_DECLS
 

@@ -1,11 +1,18 @@
-/* threads-test.c: 8 threads x 1000 calls (TG_THREADS_CALLS), each thread
- * with its own producer and stream, policies mixed; every output checked. */
+/* threads-test.c: calls from several threads.  8 threads x 1000 calls
+ * (TG_THREADS_CALLS), each thread with its own producer and stream,
+ * policies mixed, every output checked; threads calling one producer wait
+ * for each other; a thread that exits inside a call releases the producer.
+ * Misuse from several threads at once: threads-test-misuse.c.  The threads
+ * race for real: .ci/run runs this program under ThreadSanitizer, and a few
+ * times more. */
 #include "config.h"
-#include "tg-test.h"
+#include "threads-test.h"
 
 #define N_THREADS 8
 #define N_CALLS 1000
 #define N 1024
+
+typedef TgTestGpu Fixture;
 
 typedef struct
 {
@@ -139,10 +146,151 @@ test_threads (void)
   tg_test_assert_no_leaks (&live);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Threads calling one producer                                              */
+
+typedef struct
+{
+  TgProducer *producer;
+  cudaStream_t stream;
+  guint n_calls;
+  gulong stage_us;
+  gint in_stage;
+  gint max_in_stage;
+  guint n_runs; /* not atomic: the producer's exclusion protects it */
+} Concurrent;
+
+static gboolean
+exclusive_host_stage (TgHostOps *ops, gpointer data, GError **error)
+{
+  Concurrent *c = data;
+  gint now = g_atomic_int_add (&c->in_stage, 1) + 1;
+
+  if (now > c->max_in_stage)
+    c->max_in_stage = now;
+  c->n_runs++;
+  if (c->stage_us > 0)
+    g_usleep (c->stage_us);
+  g_atomic_int_add (&c->in_stage, -1);
+  return TRUE;
+}
+
+static gpointer
+concurrent_caller (gpointer data)
+{
+  Concurrent *c = data;
+  GError *error = NULL;
+
+  for (guint i = 0; i < c->n_calls; i++)
+    if (!tg_producer_run (c->producer, c->stream, TG_POLICY_EAGER, tg_unconditional (),
+                          &error))
+      return error;
+  return NULL;
+}
+
+/* Four threads call one producer: slow calls (each waits for the others) and
+ * then many short ones (the uncontended path and the waiting one interleave). */
+static void
+test_concurrent_call_waits (Fixture *f, gconstpointer data)
+{
+  const struct
+  {
+    guint n_calls;
+    gulong stage_us;
+  } phases[] = { { 5, 20 * 1000 }, { 5000, 0 } };
+  GThread *threads[4];
+
+  TG_TEST_REQUIRE_GPU ();
+  for (guint ph = 0; ph < G_N_ELEMENTS (phases); ph++)
+    {
+      Concurrent c = { 0 };
+
+      c.producer = tg_producer_new ("shared", 0);
+      c.stream = f->stream;
+      c.n_calls = phases[ph].n_calls;
+      c.stage_us = phases[ph].stage_us;
+      tg_producer_add_host_stage (c.producer, "exclusive", TG_STAGE_NONE,
+                                  exclusive_host_stage, &c, NULL);
+      for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+        threads[i] = g_thread_new ("caller", concurrent_caller, &c);
+      for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+        {
+          GError *error = g_thread_join (threads[i]);
+          g_assert_no_error (error);
+        }
+      /* Calls from several threads waited for each other. */
+      g_assert_cmpint (c.max_in_stage, ==, 1);
+      g_assert_cmpuint (c.n_runs, ==, G_N_ELEMENTS (threads) * c.n_calls);
+      tg_producer_unref (c.producer);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* A thread that exits inside a call releases the producer.                 */
+
+typedef struct
+{
+  TgProducer *producer;
+  cudaStream_t stream;
+  gint exits; /* how many calls still end their thread */
+  gint runs;
+} Exiting;
+
+static gboolean
+exiting_stage (TgHostOps *ops, gpointer data, GError **error)
+{
+  Exiting *e = data;
+
+  g_atomic_int_inc (&e->runs);
+  if (g_atomic_int_dec_and_test (&e->exits))
+    g_thread_exit (NULL);
+  return TRUE;
+}
+
+static gpointer
+run_exiting (gpointer data)
+{
+  Exiting *e = data;
+
+  (void)tg_producer_run (e->producer, e->stream, TG_POLICY_EAGER, tg_unconditional (),
+                         NULL);
+  return NULL;
+}
+
+static void
+test_thread_exit_inside_call (Fixture *f, gconstpointer data)
+{
+  Exiting e = { NULL, NULL, 1, 0 };
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  e.producer = tg_producer_new ("exiting", 0);
+  e.stream = f->stream;
+  tg_producer_add_host_stage (e.producer, "exit", TG_STAGE_NONE, exiting_stage, &e,
+                              NULL);
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
+                         "*thread exited inside a call of producer 'exiting'*");
+  g_thread_join (g_thread_new ("trackgen-exits", run_exiting, &e));
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (e.runs, ==, 1);
+
+  /* Neither locked for good nor taken for busy by a later thread. */
+  g_thread_join (g_thread_new ("trackgen-after", run_exiting, &e));
+  g_assert_cmpint (e.runs, ==, 2);
+  g_assert_true (tg_producer_run (e.producer, f->stream, TG_POLICY_EAGER,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (e.runs, ==, 3);
+  tg_producer_unref (e.producer);
+}
+
 int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
-  g_test_add_func ("/exec/threads/8-threads-mixed-policies", test_threads);
+  g_test_add_func ("/threads/calls/8-threads-mixed-policies", test_threads);
+  TG_TEST_ADD_GPU ("/threads/calls/concurrent-calls-wait", test_concurrent_call_waits);
+  TG_TEST_ADD_GPU ("/threads/calls/exit-inside-call", test_thread_exit_inside_call);
+  threads_test_add_misuse ();
   return g_test_run ();
 }

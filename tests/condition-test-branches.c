@@ -1,11 +1,10 @@
-/* api-test.c: the conditions API 0.2 added.  IF/ELSE and SWITCH, in a stage
- * and as stages, nested with a bounded loop: each step's device state is
- * compared byte for byte with one host model under EAGER, REPLAY and RECORD,
- * with the flags and indices changed on the device between replays.  Bodies
- * a capture refuses leave the caller's capture as it was. */
+/* condition-test-branches.c: IF/ELSE and SWITCH, in a stage and as stages,
+ * nested with a bounded loop: each step's device state is compared byte for
+ * byte with one host model under EAGER, REPLAY and RECORD, with the flags
+ * and indices changed on the device between replays.  Bodies a capture
+ * refuses leave the caller's capture as it was. */
 #include "config.h"
-#include "tg-test.h"
-#include "api-test.h"
+#include "condition-test.h"
 
 #define N 256 /* elements of the buffer the bodies mix */
 #define MAX_ITERS 5
@@ -27,30 +26,7 @@ typedef struct
   guint32 buf[N];
 } Dev;
 
-typedef struct
-{
-  TgTestGpu gpu;
-  Dev *dev;
-} Fixture;
-
-static void
-fixture_set_up (Fixture *f, gconstpointer data)
-{
-  tg_test_gpu_set_up (&f->gpu, data);
-  if (tg_test_have_gpu ())
-    f->dev = tg_test_device_alloc (sizeof (Dev));
-}
-
-static void
-fixture_tear_down (Fixture *f, gconstpointer data)
-{
-  if (tg_test_have_gpu ())
-    tg_test_device_free (f->dev);
-  tg_test_gpu_tear_down (&f->gpu, data);
-}
-
-#define GPU_TEST(path, data, func)                                                     \
-  g_test_add (path, Fixture, data, fixture_set_up, func, fixture_tear_down)
+TG_TEST_DEFINE_GPU_FIXTURE (Dev, dev, 1)
 
 static const TgPolicy policies[]
     = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
@@ -101,7 +77,7 @@ loop_body (const TgLaunch *launch, gpointer data, GError **error)
 {
   return mix (launch, LOOP_K, error)
          && tg_test_launched (
-             tga_launch_countdown (tg_launch_get_stream (launch),
+             tgc_launch_countdown (tg_launch_get_stream (launch),
                                    tg_launch_get_binding (launch, "left"),
                                    tg_launch_get_binding (launch, "loop_flag")),
              error);
@@ -201,12 +177,12 @@ typedef struct
 } Shape;
 
 static const Shape shapes[] = {
-  { "/api/if-else/in-stage/policies-agree", KIND_IF_ELSE, FALSE },
-  { "/api/if-else/stage-else/policies-agree", KIND_IF_ELSE, TRUE },
-  { "/api/switch/in-stage/policies-agree", KIND_SWITCH, FALSE },
-  { "/api/switch/stage/policies-agree", KIND_SWITCH, TRUE },
-  { "/api/nesting/switch-if-else-while/in-stage", KIND_NESTED, FALSE },
-  { "/api/nesting/switch-if-else-while/stage", KIND_NESTED, TRUE },
+  { "/condition/if-else/in-stage/policies-agree", KIND_IF_ELSE, FALSE },
+  { "/condition/if-else/stage-else/policies-agree", KIND_IF_ELSE, TRUE },
+  { "/condition/switch/in-stage/policies-agree", KIND_SWITCH, FALSE },
+  { "/condition/switch/stage/policies-agree", KIND_SWITCH, TRUE },
+  { "/condition/nesting/switch-if-else-while/in-stage", KIND_NESTED, FALSE },
+  { "/condition/nesting/switch-if-else-while/stage", KIND_NESTED, TRUE },
 };
 
 /* What the test writes on the device before a call or replay. */
@@ -473,15 +449,13 @@ test_refuse_host_function_in_case (Fixture *f, gconstpointer data)
   expect_not_capturable (f, p);
 }
 
-int
-main (int argc, char **argv)
+void
+tgc_add_branch_tests (void)
 {
-  tg_test_init (&argc, &argv);
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
-    GPU_TEST (shapes[i].path, &shapes[i], test_shape);
-  GPU_TEST ("/api/refusals/guarded-host-stage-under-record", NULL,
-            test_refuse_guarded_host_stage);
-  GPU_TEST ("/api/refusals/host-function-in-switch-case", NULL,
-            test_refuse_host_function_in_case);
-  return g_test_run ();
+    TG_TEST_ADD_FIXTURE (shapes[i].path, &shapes[i], test_shape);
+  TG_TEST_ADD_FIXTURE ("/condition/refusals/guarded-host-stage-under-record", NULL,
+                       test_refuse_guarded_host_stage);
+  TG_TEST_ADD_FIXTURE ("/condition/refusals/host-function-in-switch-case", NULL,
+                       test_refuse_host_function_in_case);
 }

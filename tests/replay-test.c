@@ -1,0 +1,168 @@
+/* replay-test.c: REPLAY, a producer's own graphs: captured once per
+ * segment around its HOST stages and then only launched; a rebind updates
+ * them in place, or re-captures them when the topology changed; a stage
+ * that allocates keeps working from one replay to the next. */
+#include "config.h"
+#include "tg-test.h"
+
+#define CHAIN_N 4096 /* elements of the chain producer */
+#define N 1024       /* elements of the other buffers */
+
+typedef TgTestGpu Fixture;
+
+static void
+test_replay_captures_once (Fixture *f, gconstpointer data)
+{
+  TgTestChain *c;
+  TgRunnerStats stats;
+  g_autoptr (GError) error = NULL;
+  g_autofree guint32 *out = g_new (guint32, CHAIN_N),
+                     *expected = g_new (guint32, CHAIN_N);
+
+  TG_TEST_REQUIRE_GPU ();
+  c = tg_test_chain_new ("replay", CHAIN_N, TRUE, TG_STAGE_CAPTURE_SAFE);
+  for (guint call = 0; call < 100; call++)
+    {
+      *c->host_k = tg_test_chain_k (call);
+      g_assert_true (tg_producer_run (c->producer, f->stream, TG_POLICY_AUTO,
+                                      tg_unconditional (), &error));
+      g_assert_no_error (error);
+      TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+    }
+  tg_producer_get_runner_stats (c->producer, &stats);
+  g_assert_cmpuint (stats.n_segments, ==, 2);
+  g_assert_cmpuint (stats.n_captures, ==, stats.n_segments);
+  g_assert_cmpuint (stats.n_replays, ==, 100);
+  g_assert_cmpuint (stats.n_updates + stats.n_recaptures, ==, 0);
+  g_assert_cmpint (c->host_runs, ==, 100);
+  tg_test_chain_read (c, out);
+  tg_test_chain_expect (CHAIN_N, 0, tg_test_chain_k (99), expected);
+  g_assert_cmpmem (out, CHAIN_N * sizeof (guint32), expected,
+                   CHAIN_N * sizeof (guint32));
+  tg_test_chain_free (c);
+}
+
+static void
+test_rebind (Fixture *f, gconstpointer data)
+{
+  guint32 *first, *second, *extra;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  TgRunnerStats stats;
+
+  TG_TEST_REQUIRE_GPU ();
+  first = tg_test_device_alloc (4);
+  second = tg_test_device_alloc (4);
+  extra = tg_test_device_alloc (4);
+  p = tg_producer_new ("rebind", 0);
+  tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
+                                tg_test_optional_count_stage, NULL, NULL);
+  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
+  g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+
+  /* Same topology: the own graph is updated in place. */
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
+  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error));
+  g_test_assert_expected_messages ();
+  g_assert_true (tg_producer_bind (p, "counter", second, 4, &error)); /* no change */
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_UPDATED);
+  g_assert_cmpuint (stats.n_rebinds, ==, 1);
+  g_assert_cmpuint (stats.n_updates, ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (first), ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (second), ==, 1);
+
+  /* One kernel more: the topology changed, the graph is re-made. */
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
+  g_assert_true (tg_producer_bind (p, "extra", extra, 4, &error));
+  g_test_assert_expected_messages ();
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpint (stats.last_rebind, ==, TG_REBIND_RECAPTURED);
+  g_assert_cmpuint (stats.n_rebinds, ==, 2);
+  g_assert_cmpuint (stats.n_recaptures, ==, 1);
+  g_assert_cmpuint (tg_test_read_u32 (second), ==, 2);
+  g_assert_cmpuint (tg_test_read_u32 (extra), ==, 1);
+
+  g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (first);
+  tg_test_device_free (second);
+  tg_test_device_free (extra);
+}
+
+/* ------------------------------------------------------------------------ */
+/* REPLAY of a stage that allocates: AutoFreeOnLaunch keeps it working.      */
+
+typedef struct
+{
+  guint32 *out, *param; /* device */
+} Allocating;
+
+static gboolean
+allocating_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Allocating *a = data;
+  cudaStream_t s = tg_launch_get_stream (launch);
+  guint32 *tmp = NULL;
+
+  /* Allocated per launch, never freed by the stage. */
+  return tg_test_launched (cudaMallocAsync ((void **)&tmp, N * sizeof (guint32), s),
+                           error)
+         && tg_test_launched (tgt_launch_seed (s, tmp, N, a->param), error)
+         && tg_test_launched (cudaMemcpyAsync (a->out, tmp, N * sizeof (guint32),
+                                               cudaMemcpyDeviceToDevice, s),
+                              error);
+}
+
+static void
+test_replay_allocating_stage (Fixture *fx, gconstpointer data)
+{
+  Allocating a;
+  TgProducer *p;
+  g_autoptr (GError) error = NULL;
+  g_autofree guint32 *host = g_new (guint32, N);
+
+  TG_TEST_REQUIRE_GPU ();
+  a.out = tg_test_device_alloc (N * sizeof (guint32));
+  a.param = tg_test_device_alloc (sizeof (guint32));
+  p = tg_producer_new ("allocating", 0);
+  tg_producer_add_device_stage (p, "alloc", TG_STAGE_CAPTURE_SAFE, allocating_stage, &a,
+                                NULL);
+  for (guint call = 0; call < 100; call++)
+    {
+      TG_TEST_CUDA (tgt_launch_set (fx->stream, (gint32 *)a.param, (gint32)call));
+      g_assert_true (tg_producer_run (p, fx->stream, TG_POLICY_REPLAY,
+                                      tg_unconditional (), &error));
+      g_assert_no_error (error);
+      if (call % 10 == 9)
+        {
+          TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
+          tg_test_download (host, a.out, N * sizeof (guint32));
+          for (guint i = 0; i < N; i++)
+            g_assert_cmpuint (host[i], ==, tgt_hash (i, call));
+        }
+    }
+  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
+  tg_producer_unref (p);
+  tg_test_device_free (a.out);
+  tg_test_device_free (a.param);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  TG_TEST_ADD_GPU ("/replay/segments/captures-once", test_replay_captures_once);
+  TG_TEST_ADD_GPU ("/replay/rebind/update-then-recapture", test_rebind);
+  TG_TEST_ADD_GPU ("/replay/own-graph/allocating-stage", test_replay_allocating_stage);
+  return g_test_run ();
+}

@@ -1,0 +1,203 @@
+/* stream-test.c: which stream a call runs on.  NULL is CUDA's legacy
+ * default stream, TG_STREAM_AUTO resolves (a registered capture, else the
+ * bound stream, else TrackGen's default stream), and a call naming no
+ * stream records into the bound stream's capture.  Stages that can only
+ * launch on the legacy stream run there eagerly and are refused wherever
+ * their work would escape a capture or an explicit stream. */
+#include "config.h"
+#include "tg-test.h"
+
+#define N 4096
+
+/* Two device counters. */
+TG_TEST_DEFINE_GPU_FIXTURE (guint32, counts, 2)
+
+/* ------------------------------------------------------------------------ */
+/* Resolution                                                                */
+
+static void
+assert_resolves (TgProducer *p, cudaStream_t stream, TgPolicy policy,
+                 cudaStream_t expected)
+{
+  g_autoptr (GError) error = NULL;
+  cudaStream_t resolved = NULL;
+  TgPolicy got;
+
+  g_assert_true (tg_producer_resolve (p, stream, TG_POLICY_AUTO, tg_unconditional (),
+                                      &got, &resolved, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (got, ==, policy);
+  g_assert_true (resolved == expected);
+}
+
+static void
+test_streams_resolve (Fixture *f, gconstpointer data)
+{
+  cudaStream_t s = f->gpu.stream, fallback;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  cudaGraphExec_t exec = NULL;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  fallback = tg_default_stream (0, &error);
+  g_assert_true (tg_stream_resolve (NULL, 0, &error) == cudaStreamLegacy);
+  g_assert_true (tg_stream_resolve (TG_STREAM_AUTO, 0, &error) == fallback);
+  g_assert_true (tg_stream_resolve (s, 0, &error) == s);
+  g_assert_no_error (error);
+
+  p = tg_test_counter_producer (f->counts, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
+  g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
+  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, fallback);
+  g_assert_true (tg_producer_set_stream (p, s, &error));
+  g_assert_true (tg_producer_get_stream (p) == s);
+  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, s);
+  assert_resolves (p, NULL, TG_POLICY_REPLAY, cudaStreamLegacy);
+
+  /* A call naming no stream records into the bound stream's capture: one
+   * child graph node, which counts at every launch. */
+  TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeGlobal));
+  g_assert_true (
+      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
+  TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  TG_TEST_CUDA (cudaGraphLaunch (exec, s));
+  TG_TEST_CUDA (cudaGraphLaunch (exec, s));
+  TG_TEST_CUDA (cudaStreamSynchronize (s));
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 2);
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+
+  g_assert_true (tg_producer_set_stream (p, TG_STREAM_AUTO, &error));
+  g_assert_no_error (error);
+  g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
+  assert_resolves (p, TG_STREAM_AUTO, TG_POLICY_REPLAY, fallback);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Legacy-stream stages                                                      */
+
+static gboolean
+legacy_count_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  /* A plugin that ignores streams: the legacy one, whatever it is given. */
+  return tg_test_launched (
+      tgt_launch_count (cudaStreamLegacy, tg_launch_get_binding (launch, "counter")),
+      error);
+}
+
+static void
+test_streams_legacy_stage (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  p = tg_test_counter_producer (f->counts, TG_STAGE_LEGACY_STREAM, legacy_count_stage);
+  assert_resolves (p, NULL, TG_POLICY_EAGER, cudaStreamLegacy);
+  g_assert_true (
+      tg_producer_run (p, NULL, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  g_assert_false (
+      tg_producer_run (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  TG_TEST_CUDA (cudaDeviceSynchronize ());
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 1);
+}
+
+/* A "plugin" stage that ignores streams and launches on the legacy one. */
+static gboolean
+legacy_mix_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tgt_launch_mix_legacy (tg_launch_get_binding (launch, "buf"), N, 3)
+         == cudaSuccess;
+}
+
+static TgProducer *
+legacy_producer (guint32 *buf)
+{
+  TgProducer *p = tg_producer_new ("legacy", 0);
+  g_autoptr (GError) error = NULL;
+  guint stage;
+
+  stage = tg_producer_add_device_stage (p, "plugin",
+                                        TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
+                                        legacy_mix_stage, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "buf", N * sizeof (guint32));
+  g_assert_true (tg_producer_bind (p, "buf", buf, N * sizeof (guint32), &error));
+  return p;
+}
+
+static void
+test_legacy_stage (TgTestGpu *f, gconstpointer data)
+{
+  const cudaStream_t legacy[] = { cudaStreamLegacy, NULL };
+  guint32 *buf;
+  TgProducer *p;
+  g_autoptr (GError) error = NULL;
+  g_autofree guint32 *host = g_new (guint32, N);
+  cudaStream_t blocking;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  buf = tg_test_device_alloc (N * sizeof (guint32));
+  p = legacy_producer (buf);
+
+  /* Under a capture, and on an explicit stream: refused. */
+  tg_test_expect_refusal (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_assert_false (
+      tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_clear_error (&error);
+  /* TG_STREAM_AUTO resolves to TrackGen's default stream, not the legacy one. */
+  g_assert_false (
+      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_clear_error (&error);
+
+  /* While a blocking stream captures, the legacy stream would join it:
+   * refused, and that capture stays intact. */
+  TG_TEST_CUDA (cudaStreamCreate (&blocking));
+  TG_TEST_CUDA (cudaStreamBeginCapture (blocking, cudaStreamCaptureModeGlobal));
+  g_assert_false (tg_producer_run (p, cudaStreamLegacy, TG_POLICY_AUTO,
+                                   tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM);
+  g_clear_error (&error);
+  g_assert_true (tg_stream_is_capturing (blocking));
+  TG_TEST_CUDA (cudaStreamEndCapture (blocking, &graph));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  TG_TEST_CUDA (cudaStreamDestroy (blocking));
+
+  /* Eagerly on the legacy stream it works (AUTO picks EAGER), named either
+   * way: NULL is CUDA's legacy default stream. */
+  for (guint k = 0; k < G_N_ELEMENTS (legacy); k++)
+    {
+      for (guint i = 0; i < N; i++)
+        host[i] = i;
+      tg_test_upload (buf, host, N * sizeof (guint32));
+      g_assert_true (
+          tg_producer_run (p, legacy[k], TG_POLICY_AUTO, tg_unconditional (), &error));
+      g_assert_no_error (error);
+      tg_test_download (host, buf, N * sizeof (guint32));
+      for (guint i = 0; i < N; i++)
+        g_assert_cmpuint (host[i], ==, i * 3 + ((i >> 7) ^ i));
+    }
+  tg_producer_unref (p);
+  tg_test_device_free (buf);
+}
+
+int
+main (int argc, char **argv)
+{
+  tg_test_init (&argc, &argv);
+  TG_TEST_ADD_FIXTURE ("/stream/resolve/null-auto-bound", NULL, test_streams_resolve);
+  TG_TEST_ADD_FIXTURE ("/stream/legacy-stage/eager-on-null", NULL,
+                       test_streams_legacy_stage);
+  TG_TEST_ADD_GPU ("/stream/legacy-stage/refused-unless-eager-on-legacy-stream",
+                   test_legacy_stage);
+  return g_test_run ();
+}
