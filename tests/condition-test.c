@@ -432,5 +432,6 @@ main (int argc, char **argv)
   TG_TEST_ADD_FIXTURE ("/condition/refusals/forbidden-bodies", NULL,
                        test_refused_bodies);
   tgc_add_branch_tests ();
+  tgc_add_body_tests ();
   return g_test_run ();
 }

@@ -13,6 +13,9 @@ cudaError_t tgc_launch_countdown (cudaStream_t s, gint32 *left, gint32 *flag);
 /* condition-test-branches.c: IF/ELSE and SWITCH */
 void tgc_add_branch_tests (void);
 
+/* condition-test-bodies.c: empty bodies, many cases, what bodies see */
+void tgc_add_body_tests (void);
+
 G_END_DECLS
 
 #endif

@@ -1,9 +1,15 @@
 /* errors-test.c: errors leave nothing behind, and take nothing that is not
  * theirs.  A caller's pending CUDA error is neither taken nor reported by a
- * call that succeeds, under every policy; a call refused for a device out
- * of range leaves the thread's current device as it was. */
+ * call that succeeds, under every policy, nor by the lookup of the driver's
+ * entry points; a call refused for a device out of range leaves the
+ * thread's current device as it was.  Hostile values (host memory as a
+ * flag, a loop whose status overlaps its flag, a stage that fails without
+ * an error) are refused with an error that says so, before anything ran. */
 #include "config.h"
 #include "tg-test.h"
+#include "../lib/exec/driver-private.h"
+
+#include <string.h>
 
 typedef TgTestGpu Fixture;
 
@@ -61,11 +67,198 @@ test_device_errors (Fixture *f, gconstpointer data)
   g_assert_cmpint (before, ==, after);
 }
 
+/* A missing entry point leaves the caller's pending error alone. */
+static void
+test_entry_point_keeps_pending_error (Fixture *fx, gconstpointer data)
+{
+  TG_TEST_REQUIRE_GPU ();
+  g_assert_cmpint (cudaSetDevice (1 << 20), !=, cudaSuccess);
+  g_assert_null (tg__driver_entry_point ("cuNoSuchEntryPointOfTrackGen"));
+  g_assert_cmpint (cudaGetLastError (), ==, cudaErrorInvalidDevice);
+}
+
+/* The flags, index and status a stage passes in host memory. */
+typedef enum
+{
+  HOSTILE_IF,
+  HOSTILE_IF_ELSE,
+  HOSTILE_SWITCH,
+  HOSTILE_WHILE_FLAG,
+  HOSTILE_WHILE_STATUS,
+  HOSTILE_WHILE_OVERLAP,
+  HOSTILE_N
+} Hostile;
+
+static gint32 host_flag = 1;
+static TgLoopStatus host_status;
+
+static gboolean
+hostile_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgDeviceFunc counter[] = { tg_test_count_bound_stage };
+  gint32 *dev = tg_launch_get_binding (launch, "words");
+
+  switch (GPOINTER_TO_INT (data))
+    {
+    case HOSTILE_IF:
+      return tg_launch_if (launch, tg_conditional (&host_flag),
+                           tg_test_count_bound_stage, NULL, error);
+    case HOSTILE_IF_ELSE:
+      return tg_launch_if_else (launch, tg_conditional (&host_flag),
+                                tg_test_count_bound_stage, tg_test_count_bound_stage,
+                                NULL, error);
+    case HOSTILE_SWITCH:
+      return tg_launch_switch (launch, &host_flag, 1, counter, NULL, error);
+    case HOSTILE_WHILE_FLAG:
+      return tg_launch_while (launch, &host_flag, 4, (TgLoopStatus *)(dev + 2),
+                              tg_test_count_bound_stage, NULL, error);
+    case HOSTILE_WHILE_STATUS:
+      return tg_launch_while (launch, dev, 4, &host_status, tg_test_count_bound_stage,
+                              NULL, error);
+    case HOSTILE_WHILE_OVERLAP:
+    default:
+      /* The status's second word is the flag. */
+      return tg_launch_while (launch, dev + 1, 4, (TgLoopStatus *)dev,
+                              tg_test_count_bound_stage, NULL, error);
+    }
+}
+
+static void
+test_host_memory_flags (Fixture *fx, gconstpointer data)
+{
+  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY };
+  guint32 *counter;
+  gint32 *words;
+  TgLiveObjects before;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  words = tg_test_device_alloc (4 * sizeof (gint32));
+  tg_test_live_snapshot (&before);
+  for (gint h = 0; h < HOSTILE_N; h++)
+    for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+      {
+        g_autoptr (TgProducer) p = tg_producer_new ("hostile", 0);
+        g_autoptr (GError) error = NULL;
+        guint s
+            = tg_producer_add_device_stage (p, "hostile", TG_STAGE_CAPTURE_SAFE,
+                                            hostile_stage, GINT_TO_POINTER (h), NULL);
+
+        tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
+        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32));
+        g_assert_true (
+            tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
+        g_assert_true (tg_producer_bind (p, "words", words, 4 * sizeof (gint32), NULL));
+        g_assert_false (
+            tg_producer_run (p, fx->stream, policies[i], tg_unconditional (), &error));
+        g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+        g_test_message ("%s: %s", tg_policy_to_string (policies[i]), error->message);
+        g_assert_nonnull (strstr (error->message, "stage 'hostile'"));
+      }
+  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 0);
+  tg_test_device_free (words);
+  tg_test_device_free (counter);
+  tg_test_assert_no_leaks (&before);
+}
+
+/* A call's condition in host memory. */
+static void
+test_host_memory_condition (Fixture *fx, gconstpointer data)
+{
+  guint32 *counter;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
+  for (TgPolicy policy = TG_POLICY_AUTO; policy <= TG_POLICY_REPLAY; policy++)
+    {
+      g_assert_false (
+          tg_producer_run (p, fx->stream, policy, tg_conditional (&host_flag), &error));
+      g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+      g_assert_nonnull (strstr (error->message, "not device memory"));
+      g_clear_error (&error);
+    }
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 0);
+  tg_test_device_free (counter);
+}
+
+/* A loop stage whose status binding overlaps its flag binding. */
+static void
+test_loop_bindings_overlap (Fixture *fx, gconstpointer data)
+{
+  const TgLoopSpec loop
+      = { .flag_binding = "go", .status_binding = "status", .max_iters = 4 };
+  guint32 *counter;
+  gint32 *words;
+  g_autoptr (TgProducer) p = tg_producer_new ("overlap", 0);
+  g_autoptr (GError) error = NULL;
+  guint s;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  words = tg_test_device_alloc (4 * sizeof (gint32));
+  s = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop,
+                                  tg_test_count_bound_stage, NULL, NULL);
+  tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
+  g_assert_true (tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
+  g_assert_true (tg_producer_bind (p, "go", words + 1, sizeof (gint32), NULL));
+  g_assert_true (tg_producer_bind (p, "status", words, sizeof (TgLoopStatus), NULL));
+  g_assert_false (
+      tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_OVERLAP);
+  g_clear_error (&error);
+  /* Apart, it runs. */
+  g_assert_true (tg_producer_bind (p, "go", words + 3, sizeof (gint32), NULL));
+  tg_test_upload (words + 3, &host_flag, sizeof (gint32));
+  g_assert_true (
+      tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 4); /* capped */
+  tg_test_device_free (words);
+  tg_test_device_free (counter);
+}
+
+static gboolean
+silent_failure (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return FALSE;
+}
+
+/* A stage that fails without an error: a critical, and a GError that says
+ * so, in the state domain's catch-all. */
+static void
+test_stage_fails_silently (Fixture *fx, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("silent", 0);
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_producer_add_device_stage (p, "mute", TG_STAGE_NONE, silent_failure, NULL, NULL);
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
+                         "*stage 'mute' failed without setting an error*");
+  g_assert_false (
+      tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_test_assert_expected_messages ();
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
+}
+
 int
 main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
   TG_TEST_ADD_GPU ("/errors/cuda/pending-error-kept", test_pending_error_kept);
   TG_TEST_ADD_GPU ("/errors/device/bad-device-restores-current", test_device_errors);
+  TG_TEST_ADD_GPU ("/errors/cuda/entry-point-keeps-pending-error",
+                   test_entry_point_keeps_pending_error);
+  TG_TEST_ADD_GPU ("/errors/argument/host-memory-flags", test_host_memory_flags);
+  TG_TEST_ADD_GPU ("/errors/argument/host-memory-condition",
+                   test_host_memory_condition);
+  TG_TEST_ADD_GPU ("/errors/state/loop-bindings-overlap", test_loop_bindings_overlap);
+  TG_TEST_ADD_GPU ("/errors/state/stage-fails-silently", test_stage_fails_silently);
   return g_test_run ();
 }

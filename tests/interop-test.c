@@ -198,8 +198,9 @@ test_scope_misuse (Fixture *f, gconstpointer data)
   TgCaptureScope *scope;
 
   TG_TEST_REQUIRE_GPU ();
+  /* A stream that is not capturing: its state refuses, not its value. */
   g_assert_null (tg_capture_scope_begin (stream, cudaStreamCaptureModeGlobal, &error));
-  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING);
   g_clear_error (&error);
 
   TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
@@ -216,6 +217,58 @@ test_scope_misuse (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   tg_capture_scope_free (scope);
   TG_TEST_CUDA (cudaGraphDestroy (graph));
+}
+
+/* TG_STREAM_AUTO names no stream: a scope refuses it, before any CUDA call;
+ * a retention and the registration query resolve it to the innermost
+ * registered capture, and refuse it when there is none. */
+static void
+test_auto_stream_without_scope (void)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("auto", 0);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_null (
+      tg_capture_scope_begin (TG_STREAM_AUTO, cudaStreamCaptureModeGlobal, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "TG_STREAM_AUTO"));
+  g_clear_error (&error);
+  g_assert_false (tg_retain_capture (TG_STREAM_AUTO, p, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_false (tg_capture_is_registered (TG_STREAM_AUTO));
+}
+
+static void
+test_auto_stream_in_scope (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("auto", 0);
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+  TgCaptureScope *scope;
+  TgLiveObjects before;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_test_live_snapshot (&before);
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeGlobal));
+  scope = tg_capture_scope_begin (f->stream, cudaStreamCaptureModeGlobal, &error);
+  g_assert_no_error (error);
+  g_assert_true (tg_capture_is_registered (TG_STREAM_AUTO));
+  g_assert_true (tg_retain_capture (TG_STREAM_AUTO, p, &error));
+  g_assert_no_error (error);
+  g_assert_true (tg_capture_scope_end (scope, &error));
+  tg_capture_scope_free (scope);
+  g_assert_false (tg_capture_is_registered (TG_STREAM_AUTO));
+  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
+  /* The graph holds the producer: one reference more than ours. */
+  g_clear_pointer (&p, tg_producer_unref);
+  {
+    TgLiveObjects now;
+    tg_get_live_objects (&now);
+    g_assert_cmpint (now.producers, ==, before.producers + 1);
+  }
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
+  tg_test_assert_no_leaks (&before);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -302,6 +355,9 @@ main (int argc, char **argv)
                    test_scope_records_and_retains);
   TG_TEST_ADD_GPU ("/interop/retain/explicit", test_retain_explicit);
   TG_TEST_ADD_GPU ("/interop/scope/misuse", test_scope_misuse);
+  g_test_add_func ("/interop/auto-stream/without-scope",
+                   test_auto_stream_without_scope);
+  TG_TEST_ADD_GPU ("/interop/auto-stream/in-scope", test_auto_stream_in_scope);
   TG_TEST_ADD_GPU ("/interop/release-wait/forever", test_release_wait_forever);
   g_test_add_func ("/interop/release-wait/forever-none-pending",
                    test_release_wait_forever_none_pending);

@@ -114,6 +114,67 @@ test_release_wait_negative (void)
   g_test_assert_expected_messages ();
 }
 
+/* An empty binding or stage name would read as a missing word in every
+ * message about it. */
+static void
+test_empty_names (void)
+{
+  const TgDeviceFunc cases[] = { noop_stage };
+  const TgSwitchSpec sw = { .index_binding = "", .n_cases = 1, .cases = cases };
+  g_autoptr (TgProducer) p = tg_producer_new ("names", 0);
+  g_autoptr (GError) error = NULL;
+  guint s;
+
+  for (guint i = 0; i < 7; i++)
+    g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL, "*assertion*failed*");
+  g_assert_cmpuint (
+      tg_producer_add_device_stage (p, "", TG_STAGE_NONE, noop_stage, NULL, NULL), ==,
+      G_MAXUINT);
+  g_assert_cmpuint (add_loop (p, "loop", TG_STAGE_NONE, "", "status", 4), ==,
+                    G_MAXUINT);
+  g_assert_cmpuint (add_loop (p, "loop", TG_STAGE_NONE, "go", "", 4), ==, G_MAXUINT);
+  g_assert_cmpuint (
+      tg_producer_add_switch_stage (p, "sw", TG_STAGE_NONE, &sw, NULL, NULL), ==,
+      G_MAXUINT);
+  s = tg_producer_add_device_stage (p, "ok", TG_STAGE_NONE, noop_stage, NULL, NULL);
+  g_assert_cmpuint (s, ==, 0);
+  tg_producer_declare_binding (p, s, "", 4);
+  tg_producer_set_stage_condition (p, s, "");
+  g_assert_false (tg_producer_bind (p, "", NULL, 0, &error));
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+  g_assert_cmpuint (tg_producer_get_n_stages (p), ==, 1);
+}
+
+static gint destroyed;
+
+static void
+count_destroy (gpointer data)
+{
+  destroyed++;
+}
+
+/* A refused stage keeps the caller's data: its destroy notify is not
+ * called, now or when the producer is freed. */
+static void
+test_refused_stage_keeps_data (void)
+{
+  TgProducer *p = tg_producer_new ("refused", 0);
+
+  destroyed = 0;
+  g_assert_cmpuint (tg_producer_add_device_stage (p, "one", TG_STAGE_NONE, noop_stage,
+                                                  NULL, count_destroy),
+                    ==, 0);
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL, "*already has a stage*");
+  g_assert_cmpuint (tg_producer_add_device_stage (p, "one", TG_STAGE_NONE, noop_stage,
+                                                  NULL, count_destroy),
+                    ==, G_MAXUINT);
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (destroyed, ==, 0);
+  tg_producer_unref (p);
+  g_assert_cmpint (destroyed, ==, 1); /* the stage that was added */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -122,5 +183,7 @@ main (int argc, char **argv)
   g_test_add_func ("/misuse/stage/unknown-flag", test_stage_unknown_flag);
   g_test_add_func ("/misuse/policy/unknown", test_unknown_policy);
   g_test_add_func ("/misuse/release-wait/negative", test_release_wait_negative);
+  g_test_add_func ("/misuse/names/empty", test_empty_names);
+  g_test_add_func ("/misuse/stage/refused-keeps-data", test_refused_stage_keeps_data);
   return g_test_run ();
 }

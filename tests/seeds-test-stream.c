@@ -101,6 +101,83 @@ test_blocking_refuse_capture (TgTestGpu *gpu, gconstpointer data)
 
 #define N_IDS 4u
 
+/* The enqueued calls on the legacy stream while a blocking stream captures
+ * (in thread-local and global mode): their launch would invalidate that
+ * capture, so each is refused as a producer run is, and the capture goes
+ * on with its nodes.  On a stream whose capture an earlier call broke, each
+ * is refused with TG_CAPTURE_ERROR_FAILED. */
+static void
+test_legacy_stream_joined_to_capture (TgTestGpu *gpu, gconstpointer data)
+{
+  const enum cudaStreamCaptureMode modes[]
+      = { cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeGlobal };
+  guint8 *mask;
+  guint64 *out;
+  guint32 *ids, *counter;
+  TgSeedState *state;
+  TgsReadback before;
+  cudaStream_t blocking;
+
+  TG_TEST_REQUIRE_GPU ();
+  state = tgs_state_new (TGS_N_ENVS, TGS_BASE);
+  mask = tg_test_device_alloc (TGS_N_ENVS);
+  out = tg_test_device_alloc (TGS_N_ENVS * sizeof (guint64));
+  ids = tg_test_device_alloc (sizeof (guint32) + sizeof (guint64));
+  counter = tg_test_device_alloc (sizeof (guint32));
+  TG_TEST_CUDA (cudaStreamCreate (&blocking));
+  tgs_readback (state, gpu->stream, &before);
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+      cudaGraph_t graph = NULL;
+      gsize nodes;
+
+      TG_TEST_CUDA (cudaStreamBeginCapture (blocking, modes[m]));
+      TG_TEST_CUDA (tgt_launch_count (blocking, counter));
+      for (guint call = 0; call < 4; call++)
+        {
+          g_autoptr (GError) error = NULL;
+          gboolean ok
+              = call == 0
+                    ? tg_seed_state_advance (state, NULL, mask, TGS_N_ENVS, &error)
+                : call == 1 ? tg_seed_state_reset_epochs (state, NULL, NULL, 0, &error)
+                : call == 2 ? tg_seed_state_fill_effective (state, NULL, out,
+                                                            TGS_N_ENVS, &error)
+                            : tg_seed_state_set_seeds_device (
+                                state, NULL, ids, (guint64 *)(ids + 2), 1, &error);
+
+          g_assert_false (ok);
+          g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+          g_assert_true (tg_stream_is_capturing (blocking));
+        }
+      TG_TEST_CUDA (cudaStreamEndCapture (blocking, &graph));
+      nodes = tg_test_graph_n_nodes (graph);
+      g_assert_cmpuint (nodes, ==, 1);
+      TG_TEST_CUDA (cudaGraphDestroy (graph));
+    }
+  /* An invalidated capture: the state's calls are refused as FAILED. */
+  TG_TEST_CUDA (cudaStreamBeginCapture (blocking, cudaStreamCaptureModeGlobal));
+  g_assert_cmpint (cudaStreamSynchronize (blocking), !=, cudaSuccess);
+  (void)cudaGetLastError ();
+  {
+    g_autoptr (GError) error = NULL;
+    cudaGraph_t graph = NULL;
+
+    g_assert_false (tg_seed_state_advance (state, blocking, NULL, 0, &error));
+    g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+    g_assert_cmpint (cudaStreamEndCapture (blocking, &graph), ==,
+                     cudaErrorStreamCaptureInvalidated);
+    (void)cudaGetLastError ();
+  }
+  tgs_assert_unchanged (state, gpu->stream, &before);
+  tgs_readback_clear (&before);
+  TG_TEST_CUDA (cudaStreamDestroy (blocking));
+  tg_test_device_free (counter);
+  tg_test_device_free (ids);
+  tg_test_device_free (out);
+  tg_test_device_free (mask);
+  tg_seed_state_unref (state);
+}
+
 static void
 test_set_seeds_device_recorded (TgTestGpu *gpu, gconstpointer data)
 {
@@ -316,6 +393,8 @@ tgs_add_stream_tests (void)
 {
   TG_TEST_ADD_GPU ("/seeds/stream/ordered-on-caller-stream",
                    test_ordered_on_caller_stream);
+  TG_TEST_ADD_GPU ("/seeds/stream/legacy-joined-to-capture-refused",
+                   test_legacy_stream_joined_to_capture);
   TG_TEST_ADD_GPU ("/seeds/stream/blocking-refuse-capture",
                    test_blocking_refuse_capture);
   TG_TEST_ADD_GPU ("/seeds/stream/auto-in-registered-scope",

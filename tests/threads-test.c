@@ -292,5 +292,6 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/threads/calls/concurrent-calls-wait", test_concurrent_call_waits);
   TG_TEST_ADD_GPU ("/threads/calls/exit-inside-call", test_thread_exit_inside_call);
   threads_test_add_misuse ();
+  threads_test_add_rebind ();
   return g_test_run ();
 }
