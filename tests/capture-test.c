@@ -89,6 +89,7 @@ typedef enum
   WORK_FIRST_REPLAY, /* a producer's first REPLAY call: capture + instantiate */
   WORK_EAGER_IF,     /* an eager conditional: pinned readback + sync */
   WORK_REAPER,       /* destroy a graph that retained a producer: the reaper frees it */
+  WORK_SEED_STATE,   /* a new seed state (allocates, uploads, waits), read, freed */
 } Work;
 
 typedef struct
@@ -120,6 +121,17 @@ do_work (gpointer data)
       g_assert_true (tg_producer_run (job->producer, job->stream, TG_POLICY_EAGER,
                                       tg_conditional (job->flag), &error));
       break;
+    case WORK_SEED_STATE:
+      {
+        TgSeedState *state = tg_seed_state_new (0, 64, 7, &error);
+        guint64 seeds[64];
+
+        g_assert_no_error (error);
+        g_assert_true (tg_seed_state_read (state, TG_STREAM_AUTO, seeds, NULL, &error));
+        g_assert_cmpuint (seeds[63], ==, tg_env_seed (7, 63));
+        tg_seed_state_unref (state);
+        break;
+      }
     case WORK_REAPER:
       {
         /* The test's own destroys must not break the capture either. */
@@ -223,6 +235,7 @@ test_foreign (Fixture *fx, gconstpointer data)
                   k->work == WORK_RELEASE        ? "release"
                   : k->work == WORK_FIRST_REPLAY ? "first replay"
                   : k->work == WORK_EAGER_IF     ? "eager conditional"
+                  : k->work == WORK_SEED_STATE   ? "new seed state"
                                                  : "reaper",
                   k->rounds, (guint)G_N_ELEMENTS (modes));
   tg_test_device_free (flag);
@@ -241,6 +254,8 @@ main (int argc, char **argv)
   static const Case release_same = { WORK_RELEASE, TRUE, 1 };
   static const Case replay_same = { WORK_FIRST_REPLAY, TRUE, 1 };
   static const Case eager_if_same = { WORK_EAGER_IF, TRUE, 1 };
+  static const Case seeds_other = { WORK_SEED_STATE, FALSE, 1 };
+  static const Case seeds_same = { WORK_SEED_STATE, TRUE, 1 };
 
   tg_test_init (&argc, &argv);
   g_test_add ("/capture/foreign/other-thread/release", Fixture, &release_other,
@@ -256,6 +271,10 @@ main (int argc, char **argv)
   g_test_add ("/capture/foreign/same-thread/first-replay", Fixture, &replay_same,
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
   g_test_add ("/capture/foreign/same-thread/eager-conditional", Fixture, &eager_if_same,
+              tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
+  g_test_add ("/capture/foreign/other-thread/new-seed-state", Fixture, &seeds_other,
+              tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
+  g_test_add ("/capture/foreign/same-thread/new-seed-state", Fixture, &seeds_same,
               tg_test_gpu_set_up, test_foreign, tg_test_gpu_tear_down);
   return g_test_run ();
 }

@@ -125,6 +125,7 @@ static void
 test_stage_calls (Fixture *fx, gconstpointer data)
 {
   TgTestCounted c;
+  TgRunnerStats stats;
   TgProducer *p;
   gint32 *flag;
   cudaGraph_t graph = NULL;
@@ -143,6 +144,8 @@ test_stage_calls (Fixture *fx, gconstpointer data)
   g_assert_true (
       tg_producer_run (p, fx->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
   g_assert_cmpint (g_atomic_int_get (&c.calls), ==, 2); /* captured once */
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpuint (stats.n_captures, ==, 1);
 
   /* Unconditional RECORD: once, as one child-graph node. */
   TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
@@ -162,6 +165,9 @@ test_stage_calls (Fixture *fx, gconstpointer data)
   g_assert_cmpint (g_atomic_int_get (&c.calls), ==, 5);
   TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
   TG_TEST_CUDA (cudaGraphDestroy (graph));
+  /* RECORD's trial captures make no graph of the producer's: not counted. */
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpuint (stats.n_captures, ==, 1);
 
   tg_producer_unref (p);
   tg_test_counted_clear (&c);
@@ -414,6 +420,64 @@ test_rebind_after_record (Fixture *f, gconstpointer data)
   tg_test_device_free (second);
 }
 
+/* What a recorded stage keeps (tg_launch_keep) lives as long as the
+ * caller's graph, whether the call records once (embedded) or twice (a
+ * condition). */
+static gint kept_alive;
+
+static void
+kept_release (gpointer data)
+{
+  g_atomic_int_add (&kept_alive, -1);
+}
+
+static gboolean
+keeping_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  g_atomic_int_inc (&kept_alive);
+  tg_launch_keep (launch, NULL, kept_release);
+  return tg_test_count_bound_stage (launch, data, error);
+}
+
+static void
+test_keep (Fixture *fx, gconstpointer data)
+{
+  guint32 *counter;
+  gint32 *flag;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  flag = tg_test_device_alloc (sizeof (gint32));
+  for (guint conditional = 0; conditional <= 1; conditional++)
+    {
+      TgProducer *p
+          = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE, keeping_stage);
+      TgCondition cond = conditional ? tg_conditional (flag) : tg_unconditional ();
+      cudaGraph_t graph = NULL;
+      cudaGraphExec_t exec = NULL;
+
+      kept_alive = 0;
+      TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
+      g_assert_true (tg_producer_run (p, fx->stream, TG_POLICY_RECORD, cond, &error));
+      g_assert_no_error (error);
+      TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
+      tg_producer_unref (p); /* the keep does not need the producer */
+      g_assert_cmpint (kept_alive, ==, conditional ? 2 : 1);
+      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+      TG_TEST_CUDA (cudaGraphDestroy (graph));
+      TG_TEST_CUDA (cudaGraphLaunch (exec, fx->stream));
+      TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
+      g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
+      g_assert_cmpint (kept_alive, ==, conditional ? 2 : 1); /* the exec holds it */
+      TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+      g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
+      g_assert_cmpint (kept_alive, ==, 0);
+    }
+  tg_test_device_free (flag);
+  tg_test_device_free (counter);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -424,6 +488,7 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/record/host-stage/host-function-once-per-replay",
                    test_record_host_function_once_per_replay);
   TG_TEST_ADD_GPU ("/record/trial/stage-calls-per-call", test_stage_calls);
+  TG_TEST_ADD_GPU ("/record/keep/lives-with-the-caller-graph", test_keep);
   for (guint b = 0; b < G_N_ELEMENTS (breaker_names); b++)
     {
       g_autofree char *path
