@@ -241,9 +241,50 @@ test_family_out_of_range (TgTestGpu *gpu, gconstpointer data)
   tg_seed_state_unref (seeds);
 }
 
+/* Every kernel of the track producer, eagerly: the relaxation's body runs
+ * as plain launches, not in a WHILE node, which is where compute-sanitizer's
+ * racecheck and synccheck can check its block barriers (tests/sanitize.sh
+ * runs this case under every tool).  Each family twice, from two producers
+ * at the same seeds: the same bits, sound tracks of the family's shape. */
+static void
+test_eager_kernels (TgTestGpu *gpu, gconstpointer data)
+{
+  cudaStream_t s = gpu->stream;
+  gsize per_env = points_size (N_ENVS) / N_ENVS;
+
+  TG_TEST_REQUIRE_GPU ();
+  for (gint32 f = 0; f < TRACK_N_FAMILIES; f++)
+    {
+      Outputs out[2];
+
+      for (guint k = 0; k < G_N_ELEMENTS (out); k++)
+        {
+          g_autoptr (GError) error = NULL;
+          TgSeedState *seeds = tg_seed_state_new (0, N_ENVS, 2024, &error);
+          TgProducer *p;
+
+          g_assert_no_error (error);
+          p = track_new (seeds, s, N_ENVS, TRUE, NULL);
+          set_family (p, f, s);
+          scrub (p, s);
+          run_ok (p, s, TG_POLICY_EAGER);
+          outputs_read (&out[k], p, seeds, s);
+          assert_relaxed (p, s);
+          tg_producer_unref (p);
+          tg_seed_state_unref (seeds);
+        }
+      outputs_assert_equal (&out[0], &out[1]);
+      assert_sound (out[0].points, out[0].valid, N_ENVS, per_env / sizeof (float2));
+      assert_family_shape (f, out[0].control);
+      outputs_clear (&out[0]);
+      outputs_clear (&out[1]);
+    }
+}
+
 void
 examples_test_add_families (void)
 {
+  TG_TEST_ADD_GPU ("/examples/track/eager-kernels-every-family", test_eager_kernels);
   TG_TEST_ADD_GPU ("/examples/track/families-bit-identical", test_families);
   TG_TEST_ADD_GPU ("/examples/track/family-out-of-range-changes-nothing",
                    test_family_out_of_range);

@@ -21,7 +21,11 @@ limit=${TG_SANITIZE_TIMEOUT:-300}
 # (tests/sanitize-repro.cu; compute-sanitizer 2025.3, driver 580), with the
 # kernel named in --kernel-name-exclude or not.  The cases are skipped under
 # a tool only when it fails the repro's WHILE run and not its eager and
-# plain-graph runs; never under memcheck, never whole programs.
+# plain-graph runs; never under memcheck, never whole programs.  The track
+# producer's kernels, the relaxation's body with its barriers included, are
+# still checked by every tool: examples-test's
+# /examples/track/eager-kernels-every-family runs them all eagerly, where no
+# WHILE node is, and is never skipped.
 barrier_in_while="
 condition-test:/condition/loop/block-wide-kernel-in-body
 examples-test:/examples/track/policies-bit-identical
