@@ -175,7 +175,7 @@ test_retain_explicit (Fixture *f, gconstpointer data)
     Watch idle = { 0 };
     g_autoptr (TgProducer) q = watched_producer (&idle);
     g_assert_false (tg_retain_capture (stream, q, &error));
-    g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+    g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING);
   }
   tg_test_device_free (w.out);
 }
