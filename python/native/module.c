@@ -127,7 +127,8 @@ native_exec (PyObject *module)
       || tgpy_launch_init_types (module, state) < 0
       || tgpy_condition_init_type (module, state) < 0
       || tgpy_seeds_init_type (module, state) < 0
-      || tgpy_interop_init (module, state) < 0 || register_at_exit (module) < 0)
+      || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0
+      || register_at_exit (module) < 0)
     return -1;
   /* version.h comes from the configure run that built the archives too. */
   if (PyModule_AddStringConstant (module, "__version__", TG_VERSION_STRING) < 0

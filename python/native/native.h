@@ -176,4 +176,7 @@ TgSeedState *tgpy_seed_state_get (TgpyState *state, PyObject *obj);
 
 int tgpy_interop_init (PyObject *module, TgpyState *state);
 
+/* tracks.c: the example track producer, a C producer built into the module */
+int tgpy_tracks_init (PyObject *module, TgpyState *state);
+
 #endif

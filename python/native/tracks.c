@@ -1,0 +1,257 @@
+/* tracks.c: the example track producer (examples/track-producer.c), a
+ * producer written in C, made available to Python: compiled into this
+ * module beside the archives, so it shares their one copy of libtrackgen,
+ * and wrapped in the same Producer type as a producer built in Python.  Its
+ * configuration comes as keyword arguments. */
+#include "native.h"
+
+#include "track-producer.h"
+
+#include <string.h>
+
+/* A float field of TrackShape or TrackConfig set from @kwargs[@name]. */
+typedef struct
+{
+  const char *name;
+  gsize offset;
+  gboolean is_float;
+} Field;
+
+static const Field shape_fields[] = {
+  { "n_points", G_STRUCT_OFFSET (TrackShape, n_points), FALSE },
+  { "n_control", G_STRUCT_OFFSET (TrackShape, n_control), FALSE },
+  { "radius", G_STRUCT_OFFSET (TrackShape, radius), TRUE },
+  { "radius_jitter", G_STRUCT_OFFSET (TrackShape, radius_jitter), TRUE },
+  { "angle_jitter", G_STRUCT_OFFSET (TrackShape, angle_jitter), TRUE },
+  { "width", G_STRUCT_OFFSET (TrackShape, width), TRUE },
+  { "min_turn_radius", G_STRUCT_OFFSET (TrackShape, min_turn_radius), TRUE },
+};
+
+/* Applies @kwargs to @config: the shape's fields, max_iters, advance; any
+ * other key is a TypeError, as for a Python function. */
+static int
+apply_config (TrackConfig *config, PyObject *kwargs)
+{
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+
+  while (kwargs != NULL && PyDict_Next (kwargs, &pos, &key, &value))
+    {
+      const char *name = PyUnicode_AsUTF8AndSize (key, NULL);
+      guint i;
+
+      if (name == NULL)
+        return -1;
+      if (strcmp (name, "max_iters") == 0 || strcmp (name, "advance") == 0)
+        {
+          long v = PyLong_AsLong (value);
+          if (v == -1 && PyErr_Occurred ())
+            return -1;
+          if (v < 0 || v > G_MAXINT32)
+            {
+              tgpy_argument_error (PyExc_ValueError, name, "%ld is out of range", v);
+              return -1;
+            }
+          if (name[0] == 'm')
+            config->max_iters = (guint)v;
+          else
+            config->advance = v != 0;
+          continue;
+        }
+      for (i = 0; i < G_N_ELEMENTS (shape_fields); i++)
+        if (strcmp (name, shape_fields[i].name) == 0)
+          break;
+      if (i == G_N_ELEMENTS (shape_fields))
+        {
+          PyErr_Format (PyExc_TypeError, "TrackProducer: unexpected keyword '%s'", name);
+          return -1;
+        }
+      if (shape_fields[i].is_float)
+        {
+          double v = PyFloat_AsDouble (value);
+          if (v == -1.0 && PyErr_Occurred ())
+            return -1;
+          G_STRUCT_MEMBER (float, &config->shape, shape_fields[i].offset) = (float)v;
+        }
+      else
+        {
+          long v = PyLong_AsLong (value);
+          if (v == -1 && PyErr_Occurred ())
+            return -1;
+          if (v < 0 || v > G_MAXINT32)
+            {
+              tgpy_argument_error (PyExc_ValueError, name, "%ld is out of range", v);
+              return -1;
+            }
+          G_STRUCT_MEMBER (guint32, &config->shape, shape_fields[i].offset) = (guint32)v;
+        }
+    }
+  return 0;
+}
+
+/* _track_producer_new(cls, seeds, stream, **config): a new cls (a subclass
+ * of Producer) around track_producer_new() for the envs of @seeds. */
+static PyObject *
+native_track_producer_new (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  TgpyState *state = PyModule_GetState (module);
+  PyObject *cls, *seeds_obj, *stream_obj;
+  TgSeedState *seeds;
+  cudaStream_t stream;
+  GError *error = NULL;
+  TrackConfig config;
+  TgProducer *p;
+
+  if (!PyArg_ParseTuple (args, "OOO:_track_producer_new", &cls, &seeds_obj, &stream_obj))
+    return NULL;
+  if (!PyType_Check (cls)
+      || !PyType_IsSubtype ((PyTypeObject *)cls, (PyTypeObject *)state->producer_type))
+    return tgpy_argument_error (PyExc_TypeError, "cls", "not a Producer subclass");
+  if ((seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL
+      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  track_config_init (&config, tg_seed_state_get_n_envs (seeds));
+  if (apply_config (&config, kwargs) < 0)
+    return NULL;
+  /* The buffers are initialized on a stream of the seeds' device. */
+  if (stream == TG_STREAM_AUTO
+      && (stream = tg_default_stream (tg_seed_state_get_device (seeds), &error)) == NULL)
+    return tgpy_raise (state, error, NULL);
+  Py_BEGIN_ALLOW_THREADS;
+  p = track_producer_new (&config, seeds, stream, &error);
+  Py_END_ALLOW_THREADS;
+  if (p == NULL)
+    return tgpy_raise (state, error, NULL);
+  return tgpy_producer_wrap (state, (PyTypeObject *)cls, p);
+}
+
+/* The shape and cap a producer was made with, as the defaults complete
+ * them: {field: value}. */
+static PyObject *
+native_track_config (PyObject *module, PyObject *arg)
+{
+  TrackConfig config;
+  long n_envs = PyLong_AsLong (arg);
+  PyObject *d;
+
+  if (n_envs == -1 && PyErr_Occurred ())
+    return NULL;
+  track_config_init (&config, (guint)n_envs);
+  if ((d = PyDict_New ()) == NULL)
+    return NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (shape_fields); i++)
+    {
+      PyObject *v
+          = shape_fields[i].is_float
+                ? PyFloat_FromDouble (
+                      G_STRUCT_MEMBER (float, &config.shape, shape_fields[i].offset))
+                : PyLong_FromUnsignedLong (
+                      G_STRUCT_MEMBER (guint32, &config.shape, shape_fields[i].offset));
+      if (v == NULL || PyDict_SetItemString (d, shape_fields[i].name, v) < 0)
+        {
+          Py_XDECREF (v);
+          Py_DECREF (d);
+          return NULL;
+        }
+      Py_DECREF (v);
+    }
+  if (PyDict_SetItemString (d, "max_iters", PyLong_FromUnsignedLong (config.max_iters))
+      < 0)
+    {
+      Py_DECREF (d);
+      return NULL;
+    }
+  return d;
+}
+
+static PyObject *
+native_track_family_name (PyObject *module, PyObject *arg)
+{
+  long f = PyLong_AsLong (arg);
+
+  if (f == -1 && PyErr_Occurred ())
+    return NULL;
+  return PyUnicode_FromString (track_family_name ((gint32)f));
+}
+
+/* _track_svg_write(path, points, valid, n_tracks, n_points, width, labels):
+ * points and valid as bytes (float2 and uint8, host order). */
+static PyObject *
+native_track_svg_write (PyObject *module, PyObject *args)
+{
+  const char *path, *points, *valid;
+  Py_ssize_t points_size, valid_size;
+  unsigned int n_tracks, n_points;
+  float width;
+  PyObject *labels_obj;
+  char **labels = NULL;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (!PyArg_ParseTuple (args, "sy#y#IIfO:_track_svg_write", &path, &points,
+                         &points_size, &valid, &valid_size, &n_tracks, &n_points, &width,
+                         &labels_obj))
+    return NULL;
+  if ((size_t)points_size != (size_t)n_tracks * n_points * 2 * sizeof (float)
+      || (size_t)valid_size != n_tracks)
+    return tgpy_argument_error (PyExc_ValueError, "points",
+                                "%zd bytes of points and %zd of validity for %u tracks "
+                                "of %u points",
+                                points_size, valid_size, n_tracks, n_points);
+  if (labels_obj != Py_None)
+    {
+      Py_ssize_t n = PySequence_Size (labels_obj);
+
+      if (n < 0)
+        return NULL;
+      labels = g_new0 (char *, n + 1);
+      for (Py_ssize_t i = 0; i < n; i++)
+        {
+          PyObject *item = PySequence_GetItem (labels_obj, i);
+          const char *s = item != NULL ? PyUnicode_AsUTF8AndSize (item, NULL) : NULL;
+
+          labels[i] = g_strdup (s != NULL ? s : "");
+          Py_XDECREF (item);
+          if (s == NULL)
+            {
+              g_strfreev (labels);
+              return NULL;
+            }
+        }
+    }
+  Py_BEGIN_ALLOW_THREADS;
+  ok = track_svg_write (path, (const float2 *)points, (const guint8 *)valid, n_tracks,
+                        n_points, width, (const char *const *)labels, &error);
+  Py_END_ALLOW_THREADS;
+  g_strfreev (labels);
+  if (!ok)
+    {
+      PyErr_Format (PyExc_OSError, "%s", error->message);
+      g_error_free (error);
+      return NULL;
+    }
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef track_functions[] = {
+  { "_track_producer_new", (PyCFunction)(void (*) (void))native_track_producer_new,
+    METH_VARARGS | METH_KEYWORDS,
+    "_track_producer_new(cls, seeds, stream, **config)\n--\n\ntrack_producer_new()." },
+  { "_track_config", native_track_config, METH_O,
+    "_track_config(n_envs, /)\n--\n\nThe default track configuration as a dict." },
+  { "track_family_name", native_track_family_name, METH_O,
+    "track_family_name(family, /)\n--\n\n\"polar\", \"stadium\", \"star\", or "
+    "\"none\"." },
+  { "_track_svg_write", native_track_svg_write, METH_VARARGS,
+    "_track_svg_write(path, points, valid, n_tracks, n_points, width, labels)\n--\n\n"
+    "track_svg_write()." },
+  { NULL },
+};
+
+int
+tgpy_tracks_init (PyObject *module, TgpyState *state)
+{
+  if (PyModule_AddIntConstant (module, "TRACK_N_FAMILIES", TRACK_N_FAMILIES) < 0)
+    return -1;
+  return PyModule_AddFunctions (module, track_functions);
+}

@@ -1,0 +1,126 @@
+"""track_gen.tracks: TrackGen's example track generator, a producer written in
+C (examples/track-producer.c), from Python.
+
+Each env's track is keyed by its (seed, epoch) in a :class:`SeedState` and by
+its shape family: K control points drawn by the family, a closed Catmull-Rom
+centerline resampled to N points evenly spaced by arc length, a bounded
+relaxation that smooths sharp turns away (a WHILE loop on the device), and a
+validity test.  Only envs whose mask byte is non-zero are (re)generated.  The
+family of a call is a device value (``"family"``), so a graph that recorded
+the producer can change it between replays.
+
+The producer is compiled into the package's native module, beside its copy
+of libtrackgen, and wrapped in the same :class:`track_gen.exec.Producer` as a
+producer built in Python: run it, record it, guard it by a condition like
+any other.  Its buffers are its bindings (``"mask"``, ``"family"``,
+``"points"``, ``"families"``, ``"valid"``, ...); :meth:`TrackProducer.tensor`
+gives one as a torch tensor over the producer's memory.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from track_gen import _native
+from track_gen.exec import Producer, StreamLike
+from track_gen.seeds import SeedState
+
+__all__ = ["TrackProducer", "FAMILIES", "family_name", "write_svg"]
+
+#: The shape families, by index: what ``"family"`` selects.
+FAMILIES = tuple(_native.track_family_name(f) for f in range(_native.TRACK_N_FAMILIES))
+
+# Element types of the bindings, for TrackProducer.tensor(): (torch dtype
+# name, elements per env, or None for one element in all).
+_LAYOUT = {
+    "mask": ("uint8", 1),
+    "families": ("uint8", 1),
+    "valid": ("uint8", 1),
+    "sharpness": ("float32", 1),
+    "family": ("int32", None),
+    "flag": ("int32", None),
+    "generated": ("int32", None),
+    "loop_status": ("int32", None),
+}
+
+
+def family_name(family: int) -> str:
+    """The family's name ("polar", "stadium", "star"), or "none" out of range."""
+    return _native.track_family_name(family)
+
+
+class TrackProducer(Producer):
+    """The track producer for the envs of *seeds* (track_producer_new()).
+
+    ``TrackProducer(seeds, *, stream=None, advance=False, max_iters=32,
+    n_points=128, n_control=12, radius=100.0, radius_jitter=0.3,
+    angle_jitter=0.5, width=12.0, min_turn_radius=20.0)``.  *advance*: each
+    generation first advances the masked envs' epochs.  The producer keeps
+    *seeds* alive and owns its buffers, initialized on *stream* (TrackGen's
+    stream of the seeds' device by default), every env masked, family 0.
+    """
+
+    def __new__(cls, seeds: SeedState, *, stream: StreamLike = None, **config: Any):
+        return _native._track_producer_new(cls, seeds, stream, **config)
+
+    def __init__(self, seeds: SeedState, *, stream: StreamLike = None,
+                 **config: Any) -> None:
+        self._dtypes: dict = {}
+        self._seeds = seeds
+        full = _native._track_config(seeds.n_envs)
+        full.update(config)
+        self.n_envs = seeds.n_envs
+        self.n_points = int(full["n_points"])
+        self.n_control = int(full["n_control"])
+        self.width = float(full["width"])
+
+    @property
+    def seeds(self) -> SeedState:
+        """The seed state the producer generates for."""
+        return self._seeds
+
+    def tensor(self, name: str) -> Any:
+        """The binding *name* as a torch tensor over the producer's memory (no
+        copy; it keeps the producer alive): ``"points"`` is (n_envs, n_points,
+        2) float32, ``"control"`` (n_envs, n_control, 2), the per-env bytes
+        (``"mask"``, ``"families"``, ``"valid"``) (n_envs,) uint8,
+        ``"sharpness"`` float32, ``"family"`` and ``"flag"`` one int32,
+        ``"loop_status"`` two int32 (iterations, end)."""
+        import torch
+        from track_gen.interop.torch import tensor_at
+
+        found = self.get_binding(name)
+        if found is None:
+            raise KeyError("the track producer has no binding %r" % name)
+        ptr, size = found
+        if name in ("points", "control"):
+            n = self.n_points if name == "points" else self.n_control
+            return tensor_at(ptr, (self.n_envs, n, 2), torch.float32, self)
+        dtype, per_env = _LAYOUT[name]
+        torch_dtype = getattr(torch, dtype)
+        item = torch.tensor([], dtype=torch_dtype).element_size()
+        shape = (self.n_envs,) if per_env else (size // item,)
+        return tensor_at(ptr, shape, torch_dtype, self)
+
+    def write_svg(self, path: str, envs: Sequence[int] = range(16),
+                  labels: Optional[Sequence[str]] = None) -> None:
+        """Draws the tracks of *envs* (their current points and validity) to an
+        SVG grid at *path*; waits for the device."""
+        points = self.tensor("points")[list(envs)].contiguous().cpu()
+        valid = self.tensor("valid")[list(envs)].contiguous().cpu()
+        write_svg(path, points.numpy().tobytes(), bytes(valid.tolist()), len(envs),
+                  self.n_points, self.width, labels)
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<track_gen TrackProducer (closed)>"
+        return "<track_gen TrackProducer of %d envs, %d points each>" % (self.n_envs,
+                                                                         self.n_points)
+
+
+def write_svg(path: str, points: bytes, valid: bytes, n_tracks: int, n_points: int,
+              width: float, labels: Optional[Sequence[str]] = None) -> None:
+    """Writes *n_tracks* closed tracks (*points*: float32 pairs, env-major;
+    *valid*: one byte each) as an SVG grid (track_svg_write())."""
+    _native._track_svg_write(path, points, valid, n_tracks, n_points, width,
+                             None if labels is None else list(labels))
+

@@ -1,0 +1,91 @@
+"""A producer written in C from Python: the example track producer
+(track_gen.tracks), bit-identical eagerly, replayed and recorded into a
+torch.cuda.graph, its buffers as torch tensors, each family's tracks, and
+the SVG.  GPU cases skip without torch or a device."""
+import os
+import sys
+import tempfile
+import unittest
+
+import tap
+import tgtest
+from track_gen import exec as tx
+from track_gen import seeds
+
+N = 64
+
+
+class Tracks(unittest.TestCase):
+    def setUp(self):
+        self.torch = tgtest.require_gpu()
+        from track_gen import tracks
+        from track_gen.interop import torch as interop_torch
+        self.tracks, self.interop = tracks, interop_torch
+        self.leaks = tgtest.LeakCheck(self)
+
+    def tearDown(self):
+        self.leaks.check()
+
+    def generate(self, policy, family, base=77):
+        """The outputs of one call under @policy on a fresh state and producer."""
+        torch = self.torch
+        state = seeds.SeedState(N, base)
+        p = self.tracks.TrackProducer(state, advance=True)
+        p.tensor("family").fill_(family)
+        if policy == tx.Policy.RECORD:
+            g = torch.cuda.CUDAGraph()
+            with self.interop.graph(g):
+                p.run()
+            g.replay()
+        else:
+            p.run(torch.cuda.current_stream(), policy)
+        torch.cuda.synchronize()
+        out = {name: p.tensor(name).clone() for name in ("points", "control", "valid",
+                                                          "families")}
+        out["epochs"] = state.read()[1]
+        p.close()
+        state.close()
+        return out
+
+    def test_policies_bit_identical(self):
+        torch = self.torch
+        for family in range(len(self.tracks.FAMILIES)):
+            eager = self.generate(tx.Policy.EAGER, family)
+            self.assertTrue(bool((eager["families"] == family).all()))
+            self.assertEqual(eager["epochs"], [1] * N)
+            self.assertGreater(int(eager["valid"].sum()), N // 2)
+            for policy in (tx.Policy.REPLAY, tx.Policy.RECORD):
+                with self.subTest(family=family, policy=policy.name):
+                    got = self.generate(policy, family)
+                    for name in ("points", "control", "valid", "families"):
+                        self.assertTrue(torch.equal(got[name], eager[name]), name)
+                    self.assertEqual(got["epochs"], eager["epochs"])
+
+    def test_a_c_producer_is_a_producer(self):
+        torch = self.torch
+        state = seeds.SeedState(N, 5)
+        p = self.tracks.TrackProducer(state, max_iters=8, n_points=64)
+        self.assertIsInstance(p, tx.Producer)
+        self.assertEqual((p.name, p.n_points, p.n_envs), ("track", 64, N))
+        self.assertEqual(p.tensor("points").shape, (N, 64, 2))
+        self.assertEqual(tx.resolve(p, torch.cuda.current_stream())[0], tx.Policy.REPLAY)
+        # A condition on the device: nothing regenerates while the flag is 0.
+        flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+        p.run(torch.cuda.current_stream(), tx.Policy.EAGER, tx.conditional(flag))
+        self.assertEqual(state.read()[1], [0] * N)
+        with self.assertRaises(TypeError):
+            self.tracks.TrackProducer(state, colour="red")
+        with self.assertRaises(tx.ArgumentError):
+            self.tracks.TrackProducer(state, n_points=33)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.svg")
+            p.run(torch.cuda.current_stream())
+            p.write_svg(path, range(4), ["a", "b", "c", "d"])
+            with open(path) as f:
+                self.assertIn("<svg", f.read())
+        p.close()
+        state.close()
+
+
+if __name__ == "__main__":
+    sys.exit(tap.main())
