@@ -241,7 +241,7 @@ test_auto_stream_without_scope (void)
 static void
 test_auto_stream_in_scope (Fixture *f, gconstpointer data)
 {
-  g_autoptr (TgProducer) p = tg_producer_new ("auto", 0);
+  g_autoptr (TgProducer) p = NULL;
   g_autoptr (GError) error = NULL;
   cudaGraph_t graph = NULL;
   TgCaptureScope *scope;
@@ -249,6 +249,7 @@ test_auto_stream_in_scope (Fixture *f, gconstpointer data)
 
   TG_TEST_REQUIRE_GPU ();
   tg_test_live_snapshot (&before);
+  p = tg_producer_new ("auto", 0);
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeGlobal));
   scope = tg_capture_scope_begin (f->stream, cudaStreamCaptureModeGlobal, &error);
   g_assert_no_error (error);

@@ -14,6 +14,7 @@
 #ifndef TGPY_NATIVE_H
 #define TGPY_NATIVE_H
 
+#define PY_SSIZE_T_CLEAN
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
 

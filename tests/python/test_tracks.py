@@ -1,8 +1,11 @@
 """A producer written in C from Python: the example track producer
 (track_gen.tracks), bit-identical eagerly, replayed and recorded into a
 torch.cuda.graph, its buffers as torch tensors, each family's tracks, and
-the SVG.  GPU cases skip without torch or a device."""
+the SVG.  GPU cases skip without torch or a device; the SVG writer and the
+families need neither."""
+import math
 import os
+import struct
 import sys
 import tempfile
 import unittest
@@ -85,6 +88,37 @@ class Tracks(unittest.TestCase):
                 self.assertIn("<svg", f.read())
         p.close()
         state.close()
+
+
+class Svg(unittest.TestCase):
+    """track_gen.tracks without a device: the families and the SVG writer."""
+
+    def test_families(self):
+        from track_gen import tracks
+        self.assertEqual(tracks.FAMILIES, ("polar", "stadium", "star"))
+        self.assertEqual(tracks.family_name(99), "none")
+
+    def test_write_svg_from_bytes(self):
+        from track_gen import tracks
+        n_tracks, n_points = 3, 8
+        ring = [(10 * math.cos(2 * math.pi * k / n_points),
+                 10 * math.sin(2 * math.pi * k / n_points)) for k in range(n_points)]
+        points = b"".join(struct.pack("<2f", *xy) for _ in range(n_tracks) for xy in ring)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.svg")
+            # Fewer labels than tracks: the rest are numbered.
+            tracks.write_svg(path, points, bytes([1, 0, 1]), n_tracks, n_points, 2.0,
+                             ["first"])
+            with open(path) as f:
+                svg = f.read()
+            self.assertIn("<svg", svg)
+            self.assertIn("first", svg)
+            self.assertIn("track 2", svg)
+            with self.assertRaisesRegex(ValueError, "points"):
+                tracks.write_svg(path, points[:-8], bytes(3), n_tracks, n_points, 2.0)
+            with self.assertRaises(OSError):
+                tracks.write_svg(os.path.join(tmp, "no", "such.svg"), points, bytes(3),
+                                 n_tracks, n_points, 2.0)
 
 
 if __name__ == "__main__":
