@@ -39,6 +39,12 @@ def signed64(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
+def add_compile_option(p):
+    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
+                   help="fuse the step's and the stage's torch ops with torch.compile "
+                        "(default; --no-compile runs them op by op)")
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,14 +60,13 @@ def parse_args(argv=None):
     p.add_argument("--shown", type=int, default=16,
                    help="envs regenerated standalone and drawn (default 16)")
     p.add_argument("--svg", default="tracks-py.svg", help="the SVG to write ('' for none)")
-    p.add_argument("--compile", action="store_true",
-                   help="fuse the step's torch ops with torch.compile")
+    add_compile_option(p)
     return p.parse_args(argv)
 
 
 class Sim:
     """Envs [first_env, first_env + n_envs) of a population: a seed state shard,
-    a track producer, the Python post-processing producer, and the agents."""
+    a track producer with a Python post-processing stage, and the agents."""
 
     def __init__(self, torch, tg, n_envs, base_seed, args, first_env=0, device=0):
         self.torch, self.tg, self.args = torch, tg, args
@@ -87,17 +92,17 @@ class Sim:
                                                salts).clone()
         salts.close()
         self.mean_speed = self.n_points / args.lap_steps
-        self.post = self._post_producer()
-        self.step = torch.compile(self._step, fullgraph=True) if args.compile else self._step
+        self.step, self.lengths_of = self._step, self._lengths
+        if args.compile:
+            self.step = torch.compile(self._step, fullgraph=True)
+            self.lengths_of = torch.compile(self._lengths, fullgraph=True)
+        # The Python stage joins the C producer's: one condition guards both.
+        self.tracks.add_device_stage("lengths", lambda ctx: self.lengths_of(),
+                                     capture_safe=True)
 
     # -- the regeneration's Python stage ------------------------------------
 
-    def _post_producer(self):
-        p = self.tg.exec.Producer("lengths", self.dev.index)
-        p.add_device_stage("lengths", self._lengths, capture_safe=True)
-        return p
-
-    def _lengths(self, ctx):
+    def _lengths(self):
         """The new tracks' lengths, summed in a fixed order (a tree of adds:
         the same bits for any batch size)."""
         torch = self.torch
@@ -148,7 +153,6 @@ class Sim:
 
     def regenerate(self, condition, policy):
         self.tracks.run(self.stream, policy, condition)
-        self.post.run(self.stream, policy, condition)
 
     # -- life cycle ---------------------------------------------------------------
 
@@ -166,17 +170,36 @@ class Sim:
         self.step_no.zero_()
         self.torch.cuda.synchronize()
 
+    def _warm_up_once(self):
+        for _ in range(2):
+            self.step()
+            self.lengths_of()
+
+    def warm_up(self):
+        """Runs the step and the stage twice on a side stream: torch.compile
+        compiles here, not in a capture or a timed loop.  reset() follows."""
+        torch = self.torch
+        side = torch.cuda.Stream()
+        side.wait_stream(self.stream)
+        with torch.cuda.stream(side):
+            try:
+                self._warm_up_once()
+            except Exception as e:  # no Triton, no C compiler: say so, go op by op
+                if not self.args.compile:
+                    raise
+                print("simloop.py: torch.compile failed (%s: %s); running op by op"
+                      % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""),
+                      file=sys.stderr)
+                self.args.compile = False
+                self.step, self.lengths_of = self._step, self._lengths
+                self._warm_up_once()
+        self.stream.wait_stream(side)
+
     def capture(self):
         """The step graph: the agents, and the regeneration recorded under
         conditional(any_done) into the same torch graph."""
         torch, tx = self.torch, self.tg.exec
-        # Warm up outside the capture (torch.compile compiles here).
-        side = torch.cuda.Stream()
-        side.wait_stream(self.stream)
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                self.step()
-        self.stream.wait_stream(side)
+        self.warm_up()
         self.graph = torch.cuda.CUDAGraph()
         with self.tg.interop.torch.graph(self.graph):
             self.stream = torch.cuda.current_stream()
@@ -196,6 +219,11 @@ class Sim:
             if self.any_done.item():  # the host decides: a readback
                 self.regenerate(None, tx.Policy.EAGER)
         self.torch.cuda.synchronize()
+
+    def close(self):
+        self.graph = None
+        self.tracks.close()
+        self.state.close()
 
     def snapshot(self):
         """Everything an env's run leaves: seeds, epochs, agents, tracks."""
@@ -296,6 +324,7 @@ def main(argv=None):
     rate_graph = report("in-graph:", sim, graph_s, args.steps, in_graph["counters"])
 
     host = Sim(torch, tg, args.envs, args.seed, args)
+    host.warm_up()
     host.reset()
     start = time.perf_counter()
     host.run_host(args.steps)
@@ -314,11 +343,8 @@ def main(argv=None):
           "are bit-identical to the loop's tracks" % (n_same, n_shown))
     if args.svg:
         print("wrote %s (%d tracks)" % (args.svg, n_shown))
-    sim.graph = None
     for s in (sim, host):
-        s.tracks.close()
-        s.post.close()
-        s.state.close()
+        s.close()
     if not identical or n_same != n_shown:
         print("simloop.py: the runs differ: the loop is not deterministic", file=sys.stderr)
         return 1

@@ -30,6 +30,7 @@ def parse_args(argv=None):
     p.add_argument("--backend", choices=("auto", "nccl", "gloo"), default="auto")
     p.add_argument("--check", action="store_true",
                    help="rank 0 also runs the population in one process and compares")
+    simloop.add_compile_option(p)
     args = p.parse_args(argv)
     # The simulator's other options, at simloop.py's defaults.
     defaults = simloop.parse_args([])
@@ -131,14 +132,8 @@ def main(argv=None):
             print("sharding determinism: %d/%d envs identical to the one-process run"
                   % (same, args.envs), flush=True)
             status = 0 if same == args.envs else 1
-            whole.graph = None
-            whole.tracks.close()
-            whole.post.close()
-            whole.state.close()
-    sim.graph = None
-    sim.tracks.close()
-    sim.post.close()
-    sim.state.close()
+            whole.close()
+    sim.close()
     dist.barrier()
     dist.destroy_process_group()
     return status

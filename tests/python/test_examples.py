@@ -46,7 +46,7 @@ class Examples(unittest.TestCase):
         tgtest.require_gpu()
         r = run(["-m", "torch.distributed.run", "--nproc-per-node=2", "--master-port=29533",
                  os.path.join(EXAMPLES, "simloop_dist.py"), "--envs", "384", "--steps",
-                 "200", "--backend", "gloo", "--check"])
+                 "200", "--backend", "gloo", "--check", "--no-compile"])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("sharding determinism: 384/384 envs identical", r.stdout)
         self.assertEqual(len(re.findall(r"^rank \d of 2", r.stdout, re.M)), 2)
