@@ -197,6 +197,36 @@ tg__device_free (gpointer ptr)
     RELEASE (cudaFree (ptr), TG_LIVE_N);
 }
 
+gpointer
+tg__host_alloc_mapped (gsize size, gpointer *device, GError **error)
+{
+  gpointer ptr = NULL;
+  gboolean ok;
+
+  *device = NULL;
+  RELAXED (ok = TG_CUDA_OK (cudaHostAlloc (&ptr, size, cudaHostAllocMapped), error)
+                && TG_CUDA_OK (cudaHostGetDevicePointer (device, ptr, 0), error));
+  if (!ok)
+    {
+      tg__host_free (ptr);
+      *device = NULL;
+      return NULL;
+    }
+  return ptr;
+}
+
+gboolean
+tg__device_blocks_on_sync (void)
+{
+  unsigned int flags = 0;
+  cudaError_t status;
+
+  RELAXED (status = TG_CUDA_CALL (cudaGetDeviceFlags (&flags)));
+  tg__cuda_clear (status);
+  return status == cudaSuccess
+         && (flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync;
+}
+
 gboolean
 tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,
                         GError **error)
