@@ -130,8 +130,8 @@ typedef struct
  * eagerly it carries a word of mapped host memory that the call writes and
  * TrackGen waits for, so no copy and no set kernel is enqueued.
  *
- * Rules, the same under every policy (eagerly a broken one is an error,
- * under a capture the graph misbehaves):
+ * Rules, the same under every policy (eagerly a decision no kernel set is
+ * an error; under a capture a broken rule makes the graph misbehave):
  * - exactly one thread calls the function, once per decision: once per run
  *   of the condition, once per loop iteration;
  * - on the stream of the launch context the value came from, so that it is
@@ -189,9 +189,9 @@ typedef struct
  *
  * Under a capture this is `cudaGraphSetConditional`.  Eagerly it stores
  * @p value with its sequence number in one 64-bit word of mapped host
- * memory, then fences at system scope, so the word leaves the GPU at once
- * rather than when the kernel ends: TrackGen's host thread is waiting for
- * it.
+ * memory and fences at system scope (`__threadfence_system`), so that the
+ * store is on its way to the host before the thread goes on, not held
+ * until the kernel ends: TrackGen's host thread is waiting for it.
  * @param c     from tg_launch_get_condition(), passed to the kernel
  * @param value the decision
  */
