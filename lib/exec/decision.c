@@ -56,8 +56,12 @@ word_at (TgProducer *p, guint slot, guint64 **host, guint64 **device, GError **e
 
   if (p->decision_words == NULL)
     {
+      gboolean blocks;
+
+      if (!tg__device_blocks_on_sync (&blocks, error))
+        return FALSE;
+      p->decision_spin_us = blocks ? 0 : SPIN_US;
       p->decision_words = g_ptr_array_new_with_free_func (block_free);
-      p->decision_spin_us = tg__device_blocks_on_sync () ? 0 : SPIN_US;
     }
   while (p->decision_words->len <= slot / WORDS_PER_BLOCK)
     {

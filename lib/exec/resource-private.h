@@ -61,10 +61,10 @@ void tg__device_free (gpointer ptr);
  * it with tg__host_free); *@device is the address kernels write through. */
 gpointer tg__host_alloc_mapped (gsize size, gpointer *device, GError **error);
 
-/* Whether host threads waiting for the current device block in the driver
- * (cudaDeviceScheduleBlockingSync, set by the application) rather than
- * spin or yield.  FALSE when the flags cannot be read. */
-gboolean tg__device_blocks_on_sync (void);
+/* *@blocks := whether host threads waiting for the current device block in
+ * the driver (cudaDeviceScheduleBlockingSync, set by the application)
+ * rather than spin or yield. */
+gboolean tg__device_blocks_on_sync (gboolean *blocks, GError **error);
 
 /* What CUDA knows of @ptr: host, pinned, device or managed memory. */
 gboolean tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,

@@ -216,15 +216,14 @@ tg__host_alloc_mapped (gsize size, gpointer *device, GError **error)
 }
 
 gboolean
-tg__device_blocks_on_sync (void)
+tg__device_blocks_on_sync (gboolean *blocks, GError **error)
 {
   unsigned int flags = 0;
-  cudaError_t status;
+  gboolean ok;
 
-  RELAXED (status = TG_CUDA_CALL (cudaGetDeviceFlags (&flags)));
-  tg__cuda_clear (status);
-  return status == cudaSuccess
-         && (flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync;
+  RELAXED (ok = TG_CUDA_OK (cudaGetDeviceFlags (&flags), error));
+  *blocks = ok && (flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync;
+  return ok;
 }
 
 gboolean
