@@ -10,7 +10,9 @@
  *
  * Why a sequence number: the words are reused, so the host must tell this
  * decision's value from an earlier one's.  Value and number travel in one
- * aligned 64-bit store, so the host never sees one without the other. */
+ * aligned 64-bit store, so the host never sees one without the other: the
+ * same bet as NCCL's LL protocol, whose 8-byte stores carry 4 bytes of data
+ * and a 4-byte flag that the reader polls, through host memory too. */
 #include "config.h"
 #include "condition-kernels-private.h"
 #include "decision-private.h"
