@@ -101,6 +101,74 @@ warp_set_if_else_kernel (cudaGraphConditionalHandle h_if,
     }
 }
 
+// A user's kernel that decides, as the rows with user-set conditions need
+// it: alone (the Warp-shaped floor reads its flag with a set kernel), through
+// TrackGen's device API, through the raw handle, or into mapped host memory
+// by hand (the eager floor: the store TrackGen's eager decisions wait for).
+static __global__ void
+decide_kernel (const int32_t *in, int32_t *out)
+{
+  *out = *in != 0;
+}
+
+static __global__ void
+decide_set_kernel (TgDeviceCondition c, const int32_t *in, int32_t *out)
+{
+  int32_t go = *in != 0;
+
+  *out = go;
+  tg_condition_set (c, go);
+}
+
+static __global__ void
+decide_raw_kernel (cudaGraphConditionalHandle h, const int32_t *in, int32_t *out)
+{
+  int32_t go = *in != 0;
+
+  *out = go;
+  cudaGraphSetConditional (h, go);
+}
+
+static __device__ void
+store_mapped (uint64_t *word, uint32_t seq, uint32_t value)
+{
+  *(volatile uint64_t *)word = ((uint64_t)seq << 32) | value;
+  __threadfence_system ();
+}
+
+static __global__ void
+decide_mapped_kernel (const int32_t *in, int32_t *out, uint64_t *word, uint32_t seq)
+{
+  int32_t go = *in != 0;
+
+  *out = go;
+  store_mapped (word, seq, go);
+}
+
+static __global__ void
+relax_next_kernel (TgDeviceLoop loop, int32_t *value, int32_t *flag,
+                   const int32_t *target)
+{
+  int32_t go;
+
+  *value += 1;
+  go = *value < *target;
+  *flag = go;
+  tg_loop_next (loop, !go);
+}
+
+static __global__ void
+relax_mapped_kernel (int32_t *value, int32_t *flag, const int32_t *target,
+                     uint64_t *word, uint32_t seq)
+{
+  int32_t go;
+
+  *value += 1;
+  go = *value < *target;
+  *flag = go;
+  store_mapped (word, seq, go);
+}
+
 static __global__ void
 alternate_kernel (uint32_t *counter, int32_t *go)
 {
@@ -196,6 +264,53 @@ tgb_launch_warp_set_if_else (cudaStream_t s, cudaGraphConditionalHandle h_if,
                              cudaGraphConditionalHandle h_else, const int32_t *flag)
 {
   warp_set_if_else_kernel<<<1, 1, 0, s>>> (h_if, h_else, flag);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_decide (cudaStream_t s, const int32_t *in, int32_t *out)
+{
+  decide_kernel<<<1, 1, 0, s>>> (in, out);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_decide_set (cudaStream_t s, TgDeviceCondition c, const int32_t *in,
+                       int32_t *out)
+{
+  decide_set_kernel<<<1, 1, 0, s>>> (c, in, out);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_decide_raw (cudaStream_t s, cudaGraphConditionalHandle h, const int32_t *in,
+                       int32_t *out)
+{
+  decide_raw_kernel<<<1, 1, 0, s>>> (h, in, out);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_decide_mapped (cudaStream_t s, const int32_t *in, int32_t *out,
+                          uint64_t *word, uint32_t seq)
+{
+  decide_mapped_kernel<<<1, 1, 0, s>>> (in, out, word, seq);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_relax_next (cudaStream_t s, TgDeviceLoop loop, int32_t *value,
+                       int32_t *flag, const int32_t *target)
+{
+  relax_next_kernel<<<1, 1, 0, s>>> (loop, value, flag, target);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_relax_mapped (cudaStream_t s, int32_t *value, int32_t *flag,
+                         const int32_t *target, uint64_t *word, uint32_t seq)
+{
+  relax_mapped_kernel<<<1, 1, 0, s>>> (value, flag, target, word, seq);
   return cudaGetLastError ();
 }
 

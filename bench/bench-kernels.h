@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <cuda_runtime_api.h>
+#include <trackgen/kernel.h>
 
 /* The launchers are defined in C++ with C linkage. */
 #ifdef __cplusplus
@@ -56,6 +57,30 @@ TGB_API cudaError_t tgb_launch_warp_set_if_else (cudaStream_t s,
                                                  cudaGraphConditionalHandle h_if,
                                                  cudaGraphConditionalHandle h_else,
                                                  const int32_t *flag);
+/* A user's kernel that decides: *out = (*in != 0), the flag a condition
+ * then reads (Warp's way: a set kernel copies it into the handle)... */
+TGB_API cudaError_t tgb_launch_decide (cudaStream_t s, const int32_t *in, int32_t *out);
+/* ...the same kernel setting the condition itself, through TrackGen's
+ * device API (tg_condition_set)... */
+TGB_API cudaError_t tgb_launch_decide_set (cudaStream_t s, TgDeviceCondition c,
+                                           const int32_t *in, int32_t *out);
+/* ...or through the raw handle (the minimal floor)... */
+TGB_API cudaError_t tgb_launch_decide_raw (cudaStream_t s, cudaGraphConditionalHandle h,
+                                           const int32_t *in, int32_t *out);
+/* ...or, eagerly by hand, storing ((seq << 32) | decision) into a word of
+ * mapped host memory (@word: its device address) that the host waits for. */
+TGB_API cudaError_t tgb_launch_decide_mapped (cudaStream_t s, const int32_t *in,
+                                              int32_t *out, uint64_t *word,
+                                              uint32_t seq);
+/* The relaxation deciding its own loop: what tgb_launch_relax does, then
+ * tg_loop_next (loop, converged); or, eagerly by hand, the continuation
+ * stored into mapped host memory as above. */
+TGB_API cudaError_t tgb_launch_relax_next (cudaStream_t s, TgDeviceLoop loop,
+                                           int32_t *value, int32_t *flag,
+                                           const int32_t *target);
+TGB_API cudaError_t tgb_launch_relax_mapped (cudaStream_t s, int32_t *value,
+                                             int32_t *flag, const int32_t *target,
+                                             uint64_t *word, uint32_t seq);
 /* A simulator step's decision: *go = (++*counter is odd), so work guarded
  * by it runs at every other replay. */
 TGB_API cudaError_t tgb_launch_alternate (cudaStream_t s, uint32_t *counter,

@@ -153,6 +153,9 @@ void tg_bench_loop_clear (TgBenchLoop *loop);
 /* Adds the stages "reset" (DEVICE) and "relax" (LOOP) to @p and binds their
  * buffers. */
 void tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop);
+/* The same, the relaxation deciding its own loop (a loop stage with
+ * set_by_body, its kernel calling tg_loop_next): no tail kernel. */
+void tg_bench_add_relax_next_stages (TgProducer *p, const TgBenchLoop *loop);
 /* The floor of those stages, in a capture on @s: reset, then a WHILE node
  * whose body is captured on @side; returns the body (owned by the graph).
  * The same nodes as TrackGen's loop: a set kernel before the WHILE and at

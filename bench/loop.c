@@ -1,8 +1,8 @@
 /* loop.c: the relaxation loop of the condition and soak benchmarks, as
- * TrackGen stages and as its raw CUDA floors (our topology, the minimal one,
- * Warp's).  A reset sets value = 0 and flag = 1; each iteration bumps value
- * and clears flag once value reaches target, so the loop converges after
- * target iterations. */
+ * TrackGen stages (driven by the flag, or deciding its own loop) and as its
+ * raw CUDA floors (our topology, the minimal one, Warp's).  A reset sets value = 0 and
+ * flag = 1; each iteration bumps value and clears flag once value reaches target, so
+ * the loop converges after target iterations. */
 #include "config.h"
 #include "bench.h"
 #include "bench-kernels.h"
@@ -63,6 +63,41 @@ tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop)
                                         NULL, NULL);
   relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &spec,
                                       relax_body, NULL, NULL);
+  tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
+  tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
+  tg_producer_declare_binding (p, relax, "value", sizeof (gint32));
+  tg_producer_declare_binding (p, relax, "target", sizeof (gint32));
+  tg_bench_bind (p, "flag", loop->flag, sizeof (gint32));
+  tg_bench_bind (p, "value", loop->value, sizeof (gint32));
+  tg_bench_bind (p, "target", loop->target, sizeof (gint32));
+  tg_bench_bind (p, "status", loop->status, sizeof *loop->status);
+}
+
+static gboolean
+relax_next_body (const TgLaunch *launch, gpointer unused, GError **error)
+{
+  return tg_bench_launched (
+      tgb_launch_relax_next (tg_launch_get_stream (launch), tg_launch_get_loop (launch),
+                             tg_launch_get_binding (launch, "value"),
+                             tg_launch_get_binding (launch, "flag"),
+                             tg_launch_get_binding (launch, "target")),
+      error);
+}
+
+void
+tg_bench_add_relax_next_stages (TgProducer *p, const TgBenchLoop *loop)
+{
+  /* The flag is read at entry only; then the relaxation decides. */
+  const TgLoopSpec spec = { .flag_binding = "flag",
+                            .status_binding = "status",
+                            .max_iters = loop->iters + 1,
+                            .set_by_body = TRUE };
+  guint reset, relax;
+
+  reset = tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage,
+                                        NULL, NULL);
+  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &spec,
+                                      relax_next_body, NULL, NULL);
   tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
   tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
   tg_producer_declare_binding (p, relax, "value", sizeof (gint32));

@@ -370,9 +370,13 @@ relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *po
     sharpness[e] = sharp;
 }
 
+// With @decides, the kernel also ends the relaxation's iteration: the block
+// knows whether any env is still too sharp, so it decides the loop's
+// continuation itself (tg_loop_next) and no kernel of TrackGen's runs.
+template <bool decides>
 static __global__ void
 reduce_flag_kernel (uint32_t n_envs, const uint8_t *mask, const float *sharpness,
-                    int32_t *flag)
+                    int32_t *flag, TgDeviceLoop loop)
 {
   int any = 0;
 
@@ -380,7 +384,11 @@ reduce_flag_kernel (uint32_t n_envs, const uint8_t *mask, const float *sharpness
     any |= mask[e] && sharpness[e] > 1.f;
   any = __syncthreads_or (any);
   if (threadIdx.x == 0)
-    *flag = any;
+    {
+      *flag = any;
+      if (decides)
+        tg_loop_next (loop, !any);
+    }
 }
 
 static __device__ bool
@@ -494,8 +502,16 @@ extern "C" cudaError_t
 track_launch_reduce_flag (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
                           const float *sharpness, int32_t *flag)
 {
-  return launch_kernel (reduce_flag_kernel, 1, 1024, 0, stream, n_envs, mask, sharpness,
-                        flag);
+  return launch_kernel (reduce_flag_kernel<false>, 1, 1024, 0, stream, n_envs, mask,
+                        sharpness, flag, TgDeviceLoop{});
+}
+
+extern "C" cudaError_t
+track_launch_reduce_next (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
+                          const float *sharpness, int32_t *flag, TgDeviceLoop loop)
+{
+  return launch_kernel (reduce_flag_kernel<true>, 1, 1024, 0, stream, n_envs, mask,
+                        sharpness, flag, loop);
 }
 
 extern "C" cudaError_t

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 #include <stdint.h>
+#include <trackgen/kernel.h>
 
 #include "track-shape.h"
 
@@ -41,6 +42,15 @@ TRACK_EXTERN_C cudaError_t track_launch_reduce_flag (cudaStream_t stream,
                                                      const uint8_t *mask,
                                                      const float *sharpness,
                                                      int32_t *flag);
+
+/* The same, inside the relaxation loop: also ends the iteration, with
+ * tg_loop_next (@loop, !*flag), so the loop goes on while an env is too
+ * sharp, up to its cap. */
+TRACK_EXTERN_C cudaError_t track_launch_reduce_next (cudaStream_t stream,
+                                                     uint32_t n_envs,
+                                                     const uint8_t *mask,
+                                                     const float *sharpness,
+                                                     int32_t *flag, TgDeviceLoop loop);
 
 /* Masked envs: valid[e] = no two segments cross, and points far apart along
  * the track are at least the track width apart.  Clears *flag and

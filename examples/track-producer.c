@@ -304,11 +304,14 @@ relax_body (const TgLaunch *launch, gpointer data, GError **error)
   const guint8 *mask = binding (launch, BUF_MASK);
   float *sharpness = binding (launch, BUF_SHARPNESS);
 
+  /* The reduction that finds whether an env is still too sharp also ends the
+   * iteration (tg_loop_next): the loop needs no kernel of TrackGen's. */
   return TRACK_CUDA_OK (track_launch_relax (stream, c->shape, c->n_envs, mask,
                                             binding (launch, BUF_POINTS), sharpness),
                         error)
-         && TRACK_CUDA_OK (track_launch_reduce_flag (stream, c->n_envs, mask, sharpness,
-                                                     binding (launch, BUF_FLAG)),
+         && TRACK_CUDA_OK (track_launch_reduce_next (stream, c->n_envs, mask, sharpness,
+                                                     binding (launch, BUF_FLAG),
+                                                     tg_launch_get_loop (launch)),
                            error);
 }
 
@@ -382,9 +385,12 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
 
   if (ok)
     {
+      /* The flag, set by the generation, is read at entry (0: nothing to
+       * relax, the loop is skipped); after that the body decides. */
       relax = (TgLoopSpec){ .flag_binding = buffer_names[BUF_FLAG],
                             .status_binding = buffer_names[BUF_STATUS],
-                            .max_iters = config->max_iters };
+                            .max_iters = config->max_iters,
+                            .set_by_body = TRUE };
       p = tg_producer_new ("track", tg_seed_state_get_device (seeds));
       TgSwitchSpec sw = { .index_binding = buffer_names[BUF_FAMILY],
                           .n_cases = G_N_ELEMENTS (family_cases),

@@ -13,7 +13,9 @@
  *   generate  SWITCH on "family": case f advances the masked envs' epochs
  *             (with config.advance), draws family f's control points, then
  *             the shared centerline, sharpness and "flag" kernels
- *   relax     LOOP while "flag", at most max_iters: smooth, re-measure, reduce
+ *   relax     LOOP while "flag", at most max_iters: smooth, re-measure, reduce;
+ *             the reduction decides each continuation itself (set_by_body,
+ *             tg_loop_next), so no kernel of TrackGen's runs per iteration
  *   validate  (under "generated") no self-intersection, clearance for the
  *             track width: "valid"; clears "flag" and "generated"
  *   svg       (optional) HOST stage writing an SVG; not capture-safe

@@ -1,7 +1,9 @@
 /* condition-test.c: device-side conditions and bounded loops: the same
  * outputs and iteration counts under EAGER, REPLAY and RECORD, with flags
  * changed by device kernels between replays; nesting; refused bodies.
- * IF/ELSE and SWITCH are in condition-test-branches.c. */
+ * IF/ELSE and SWITCH are in condition-test-branches.c, what bodies may be
+ * in condition-test-bodies.c, conditions and loops the user's kernels decide
+ * in condition-test-user.c, eager decisions in condition-test-eager.c. */
 #include "config.h"
 #include "condition-test.h"
 
@@ -433,5 +435,7 @@ main (int argc, char **argv)
                        test_refused_bodies);
   tgc_add_branch_tests ();
   tgc_add_body_tests ();
+  tgc_add_user_tests ();
+  tgc_add_eager_tests ();
   return g_test_run ();
 }

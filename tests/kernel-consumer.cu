@@ -21,6 +21,29 @@ effective_kernel (const uint64_t *seeds, const uint32_t *epochs, uint64_t *out,
     }
 }
 
+// A kernel that decides an IF and ends a loop's iteration, through the
+// values its launcher was given (kernel.h's device functions).
+static __global__ void
+deciding_kernel (const int32_t *in, TgDeviceCondition c, TgDeviceLoop loop)
+{
+  if (threadIdx.x == 0)
+    {
+      tg_condition_set (c, *in != 0);
+      (void)tg_loop_next (loop, *in == 0);
+    }
+}
+
+extern "C" cudaError_t tgk_launch_deciding (cudaStream_t s, const int32_t *in,
+                                            TgDeviceCondition c, TgDeviceLoop loop);
+
+extern "C" cudaError_t
+tgk_launch_deciding (cudaStream_t s, const int32_t *in, TgDeviceCondition c,
+                     TgDeviceLoop loop)
+{
+  deciding_kernel<<<1, 32, 0, s>>> (in, c, loop);
+  return cudaGetLastError ();
+}
+
 extern "C" cudaError_t tgk_launch_effective (cudaStream_t s, const uint64_t *seeds,
                                              const uint32_t *epochs, uint64_t *out,
                                              uint32_t n, TgLoopStatus *status);

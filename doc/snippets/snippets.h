@@ -45,6 +45,14 @@ cudaError_t track_launch_layout (cudaStream_t stream, guint n_envs, gint kind,
 cudaError_t track_launch_scenery (cudaStream_t stream, guint n_envs, gboolean night,
                                   const guint8 *done, float *tracks);
 
+/* The kernels of kernel-decisions.cu: the step decides the IF of the
+ * regeneration (any env done), the relaxation its loop (tracks moving). */
+cudaError_t sim_launch_step_deciding (cudaStream_t stream, guint n_envs, guint8 *done,
+                                      TgDeviceCondition regenerate);
+cudaError_t track_launch_relax_deciding (cudaStream_t stream, guint n_envs,
+                                         const guint8 *done, float *tracks,
+                                         TgDeviceLoop loop);
+
 /* producer.c */
 TgProducer *track_producer_new (TgSeedState *seeds, const SimBuffers *sim,
                                 GError **error);
@@ -70,6 +78,10 @@ gboolean step_graph_run (cudaGraphExec_t step, cudaStream_t stream, guint n_step
 
 /* conditions.c */
 TgProducer *layout_producer_new (const SimBuffers *sim);
+
+/* kernel-decisions.c */
+TgProducer *deciding_producer_new (const SimBuffers *sim);
+guint add_relax_stage (TgProducer *p, const SimBuffers *sim);
 
 /* rules.c */
 TgProducer *rules_producer_new (guint32 *device_params, guint32 *pinned_params);

@@ -49,7 +49,6 @@ G_BEGIN_DECLS
  * @{
  */
 
-
 /** Error domain for capture failures and refusals, see #TgCaptureError. */
 #define TG_CAPTURE_ERROR (tg_capture_error_quark ())
 /** Error domain for CUDA failures; the code is the `cudaError_t`. */
@@ -157,7 +156,6 @@ GQuark tg_state_error_quark (void);
  * @{
  */
 
-
 /**
  * "Not named: resolve it for me", as a stream argument: the stream of a
  * foreign capture registered on this thread (interop.h), else the producer's
@@ -256,7 +254,6 @@ gboolean tg_stream_is_capturing (cudaStream_t stream);
  * @{
  */
 
-
 /** How a producer call reaches the GPU. */
 typedef enum
 {
@@ -286,11 +283,13 @@ const char *tg_policy_to_string (TgPolicy policy);
  * @defgroup exec-conditions Conditions and loops
  * @ingroup exec
  * Device-side decisions: the condition of a call or a stage (an IF node
- * under a capture, a readback eagerly), and the conditions, switches and
- * bounded loops a stage runs around parts of its work.
+ * under a capture, a wait for the device's decision eagerly), and the
+ * conditions, switches and bounded loops a stage runs around parts of its
+ * work, decided by a device flag or by the stage's own kernels
+ * (tg_launch_if_by(), tg_launch_switch_by(), tg_launch_while_by(); see
+ * @ref kernel-decisions).
  * @{
  */
-
 
 /**
  * A condition on device work: unconditional, or guarded by a device flag
@@ -313,7 +312,9 @@ tg_unconditional (void)
 /**
  * Guards work by a device flag.  Under a capture the work sits in a CUDA
  * conditional IF node that a replay skips on the device when the flag is 0;
- * eagerly the flag is read back first (one stream synchronization).
+ * eagerly the host waits for the flag first: a one-thread kernel stores it in
+ * mapped host memory, in stream order, so the host waits for the work
+ * before it (see @ref capture-eager).
  * @param device_flag a `gint32` in device memory, read when the work would
  *                    run (must not be NULL)
  * @return the condition
@@ -335,7 +336,6 @@ tg_conditional (const gint32 *device_flag)
  * call itself with its runner counters.
  * @{
  */
-
 
 /** A reference-counted producer of device work. */
 typedef struct _TgProducer TgProducer;
@@ -493,9 +493,16 @@ guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
  */
 typedef struct
 {
-  const char *flag_binding;   /**< binding of the `gint32` continue flag */
+  /** Binding of the `gint32` continue flag.  With @p set_by_body, only the
+   * entry reads it (0: the loop is skipped), and it may be NULL: the loop
+   * always runs at least once. */
+  const char *flag_binding;
   const char *status_binding; /**< binding of the #TgLoopStatus; not the flag's */
   guint max_iters;            /**< at most this many iterations, 1 to G_MAXINT32 */
+  /** The body decides each continuation itself: one thread of its kernel
+   * calls tg_loop_next() with tg_launch_get_loop() (see
+   * tg_launch_while_by()), so no kernel of TrackGen's runs per iteration. */
+  gboolean set_by_body;
 } TgLoopSpec;
 
 /**
@@ -503,15 +510,19 @@ typedef struct
  * @p loop->flag_binding is non-zero, at most @p loop->max_iters times, and
  * writes the outcome to the #TgLoopStatus bound as @p loop->status_binding.
  * Under a capture it is a CUDA WHILE node with the iteration count on the
- * device; eagerly a host loop that reads the status back once per
+ * device; eagerly a host loop that waits for the device's decision once per
  * iteration.  The body clears the flag to stop (for example when a
- * relaxation converged).  Both bindings are declared for the stage (see
+ * relaxation converged).  With @p loop->set_by_body the body's own kernel
+ * decides instead, as in tg_launch_while_by(), and the flag is read at
+ * entry only.  The bindings are declared for the stage (see
  * tg_producer_declare_binding()): a run whose bindings are missing or too
  * small fails with #TG_STATE_ERROR_UNBOUND.
  * @param producer  a producer that has not run yet
  * @param name      unique stage name (copied)
  * @param flags     declarations, see #TgStageFlags
- * @param loop      the loop (copied): two distinct binding names and the cap
+ * @param loop      the loop (copied): two distinct binding names (the flag's
+ *                  may be NULL with `set_by_body`), the cap, whether the body
+ *                  decides
  * @param body      the loop body: enqueues one iteration
  * @param user_data passed to @p body (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed
@@ -544,7 +555,7 @@ typedef struct
  * @p sw->n_cases.  Under a capture it is a CUDA SWITCH conditional node
  * (driver and runtime 12.8 or newer, else #TG_CAPTURE_ERROR_NOT_CAPTURABLE
  * and AUTO runs the producer eagerly), of any number of cases; eagerly the
- * index is read back (one synchronization).  The index binding is declared
+ * host waits for the index (see tg_conditional()).  The index binding is declared
  * for the stage.
  * @param producer  a producer that has not run yet
  * @param name      unique stage name (copied)
@@ -578,8 +589,8 @@ void tg_producer_declare_binding (TgProducer *producer, guint stage, const char 
 
 /**
  * Guards stage @p stage by the `gint32` bound as @p flag_binding: the stage
- * runs only when it is non-zero (an IF node under a capture, a readback
- * eagerly).  NULL removes the guard.  Set before the first run.  A guarded
+ * runs only when it is non-zero (an IF node under a capture, a wait for the
+ * flag eagerly).  NULL removes the guard.  Set before the first run.  A guarded
  * HOST stage cannot be recorded (#TG_CAPTURE_ERROR_NOT_CAPTURABLE).
  * @param producer     a producer that has not run yet
  * @param stage        the index returned when the stage was added
@@ -750,7 +761,7 @@ typedef enum
 /** Counters of the own-graph runner (REPLAY). */
 typedef struct
 {
-  guint n_segments;            /**< device segments (graphs) between HOST stages */
+  guint n_segments; /**< device segments (graphs) between HOST stages */
   /** Stream captures of own graphs made (REPLAY).  RECORD's trial captures
    * are not counted: they make no graph of the producer's. */
   guint64 n_captures;
@@ -884,6 +895,31 @@ gsize tg_launch_get_binding_size (const TgLaunch *launch, const char *name);
  */
 void tg_launch_keep (const TgLaunch *launch, gpointer data, GDestroyNotify release);
 
+/**
+ * The decision the running decide function of tg_launch_if_by() or
+ * tg_launch_switch_by() sets: pass it to the kernel whose one thread calls
+ * tg_condition_set() (trackgen/kernel.h).  A value, valid for the kernels
+ * the decide function enqueues on tg_launch_get_stream() during this call.
+ * @param launch the launch context a decide function was given
+ * @return the condition; outside a decide function (a body's launch context
+ *         included), a critical warning and a condition whose writes are
+ *         dropped
+ */
+TgDeviceCondition tg_launch_get_condition (const TgLaunch *launch);
+
+/**
+ * The continuation the running body of a loop that its body decides
+ * (tg_launch_while_by(), a loop stage with #TgLoopSpec `set_by_body`) sets:
+ * pass it to the kernel whose one thread calls tg_loop_next()
+ * (trackgen/kernel.h) once per iteration.  A value, valid for this
+ * iteration's kernels on tg_launch_get_stream().
+ * @param launch the launch context the loop's body was given (not the one of
+ *               a body nested in it)
+ * @return the loop; elsewhere, a critical warning and a loop whose
+ *         tg_loop_next() does nothing
+ */
+TgDeviceLoop tg_launch_get_loop (const TgLaunch *launch);
+
 /** @} */
 
 /**
@@ -894,8 +930,8 @@ void tg_launch_keep (const TgLaunch *launch, gpointer data, GDestroyNotify relea
 /**
  * Runs @p body under @p condition, from inside a stage, around any part of
  * its work.  Under a capture: an IF node whose body is captured on an
- * internal side stream, so conditions and loops nest.  Eagerly: the flag is
- * read back (one synchronization).
+ * internal side stream, so conditions and loops nest.  Eagerly: the host
+ * waits for the flag (see tg_conditional()).
  * @param launch    the launch context of the calling stage
  * @param condition tg_conditional() (tg_unconditional() just runs @p body)
  * @param body      enqueues the guarded work on tg_launch_get_stream() of
@@ -915,7 +951,7 @@ gboolean tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFu
 /**
  * Runs @p then_body when @p condition holds, else @p else_body, from inside
  * a stage.  Under a capture: one IF node with two bodies (CUDA 12.8 driver
- * and runtime); eagerly: one readback.  tg_unconditional() just runs
+ * and runtime); eagerly: one wait for the flag.  tg_unconditional() just runs
  * @p then_body.
  * @param launch    the launch context of the calling stage
  * @param condition tg_conditional() on a `gint32` in device memory
@@ -933,7 +969,7 @@ gboolean tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
 /**
  * Runs `cases[i]`, i the `gint32` at @p index, from inside a stage; nothing
  * when i is negative or not below @p n_cases.  Under a capture: a SWITCH node
- * (CUDA 12.8 driver and runtime); eagerly: one readback.
+ * (CUDA 12.8 driver and runtime); eagerly: one wait for the index.
  * @param launch    the launch context of the calling stage
  * @param index     a `gint32` in device memory
  * @param n_cases   the number of cases, at least 1
@@ -950,7 +986,8 @@ gboolean tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_
  * Runs @p body while *@p flag is non-zero, at most @p max_iters times, from
  * inside a stage; writes the outcome to @p status (device memory).  Under a
  * capture: a WHILE node with the iteration counter in @p status, reset at
- * entry.  Eagerly: a host loop with one readback per iteration.
+ * entry.  Eagerly: a host loop that waits once per iteration for the tail
+ * kernel's decision (stored in mapped host memory, no copy).
  * @param launch    the launch context of the calling stage
  * @param flag      a `gint32` in device memory; the body clears it to stop
  * @param max_iters at least 1
@@ -966,6 +1003,81 @@ gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_
                           TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
                           GError **error);
 
+/**
+ * Runs @p then_body when the kernels that @p decide enqueues set the
+ * condition to non-zero, else @p else_body (when not NULL), from inside a
+ * stage.  @p decide is called first, with a launch context whose
+ * tg_launch_get_condition() is the value to pass to its kernel; one thread
+ * of that kernel calls tg_condition_set() (see @ref kernel-decisions).  So
+ * the kernel that computes the decision also sets it, and no kernel of
+ * TrackGen's runs: under a capture, @p decide's kernels precede an IF node
+ * whose handle they set; eagerly, their store lands in mapped host memory
+ * that TrackGen waits for (no copy, no synchronization when the kernel is
+ * quick), then it runs the body.  The results are the same under every
+ * policy.  Under RECORD @p decide is called once per capture the call makes
+ * (see #TgDeviceFunc).
+ * @param launch    the launch context of the calling stage
+ * @param decide    enqueues the kernel(s) that set the condition, on
+ *                  tg_launch_get_stream() of the launch context it is given
+ * @param then_body runs when the condition is non-zero
+ * @param else_body runs when it is 0, or NULL (an IF with two bodies under a
+ *                  capture: CUDA 12.8 driver and runtime)
+ * @param user_data passed to @p decide and to the body that runs
+ * @param error     as tg_launch_if_else(); #TG_STATE_ERROR_FAILED when,
+ *                  eagerly, no kernel of @p decide set the condition; or
+ *                  what @p decide or a body set
+ * @return TRUE on success, FALSE with @p error set
+ */
+gboolean tg_launch_if_by (const TgLaunch *launch, TgDeviceFunc decide,
+                          TgDeviceFunc then_body, TgDeviceFunc else_body,
+                          gpointer user_data, GError **error);
+
+/**
+ * Runs `cases[i]`, i the value the kernels that @p decide enqueues set
+ * (tg_condition_set() with tg_launch_get_condition(), as in
+ * tg_launch_if_by()), from inside a stage; nothing when i is not below
+ * @p n_cases.  Under a capture: a SWITCH node (CUDA 12.8 driver and runtime)
+ * after @p decide's kernels; eagerly, TrackGen waits for their store.
+ * @param launch    the launch context of the calling stage
+ * @param decide    enqueues the kernel(s) that set the case
+ * @param n_cases   the number of cases, at least 1
+ * @param cases     @p n_cases bodies, none NULL
+ * @param user_data passed to @p decide and to the case that runs
+ * @param error     as tg_launch_if_by()
+ * @return TRUE on success, FALSE with @p error set
+ */
+gboolean tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide,
+                              guint n_cases, const TgDeviceFunc *cases,
+                              gpointer user_data, GError **error);
+
+/**
+ * A bounded loop whose body decides each continuation, from inside a
+ * stage: runs @p body at most @p max_iters times, as long as its kernel
+ * says so, and writes the outcome to @p status (device memory).  One thread
+ * of a kernel of @p body calls tg_loop_next() with tg_launch_get_loop() once
+ * per iteration; it counts the iteration and folds the cap in exactly, as
+ * tg_launch_while() does, so the status and the exit reason are the same,
+ * with no kernel of TrackGen's per iteration: under a capture the body is a
+ * WHILE node's and its kernel sets the handle; eagerly its store lands in
+ * mapped host memory that TrackGen waits for before the next iteration.
+ * One entry kernel per run resets @p status and reads @p entry_flag.
+ * @param launch     the launch context of the calling stage
+ * @param entry_flag a `gint32` in device memory read at entry (0: skipped,
+ *                   #TG_LOOP_END_SKIPPED), or NULL to always enter
+ * @param max_iters  at least 1
+ * @param status     a #TgLoopStatus in device memory, apart from
+ *                   @p entry_flag
+ * @param body       enqueues one iteration and decides it (tg_loop_next())
+ * @param user_data  passed to @p body
+ * @param error      as tg_launch_while(); #TG_STATE_ERROR_FAILED when,
+ *                   eagerly, an iteration's kernels did not call
+ *                   tg_loop_next()
+ * @return TRUE on success, FALSE with @p error set
+ */
+gboolean tg_launch_while_by (const TgLaunch *launch, const gint32 *entry_flag,
+                             guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
+                             gpointer user_data, GError **error);
+
 /** @} */
 
 /**
@@ -975,7 +1087,6 @@ gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_
  * functions, refused under RECORD when a capture cannot hold them.
  * @{
  */
-
 
 /** A host function enqueued by tg_host_ops_enqueue(); it must not call CUDA. */
 typedef void (*TgHostCallback) (gpointer user_data);
@@ -1047,7 +1158,6 @@ gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user
  * Live-object counters for leak checks.
  * @{
  */
-
 
 /** Counts of what TrackGen created and has not destroyed yet. */
 typedef struct

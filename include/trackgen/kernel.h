@@ -1,13 +1,23 @@
 /**
  * @file kernel.h
- * @brief What device code includes: the effective seed and the loop status,
- *        with no GLib, so `.cu` files compile without warnings.
+ * @brief What device code includes: the effective seed, the loop status, and
+ *        the conditions and loops a kernel decides, with no GLib, so `.cu`
+ *        files compile without warnings.
  * @ingroup kernel
  */
 #ifndef TRACKGEN_KERNEL_H
 #define TRACKGEN_KERNEL_H
 
 #include <stdint.h>
+
+/* The device functions below call cudaGraphSetConditional(), which the CUDA
+ * runtime declares for device code in cuda_device_runtime_api.h, through
+ * cuda_runtime.h (nvcc includes it in every .cu file already; naming it here
+ * keeps the header whole under other CUDA compilers).  Host-only C sees the
+ * plain types alone. */
+#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+#include <cuda_runtime.h>
+#endif
 
 /**
  * @defgroup kernel Device code (trackgen/kernel.h)
@@ -102,6 +112,142 @@ typedef struct
   int32_t iterations; /**< body executions in the last run */
   int32_t end;        /**< a #TgLoopEnd */
 } TgLoopStatus;
+
+/**
+ * @defgroup kernel-decisions Conditions and loops decided by a kernel
+ * @ingroup kernel
+ *
+ * A stage's own kernel can decide the condition, the case or the loop
+ * continuation that TrackGen would otherwise read from a device flag with a
+ * kernel of its own (exec.h: tg_launch_if_by(), tg_launch_switch_by(),
+ * tg_launch_while_by(), and loop stages with #TgLoopSpec `set_by_body`).
+ * The launch context hands the stage a value, a #TgDeviceCondition
+ * (tg_launch_get_condition()) or a #TgDeviceLoop (tg_launch_get_loop()),
+ * which the stage passes to its kernel as a parameter, and one thread of that
+ * kernel calls tg_condition_set() or tg_loop_next() with it.  The same
+ * kernel works under every policy: under a capture the value carries the
+ * conditional node's handle and the call is `cudaGraphSetConditional`;
+ * eagerly it carries a word of mapped host memory that the call writes and
+ * TrackGen waits for, so no copy and no set kernel is enqueued.
+ *
+ * Rules, the same under every policy (eagerly a decision no kernel set is
+ * an error; under a capture a broken rule makes the graph misbehave):
+ * - exactly one thread calls the function, once per decision: once per run
+ *   of the condition, once per loop iteration;
+ * - on the stream of the launch context the value came from, so that it is
+ *   ordered with the work it decides on;
+ * - a loop body that never calls tg_loop_next() runs forever under a
+ *   capture (the WHILE node keeps its handle's last value): call it in every
+ *   iteration, typically in the body's last kernel.
+ *
+ * The device functions exist only in device code compiled by nvcc; the
+ * types are plain C, so host code passes the values through to its kernels'
+ * launchers.
+ * @{
+ */
+
+/** Private: what a #TgDeviceCondition writes through.  Set by TrackGen. */
+enum
+{
+  TG_DEVICE_CONDITION_NONE = 0,  /**< nothing: writes are dropped */
+  TG_DEVICE_CONDITION_GRAPH = 1, /**< a conditional node's handle */
+  TG_DEVICE_CONDITION_HOST = 2,  /**< a word of mapped host memory (eager) */
+};
+
+/**
+ * The decision of one condition, switch or loop continuation, as a kernel
+ * sets it with tg_condition_set() (or, in a loop, tg_loop_next()).  A value
+ * to pass to the kernel as it is: its fields are TrackGen's.
+ */
+typedef struct
+{
+  uint32_t how;              /**< private: a TG_DEVICE_CONDITION_ value */
+  uint32_t seq;              /**< private: the sequence number of the host word */
+  unsigned long long handle; /**< private: the `cudaGraphConditionalHandle` */
+  unsigned long long *word;  /**< private: the host word's device address */
+} TgDeviceCondition;
+
+/**
+ * The continuation of a bounded loop, as its body's kernel sets it with
+ * tg_loop_next(): the loop's status, its cap, and the decision.  A value to
+ * pass to the kernel as it is.
+ */
+typedef struct
+{
+  TgDeviceCondition next; /**< private: whether another iteration runs */
+  TgLoopStatus *status;   /**< private: the loop's status, device memory */
+  uint32_t max_iters;     /**< private: the cap */
+} TgDeviceLoop;
+
+#if (defined(__CUDACC__) && !defined(__CUDACC_RTC__)) || defined(DOXYGEN)
+
+/**
+ * Sets the decision @p c: for an IF, non-zero runs the then-body and 0 the
+ * else-body (if any); for a SWITCH, the case to run (none when @p value is
+ * not below the number of cases).  Device code only; one thread, once (see
+ * @ref kernel-decisions).
+ *
+ * Under a capture this is `cudaGraphSetConditional`.  Eagerly it stores
+ * @p value with its sequence number in one 64-bit word of mapped host
+ * memory and fences at system scope (`__threadfence_system`), so that the
+ * store is on its way to the host before the thread goes on, not held
+ * until the kernel ends: TrackGen's host thread is waiting for it.
+ * @param c     from tg_launch_get_condition(), passed to the kernel
+ * @param value the decision
+ */
+static inline __device__ void
+tg_condition_set (TgDeviceCondition c, unsigned int value)
+{
+  if (c.how == TG_DEVICE_CONDITION_GRAPH)
+    cudaGraphSetConditional (c.handle, value);
+  else if (c.how == TG_DEVICE_CONDITION_HOST)
+    {
+      /* One store: the host sees the sequence number and the value together,
+       * never one without the other. */
+      *(volatile unsigned long long *)c.word
+          = ((unsigned long long)c.seq << 32) | (unsigned long long)value;
+      __threadfence_system ();
+    }
+}
+
+/**
+ * Ends one iteration of a loop: counts it in the loop's #TgLoopStatus and
+ * decides whether another one runs, folding the cap in exactly as
+ * TrackGen's own loops do:
+ * @code
+ * it  = status->iterations + 1;
+ * end = converged ? TG_LOOP_END_CONVERGED : it >= max_iters ? TG_LOOP_END_CAPPED
+ *                                                           : TG_LOOP_END_NONE;
+ * status = { it, end };  continue while end == TG_LOOP_END_NONE
+ * @endcode
+ * Device code only; one thread, once per iteration, after the work that
+ * decides @p converged (see @ref kernel-decisions).
+ * @param loop      from tg_launch_get_loop() in the loop's body, passed to the kernel
+ * @param converged non-zero when the loop is done
+ * @return non-zero when another iteration runs
+ */
+static inline __device__ int
+tg_loop_next (TgDeviceLoop loop, int converged)
+{
+  int32_t it, end;
+
+  /* The loop tg_launch_get_loop() gives outside a loop's body, after its
+   * critical warning: nothing to count. */
+  if (loop.status == NULL)
+    return 0;
+  it = loop.status->iterations + 1;
+  end = converged                        ? TG_LOOP_END_CONVERGED
+        : (uint32_t)it >= loop.max_iters ? TG_LOOP_END_CAPPED
+                                         : TG_LOOP_END_NONE;
+  loop.status->iterations = it;
+  loop.status->end = end;
+  tg_condition_set (loop.next, end == TG_LOOP_END_NONE);
+  return end == TG_LOOP_END_NONE;
+}
+
+#endif
+
+/** @} */
 
 /** @} */
 

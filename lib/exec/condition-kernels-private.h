@@ -1,6 +1,7 @@
-/* condition-kernels-private.h: launchers of the kernels that drive
- * conditional nodes (condition-kernels.cu).  With @in_graph 0 they only
- * write the loop status, for the eager path.  Plain C without GLib, so nvcc
+/* condition-kernels-private.h: launchers of the kernels that decide
+ * conditions and drive loops (condition-kernels.cu).  Each decides through a
+ * TgDeviceCondition or TgDeviceLoop: a conditional node's handle under a
+ * capture, a mapped host word eagerly.  Plain C without GLib, so nvcc
  * compiles it without warnings.  Private to libtrackgen. */
 #ifndef TG_CONDITION_KERNELS_PRIVATE_H
 #define TG_CONDITION_KERNELS_PRIVATE_H
@@ -14,26 +15,23 @@ extern "C"
 {
 #endif
 
-  /* handle := (*flag != 0) */
-  cudaError_t tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
+  /* c := (*flag != 0) */
+  cudaError_t tg__launch_if_set (cudaStream_t stream, TgDeviceCondition c,
                                  const int32_t *flag);
 
-  /* handle := *index when it is >= 0, else a value no case has. */
-  cudaError_t tg__launch_switch_set (cudaStream_t stream,
-                                     cudaGraphConditionalHandle handle,
+  /* c := *index when it is >= 0, else a value no case has. */
+  cudaError_t tg__launch_switch_set (cudaStream_t stream, TgDeviceCondition c,
                                      const int32_t *index);
 
-  /* Loop entry: status := {0, flag ? NONE : SKIPPED}; handle := flag != 0. */
-  cudaError_t tg__launch_loop_entry (cudaStream_t stream,
-                                     cudaGraphConditionalHandle handle, int in_graph,
-                                     const int32_t *flag, TgLoopStatus *status);
+  /* Loop entry: go := (@flag == NULL || *flag != 0); status := {0, go ? NONE :
+   * SKIPPED}; loop.next := go. */
+  cudaError_t tg__launch_loop_entry (cudaStream_t stream, TgDeviceLoop loop,
+                                     const int32_t *flag);
 
-  /* After each body: count it, then end CONVERGED when the flag cleared, CAPPED
-   * at @max_iters, else continue; handle := continue. */
-  cudaError_t tg__launch_loop_tail (cudaStream_t stream,
-                                    cudaGraphConditionalHandle handle, int in_graph,
-                                    const int32_t *flag, TgLoopStatus *status,
-                                    uint32_t max_iters);
+  /* After each body of a loop driven by a flag: tg_loop_next (loop, *flag ==
+   * 0), so it ends CONVERGED when the flag cleared, CAPPED at the cap. */
+  cudaError_t tg__launch_loop_tail (cudaStream_t stream, TgDeviceLoop loop,
+                                    const int32_t *flag);
 
 #ifdef __cplusplus
 }

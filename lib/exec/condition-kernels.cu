@@ -1,75 +1,61 @@
-// condition-kernels.cu: one-thread kernels that set conditional handles and
-// keep a loop's status on the device.
+// condition-kernels.cu: one-thread kernels that decide conditions and keep a
+// loop's status on the device.  Each decides through the same device
+// functions a user's kernel calls (trackgen/kernel.h), so TrackGen's own
+// conditions and the ones a user's kernel sets cannot drift apart, and so
+// each works captured (a handle) and eagerly (a mapped host word) alike.
 #include "condition-kernels-private.h"
 #include "kernel-private.cuh"
 
 #include <climits>
 
 static __global__ void
-if_set_kernel (cudaGraphConditionalHandle handle, const int32_t *flag)
+if_set_kernel (TgDeviceCondition c, const int32_t *flag)
 {
-  cudaGraphSetConditional (handle, *flag != 0);
+  tg_condition_set (c, *flag != 0);
 }
 
 static __global__ void
-switch_set_kernel (cudaGraphConditionalHandle handle, const int32_t *index)
+switch_set_kernel (TgDeviceCondition c, const int32_t *index)
 {
-  cudaGraphSetConditional (handle, *index >= 0 ? (unsigned int)*index : UINT_MAX);
+  tg_condition_set (c, *index >= 0 ? (unsigned int)*index : UINT_MAX);
 }
 
 static __global__ void
-loop_entry_kernel (cudaGraphConditionalHandle handle, int in_graph, const int32_t *flag,
-                   TgLoopStatus *status)
+loop_entry_kernel (TgDeviceLoop loop, const int32_t *flag)
 {
-  int go = *flag != 0;
+  int go = flag == NULL || *flag != 0;
 
-  status->iterations = 0;
-  status->end = go ? TG_LOOP_END_NONE : TG_LOOP_END_SKIPPED;
-  if (in_graph)
-    cudaGraphSetConditional (handle, go);
+  loop.status->iterations = 0;
+  loop.status->end = go ? TG_LOOP_END_NONE : TG_LOOP_END_SKIPPED;
+  tg_condition_set (loop.next, go);
 }
 
 static __global__ void
-loop_tail_kernel (cudaGraphConditionalHandle handle, int in_graph, const int32_t *flag,
-                  TgLoopStatus *status, uint32_t max_iters)
+loop_tail_kernel (TgDeviceLoop loop, const int32_t *flag)
 {
-  int32_t it = status->iterations + 1;
-  int32_t end = *flag == 0                  ? TG_LOOP_END_CONVERGED
-                : (uint32_t)it >= max_iters ? TG_LOOP_END_CAPPED
-                                            : TG_LOOP_END_NONE;
-
-  status->iterations = it;
-  status->end = end;
-  if (in_graph)
-    cudaGraphSetConditional (handle, end == TG_LOOP_END_NONE);
+  tg_loop_next (loop, *flag == 0);
 }
 
 extern "C" cudaError_t
-tg__launch_if_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                   const int32_t *flag)
+tg__launch_if_set (cudaStream_t stream, TgDeviceCondition c, const int32_t *flag)
 {
-  return tg__launch (if_set_kernel, 1, 1, stream, handle, flag);
+  return tg__launch (if_set_kernel, 1, 1, stream, c, flag);
 }
 
 extern "C" cudaError_t
-tg__launch_switch_set (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                       const int32_t *index)
+tg__launch_switch_set (cudaStream_t stream, TgDeviceCondition c, const int32_t *index)
 {
-  return tg__launch (switch_set_kernel, 1, 1, stream, handle, index);
+  return tg__launch (switch_set_kernel, 1, 1, stream, c, index);
 }
 
 extern "C" cudaError_t
-tg__launch_loop_entry (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                       int in_graph, const int32_t *flag, TgLoopStatus *status)
+tg__launch_loop_entry (cudaStream_t stream, TgDeviceLoop loop, const int32_t *flag)
 {
-  return tg__launch (loop_entry_kernel, 1, 1, stream, handle, in_graph, flag, status);
+  return tg__launch (loop_entry_kernel, 1, 1, stream, loop, flag);
 }
 
 extern "C" cudaError_t
-tg__launch_loop_tail (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                      int in_graph, const int32_t *flag, TgLoopStatus *status,
-                      uint32_t max_iters)
+tg__launch_loop_tail (cudaStream_t stream, TgDeviceLoop loop, const int32_t *flag)
 {
-  return tg__launch (loop_tail_kernel, 1, 1, stream, handle, in_graph, flag, status,
-                     max_iters);
+  return tg__launch (loop_tail_kernel, 1, 1, stream, loop, flag);
 }

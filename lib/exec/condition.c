@@ -1,11 +1,19 @@
 /* condition.c: conditions (IF, IF/ELSE), switches and bounded loops (WHILE).
  * Captured, the guarded work is the body graphs of a conditional node,
  * captured on a side stream of the producer (one per nesting depth) with
- * cudaStreamBeginCaptureToGraph, so conditions and loops nest.  Eagerly, the
- * flag, the index or the loop status is read back on the host. */
+ * cudaStreamBeginCaptureToGraph, so conditions and loops nest.
+ *
+ * Whatever drives a node decides through a TgDeviceCondition: TrackGen's
+ * set, entry and tail kernels reading a flag or an index, or the user's own
+ * kernels (tg_launch_if_by() and kin), through the same device functions.
+ * Captured, it carries the node's handle; eagerly, a mapped host word that
+ * the host waits for (decision.c), and the host runs the body it selects.
+ * So one decide() serves both paths, and a kernel that decides works under
+ * every policy. */
 #include "config.h"
 #include "condition-kernels-private.h"
 #include "condition-private.h"
+#include "decision-private.h"
 #include "resource-private.h"
 
 typedef enum
@@ -15,29 +23,58 @@ typedef enum
   COND_WHILE,
 } CondKind;
 
-/* A conditional node's kind, bodies, and what drives it. */
+/* A conditional node's kind, bodies, and what decides it. */
 typedef struct
 {
   CondKind kind;
   const char *what; /* for messages: "condition", "switch", "loop" */
+  /* The flag or index a set kernel reads; a loop's entry flag (NULL: a loop
+   * whose body decides always enters).  NULL when @decide decides. */
   const gint32 *flag;
+  TgDeviceFunc decide; /* IF, SWITCH: the user's decide function, or NULL */
+  gboolean by_body;    /* WHILE: the body calls tg_loop_next(), no tail kernel */
   guint n_bodies;
   const TgDeviceFunc *bodies;
   guint max_iters;      /* WHILE */
   TgLoopStatus *status; /* WHILE */
 } Conditional;
 
+static const TgDeviceCondition no_condition = { .how = TG_DEVICE_CONDITION_NONE };
+
 /* The launch context body @i of @c runs in: one level deeper than
- * @launch's, and in a switch's case @i. */
+ * @launch's, in a switch's case @i, and with nothing to decide but its own
+ * conditions (a loop body that decides gets its loop from the caller). */
 static TgLaunch
 body_launch (const TgLaunch *launch, const Conditional *c, guint i)
 {
   TgLaunch inner = *launch;
 
   inner.depth++;
+  inner.condition = NULL;
+  inner.loop = NULL;
   if (c->kind == COND_SWITCH)
     inner.switch_case = (gint)i;
   return inner;
+}
+
+static TgDeviceLoop
+loop_of (const Conditional *c, const TgDeviceCondition *next)
+{
+  TgDeviceLoop loop = { *next, c->status, c->max_iters };
+
+  return loop;
+}
+
+/* What must write a decision of @c, for the message when nothing did. */
+static const char *
+writer_of (const Conditional *c, gboolean entry)
+{
+  if (c->kind == COND_WHILE && c->by_body && !entry)
+    return "the loop's body";
+  if (c->decide != NULL)
+    return c->kind == COND_SWITCH ? "the switch's decide function"
+                                  : "the condition's decide function";
+  return "TrackGen's set kernel";
 }
 
 static enum cudaGraphConditionalNodeType
@@ -57,30 +94,37 @@ node_type (CondKind kind)
     }
 }
 
-static cudaError_t
-launch_setter (const TgLaunch *launch, const Conditional *c,
-               cudaGraphConditionalHandle handle)
+/* Enqueues on @launch's stream what decides @c through @d, before its node
+ * (or, eagerly, before its body): the loop's entry kernel, TrackGen's set
+ * kernel on the flag or index, or the user's decide function. */
+static gboolean
+decide (const TgLaunch *launch, const Conditional *c, const TgDeviceCondition *d,
+        gpointer data, GError **error)
 {
-  switch (c->kind)
-    {
-    case COND_WHILE:
-      return tg__launch_loop_entry (launch->stream, handle, TRUE, c->flag, c->status);
-    case COND_SWITCH:
-      return tg__launch_switch_set (launch->stream, handle, c->flag);
-    case COND_IF:
-    default:
-      return tg__launch_if_set (launch->stream, handle, c->flag);
-    }
+  TgLaunch deciding;
+
+  if (c->kind == COND_WHILE)
+    return TG_CUDA_OK (tg__launch_loop_entry (launch->stream, loop_of (c, d), c->flag),
+                       error);
+  if (c->decide == NULL)
+    return TG_CUDA_OK (c->kind == COND_SWITCH
+                           ? tg__launch_switch_set (launch->stream, *d, c->flag)
+                           : tg__launch_if_set (launch->stream, *d, c->flag),
+                       error);
+  deciding = *launch;
+  deciding.condition = d;
+  return c->decide (&deciding, data, error);
 }
 
 static gboolean
 capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
-              cudaGraph_t body_graph, guint i, cudaGraphConditionalHandle handle,
+              cudaGraph_t body_graph, guint i, const TgDeviceCondition *d,
               gpointer data, GError **error)
 {
   g_autofree char *where = c->n_bodies > 1
                                ? g_strdup_printf ("body %u of the %s", i, c->what)
                                : g_strdup_printf ("the %s's body", c->what);
+  TgDeviceLoop loop = loop_of (c, d);
   TgCaptureInfo info;
   TgLaunch inner;
   gboolean ok, ended;
@@ -89,14 +133,14 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
     return FALSE;
   inner = body_launch (launch, c, i);
   inner.stream = side;
+  if (c->kind == COND_WHILE && c->by_body)
+    inner.loop = &loop;
   ok = tg__capture_query (side, &info, error);
   inner.capture_id = info.id;
   inner.capture_graph = body_graph;
   ok = ok && c->bodies[i](&inner, data, error);
-  if (ok && c->kind == COND_WHILE)
-    ok = TG_CUDA_OK (
-        tg__launch_loop_tail (side, handle, TRUE, c->flag, c->status, c->max_iters),
-        error);
+  if (ok && c->kind == COND_WHILE && !c->by_body)
+    ok = TG_CUDA_OK (tg__launch_loop_tail (side, loop, c->flag), error);
   /* End the body capture whatever happened: no stream is left capturing.  A
    * refusal raised by the capture itself becomes NOT_CAPTURABLE in
    * tg__stages_capture(), which every captured body runs under first. */
@@ -112,93 +156,149 @@ captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **
                                 : TG_CONDITIONAL_IF_WHILE;
   /* A SWITCH node takes any number of bodies. */
   g_autofree cudaGraph_t *bodies = g_new (cudaGraph_t, c->n_bodies);
+  TgDeviceCondition d = { .how = TG_DEVICE_CONDITION_GRAPH };
   cudaGraphConditionalHandle handle;
   cudaStream_t side;
 
+  /* One handle per node: the driver refuses a handle a second node uses. */
   if (!tg__capture_conditionals_supported (needs, error)
       || (side = tg__producer_side_stream (launch->producer, launch->depth, error))
              == NULL
-      || !tg__capture_new_handle (launch->stream, &handle, error)
-      || !TG_CUDA_OK (launch_setter (launch, c, handle), error)
+      || !tg__capture_new_handle (launch->stream, &handle, error))
+    return FALSE;
+  d.handle = handle;
+  if (!decide (launch, c, &d, data, error)
       || !tg__capture_add_conditional (launch->stream, handle, node_type (c->kind),
                                        c->n_bodies, bodies, error))
     return FALSE;
   for (guint i = 0; i < c->n_bodies; i++)
-    if (!capture_body (launch, c, side, bodies[i], i, handle, data, error))
+    if (!capture_body (launch, c, side, bodies[i], i, &d, data, error))
       return FALSE;
   return TRUE;
 }
 
-/* Eagerly: reads the flag or index back and runs the body it selects. */
+/* Eagerly: decides @c (its entry, for a loop) and waits for the value. */
+static gboolean
+decided (const TgLaunch *launch, const Conditional *c, gpointer data, guint32 *value,
+         GError **error)
+{
+  TgProducer *p = launch->producer;
+  TgDeviceCondition d;
+
+  if (!tg__decision_open (p, &d, error))
+    return FALSE;
+  if (!decide (launch, c, &d, data, error))
+    {
+      tg__decision_abandon (p, launch->stream);
+      return FALSE;
+    }
+  return tg__decision_wait (p, launch->stream, &d, writer_of (c, TRUE), value, error);
+}
+
+/* Eagerly: runs the body the decision selects, if any. */
 static gboolean
 eager (const TgLaunch *launch, const Conditional *c, gpointer data, GError **error)
 {
-  gint32 value = 0;
+  guint32 value = 0;
   TgLaunch inner;
   guint i;
 
-  if (!tg__producer_readback (launch->producer, launch->stream, c->flag, sizeof value,
-                              &value, error))
+  if (!decided (launch, c, data, &value, error))
     return FALSE;
-  if (c->kind == COND_IF)
-    i = value != 0 ? 0 : 1;
-  else
-    i = value >= 0 ? (guint)value : G_MAXUINT;
+  /* As the node reads it: an IF runs body 0 on non-zero, else body 1; a
+   * SWITCH runs body @value. */
+  i = c->kind == COND_IF ? (value != 0 ? 0 : 1) : value;
   if (i >= c->n_bodies)
     return TRUE;
   inner = body_launch (launch, c, i);
   return c->bodies[i](&inner, data, error);
 }
 
-gboolean
-tg__condition_if (const TgLaunch *launch, const gint32 *flag, TgDeviceFunc body,
-                  TgDeviceFunc otherwise, gpointer data, GError **error)
-{
-  const TgDeviceFunc bodies[2] = { body, otherwise };
-  Conditional c
-      = { COND_IF, "condition", flag, otherwise != NULL ? 2 : 1, bodies, 0, NULL };
-
-  return launch->capturing ? captured (launch, &c, data, error)
-                           : eager (launch, &c, data, error);
-}
-
-gboolean
-tg__condition_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
-                      const TgDeviceFunc *cases, gpointer data, GError **error)
-{
-  Conditional c = { COND_SWITCH, "switch", index, n_cases, cases, 0, NULL };
-
-  return launch->capturing ? captured (launch, &c, data, error)
-                           : eager (launch, &c, data, error);
-}
-
-gboolean
-tg__condition_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
-                     TgLoopStatus *status, TgDeviceFunc body, gpointer data,
-                     GError **error)
+/* Eagerly: the entry, then one iteration at a time while the device says
+ * so.  The entry kernel and tg_loop_next() keep the status on the device as
+ * the WHILE node's do; the host only learns whether to go on. */
+static gboolean
+eager_loop (const TgLaunch *launch, const Conditional *c, gpointer data, GError **error)
 {
   TgProducer *p = launch->producer;
-  TgLoopStatus now = { 0, TG_LOOP_END_NONE };
-  TgLaunch inner;
+  TgLaunch inner = body_launch (launch, c, 0);
+  TgDeviceLoop loop;
+  guint32 go = 1;
 
-  Conditional c = { COND_WHILE, "loop", flag, 1, &body, max_iters, status };
-
-  if (launch->capturing)
-    return captured (launch, &c, data, error);
-  inner = body_launch (launch, &c, 0);
-  if (!TG_CUDA_OK (tg__launch_loop_entry (launch->stream, 0, FALSE, flag, status),
-                   error)
-      || !tg__producer_readback (p, launch->stream, status, sizeof now, &now, error))
+  /* An entry without a flag always goes on: nothing to wait for. */
+  if (c->flag == NULL ? !decide (launch, c, &no_condition, data, error)
+                      : !decided (launch, c, data, &go, error))
     return FALSE;
-  while (now.end == TG_LOOP_END_NONE)
+  while (go != 0)
     {
-      if (!body (&inner, data, error)
-          || !TG_CUDA_OK (
-              tg__launch_loop_tail (launch->stream, 0, FALSE, flag, status, max_iters),
-              error)
-          || !tg__producer_readback (p, launch->stream, status, sizeof now, &now,
-                                     error))
+      TgDeviceCondition next;
+
+      if (!tg__decision_open (p, &next, error))
+        return FALSE;
+      loop = loop_of (c, &next);
+      inner.loop = c->by_body ? &loop : NULL;
+      if (!c->bodies[0](&inner, data, error)
+          || (!c->by_body
+              && !TG_CUDA_OK (tg__launch_loop_tail (launch->stream, loop, c->flag),
+                              error)))
+        {
+          tg__decision_abandon (p, launch->stream);
+          return FALSE;
+        }
+      if (!tg__decision_wait (p, launch->stream, &next, writer_of (c, FALSE), &go,
+                              error))
         return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+tg__condition_if (const TgLaunch *launch, const gint32 *flag, TgDeviceFunc decide,
+                  TgDeviceFunc body, TgDeviceFunc otherwise, gpointer data,
+                  GError **error)
+{
+  const TgDeviceFunc bodies[2] = { body, otherwise };
+  Conditional c = { .kind = COND_IF,
+                    .what = "condition",
+                    .flag = flag,
+                    .decide = decide,
+                    .n_bodies = otherwise != NULL ? 2 : 1,
+                    .bodies = bodies };
+
+  return launch->capturing ? captured (launch, &c, data, error)
+                           : eager (launch, &c, data, error);
+}
+
+gboolean
+tg__condition_switch (const TgLaunch *launch, const gint32 *index, TgDeviceFunc decide,
+                      guint n_cases, const TgDeviceFunc *cases, gpointer data,
+                      GError **error)
+{
+  Conditional c = { .kind = COND_SWITCH,
+                    .what = "switch",
+                    .flag = index,
+                    .decide = decide,
+                    .n_bodies = n_cases,
+                    .bodies = cases };
+
+  return launch->capturing ? captured (launch, &c, data, error)
+                           : eager (launch, &c, data, error);
+}
+
+gboolean
+tg__condition_while (const TgLaunch *launch, const gint32 *flag, gboolean by_body,
+                     guint max_iters, TgLoopStatus *status, TgDeviceFunc body,
+                     gpointer data, GError **error)
+{
+  Conditional c = { .kind = COND_WHILE,
+                    .what = "loop",
+                    .flag = flag,
+                    .by_body = by_body,
+                    .n_bodies = 1,
+                    .bodies = &body,
+                    .max_iters = max_iters,
+                    .status = status };
+
+  return launch->capturing ? captured (launch, &c, data, error)
+                           : eager_loop (launch, &c, data, error);
 }

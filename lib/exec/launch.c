@@ -173,6 +173,42 @@ check_device_word (const TgLaunch *launch, const char *what, gconstpointer ptr,
   return tg__check_device_buffer (what, ptr, size, launch->producer->device, error);
 }
 
+TgDeviceCondition
+tg_launch_get_condition (const TgLaunch *launch)
+{
+  const TgDeviceCondition none = { .how = TG_DEVICE_CONDITION_NONE };
+
+  g_return_val_if_fail (launch != NULL, none);
+  if (launch->condition == NULL)
+    {
+      g_critical ("%s: stage '%s' of producer '%s' asked for a condition outside "
+                  "the decide function of tg_launch_if_by() or tg_launch_switch_by(): "
+                  "there is none to set",
+                  G_STRFUNC, launch->stage != NULL ? launch->stage->name : "(none)",
+                  launch->producer->name);
+      return none;
+    }
+  return *launch->condition;
+}
+
+TgDeviceLoop
+tg_launch_get_loop (const TgLaunch *launch)
+{
+  const TgDeviceLoop none = { { .how = TG_DEVICE_CONDITION_NONE }, NULL, 0 };
+
+  g_return_val_if_fail (launch != NULL, none);
+  if (launch->loop == NULL)
+    {
+      g_critical ("%s: stage '%s' of producer '%s' asked for a loop outside the body "
+                  "of a loop its body decides (tg_launch_while_by(), a loop stage "
+                  "with set_by_body): there is none to continue",
+                  G_STRFUNC, launch->stage != NULL ? launch->stage->name : "(none)",
+                  launch->producer->name);
+      return none;
+    }
+  return *launch->loop;
+}
+
 gboolean
 tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
               gpointer user_data, GError **error)
@@ -182,7 +218,17 @@ tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
     return body (launch, user_data, error);
   return check_device_word (launch, "the condition's flag", condition.flag,
                             sizeof (gint32), error)
-         && tg__condition_if (launch, condition.flag, body, NULL, user_data, error);
+         && tg__condition_if (launch, condition.flag, NULL, body, NULL, user_data,
+                              error);
+}
+
+gboolean
+tg_launch_if_by (const TgLaunch *launch, TgDeviceFunc decide, TgDeviceFunc then_body,
+                 TgDeviceFunc else_body, gpointer user_data, GError **error)
+{
+  g_return_val_if_fail (launch != NULL && decide != NULL && then_body != NULL, FALSE);
+  return tg__condition_if (launch, NULL, decide, then_body, else_body, user_data,
+                           error);
 }
 
 gboolean
@@ -196,8 +242,8 @@ tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
     return then_body (launch, user_data, error);
   return check_device_word (launch, "the condition's flag", condition.flag,
                             sizeof (gint32), error)
-         && tg__condition_if (launch, condition.flag, then_body, else_body, user_data,
-                              error);
+         && tg__condition_if (launch, condition.flag, NULL, then_body, else_body,
+                              user_data, error);
 }
 
 gboolean
@@ -209,7 +255,39 @@ tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
   return check_device_word (launch, "the switch's index", index, sizeof (gint32), error)
-         && tg__condition_switch (launch, index, n_cases, cases, user_data, error);
+         && tg__condition_switch (launch, index, NULL, n_cases, cases, user_data,
+                                  error);
+}
+
+gboolean
+tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide, guint n_cases,
+                     const TgDeviceFunc *cases, gpointer user_data, GError **error)
+{
+  g_return_val_if_fail (launch != NULL && decide != NULL, FALSE);
+  g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  for (guint i = 0; i < n_cases; i++)
+    g_return_val_if_fail (cases[i] != NULL, FALSE);
+  return tg__condition_switch (launch, NULL, decide, n_cases, cases, user_data, error);
+}
+
+/* A loop's flag (may be NULL when its body decides) and status. */
+static gboolean
+check_loop_words (const TgLaunch *launch, const gint32 *flag,
+                  const TgLoopStatus *status, GError **error)
+{
+  if (flag != NULL && tg__ranges_overlap (flag, sizeof *flag, status, sizeof *status))
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                     "the loop's flag %p and status %p overlap: the status write would "
+                     "clear the flag and stop the loop after one iteration; pass "
+                     "separate memory",
+                     (gconstpointer)flag, (gconstpointer)status);
+      return FALSE;
+    }
+  return (flag == NULL
+          || check_device_word (launch, "the loop's flag", flag, sizeof *flag, error))
+         && check_device_word (launch, "the loop's status", status, sizeof *status,
+                               error);
 }
 
 gboolean
@@ -220,20 +298,21 @@ tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
   g_return_val_if_fail (flag != NULL && status != NULL, FALSE);
   g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
-  if (tg__ranges_overlap (flag, sizeof *flag, status, sizeof *status))
-    {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
-                     "the loop's flag %p and status %p overlap: the status write would "
-                     "clear the flag and stop the loop after one iteration; pass "
-                     "separate memory",
-                     (gconstpointer)flag, (gconstpointer)status);
-      return FALSE;
-    }
-  return check_device_word (launch, "the loop's flag", flag, sizeof *flag, error)
-         && check_device_word (launch, "the loop's status", status, sizeof *status,
-                               error)
-         && tg__condition_while (launch, flag, max_iters, status, body, user_data,
-                                 error);
+  return check_loop_words (launch, flag, status, error)
+         && tg__condition_while (launch, flag, FALSE, max_iters, status, body,
+                                 user_data, error);
+}
+
+gboolean
+tg_launch_while_by (const TgLaunch *launch, const gint32 *entry_flag, guint max_iters,
+                    TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
+                    GError **error)
+{
+  g_return_val_if_fail (launch != NULL && body != NULL && status != NULL, FALSE);
+  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
+  return check_loop_words (launch, entry_flag, status, error)
+         && tg__condition_while (launch, entry_flag, TRUE, max_iters, status, body,
+                                 user_data, error);
 }
 
 const TgLaunch *

@@ -39,8 +39,10 @@ typedef struct
   char *loop_flag;        /* LOOP: binding of the continue flag */
   char *loop_status;      /* LOOP: binding of the TgLoopStatus */
   guint max_iters;        /* LOOP */
-  char *index;            /* SWITCH: binding of the gint32 index */
-  TgDeviceFunc *cases;    /* SWITCH: n_cases bodies */
+  gboolean
+      loop_by_body;    /* LOOP: the body calls tg_loop_next(); loop_flag may be NULL */
+  char *index;         /* SWITCH: binding of the gint32 index */
+  TgDeviceFunc *cases; /* SWITCH: n_cases bodies */
   guint n_cases;
 } TgStage;
 
@@ -75,7 +77,14 @@ struct _TgProducer
   /* Lazily created, on the producer's device. */
   cudaStream_t private_stream; /* own captures and RECORD trial captures */
   GPtrArray *side_streams;     /* body captures, one per nesting depth */
-  gint64 *readback;            /* pinned scratch for eager readbacks */
+  /* Eager decisions (decision.c): blocks of mapped host words, made on
+   * first use; the decisions open now (the next one takes word
+   * n_decisions_open); the last sequence number handed out; how long a wait
+   * spins before it blocks. */
+  GPtrArray *decision_words;
+  guint n_decisions_open;
+  guint32 decision_seq;
+  gint64 decision_spin_us;
 
   GArray *segments; /* REPLAY's own graphs (runner.c), freed by the array */
   TgRunnerStats stats;
@@ -104,6 +113,11 @@ struct _TgLaunch
   enum cudaStreamCaptureMode mode; /* for body captures */
   guint depth;
   gint switch_case; /* the case of the innermost switch running, or -1 */
+  /* What a kernel decides through: the condition, in the decide function of
+   * a tg_launch_if_by() or tg_launch_switch_by(); the loop, in the body of a
+   * loop whose body decides.  NULL elsewhere (a body's own bodies too). */
+  const TgDeviceCondition *condition;
+  const TgDeviceLoop *loop;
   /* RECORD: the caller's capturing stream, checked after every stage, so a
    * stage that broke the caller's capture is named. */
   cudaStream_t caller;
@@ -141,10 +155,6 @@ gpointer tg__producer_binding (const TgProducer *producer, const char *name,
 cudaStream_t tg__producer_private_stream (TgProducer *producer, GError **error);
 cudaStream_t tg__producer_side_stream (TgProducer *producer, guint depth,
                                        GError **error);
-/* Copies @size (<= 8) bytes of device memory to the host, waiting for them. */
-gboolean tg__producer_readback (TgProducer *producer, cudaStream_t stream,
-                                gconstpointer device_src, gsize size, gpointer out,
-                                GError **error);
 
 G_END_DECLS
 

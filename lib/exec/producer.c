@@ -192,7 +192,7 @@ producer_free (TgProducer *p)
    * the stages' destroy notifies included, runs relaxed. */
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   gboolean owns_cuda = p->segments != NULL || p->private_stream != NULL
-                       || p->side_streams != NULL || p->readback != NULL;
+                       || p->side_streams != NULL || p->decision_words != NULL;
   TgDeviceGuard guard;
   GError *error = NULL;
   gboolean entered = owns_cuda && tg__device_enter (&guard, p->device, &error);
@@ -204,7 +204,8 @@ producer_free (TgProducer *p)
   tg__stream_free (p->private_stream);
   if (p->side_streams != NULL)
     g_ptr_array_unref (p->side_streams);
-  tg__host_free (p->readback);
+  if (p->decision_words != NULL)
+    g_ptr_array_unref (p->decision_words);
   if (entered)
     tg__device_leave (&guard);
 
@@ -409,12 +410,15 @@ tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags
 
   STAGE_ADD_PRECONDITIONS (producer, name, flags, body);
   g_return_val_if_fail (loop != NULL, G_MAXUINT);
-  g_return_val_if_fail (binding_name_valid (loop->flag_binding)
-                            && binding_name_valid (loop->status_binding),
+  /* A body that decides needs no flag: without one the loop always enters. */
+  g_return_val_if_fail ((loop->set_by_body && loop->flag_binding == NULL)
+                            || binding_name_valid (loop->flag_binding),
                         G_MAXUINT);
+  g_return_val_if_fail (binding_name_valid (loop->status_binding), G_MAXUINT);
   /* The status write would overwrite the flag: the loop would stop after one
    * iteration. */
-  g_return_val_if_fail (!g_str_equal (loop->flag_binding, loop->status_binding),
+  g_return_val_if_fail (loop->flag_binding == NULL
+                            || !g_str_equal (loop->flag_binding, loop->status_binding),
                         G_MAXUINT);
   /* The iteration counter on the device is a gint32. */
   g_return_val_if_fail (loop->max_iters >= 1 && loop->max_iters <= G_MAXINT32,
@@ -424,6 +428,7 @@ tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags
   stage->loop_flag = g_strdup (loop->flag_binding);
   stage->loop_status = g_strdup (loop->status_binding);
   stage->max_iters = loop->max_iters;
+  stage->loop_by_body = loop->set_by_body;
   return add_stage (producer, stage, G_STRFUNC);
 }
 
@@ -691,21 +696,4 @@ tg__producer_side_stream (TgProducer *p, guint depth, GError **error)
       g_ptr_array_add (p->side_streams, s);
     }
   return p->side_streams->pdata[depth];
-}
-
-gboolean
-tg__producer_readback (TgProducer *p, cudaStream_t stream, gconstpointer device_src,
-                       gsize size, gpointer out, GError **error)
-{
-  g_assert (size <= sizeof *p->readback);
-  if (p->readback == NULL
-      && (p->readback = tg__host_alloc (sizeof *p->readback, error)) == NULL)
-    return FALSE;
-  if (!TG_CUDA_OK (cudaMemcpyAsync (p->readback, device_src, size,
-                                    cudaMemcpyDeviceToHost, stream),
-                   error)
-      || !tg__stream_synchronize (stream, error))
-    return FALSE;
-  memcpy (out, p->readback, size);
-  return TRUE;
 }

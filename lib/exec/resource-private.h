@@ -57,6 +57,14 @@ gpointer tg__host_alloc (gsize size, GError **error);
 void tg__host_free (gpointer ptr);
 gpointer tg__device_alloc (gsize size, GError **error);
 void tg__device_free (gpointer ptr);
+/* Pinned host memory mapped into the current device's address space (free
+ * it with tg__host_free); *@device is the address kernels write through. */
+gpointer tg__host_alloc_mapped (gsize size, gpointer *device, GError **error);
+
+/* *@blocks := whether host threads waiting for the current device block in
+ * the driver (cudaDeviceScheduleBlockingSync, set by the application)
+ * rather than spin or yield. */
+gboolean tg__device_blocks_on_sync (gboolean *blocks, GError **error);
 
 /* What CUDA knows of @ptr: host, pinned, device or managed memory. */
 gboolean tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,

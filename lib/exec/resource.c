@@ -197,6 +197,35 @@ tg__device_free (gpointer ptr)
     RELEASE (cudaFree (ptr), TG_LIVE_N);
 }
 
+gpointer
+tg__host_alloc_mapped (gsize size, gpointer *device, GError **error)
+{
+  gpointer ptr = NULL;
+  gboolean ok;
+
+  *device = NULL;
+  RELAXED (ok = TG_CUDA_OK (cudaHostAlloc (&ptr, size, cudaHostAllocMapped), error)
+                && TG_CUDA_OK (cudaHostGetDevicePointer (device, ptr, 0), error));
+  if (!ok)
+    {
+      tg__host_free (ptr);
+      *device = NULL;
+      return NULL;
+    }
+  return ptr;
+}
+
+gboolean
+tg__device_blocks_on_sync (gboolean *blocks, GError **error)
+{
+  unsigned int flags = 0;
+  gboolean ok;
+
+  RELAXED (ok = TG_CUDA_OK (cudaGetDeviceFlags (&flags), error));
+  *blocks = ok && (flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync;
+  return ok;
+}
+
 gboolean
 tg__pointer_attributes (gconstpointer ptr, struct cudaPointerAttributes *attr,
                         GError **error)

@@ -173,9 +173,12 @@ binding_bound (const TgProducer *p, const TgStage *stage, const TgUse *use,
 static gboolean
 loop_bindings_apart (const TgProducer *p, const TgStage *stage, GError **error)
 {
-  gconstpointer flag = tg__producer_binding (p, stage->loop_flag, NULL);
-  gconstpointer status = tg__producer_binding (p, stage->loop_status, NULL);
+  gconstpointer flag, status;
 
+  if (stage->loop_flag == NULL)
+    return TRUE;
+  flag = tg__producer_binding (p, stage->loop_flag, NULL);
+  status = tg__producer_binding (p, stage->loop_status, NULL);
   if (!tg__ranges_overlap (flag, sizeof (gint32), status, sizeof (TgLoopStatus)))
     return TRUE;
   tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_OVERLAP,

@@ -5,6 +5,7 @@
  * refreshes a graph in place with cudaGraphExecUpdate when the topology
  * allows, else re-instantiates it. */
 #include "config.h"
+#include "decision-private.h"
 #include "driver-private.h"
 #include "resource-private.h"
 #include "runner-private.h"
@@ -131,10 +132,10 @@ tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
   if (flag != NULL && p->first_host != NULL)
     {
       /* HOST stages cannot sit in an IF node: decide on the host, once. */
-      gint32 value = 0;
-      if (!tg__producer_readback (p, base->stream, flag, sizeof value, &value, error))
+      gboolean set = FALSE;
+      if (!tg__decision_read_flag (p, base->stream, flag, &set, error))
         return FALSE;
-      if (value == 0)
+      if (!set)
         {
           p->stats.n_replays++;
           return TRUE;

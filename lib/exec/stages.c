@@ -27,13 +27,16 @@ run_stage (const TgLaunch *launch, gpointer data, GError **error)
       return stage->host (&ops, stage->user_data, error);
     case TG_STAGE_KIND_LOOP:
       return tg__condition_while (
-          launch, tg__producer_binding (launch->producer, stage->loop_flag, NULL),
-          stage->max_iters,
+          launch,
+          stage->loop_flag != NULL
+              ? tg__producer_binding (launch->producer, stage->loop_flag, NULL)
+              : NULL,
+          stage->loop_by_body, stage->max_iters,
           tg__producer_binding (launch->producer, stage->loop_status, NULL),
           stage->device, stage->user_data, error);
     case TG_STAGE_KIND_SWITCH:
       return tg__condition_switch (
-          launch, tg__producer_binding (launch->producer, stage->index, NULL),
+          launch, tg__producer_binding (launch->producer, stage->index, NULL), NULL,
           stage->n_cases, stage->cases, stage->user_data, error);
     case TG_STAGE_KIND_DEVICE:
     default:
@@ -88,7 +91,7 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
       launch.stage = stage;
       if (stage->condition != NULL)
         ok = tg__condition_if (
-            &launch, tg__producer_binding (p, stage->condition, NULL), run_stage,
+            &launch, tg__producer_binding (p, stage->condition, NULL), NULL, run_stage,
             stage->otherwise != NULL ? guarded_else : NULL, (gpointer)stage, &local);
       else
         ok = run_stage (&launch, (gpointer)stage, &local);
@@ -132,7 +135,7 @@ tg__stages_call (const TgLaunch *launch, gpointer data, GError **error)
   const TgStagesCall *call = data;
 
   if (call->flag != NULL)
-    return tg__condition_if (launch, call->flag, run_range, NULL, data, error);
+    return tg__condition_if (launch, call->flag, NULL, run_range, NULL, data, error);
   return run_range (launch, data, error);
 }
 
