@@ -18,17 +18,16 @@
 #endif
 
 gboolean
-tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
+tg__capture_query_status (cudaStream_t stream, cudaError_t err,
+                          enum cudaStreamCaptureStatus status, TgCaptureInfo *info,
+                          GError **error)
 {
-  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  cudaError_t err;
   const char *call = "cudaStreamIsCapturing";
 
   info->id = 0;
   info->graph = NULL;
-  /* The cheaper query first: calls on streams that are not capturing are the
-   * hot path (EAGER and REPLAY). */
-  err = TG_CUDA_CALL (tg__stream_is_capturing (stream, &status));
+  /* The cheaper query came first (tg__capture_query()); only a capturing
+   * stream needs the id and the graph. */
   if (err == cudaSuccess && status == cudaStreamCaptureStatusActive)
     {
       call = "cudaStreamGetCaptureInfo";
