@@ -49,7 +49,6 @@ G_BEGIN_DECLS
  * @{
  */
 
-
 /** Error domain for capture failures and refusals, see #TgCaptureError. */
 #define TG_CAPTURE_ERROR (tg_capture_error_quark ())
 /** Error domain for CUDA failures; the code is the `cudaError_t`. */
@@ -157,7 +156,6 @@ GQuark tg_state_error_quark (void);
  * @{
  */
 
-
 /**
  * "Not named: resolve it for me", as a stream argument: the stream of a
  * foreign capture registered on this thread (interop.h), else the producer's
@@ -256,7 +254,6 @@ gboolean tg_stream_is_capturing (cudaStream_t stream);
  * @{
  */
 
-
 /** How a producer call reaches the GPU. */
 typedef enum
 {
@@ -290,7 +287,6 @@ const char *tg_policy_to_string (TgPolicy policy);
  * bounded loops a stage runs around parts of its work.
  * @{
  */
-
 
 /**
  * A condition on device work: unconditional, or guarded by a device flag
@@ -335,7 +331,6 @@ tg_conditional (const gint32 *device_flag)
  * call itself with its runner counters.
  * @{
  */
-
 
 /** A reference-counted producer of device work. */
 typedef struct _TgProducer TgProducer;
@@ -750,7 +745,7 @@ typedef enum
 /** Counters of the own-graph runner (REPLAY). */
 typedef struct
 {
-  guint n_segments;            /**< device segments (graphs) between HOST stages */
+  guint n_segments; /**< device segments (graphs) between HOST stages */
   /** Stream captures of own graphs made (REPLAY).  RECORD's trial captures
    * are not counted: they make no graph of the producer's. */
   guint64 n_captures;
@@ -976,7 +971,6 @@ gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_
  * @{
  */
 
-
 /** A host function enqueued by tg_host_ops_enqueue(); it must not call CUDA. */
 typedef void (*TgHostCallback) (gpointer user_data);
 
@@ -1048,7 +1042,6 @@ gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user
  * @{
  */
 
-
 /** Counts of what TrackGen created and has not destroyed yet. */
 typedef struct
 {
@@ -1060,6 +1053,10 @@ typedef struct
   /** Releases (frees, destroys) that CUDA refused since the process started;
    * each was also logged as a warning.  The objects stay counted above. */
   gint failed_releases;
+  /** Streams of freed producers that TrackGen keeps, idle, for the captures of
+   * later producers of the same device (at most a few per device; not
+   * counted in @c streams). */
+  gint idle_streams;
 } TgLiveObjects;
 
 /**

@@ -70,9 +70,11 @@ gboolean tg__capture_add_conditional (cudaStream_t stream,
 gboolean tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable,
                                  GError **error);
 
-/* Appends a child graph node holding a copy of @child after the capturing
- * stream's current dependencies, and makes it the stream's only dependency. */
-gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error);
+/* Appends a child graph node holding @child after the capturing stream's
+ * current dependencies, and makes it the stream's only dependency.  The
+ * graph is moved into the node where the driver can (then *@child becomes
+ * NULL: the caller's graph owns it), else copied. */
+gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error);
 
 /* Finishes a body graph once captured: refuses (NOT_CAPTURABLE) one holding
  * nodes the driver rejects in conditional bodies (@where names the stage and

@@ -139,27 +139,43 @@ tg__capture_new_handle (cudaStream_t stream, cudaGraphConditionalHandle *handle,
                      error);
 }
 
-/* Appends a node made from @params after the capturing stream's current
- * dependencies and makes it the stream's only dependency: how a node built
- * by hand joins a capture in progress. */
+/* Adds a node made from @params after the capturing stream's current
+ * dependencies; nothing is added on failure. */
 static gboolean
-append_node (cudaStream_t stream, struct cudaGraphNodeParams *params, GError **error)
+add_node (cudaStream_t stream, struct cudaGraphNodeParams *params,
+          cudaGraphNode_t *node, GError **error)
 {
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
   const cudaGraphNode_t *deps = NULL;
   const cudaGraphEdgeData *edges = NULL;
   size_t n_deps = 0;
-  cudaGraphNode_t node = NULL;
 
   return TG_CUDA_OK (
              get_capture_info (stream, &status, NULL, &graph, &deps, &edges, &n_deps),
              error)
-         && TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, params),
-                        error)
-         && TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
-                                                     cudaStreamSetCaptureDependencies),
+         && TG_CUDA_OK (graph_add_node (node, graph, deps, edges, n_deps, params),
                         error);
+}
+
+/* Makes @node the capturing stream's only dependency. */
+static gboolean
+follow_node (cudaStream_t stream, cudaGraphNode_t node, GError **error)
+{
+  return TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
+                                                  cudaStreamSetCaptureDependencies),
+                     error);
+}
+
+/* Appends a node made from @params after the capturing stream's current
+ * dependencies and makes it the stream's only dependency: how a node built
+ * by hand joins a capture in progress. */
+static gboolean
+append_node (cudaStream_t stream, struct cudaGraphNodeParams *params, GError **error)
+{
+  cudaGraphNode_t node = NULL;
+
+  return add_node (stream, params, &node, error) && follow_node (stream, node, error);
 }
 
 gboolean
@@ -235,13 +251,28 @@ tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable, GError **error)
 }
 
 gboolean
-tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error)
+tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error)
 {
   struct cudaGraphNodeParams params = { 0 };
+  cudaGraphNode_t node = NULL;
 
   params.type = cudaGraphNodeTypeGraph;
-  params.graph.graph = child;
-  return append_node (stream, &params, error);
+  params.graph.graph = *child;
+#if CUDART_VERSION >= 13000
+  /* Moved into the node, not copied: a clone copies every node again, a
+   * cost of a first RECORD that the same work captured by hand has not. */
+  params.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  if (add_node (stream, &params, &node, NULL))
+    {
+      /* The caller's graph owns it now, and destroys it. */
+      tg__live_add (TG_LIVE_GRAPHS, -1);
+      *child = NULL;
+      return follow_node (stream, node, error);
+    }
+  /* A driver older than the build refuses the move: clone, as before. */
+  params.graph.ownership = cudaGraphChildGraphOwnershipClone;
+#endif
+  return add_node (stream, &params, &node, error) && follow_node (stream, node, error);
 }
 
 static const char *
@@ -336,10 +367,16 @@ tg__capture_conditionals_supported (TgConditionalKind kind, GError **error)
     [TG_CONDITIONAL_ELSE_SWITCH]
     = { 12080, "IF nodes with an else body and SWITCH nodes" },
   };
-  int driver = 0;
+  /* Asked once: every new producer's first call asks. */
+  static gint known;
+  int driver = g_atomic_int_get (&known);
 
-  if (!TG_CUDA_OK (cudaDriverGetVersion (&driver), error))
-    return FALSE;
+  if (driver == 0)
+    {
+      if (!TG_CUDA_OK (cudaDriverGetVersion (&driver), error))
+        return FALSE;
+      g_atomic_int_set (&known, driver);
+    }
   if (driver < needs[kind].version || CUDART_VERSION < needs[kind].version)
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,

@@ -192,7 +192,9 @@ producer_free (TgProducer *p)
     tg__release_failed (error);
   if (p->segments != NULL)
     g_array_unref (p->segments);
-  tg__stream_free (p->private_stream);
+  tg__stream_give_back (p->device, p->private_stream);
+  for (guint i = 0; p->side_streams != NULL && i < p->side_streams->len; i++)
+    tg__stream_give_back (p->device, p->side_streams->pdata[i]);
   if (p->side_streams != NULL)
     g_ptr_array_unref (p->side_streams);
   tg__host_free (p->readback);
@@ -667,18 +669,19 @@ cudaStream_t
 tg__producer_private_stream (TgProducer *p, GError **error)
 {
   if (p->private_stream == NULL)
-    p->private_stream = tg__stream_new (error);
+    p->private_stream = tg__stream_lend (p->device, error);
   return p->private_stream;
 }
 
 cudaStream_t
 tg__producer_side_stream (TgProducer *p, guint depth, GError **error)
 {
+  /* Given back one by one when the producer is freed. */
   if (p->side_streams == NULL)
-    p->side_streams = g_ptr_array_new_with_free_func ((GDestroyNotify)tg__stream_free);
+    p->side_streams = g_ptr_array_new ();
   while (p->side_streams->len <= depth)
     {
-      cudaStream_t s = tg__stream_new (error);
+      cudaStream_t s = tg__stream_lend (p->device, error);
       if (s == NULL)
         return NULL;
       g_ptr_array_add (p->side_streams, s);

@@ -320,7 +320,7 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
        && (r->scope == NULL
            || r->scope->recorded (r->scope, p, base->capture_graph, error))
        && retain_kept (base, !embeddable, error)
-       && (embeddable ? tg__capture_embed (r->stream, graph, error)
+       && (embeddable ? tg__capture_embed (r->stream, &graph, error)
                       : record_into_caller (p, base, condition, error));
   tg__graph_free (graph);
   if (ok)
