@@ -76,6 +76,11 @@ gboolean tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable,
  * NULL: the caller's graph owns it), else copied. */
 gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error);
 
+/* NOT_CAPTURABLE (@where names the work for the message) when @graph, or a
+ * child graph of it, holds a node the driver rejects in conditional bodies:
+ * host nodes, allocations, frees, events. */
+gboolean tg__capture_check_body (cudaGraph_t graph, const char *where, GError **error);
+
 /* Finishes a body graph once captured: refuses (NOT_CAPTURABLE) one holding
  * nodes the driver rejects in conditional bodies (@where names the stage and
  * body for the message), and gives an empty one an empty node. */

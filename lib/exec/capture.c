@@ -308,14 +308,12 @@ forbidden_in_body (enum cudaGraphNodeType type)
 }
 
 gboolean
-tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error)
+tg__capture_check_body (cudaGraph_t graph, const char *where, GError **error)
 {
   enum cudaGraphNodeType type;
-  cudaGraphNode_t empty = NULL;
   gboolean found = FALSE;
-  size_t n = 0;
 
-  if (!find_node (body, forbidden_in_body, &found, &type, error))
+  if (!find_node (graph, forbidden_in_body, &found, &type, error))
     return FALSE;
   if (found)
     {
@@ -325,6 +323,17 @@ tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error)
                      where, forbidden_node_name (type));
       return FALSE;
     }
+  return TRUE;
+}
+
+gboolean
+tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error)
+{
+  cudaGraphNode_t empty = NULL;
+  size_t n = 0;
+
+  if (!tg__capture_check_body (body, where, error))
+    return FALSE;
   /* A branch with nothing to do: the driver documents no rule for empty
    * bodies, so an empty node makes the body hold one. */
   return TG_CUDA_OK (cudaGraphGetNodes (body, NULL, &n), error)

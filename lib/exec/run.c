@@ -301,6 +301,20 @@ retain_kept (const TgLaunch *base, gboolean records_again, GError **error)
                              (GDestroyNotify)g_ptr_array_unref, error);
 }
 
+/* RECORD into a capture that its scope says fills a conditional body: the
+ * trial capture's work must be what a body can hold, which the driver would
+ * say only when the caller's graph is instantiated. */
+static gboolean
+record_into_body_checked (const TgProducer *p, cudaGraph_t graph, GError **error)
+{
+  g_autofree char *where = g_strdup_printf (
+      "producer '%s', recorded into a conditional node's body (its capture scope "
+      "says so, tg_capture_scope_begin_body()),",
+      p->name);
+
+  return tg__capture_check_body (graph, where, error);
+}
+
 /* RECORD: every stage is captured once into a graph of our own, so a refused
  * call leaves the caller's capture with exactly the nodes it had; the graph
  * then joins the caller's capture as one child graph node.  Only work that a
@@ -316,7 +330,9 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
 
   if (!tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error))
     return FALSE;
-  ok = tg__capture_embeddable (graph, &embeddable, error)
+  ok = (r->scope == NULL || !r->scope->body
+        || record_into_body_checked (p, graph, error))
+       && tg__capture_embeddable (graph, &embeddable, error)
        && (r->scope == NULL
            || r->scope->recorded (r->scope, p, base->capture_graph, error))
        && retain_kept (base, !embeddable, error)
