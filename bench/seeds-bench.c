@@ -1,23 +1,29 @@
 /* seeds-bench.c: a simulator step's seed work, a masked advance then
  * fill_effective, as achieved bandwidth beside a device-to-device copy of
- * the same number of bytes, measured in the same run. */
+ * the same number of bytes, measured in the same run: as two calls, and as
+ * one (tg_seed_state_advance_fill), which moves fewer bytes and is held to a
+ * copy of its own bytes.  Beside them, the fused kernel in each of its
+ * shapes (groups of envs per thread), launched without the call's checks,
+ * so that one run says which shape the library should take. */
 #include "config.h"
 #include "bench.h"
+#include "../lib/seeds/seeds-kernels-private.h"
 
 /* Bytes each env moves: advance reads its mask byte and reads and writes its
  * 4-byte epoch; fill reads its 8-byte seed and 4-byte epoch and writes its
- * 8-byte effective seed. */
+ * 8-byte effective seed.  The fused kernel reads the epoch once. */
 #define ADVANCE_BYTES (1 + 4 + 4)
 #define FILL_BYTES (8 + 4 + 8)
 #define ENV_BYTES (ADVANCE_BYTES + FILL_BYTES)
+#define FUSED_BYTES (ENV_BYTES - 4)
 
 typedef struct
 {
   TgSeedState *state;
   guint8 *mask;
   guint64 *out;
-  gpointer src, dst; /* the copy floor's buffers */
-  gsize copy_bytes;
+  gpointer src, dst;            /* the copy floors' buffers */
+  gsize copy_bytes, fused_copy; /* what the two calls move, and the one */
   guint n;
   cudaStream_t stream;
 } Work;
@@ -33,10 +39,60 @@ ours (const Work *w)
 }
 
 static void
+ours_fused (const Work *w)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!tg_seed_state_advance_fill (w->state, w->stream, w->mask, w->n, w->out, w->n,
+                                   &error))
+    g_error ("seeds bench: %s", error->message);
+}
+
+static void
+kernel_shape (const Work *w, guint groups)
+{
+  TG_BENCH_CUDA (tg__launch_seeds_advance_fill (
+      w->stream, w->out, tg_seed_state_get_seeds (w->state),
+      tg_seed_state_get_epochs (w->state), w->mask, w->n, groups));
+}
+
+static void
+kernel_1 (const Work *w)
+{
+  kernel_shape (w, 1);
+}
+
+static void
+kernel_2 (const Work *w)
+{
+  kernel_shape (w, 2);
+}
+
+static void
+kernel_4 (const Work *w)
+{
+  kernel_shape (w, 4);
+}
+
+static void
 floor_copy (const Work *w)
 {
   TG_BENCH_CUDA (cudaMemcpyAsync (w->dst, w->src, w->copy_bytes,
                                   cudaMemcpyDeviceToDevice, w->stream));
+}
+
+static void
+floor_copy_fused (const Work *w)
+{
+  TG_BENCH_CUDA (cudaMemcpyAsync (w->dst, w->src, w->fused_copy,
+                                  cudaMemcpyDeviceToDevice, w->stream));
+}
+
+/* The target of the one call at @log2_n (issue 20 item 6), 0: none. */
+static double
+fused_target (guint log2_n)
+{
+  return log2_n == 20 ? 0.85 : log2_n == 22 ? 0.95 : log2_n > 22 ? 0.85 : 0;
 }
 
 /* GPU milliseconds of one call of @op: @reps calls back to back between two
@@ -56,23 +112,31 @@ sample_ms (void (*op) (const Work *), const Work *w, cudaEvent_t start,
   return (double)ms / reps;
 }
 
+typedef void (*Op) (const Work *);
+
 static void
 bench_size (TgBench *bench, guint log2_n, guint rounds)
 {
   const guint n = 1u << log2_n;
   /* About 2^27 envs' worth of traffic per sample, so launches are amortized. */
   const guint reps = CLAMP ((1u << 27) >> log2_n, 4, 512);
-  g_autofree double *t_ours = g_new (double, rounds);
-  g_autofree double *t_copy = g_new (double, rounds);
+  /* Sampled in turn, so that clocks and neighbours affect them alike. */
+  static const Op ops[] = { ours,     floor_copy, ours_fused, floor_copy_fused,
+                            kernel_1, kernel_2,   kernel_4 };
+  static const char *const shapes[] = { NULL, NULL, NULL, NULL, "1", "2", "4" };
+  G_STATIC_ASSERT (G_N_ELEMENTS (shapes) == G_N_ELEMENTS (ops));
+  g_autofree double *t = g_new (double, G_N_ELEMENTS (ops) * rounds);
+  double gbs[G_N_ELEMENTS (ops)];
   g_autoptr (GError) error = NULL;
-  g_autofree char *what = NULL;
   cudaEvent_t start, stop;
-  double bytes, gbs_ours, gbs_copy;
+  gboolean large;
+  int device = 0, l2 = 0;
   Work w = { NULL };
 
   w.n = n;
-  /* The copy moves what ours moves: it reads and writes copy_bytes each. */
+  /* Each copy moves what its work moves: it reads and writes half each. */
   w.copy_bytes = ((gsize)n * ENV_BYTES / 2 + 255) / 256 * 256;
+  w.fused_copy = ((gsize)n * FUSED_BYTES / 2 + 255) / 256 * 256;
   TG_BENCH_CUDA (cudaStreamCreateWithFlags (&w.stream, cudaStreamNonBlocking));
   TG_BENCH_CUDA (cudaEventCreate (&start));
   TG_BENCH_CUDA (cudaEventCreate (&stop));
@@ -87,33 +151,53 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
   TG_BENCH_CUDA (cudaMemsetAsync (w.src, 0x5A, w.copy_bytes, w.stream));
 
   for (guint i = 0; i < 3; i++)
-    {
-      ours (&w);
-      floor_copy (&w);
-    }
-  /* Alternate the two so that clocks and neighbours affect both alike. */
+    for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+      ops[o](&w);
   for (guint r = 0; r < rounds; r++)
+    for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+      t[o * rounds + r] = sample_ms (ops[o], &w, start, stop, reps);
+  for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
     {
-      t_ours[r] = sample_ms (ours, &w, start, stop, reps);
-      t_copy[r] = sample_ms (floor_copy, &w, start, stop, reps);
+      double bytes = ops[o] == floor_copy         ? 2.0 * w.copy_bytes
+                     : ops[o] == floor_copy_fused ? 2.0 * w.fused_copy
+                     : ops[o] == ours             ? (double)n * ENV_BYTES
+                                                  : (double)n * FUSED_BYTES;
+
+      gbs[o] = bytes / (tg_bench_median (t + o * rounds, rounds) * 1e-3) / 1e9;
     }
-  bytes = (double)n * ENV_BYTES;
-  gbs_ours = bytes / (tg_bench_median (t_ours, rounds) * 1e-3) / 1e9;
-  gbs_copy = 2.0 * w.copy_bytes / (tg_bench_median (t_copy, rounds) * 1e-3) / 1e9;
-  /* The target is for the large sizes: data that fits in L2 measures the
-   * cache, where the copy gains more than our kernels do. */
+
+  /* The two calls' target is for the large sizes: data that fits in L2
+   * measures the cache, where the copy gains more than our kernels do.  The
+   * one call is held at every size the issue names. */
+  TG_BENCH_CUDA (cudaGetDevice (&device));
+  TG_BENCH_CUDA (cudaDeviceGetAttribute (&l2, cudaDevAttrL2CacheSize, device));
+  large = (double)n * ENV_BYTES > 4.0 * l2;
   {
-    int device = 0, l2 = 0;
-    gboolean large;
-    TG_BENCH_CUDA (cudaGetDevice (&device));
-    TG_BENCH_CUDA (cudaDeviceGetAttribute (&l2, cudaDevAttrL2CacheSize, device));
-    large = bytes > 4.0 * l2;
-    what = g_strdup_printf ("advance (masked) + fill_effective, E = 2^%u%s", log2_n,
-                            large ? "" : " (< 4x L2)");
-    tg_bench_add (bench, "seeds", what, "GB/s", gbs_ours, gbs_copy,
+    g_autofree char *what
+        = g_strdup_printf ("advance (masked) + fill_effective, E = 2^%u%s", log2_n,
+                           large ? "" : " (< 4x L2)");
+    tg_bench_add (bench, "seeds", what, "GB/s", gbs[0], gbs[1],
                   "cudaMemcpyAsync D2D, same bytes read + written",
                   large ? TG_BENCH_HIGHER_IS_BETTER : TG_BENCH_INFO, 0.85);
   }
+  {
+    g_autofree char *what
+        = g_strdup_printf ("advance_fill (one call), E = 2^%u", log2_n);
+    double target = fused_target (log2_n);
+
+    tg_bench_add (bench, "seeds", what, "GB/s", gbs[2], gbs[3],
+                  "cudaMemcpyAsync D2D, same bytes read + written",
+                  target > 0 ? TG_BENCH_HIGHER_IS_BETTER : TG_BENCH_INFO, target);
+  }
+  for (guint o = 4; o < G_N_ELEMENTS (ops); o++)
+    {
+      g_autofree char *what = g_strdup_printf (
+          "  its kernel alone, %s group%s of 4 envs a thread, E = 2^%u", shapes[o],
+          g_str_equal (shapes[o], "1") ? "" : "s", log2_n);
+
+      tg_bench_add (bench, "seeds", what, "GB/s", gbs[o], gbs[3],
+                    "cudaMemcpyAsync D2D, same bytes read + written", TG_BENCH_INFO, 0);
+    }
 
   TG_BENCH_CUDA (cudaStreamSynchronize (w.stream));
   tg_seed_state_unref (w.state);

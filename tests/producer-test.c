@@ -2,8 +2,8 @@
  * before anything runs, a lookup of one it did not declare is a critical, a
  * stage's condition must be bound, and bound sizes are checked against the
  * allocation.  The rebind handler and counter.  A call from inside its own
- * stage fails.  The cases that run kernels check what they counted on the
- * device. */
+ * stage fails; calls nest ten deep.  The cases that run kernels check what they counted
+ * on the device. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -318,6 +318,76 @@ test_reentrant_call_fails (TgTestGpu *f, gconstpointer data)
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
 }
 
+/* Calls nested deeper than a thread's record holds inline: each stage runs
+ * the next producer, the last one counts; every producer is released on the
+ * way out (a second call takes them again), and a call back into one of the
+ * outer producers from deep inside fails BUSY. */
+#define DEPTH 10
+
+typedef struct
+{
+  TgProducer *next;  /* NULL for the last one */
+  TgProducer *outer; /* called back into when set */
+} Nest;
+
+static gboolean
+nested_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Nest *n = data;
+  TgProducer *callee = n->outer != NULL ? n->outer : n->next;
+
+  if (callee == NULL)
+    return tg_test_count_bound_stage (launch, NULL, error);
+  return tg_producer_run (callee, tg_launch_get_stream (launch), TG_POLICY_EAGER,
+                          tg_unconditional (), error);
+}
+
+static void
+test_nested_calls (TgTestGpu *f, gconstpointer data)
+{
+  guint32 *counter;
+  TgProducer *p[DEPTH];
+  Nest nest[DEPTH] = { { NULL, NULL } };
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  for (guint d = DEPTH; d-- > 0;)
+    {
+      guint stage;
+
+      nest[d].next = d + 1 < DEPTH ? p[d + 1] : NULL;
+      p[d] = tg_producer_new ("nested", 0);
+      stage = tg_producer_add_device_stage (p[d], "nest", TG_STAGE_NONE, nested_stage,
+                                            &nest[d], NULL);
+      tg_producer_declare_binding (p[d], stage, "counter", sizeof (guint32));
+      g_assert_true (
+          tg_producer_bind (p[d], "counter", counter, sizeof (guint32), NULL));
+    }
+  for (guint call = 0; call < 2; call++)
+    {
+      g_assert_true (tg_producer_run (p[0], f->stream, TG_POLICY_EAGER,
+                                      tg_unconditional (), &error));
+      g_assert_no_error (error);
+    }
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 2);
+  nest[DEPTH - 1].outer = p[1];
+  g_assert_false (
+      tg_producer_run (p[0], f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
+  g_clear_error (&error);
+  /* Released: the nest runs again. */
+  nest[DEPTH - 1].outer = NULL;
+  g_assert_true (
+      tg_producer_run (p[0], f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 3);
+  for (guint d = 0; d < DEPTH; d++)
+    tg_producer_unref (p[d]);
+  tg_test_device_free (counter);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -332,5 +402,6 @@ main (int argc, char **argv)
   TG_TEST_ADD_FIXTURE ("/producer/rebind/handler-counter-destroy", NULL,
                        test_rebind_handler);
   TG_TEST_ADD_GPU ("/producer/run/reentrant-call-fails", test_reentrant_call_fails);
+  TG_TEST_ADD_GPU ("/producer/run/nested-ten-deep", test_nested_calls);
   return g_test_run ();
 }

@@ -6,9 +6,10 @@
  * conditional work); a stage that breaks the caller's capture on its own is
  * reported, named; what the caller's graph can still do with what was
  * recorded, and why conditional work cannot be undone; the rebind warning
- * that tells the caller to re-capture. */
+ * that tells the caller to re-capture.  Recording inside a caller's own
+ * conditional node is in record-test-bodies.c. */
 #include "config.h"
-#include "tg-test.h"
+#include "record-test.h"
 
 #include <string.h>
 
@@ -503,5 +504,6 @@ main (int argc, char **argv)
                    test_no_node_removal_under_capture);
   TG_TEST_ADD_GPU ("/record/rebind/warns-caller-must-recapture",
                    test_rebind_after_record);
+  tgr_add_body_tests ();
   return g_test_run ();
 }

@@ -3,7 +3,9 @@
  * them in place, or re-captures them when the topology changed; a stage
  * that allocates keeps working from one replay to the next; what a stage
  * keeps (tg_launch_keep) lives as long as the own graph holding its work,
- * and an EAGER call's only as long as the call. */
+ * and an EAGER call's only as long as the call; the common call only
+ * launches its current graph, and a freed producer's capture stream serves
+ * the next producer. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -216,6 +218,95 @@ test_keep (Fixture *f, gconstpointer data)
   tg_test_device_free (counter);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The common call only launches (issue 20 item 5): unconditional calls of a */
+/* producer with no HOST stage, between rebinds and conditional calls.       */
+
+static void
+test_launch_current (Fixture *f, gconstpointer data)
+{
+  guint32 *first, *second;
+  gint32 *flag;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  TgRunnerStats stats;
+
+  TG_TEST_REQUIRE_GPU ();
+  first = tg_test_device_alloc (sizeof (guint32));
+  second = tg_test_device_alloc (sizeof (guint32));
+  flag = tg_test_device_alloc (sizeof (gint32));
+  p = tg_test_counter_producer (first, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
+  for (guint i = 0; i < 50; i++)
+    g_assert_true (
+        tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  /* A conditional call in between, its flag 0 then 1: its own graph. */
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_conditional (flag), &error));
+  TG_TEST_CUDA (tgt_launch_set (f->stream, flag, 1));
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_conditional (flag), &error));
+  for (guint i = 0; i < 50; i++)
+    g_assert_true (
+        tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  g_assert_cmpuint (tg_test_read_u32 (first), ==, 101);
+  /* A rebind: the next calls launch the updated graph, never the old one. */
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
+  g_assert_true (tg_producer_bind (p, "counter", second, sizeof (guint32), &error));
+  g_test_assert_expected_messages ();
+  for (guint i = 0; i < 10; i++)
+    g_assert_true (
+        tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  g_assert_cmpuint (tg_test_read_u32 (first), ==, 101);
+  g_assert_cmpuint (tg_test_read_u32 (second), ==, 10);
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpuint (stats.n_replays, ==, 112);
+  /* The unconditional graph, the conditional one, the update after the
+   * rebind. */
+  g_assert_cmpuint (stats.n_captures, ==, 3);
+  g_assert_cmpuint (stats.n_updates, ==, 1);
+  g_clear_pointer (&p, tg_producer_unref);
+  tg_test_device_free (flag);
+  tg_test_device_free (second);
+  tg_test_device_free (first);
+}
+
+/* A freed producer's capture stream is kept for the next producer's first
+ * capture, which then creates none (issue 20 item 7). */
+static void
+test_stream_kept (Fixture *f, gconstpointer data)
+{
+  guint32 *counter;
+  TgProducer *p;
+  TgLiveObjects freed, next;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  tg_producer_unref (p);
+  tg_get_live_objects (&freed);
+  g_assert_cmpint (freed.idle_streams, >=, 1);
+  p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  tg_get_live_objects (&next);
+  g_assert_cmpint (next.idle_streams, ==, freed.idle_streams - 1);
+  g_assert_cmpint (next.streams, ==, freed.streams + 1);
+  tg_producer_unref (p);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 2);
+  tg_test_device_free (counter);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -224,5 +315,8 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/replay/rebind/update-then-recapture", test_rebind);
   TG_TEST_ADD_GPU ("/replay/own-graph/allocating-stage", test_replay_allocating_stage);
   TG_TEST_ADD_GPU ("/replay/own-graph/keep-lives-with-the-graph", test_keep);
+  TG_TEST_ADD_GPU ("/replay/own-graph/launch-current", test_launch_current);
+  TG_TEST_ADD_GPU ("/replay/own-graph/stream-kept-for-the-next-producer",
+                   test_stream_kept);
   return g_test_run ();
 }

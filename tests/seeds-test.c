@@ -339,5 +339,6 @@ main (int argc, char **argv)
   tgs_add_gpu_tests ();
   tgs_add_snapshot_tests ();
   tgs_add_stream_tests ();
+  tgs_add_fused_tests ();
   return g_test_run ();
 }

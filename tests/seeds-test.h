@@ -65,6 +65,7 @@ guint8 tgs_round_mask (guint i, guint r);
 void tgs_add_gpu_tests (void);
 void tgs_add_snapshot_tests (void);
 void tgs_add_stream_tests (void);
+void tgs_add_fused_tests (void);
 
 G_END_DECLS
 

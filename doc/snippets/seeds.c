@@ -47,6 +47,20 @@ seeds_key_of (TgSeedState *seeds, cudaStream_t stream, guint env, guint64 *key,
 }
 //! [key-of]
 
+//! [advance-fill]
+gboolean
+seeds_step (TgSeedState *seeds, cudaStream_t stream, const guint8 *device_done,
+            guint64 *device_keys, GError **error)
+{
+  guint n = tg_seed_state_get_n_envs (seeds);
+
+  /* The envs whose byte is set start a new generation; every env's key is
+   * written from its epoch after that.  One kernel, capturable. */
+  return tg_seed_state_advance_fill (seeds, stream, device_done, n, device_keys, n,
+                                     error);
+}
+//! [advance-fill]
+
 //! [reseed-device]
 gboolean
 seeds_reseed_in_graph (TgSeedState *seeds, cudaStream_t capturing,

@@ -94,6 +94,8 @@ gboolean seeds_for_devices (int n_devices, guint envs_per_device, guint64 base_s
                             TgSeedState **states, GError **error);
 gboolean seeds_key_of (TgSeedState *seeds, cudaStream_t stream, guint env, guint64 *key,
                        GError **error);
+gboolean seeds_step (TgSeedState *seeds, cudaStream_t stream, const guint8 *device_done,
+                     guint64 *device_keys, GError **error);
 gboolean seeds_reseed_in_graph (TgSeedState *seeds, cudaStream_t capturing,
                                 const guint32 *device_env_ids,
                                 const guint64 *device_seeds, guint n, GError **error);

@@ -1170,6 +1170,10 @@ typedef struct
   /** Releases (frees, destroys) that CUDA refused since the process started;
    * each was also logged as a warning.  The objects stay counted above. */
   gint failed_releases;
+  /** Streams of freed producers that TrackGen keeps, idle, for the captures of
+   * later producers of the same device (at most a few per device; not
+   * counted in @c streams). */
+  gint idle_streams;
 } TgLiveObjects;
 
 /**

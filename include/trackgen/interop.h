@@ -53,6 +53,30 @@ TgCaptureScope *tg_capture_scope_begin (cudaStream_t stream,
                                         GError **error);
 
 /**
+ * Like tg_capture_scope_begin(), for a capture that fills the body of a
+ * conditional node of the caller's: a capture begun with
+ * `cudaStreamBeginCaptureToGraph` into a graph that an IF, WHILE or SWITCH
+ * node of the caller's made, as PyTorch's and cuda.core's conditional
+ * builders do.  CUDA cannot tell such a capture from any other, and a body
+ * cannot hold host nodes, memory allocations or frees, or event nodes: the
+ * driver refuses them only when the caller's graph is instantiated.  Inside
+ * this scope, a producer call whose work would put one there (a
+ * capture-safe HOST stage, tg_host_ops_enqueue(), `cudaMallocAsync` in a
+ * stage) is refused with #TG_CAPTURE_ERROR_NOT_CAPTURABLE before anything
+ * is recorded; what a body can hold, kernels, copies, memsets and the
+ * producer's own conditions and loops, is recorded as anywhere else.  See
+ * @ref capture-rules-caller-bodies.
+ *
+ * @param stream the stream capturing into the body graph
+ * @param mode   the mode that capture was begun with
+ * @param error  as tg_capture_scope_begin()
+ * @return the scope (transfer full), or NULL
+ */
+TgCaptureScope *tg_capture_scope_begin_body (cudaStream_t stream,
+                                             enum cudaStreamCaptureMode mode,
+                                             GError **error);
+
+/**
  * Ends the registration.  Ending after the foreign capture itself ended is
  * fine (PyTorch ends its capture when the `with` block exits).  Ending it on
  * another thread than the one that began it fails and leaves it registered;

@@ -30,14 +30,14 @@ G_BEGIN_DECLS
  * legacy default stream, #TG_STREAM_AUTO resolves (a registered foreign
  * capture's stream, else TrackGen's default stream).  Every function is
  * ordered on the stream it is given, after what the caller enqueued there.
- * The enqueued ones (advance, reset_epochs, set_seeds_device, fill_effective)
- * can be captured; the blocking ones (set_seeds, read, snapshot, restore)
- * wait for their stream and refuse a capturing one.  Like a producer run,
- * every one refuses a stream whose capture is invalidated
+ * The enqueued ones (advance, reset_epochs, set_seeds_device, fill_effective,
+ * advance_fill) can be captured; the blocking ones (set_seeds, read,
+ * snapshot, restore) wait for their stream and refuse a capturing one.  Like
+ * a producer run, every one refuses a stream whose capture is invalidated
  * (#TG_CAPTURE_ERROR_FAILED) and the legacy default stream while a blocking
  * stream captures (#TG_CAPTURE_ERROR_NOT_CAPTURABLE: work launched there
- * would invalidate that capture), before anything is enqueued.  Every function restores
- * the caller's current device.
+ * would invalidate that capture), before anything is enqueued.  Every
+ * function restores the caller's current device.
  * @{
  */
 
@@ -224,6 +224,29 @@ gboolean tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
 gboolean tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
                                        guint64 *device_out, gsize out_len,
                                        GError **error);
+
+/**
+ * Enqueues tg_seed_state_advance() then tg_seed_state_fill_effective() as
+ * one kernel: the epoch of every env whose mask byte is non-zero grows by
+ * one, then @p device_out[i] = tg_effective_seed(seed[i], epoch[i]) for
+ * every env, from the new epochs.  The same results as the two calls, with
+ * one launch instead of two and each epoch read once (25 bytes an env
+ * instead of 29): a simulator step's seed work at small sizes, where the
+ * second launch costs more than the bytes.  Capturable.
+ * @param state       the state
+ * @param stream      a stream, NULL or #TG_STREAM_AUTO
+ * @param device_mask one byte per env in device memory of the state's
+ *                    device, or NULL for all envs
+ * @param mask_len    the mask's length in bytes (ignored when it is NULL)
+ * @param device_out  device memory of the state's device
+ * @param out_len     the length of @p device_out in elements
+ * @param error as tg_seed_state_advance() and tg_seed_state_fill_effective()
+ * @return TRUE when the work is enqueued
+ */
+gboolean tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
+                                     const guint8 *device_mask, gsize mask_len,
+                                     guint64 *device_out, gsize out_len,
+                                     GError **error);
 
 /**
  * Copies seeds and epochs to host arrays of n_envs elements (either may be

@@ -3,7 +3,8 @@
 #ifndef TG_CAPTURE_PRIVATE_H
 #define TG_CAPTURE_PRIVATE_H
 
-#include <trackgen/exec.h>
+#include "driver-private.h"
+#include "error-private.h"
 
 G_BEGIN_DECLS
 
@@ -14,7 +15,30 @@ typedef struct
   cudaGraph_t graph; /* the graph being captured into, while ACTIVE */
 } TgCaptureInfo;
 
-gboolean tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error);
+/* The rest of tg__capture_query() once the driver's answer was not "not
+ * capturing": @err and @status are that answer. */
+gboolean tg__capture_query_status (cudaStream_t stream, cudaError_t err,
+                                   enum cudaStreamCaptureStatus status,
+                                   TgCaptureInfo *info, GError **error);
+
+/* The capture state of @stream, its id and graph while ACTIVE.  Inline, as
+ * every call makes it: a stream that is not capturing, the hot path of
+ * EAGER and REPLAY, costs one driver call. */
+static inline gboolean
+tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
+{
+  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaError_t err = TG_CUDA_CALL (tg__stream_is_capturing (stream, &status));
+
+  if (G_LIKELY (err == cudaSuccess && status == cudaStreamCaptureStatusNone))
+    {
+      info->state = TG_CAPTURE_NONE;
+      info->id = 0;
+      info->graph = NULL;
+      return TRUE;
+    }
+  return tg__capture_query_status (stream, err, status, info, error);
+}
 
 /* A capture of TrackGen's own, on one of its private streams. */
 gboolean tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
@@ -46,9 +70,16 @@ gboolean tg__capture_add_conditional (cudaStream_t stream,
 gboolean tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable,
                                  GError **error);
 
-/* Appends a child graph node holding a copy of @child after the capturing
- * stream's current dependencies, and makes it the stream's only dependency. */
-gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error);
+/* Appends a child graph node holding @child after the capturing stream's
+ * current dependencies, and makes it the stream's only dependency.  The
+ * graph is moved into the node where the driver can (then *@child becomes
+ * NULL: the caller's graph owns it), else copied. */
+gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error);
+
+/* NOT_CAPTURABLE (@where names the work for the message) when @graph, or a
+ * child graph of it, holds a node the driver rejects in conditional bodies:
+ * host nodes, allocations, frees, events. */
+gboolean tg__capture_check_body (cudaGraph_t graph, const char *where, GError **error);
 
 /* Finishes a body graph once captured: refuses (NOT_CAPTURABLE) one holding
  * nodes the driver rejects in conditional bodies (@where names the stage and

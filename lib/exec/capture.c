@@ -18,17 +18,16 @@
 #endif
 
 gboolean
-tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
+tg__capture_query_status (cudaStream_t stream, cudaError_t err,
+                          enum cudaStreamCaptureStatus status, TgCaptureInfo *info,
+                          GError **error)
 {
-  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  cudaError_t err;
   const char *call = "cudaStreamIsCapturing";
 
   info->id = 0;
   info->graph = NULL;
-  /* The cheaper query first: calls on streams that are not capturing are the
-   * hot path (EAGER and REPLAY). */
-  err = TG_CUDA_CALL (tg__stream_is_capturing (stream, &status));
+  /* The cheaper query came first (tg__capture_query()); only a capturing
+   * stream needs the id and the graph. */
   if (err == cudaSuccess && status == cudaStreamCaptureStatusActive)
     {
       call = "cudaStreamGetCaptureInfo";
@@ -140,27 +139,43 @@ tg__capture_new_handle (cudaStream_t stream, cudaGraphConditionalHandle *handle,
                      error);
 }
 
-/* Appends a node made from @params after the capturing stream's current
- * dependencies and makes it the stream's only dependency: how a node built
- * by hand joins a capture in progress. */
+/* Adds a node made from @params after the capturing stream's current
+ * dependencies; nothing is added on failure. */
 static gboolean
-append_node (cudaStream_t stream, struct cudaGraphNodeParams *params, GError **error)
+add_node (cudaStream_t stream, struct cudaGraphNodeParams *params,
+          cudaGraphNode_t *node, GError **error)
 {
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
   const cudaGraphNode_t *deps = NULL;
   const cudaGraphEdgeData *edges = NULL;
   size_t n_deps = 0;
-  cudaGraphNode_t node = NULL;
 
   return TG_CUDA_OK (
              get_capture_info (stream, &status, NULL, &graph, &deps, &edges, &n_deps),
              error)
-         && TG_CUDA_OK (graph_add_node (&node, graph, deps, edges, n_deps, params),
-                        error)
-         && TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
-                                                     cudaStreamSetCaptureDependencies),
+         && TG_CUDA_OK (graph_add_node (node, graph, deps, edges, n_deps, params),
                         error);
+}
+
+/* Makes @node the capturing stream's only dependency. */
+static gboolean
+follow_node (cudaStream_t stream, cudaGraphNode_t node, GError **error)
+{
+  return TG_CUDA_OK (update_capture_dependencies (stream, &node, NULL, 1,
+                                                  cudaStreamSetCaptureDependencies),
+                     error);
+}
+
+/* Appends a node made from @params after the capturing stream's current
+ * dependencies and makes it the stream's only dependency: how a node built
+ * by hand joins a capture in progress. */
+static gboolean
+append_node (cudaStream_t stream, struct cudaGraphNodeParams *params, GError **error)
+{
+  cudaGraphNode_t node = NULL;
+
+  return add_node (stream, params, &node, error) && follow_node (stream, node, error);
 }
 
 gboolean
@@ -236,13 +251,28 @@ tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable, GError **error)
 }
 
 gboolean
-tg__capture_embed (cudaStream_t stream, cudaGraph_t child, GError **error)
+tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error)
 {
   struct cudaGraphNodeParams params = { 0 };
+  cudaGraphNode_t node = NULL;
 
   params.type = cudaGraphNodeTypeGraph;
-  params.graph.graph = child;
-  return append_node (stream, &params, error);
+  params.graph.graph = *child;
+#if CUDART_VERSION >= 13000
+  /* Moved into the node, not copied: a clone copies every node again, a
+   * cost of a first RECORD that the same work captured by hand has not. */
+  params.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  if (add_node (stream, &params, &node, NULL))
+    {
+      /* The caller's graph owns it now, and destroys it. */
+      tg__live_add (TG_LIVE_GRAPHS, -1);
+      *child = NULL;
+      return follow_node (stream, node, error);
+    }
+  /* A driver older than the build refuses the move: clone, as before. */
+  params.graph.ownership = cudaGraphChildGraphOwnershipClone;
+#endif
+  return add_node (stream, &params, &node, error) && follow_node (stream, node, error);
 }
 
 static const char *
@@ -278,14 +308,12 @@ forbidden_in_body (enum cudaGraphNodeType type)
 }
 
 gboolean
-tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error)
+tg__capture_check_body (cudaGraph_t graph, const char *where, GError **error)
 {
   enum cudaGraphNodeType type;
-  cudaGraphNode_t empty = NULL;
   gboolean found = FALSE;
-  size_t n = 0;
 
-  if (!find_node (body, forbidden_in_body, &found, &type, error))
+  if (!find_node (graph, forbidden_in_body, &found, &type, error))
     return FALSE;
   if (found)
     {
@@ -295,6 +323,17 @@ tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error)
                      where, forbidden_node_name (type));
       return FALSE;
     }
+  return TRUE;
+}
+
+gboolean
+tg__capture_finish_body (cudaGraph_t body, const char *where, GError **error)
+{
+  cudaGraphNode_t empty = NULL;
+  size_t n = 0;
+
+  if (!tg__capture_check_body (body, where, error))
+    return FALSE;
   /* A branch with nothing to do: the driver documents no rule for empty
    * bodies, so an empty node makes the body hold one. */
   return TG_CUDA_OK (cudaGraphGetNodes (body, NULL, &n), error)
@@ -337,10 +376,16 @@ tg__capture_conditionals_supported (TgConditionalKind kind, GError **error)
     [TG_CONDITIONAL_ELSE_SWITCH]
     = { 12080, "IF nodes with an else body and SWITCH nodes" },
   };
-  int driver = 0;
+  /* Asked once: every new producer's first call asks. */
+  static gint known;
+  int driver = g_atomic_int_get (&known);
 
-  if (!TG_CUDA_OK (cudaDriverGetVersion (&driver), error))
-    return FALSE;
+  if (driver == 0)
+    {
+      if (!TG_CUDA_OK (cudaDriverGetVersion (&driver), error))
+        return FALSE;
+      g_atomic_int_set (&known, driver);
+    }
   if (driver < needs[kind].version || CUDART_VERSION < needs[kind].version)
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,

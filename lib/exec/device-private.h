@@ -14,12 +14,42 @@ typedef struct
   gboolean switched;
 } TgDeviceGuard;
 
-gboolean tg__device_enter (TgDeviceGuard *guard, int device, GError **error);
-void tg__device_leave (TgDeviceGuard *guard);
+/* The number of devices this process sees once it was asked (it never
+ * changes), else 0.  Read with tg__device_count(). */
+extern gint tg__n_devices;
+
+/* The slow halves of the calls below. */
+gboolean tg__device_enter_slow (TgDeviceGuard *guard, int device, GError **error);
+void tg__device_restore (TgDeviceGuard *guard);
+int tg__device_count_slow (void);
+
+/* Inline, as every call enters and leaves its device: with one device it is
+ * the current one, and entering costs one load. */
+static inline gboolean
+tg__device_enter (TgDeviceGuard *guard, int device, GError **error)
+{
+  guard->switched = FALSE;
+  if (device == 0 && g_atomic_int_get (&tg__n_devices) == 1)
+    return TRUE;
+  return tg__device_enter_slow (guard, device, error);
+}
+
+static inline void
+tg__device_leave (TgDeviceGuard *guard)
+{
+  if (G_UNLIKELY (guard->switched))
+    tg__device_restore (guard);
+}
 
 /* The number of devices this process sees, asked once (0 when the runtime
  * cannot say: no driver, no device). */
-int tg__device_count (void);
+static inline int
+tg__device_count (void)
+{
+  int n = g_atomic_int_get (&tg__n_devices);
+
+  return G_LIKELY (n != 0) ? n : tg__device_count_slow ();
+}
 
 /* Checks that @ptr is device memory of @device (or managed memory) holding at
  * least @size bytes from @ptr, as far as the driver knows its allocation:

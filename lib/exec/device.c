@@ -6,8 +6,7 @@
 #include "driver-private.h"
 #include "resource-private.h"
 
-/* The device count never changes in a process; 0 until known. */
-static gint device_count;
+gint tg__n_devices;
 
 static gboolean
 device_validate (int device, GError **error)
@@ -16,7 +15,7 @@ device_validate (int device, GError **error)
 
   if (!TG_CUDA_OK (cudaGetDeviceCount (&count), error))
     return FALSE;
-  g_atomic_int_set (&device_count, count);
+  g_atomic_int_set (&tg__n_devices, count);
   if (device < 0 || device >= count)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
@@ -29,16 +28,12 @@ device_validate (int device, GError **error)
 }
 
 gboolean
-tg__device_enter (TgDeviceGuard *guard, int device, GError **error)
+tg__device_enter_slow (TgDeviceGuard *guard, int device, GError **error)
 {
   gpointer primary;
 
-  guard->switched = FALSE;
-  /* With one device it is the current one: skip the query on the hot path. */
-  if (device == 0 && g_atomic_int_get (&device_count) == 1)
-    return TRUE;
-  /* With several, the hot path is one thread-local read of the driver's: the
-   * device's primary context is current already. */
+  /* With several devices, the hot path is one thread-local read of the
+   * driver's: the device's primary context is current already. */
   primary = tg__primary_context (device);
   if (primary != NULL && tg__current_context () == primary)
     return TRUE;
@@ -53,19 +48,17 @@ tg__device_enter (TgDeviceGuard *guard, int device, GError **error)
 }
 
 void
-tg__device_leave (TgDeviceGuard *guard)
+tg__device_restore (TgDeviceGuard *guard)
 {
-  if (guard->switched)
-    (void)cudaSetDevice (guard->saved);
+  (void)cudaSetDevice (guard->saved);
   guard->switched = FALSE;
 }
 
 int
-tg__device_count (void)
+tg__device_count_slow (void)
 {
-  if (g_atomic_int_get (&device_count) == 0)
-    (void)device_validate (0, NULL);
-  return g_atomic_int_get (&device_count);
+  (void)device_validate (0, NULL);
+  return g_atomic_int_get (&tg__n_devices);
 }
 
 gboolean

@@ -6,18 +6,63 @@
 
 #include <trackgen/exec.h>
 
+#include <cudaTypedefs.h>
+
 G_BEGIN_DECLS
 
 /* The driver's entry point @symbol (CUDA 12.0 ABI), or NULL when the driver
  * has none; a caller's pending runtime error is left as it was. */
 gpointer tg__driver_entry_point (const char *symbol);
 
-/* cudaStreamIsCapturing, with the same results and errors. */
-cudaError_t tg__stream_is_capturing (cudaStream_t stream,
-                                     enum cudaStreamCaptureStatus *status);
+/* The entry points of REPLAY's hot path, read with one load each and no
+ * once-check: NULL until driver.c looked them up (the first call through
+ * them does), and for good when the driver has none. */
+typedef struct
+{
+  PFN_cuStreamIsCapturing_v10000 is_capturing;
+  PFN_cuGraphLaunch_v10000 graph_launch;
+} TgDriverHot;
 
-/* cudaGraphLaunch, with the same results and errors. */
-cudaError_t tg__graph_launch (cudaGraphExec_t exec, cudaStream_t stream);
+extern TgDriverHot tg__driver_hot;
+
+/* The slow halves of the two calls below: the entry points looked up on
+ * first use (and the driver asked, unless @tried says it answered already
+ * with an error), else the runtime's call, which owns the error codes. */
+cudaError_t tg__stream_is_capturing_slow (cudaStream_t stream, gboolean tried,
+                                          enum cudaStreamCaptureStatus *status);
+cudaError_t tg__graph_launch_slow (cudaGraphExec_t exec, cudaStream_t stream,
+                                   gboolean tried);
+
+/* cudaStreamIsCapturing, with the same results and errors: the driver's
+ * answer when it succeeds (one indirect call), else the runtime's. */
+static inline cudaError_t
+tg__stream_is_capturing (cudaStream_t stream, enum cudaStreamCaptureStatus *status)
+{
+  PFN_cuStreamIsCapturing_v10000 is_capturing
+      = g_atomic_pointer_get (&tg__driver_hot.is_capturing);
+  CUstreamCaptureStatus s;
+
+  if (G_LIKELY (is_capturing != NULL)
+      && is_capturing ((CUstream)stream, &s) == CUDA_SUCCESS)
+    {
+      *status = (enum cudaStreamCaptureStatus)s;
+      return cudaSuccess;
+    }
+  return tg__stream_is_capturing_slow (stream, is_capturing != NULL, status);
+}
+
+/* cudaGraphLaunch, with the same results and errors, likewise. */
+static inline cudaError_t
+tg__graph_launch (cudaGraphExec_t exec, cudaStream_t stream)
+{
+  PFN_cuGraphLaunch_v10000 graph_launch
+      = g_atomic_pointer_get (&tg__driver_hot.graph_launch);
+
+  if (G_LIKELY (graph_launch != NULL)
+      && graph_launch ((CUgraphExec)exec, (CUstream)stream) == CUDA_SUCCESS)
+    return cudaSuccess;
+  return tg__graph_launch_slow (exec, stream, graph_launch != NULL);
+}
 
 /* The device of @stream's context, found in one comparison when it is
  * @expected's primary context.  Unlike cudaStreamGetDevice, which

@@ -1,9 +1,11 @@
 /* driver.c: calls made through the driver API.
  *
  * A REPLAY call is one capture query and one graph launch, and its target is
- * 5% over a bare cudaGraphLaunch: the runtime's wrappers around these two
- * driver calls cost more than that (bench/exec-bench.c prints both).  The
- * entry points come from the runtime, so nothing links libcuda.  Whenever the
+ * 3% over a bare cuGraphLaunch: the runtime's wrappers around these two
+ * driver calls cost more than that (bench/exec-bench.c prints both), and so
+ * would a once-check per call, so their entry points are published on their
+ * own (tg__driver_hot) and read with one load.  The entry points come from
+ * the runtime, so nothing links libcuda.  Whenever the
  * driver does not answer with success (no entry point, no current context on
  * this thread, a real error), the runtime call is made instead: it owns the
  * error codes, and a failed launch or query has done nothing to repeat.
@@ -17,8 +19,6 @@
 #include "error-private.h"
 #include "tsan-private.h"
 
-#include <cudaTypedefs.h>
-
 G_STATIC_ASSERT ((int)CU_STREAM_CAPTURE_STATUS_NONE
                  == (int)cudaStreamCaptureStatusNone);
 G_STATIC_ASSERT ((int)CU_STREAM_CAPTURE_STATUS_ACTIVE
@@ -28,8 +28,6 @@ G_STATIC_ASSERT ((int)CU_STREAM_CAPTURE_STATUS_INVALIDATED
 
 typedef struct
 {
-  PFN_cuStreamIsCapturing_v10000 is_capturing;
-  PFN_cuGraphLaunch_v10000 graph_launch;
   PFN_cuStreamGetCtx_v9020 stream_get_ctx;
   PFN_cuCtxGetCurrent_v4000 ctx_get_current;
   PFN_cuCtxPushCurrent_v4000 ctx_push;
@@ -69,8 +67,6 @@ driver (void)
 
   if (g_once_init_enter (&ready))
     {
-      d.is_capturing = tg__driver_entry_point ("cuStreamIsCapturing");
-      d.graph_launch = tg__driver_entry_point ("cuGraphLaunch");
       d.stream_get_ctx = tg__driver_entry_point ("cuStreamGetCtx");
       d.ctx_get_current = tg__driver_entry_point ("cuCtxGetCurrent");
       d.ctx_push = tg__driver_entry_point ("cuCtxPushCurrent");
@@ -79,6 +75,11 @@ driver (void)
       d.mem_get_range = tg__driver_entry_point ("cuMemGetAddressRange");
       d.device_get = tg__driver_entry_point ("cuDeviceGet");
       d.primary_retain = tg__driver_entry_point ("cuDevicePrimaryCtxRetain");
+      /* Published on their own: the hot path reads them without the once. */
+      g_atomic_pointer_set (&tg__driver_hot.is_capturing,
+                            tg__driver_entry_point ("cuStreamIsCapturing"));
+      g_atomic_pointer_set (&tg__driver_hot.graph_launch,
+                            tg__driver_entry_point ("cuGraphLaunch"));
       TG_TSAN_RELEASE (&ready);
       g_once_init_leave (&ready, 1);
     }
@@ -86,13 +87,19 @@ driver (void)
   return &d;
 }
 
+TgDriverHot tg__driver_hot;
+
 cudaError_t
-tg__stream_is_capturing (cudaStream_t stream, enum cudaStreamCaptureStatus *status)
+tg__stream_is_capturing_slow (cudaStream_t stream, gboolean tried,
+                              enum cudaStreamCaptureStatus *status)
 {
-  const Driver *d = driver ();
+  PFN_cuStreamIsCapturing_v10000 is_capturing;
   CUstreamCaptureStatus s;
 
-  if (d->is_capturing != NULL && d->is_capturing ((CUstream)stream, &s) == CUDA_SUCCESS)
+  (void)driver ();
+  is_capturing = g_atomic_pointer_get (&tg__driver_hot.is_capturing);
+  if (!tried && is_capturing != NULL
+      && is_capturing ((CUstream)stream, &s) == CUDA_SUCCESS)
     {
       *status = (enum cudaStreamCaptureStatus)s;
       return cudaSuccess;
@@ -101,12 +108,14 @@ tg__stream_is_capturing (cudaStream_t stream, enum cudaStreamCaptureStatus *stat
 }
 
 cudaError_t
-tg__graph_launch (cudaGraphExec_t exec, cudaStream_t stream)
+tg__graph_launch_slow (cudaGraphExec_t exec, cudaStream_t stream, gboolean tried)
 {
-  const Driver *d = driver ();
+  PFN_cuGraphLaunch_v10000 graph_launch;
 
-  if (d->graph_launch != NULL
-      && d->graph_launch ((CUgraphExec)exec, (CUstream)stream) == CUDA_SUCCESS)
+  (void)driver ();
+  graph_launch = g_atomic_pointer_get (&tg__driver_hot.graph_launch);
+  if (!tried && graph_launch != NULL
+      && graph_launch ((CUgraphExec)exec, (CUstream)stream) == CUDA_SUCCESS)
     return cudaSuccess;
   return cudaGraphLaunch (exec, stream);
 }

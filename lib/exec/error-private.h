@@ -8,13 +8,22 @@
 
 G_BEGIN_DECLS
 
+/* The failure half of tg__cuda_ok(), out of line: always FALSE. */
+gboolean tg__cuda_failed (cudaError_t status, const char *call, const char *where,
+                          GError **error);
+
 /* Turns a CUDA result into a TG_CUDA_ERROR naming the call and the call site.
  * Keeps an error already set (the first one wins).  When the runtime holds
  * this very failure as its non-sticky last error, it is cleared, so that a
  * caller's later cudaGetLastError() does not see a failure TrackGen already
- * reported; an error the caller left pending is never touched. */
-gboolean tg__cuda_ok (cudaError_t status, const char *call, const char *where,
-                      GError **error);
+ * reported; an error the caller left pending is never touched.  Inline:
+ * every CUDA call of a call goes through it, and success is one comparison. */
+static inline gboolean
+tg__cuda_ok (cudaError_t status, const char *call, const char *where, GError **error)
+{
+  return G_LIKELY (status == cudaSuccess)
+         || tg__cuda_failed (status, call, where, error);
+}
 
 /* Clears @status from the runtime's last error when it is still there: a
  * failure TrackGen handled must not reach the caller's cudaGetLastError(),

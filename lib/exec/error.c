@@ -45,10 +45,9 @@ tg__cuda_clear (cudaError_t status)
 }
 
 gboolean
-tg__cuda_ok (cudaError_t status, const char *call, const char *where, GError **error)
+tg__cuda_failed (cudaError_t status, const char *call, const char *where,
+                 GError **error)
 {
-  if (G_LIKELY (status == cudaSuccess))
-    return TRUE;
   tg__cuda_clear (status);
   tg__set_error (error, TG_CUDA_ERROR, (gint)status, "%s failed at %s: %s (%s)", call,
                  where, cudaGetErrorName (status), cudaGetErrorString (status));

@@ -54,23 +54,35 @@ typedef struct
 
 struct _TgProducer
 {
-  gatomicrefcount ref;
-  char *name;
+  /* What a call reads, in the producer's first cache line (the producer is
+   * allocated 64-aligned): a REPLAY call of a producer whose stages raised
+   * no refusal reads no other line of it.  Everything past this line is read
+   * only when a field here says it is needed. */
+  _Alignas(64) gpointer owner; /* the thread inside a call (producer.c), or NULL */
+  gint n_waiting;              /* threads waiting for it, on @released */
   int device;
   cudaStream_t bound;
+  guint64 generation;       /* bumped by every change of a binding */
+  guint64 bindings_checked; /* 1 + the generation check_bindings passed at */
+  /* REPLAY of an unconditional call: the one own graph while it is current
+   * (runner.c sets it; every change of a binding clears it), else NULL. */
+  cudaGraphExec_t replay_exec;
+  guint64 n_replays; /* TgRunnerStats.n_replays */
+  gboolean sealed;   /* the stages are fixed, and the fields below derived */
+  gboolean refused;  /* legacy, record_refusal or replay_refusal is set */
+
+  gatomicrefcount ref;
+  char *name;
   GPtrArray *stages;    /* TgStage *, owned */
   GHashTable *bindings; /* name -> TgBinding *, owned */
 
   /* Fixed at the first run, from the stages' declarations. */
-  gboolean sealed;
   const TgStage *first_host;
   const TgStage *legacy;   /* the first legacy-stream stage, or NULL */
   GError *record_refusal;  /* why it cannot be recorded, or NULL */
   GError *replay_refusal;  /* why it cannot be captured at all, or NULL */
   GError *no_conditionals; /* the driver lacks the conditional nodes used, or NULL */
 
-  guint64 generation;         /* bumped by every change of a binding */
-  guint64 bindings_checked;   /* 1 + the generation check_bindings passed at */
   const gint32 *flag_checked; /* the last call condition's flag found valid */
   gboolean captured;          /* an own graph exists, or it was recorded */
 
@@ -86,20 +98,19 @@ struct _TgProducer
   guint32 decision_seq;
   gint64 decision_spin_us;
 
-  GArray *segments; /* REPLAY's own graphs (runner.c), freed by the array */
-  TgRunnerStats stats;
+  GArray *segments;    /* REPLAY's own graphs (runner.c), freed by the array */
+  TgRunnerStats stats; /* but for n_replays */
 
   TgRebindFunc rebind_handler;
   gpointer rebind_data;
   GDestroyNotify rebind_destroy;
 
-  /* One call at a time: the thread inside (see producer.c), or NULL; other
-   * threads wait on @released. */
-  gpointer owner;
-  gint n_waiting;
+  /* Where a thread that finds the producer taken waits (see producer.c). */
   GMutex wait_lock;
   GCond released;
 };
+
+G_STATIC_ASSERT (G_STRUCT_OFFSET (TgProducer, refused) + sizeof (gboolean) <= 64);
 
 struct _TgLaunch
 {
@@ -142,10 +153,68 @@ tg__producer_stage (const TgProducer *producer, guint i)
   return (const TgStage *)producer->stages->pdata[i];
 }
 
-/* Enters a producer for a call (waits for a call on another
- * thread; BUSY when this thread is already inside it). */
-gboolean tg__producer_lock (TgProducer *producer, GError **error);
-void tg__producer_unlock (TgProducer *producer);
+/* Who holds producers: a record of each thread's, whose address is the
+ * thread's identity in TgProducer.owner.  Calls nest (a stage may run
+ * another producer), so it lists the producers the thread is inside,
+ * innermost last: the first few in @held, the rest in @more. */
+#define TG_HOLDER_INLINE 6
+
+typedef struct
+{
+  guint n; /* producers held */
+  /* TG_HOLDER_INLINE once producer.c registered the record, so that the
+   * producers held are released if the thread exits; 0 before.  Below it,
+   * tg__producer_lock() takes the fast path. */
+  guint fast;
+  TgProducer *held[TG_HOLDER_INLINE];
+  GPtrArray *more; /* held beyond TG_HOLDER_INLINE, or NULL */
+} TgHolder;
+
+extern _Thread_local TgHolder tg__holder;
+
+/* The slow halves of the two calls below (producer.c): the thread's first
+ * call, a nesting deeper than TG_HOLDER_INLINE, a producer taken (waits for
+ * the call of another thread; BUSY when this thread is inside it already);
+ * and waking a waiter. */
+gboolean tg__producer_lock_slow (TgProducer *producer, GError **error);
+void tg__producer_wake (TgProducer *producer);
+
+/* Enters a producer for a call or a change.  Inline, as every call takes
+ * one: a free producer costs one compare-and-swap. */
+static inline gboolean
+tg__producer_lock (TgProducer *producer, GError **error)
+{
+  TgHolder *h = &tg__holder;
+
+  if (G_LIKELY (h->n < h->fast)
+      && g_atomic_pointer_compare_and_exchange (&producer->owner, NULL, h))
+    {
+      h->held[h->n++] = producer;
+      return TRUE;
+    }
+  return tg__producer_lock_slow (producer, error);
+}
+
+/* Frees @producer for the next thread.  A release store with no fence
+ * after it (a fence is a locked instruction on x86, as costly as the rest of
+ * the release): the load that follows may pass the store and miss a waiter
+ * that counted itself meanwhile, so waiters wait with a timeout; a missed
+ * wake-up, a window of nanoseconds, costs that waiter a millisecond. */
+static inline void
+tg__producer_release (TgProducer *producer)
+{
+  __atomic_store_n (&producer->owner, NULL, __ATOMIC_RELEASE);
+  if (G_UNLIKELY (g_atomic_int_get (&producer->n_waiting) > 0))
+    tg__producer_wake (producer);
+}
+
+static inline void
+tg__producer_unlock (TgProducer *producer)
+{
+  /* Calls nest strictly: the producer released is the last one taken. */
+  tg__holder.n--;
+  tg__producer_release (producer);
+}
 
 /* The buffer bound as @name, for callers inside a call. */
 gpointer tg__producer_binding (const TgProducer *producer, const char *name,

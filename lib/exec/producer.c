@@ -5,6 +5,7 @@
 #include "stream-private.h"
 #include "tsan-private.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void
@@ -38,7 +39,12 @@ tg_producer_new (const char *name, int device)
   g_return_val_if_fail (name != NULL, NULL);
   g_return_val_if_fail (device >= 0, NULL);
 
-  p = g_new0 (TgProducer, 1);
+  /* Aligned, so that the fields every call reads share one cache line. */
+  p = aligned_alloc (_Alignof(TgProducer), sizeof (TgProducer));
+  if (p == NULL)
+    g_error ("%s: failed to allocate %" G_GSIZE_FORMAT " bytes", G_STRLOC,
+             sizeof (TgProducer));
+  memset (p, 0, sizeof *p);
   g_atomic_ref_count_init (&p->ref);
   p->name = g_strdup (name);
   p->device = device;
@@ -59,69 +65,51 @@ tg_producer_ref (TgProducer *producer)
   return producer;
 }
 
-/* Who holds a producer: a record of the calling thread's, made at its first
- * call.  Calls nest (a stage may run another producer), so the record keeps
- * the producers the thread is inside; a thread that exits inside a call
- * (pthread_exit from a stage) releases them as it goes, instead of leaving
- * them locked for good or letting a later thread inherit them. */
-typedef struct
-{
-  TgProducer **held;
-  guint n, size;
-} Holder;
+/* The thread-local record lives as long as the thread; at its exit,
+ * holder_gone releases what a thread left inside a call (pthread_exit from a
+ * stage) instead of leaving it locked for good or letting a later thread
+ * inherit it.  The key is set at the thread's first call. */
+_Thread_local TgHolder tg__holder;
 
 static void holder_gone (gpointer data);
 static GPrivate holder_key = G_PRIVATE_INIT (holder_gone);
-static _Thread_local Holder *self;
-
-static Holder *
-holder (void)
-{
-  if (G_UNLIKELY (self == NULL))
-    {
-      self = g_new0 (Holder, 1);
-      g_private_set (&holder_key, self);
-    }
-  return self;
-}
 
 static gboolean
 held_here (TgProducer *p)
 {
-  return self != NULL && g_atomic_pointer_get (&p->owner) == (gpointer)self;
+  return g_atomic_pointer_get (&p->owner) == (gpointer)&tg__holder;
 }
 
-static void
-release (TgProducer *p)
+static TgProducer *
+held_at (const TgHolder *h, guint i)
 {
-  /* Both sequentially consistent: a waiter that this load misses counted
-   * itself after the store, so its own compare-and-swap sees NULL. */
-  g_atomic_pointer_set (&p->owner, NULL);
-  if (g_atomic_int_get (&p->n_waiting) > 0)
-    {
-      tg__mutex_lock (&p->wait_lock);
-      g_cond_signal (&p->released);
-      tg__mutex_unlock (&p->wait_lock);
-    }
+  return i < TG_HOLDER_INLINE ? h->held[i] : h->more->pdata[i - TG_HOLDER_INLINE];
+}
+
+void
+tg__producer_wake (TgProducer *p)
+{
+  tg__mutex_lock (&p->wait_lock);
+  g_cond_signal (&p->released);
+  tg__mutex_unlock (&p->wait_lock);
 }
 
 static void
 holder_gone (gpointer data)
 {
-  Holder *h = data;
+  TgHolder *h = data;
 
   while (h->n > 0)
     {
-      TgProducer *p = h->held[--h->n];
+      TgProducer *p = held_at (h, --h->n);
       g_critical ("a thread exited inside a call of producer '%s'; the producer is "
                   "released, but that call's work is incomplete and a capture it "
                   "began may be left open",
                   p->name);
-      release (p);
+      tg__producer_release (p);
     }
-  g_free (h->held);
-  g_free (h);
-  self = NULL;
+  g_clear_pointer (&h->more, g_ptr_array_unref);
+  h->fast = 0;
 }
 
 /* Takes @p for this thread: one compare-and-swap when it is free, else
@@ -129,29 +117,40 @@ holder_gone (gpointer data)
 static void
 acquire (TgProducer *p)
 {
-  Holder *h = holder ();
+  TgHolder *h = &tg__holder;
 
+  if (G_UNLIKELY (h->fast == 0))
+    {
+      g_private_set (&holder_key, h);
+      h->fast = TG_HOLDER_INLINE;
+    }
   if (G_UNLIKELY (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, h)))
     {
       tg__mutex_lock (&p->wait_lock);
       g_atomic_int_inc (&p->n_waiting);
+      /* Timed: a release may miss this waiter (tg__producer_release()). */
       while (!g_atomic_pointer_compare_and_exchange (&p->owner, NULL, h))
-        tg__cond_wait (&p->released, &p->wait_lock);
+        (void)tg__cond_wait_until (&p->released, &p->wait_lock,
+                                   g_get_monotonic_time () + 1000);
       g_atomic_int_add (&p->n_waiting, -1);
       tg__mutex_unlock (&p->wait_lock);
     }
-  if (G_UNLIKELY (h->n == h->size))
+  if (h->n < TG_HOLDER_INLINE)
+    h->held[h->n] = p;
+  else
     {
-      h->size = MAX (4, 2 * h->size);
-      h->held = g_renew (TgProducer *, h->held, h->size);
+      if (h->more == NULL)
+        h->more = g_ptr_array_new ();
+      g_ptr_array_set_size (h->more, h->n + 1 - TG_HOLDER_INLINE);
+      h->more->pdata[h->n - TG_HOLDER_INLINE] = p;
     }
-  h->held[h->n++] = p;
+  h->n++;
 }
 
-/* Enters the producer for a call or a change; fails when this thread is
- * already inside it (a stage calling back into its own producer). */
+/* Fails when this thread is already inside @p (a stage calling back into
+ * its own producer). */
 gboolean
-tg__producer_lock (TgProducer *p, GError **error)
+tg__producer_lock_slow (TgProducer *p, GError **error)
 {
   if (held_here (p))
     {
@@ -163,14 +162,6 @@ tg__producer_lock (TgProducer *p, GError **error)
     }
   acquire (p);
   return TRUE;
-}
-
-void
-tg__producer_unlock (TgProducer *p)
-{
-  /* Calls nest strictly: the producer released is the last one taken. */
-  self->n--;
-  release (p);
 }
 
 /* Readers from outside a call take the producer; a stage, inside the call
@@ -201,7 +192,9 @@ producer_free (TgProducer *p)
     tg__release_failed (error);
   if (p->segments != NULL)
     g_array_unref (p->segments);
-  tg__stream_free (p->private_stream);
+  tg__stream_give_back (p->device, p->private_stream);
+  for (guint i = 0; p->side_streams != NULL && i < p->side_streams->len; i++)
+    tg__stream_give_back (p->device, p->side_streams->pdata[i]);
   if (p->side_streams != NULL)
     g_ptr_array_unref (p->side_streams);
   if (p->decision_words != NULL)
@@ -219,7 +212,7 @@ producer_free (TgProducer *p)
   g_mutex_clear (&p->wait_lock);
   g_cond_clear (&p->released);
   g_free (p->name);
-  g_free (p);
+  free (p); /* aligned_alloc's */
   tg__live_add (TG_LIVE_PRODUCERS, -1);
   tg__relaxed_end (mode);
 }
@@ -583,6 +576,7 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
     {
       rebind = producer->captured;
       producer->generation++;
+      producer->replay_exec = NULL; /* no longer current */
       if (device_ptr == NULL)
         g_hash_table_remove (producer->bindings, name);
       else
@@ -670,6 +664,7 @@ tg_producer_get_runner_stats (TgProducer *producer, TgRunnerStats *stats)
   g_return_if_fail (producer != NULL && stats != NULL);
   locked = read_lock (producer);
   *stats = producer->stats;
+  stats->n_replays = producer->n_replays;
   stats->n_segments = producer->segments != NULL ? producer->segments->len : 0;
   if (locked)
     tg__producer_unlock (producer);
@@ -679,18 +674,19 @@ cudaStream_t
 tg__producer_private_stream (TgProducer *p, GError **error)
 {
   if (p->private_stream == NULL)
-    p->private_stream = tg__stream_new (error);
+    p->private_stream = tg__stream_lend (p->device, error);
   return p->private_stream;
 }
 
 cudaStream_t
 tg__producer_side_stream (TgProducer *p, guint depth, GError **error)
 {
+  /* Given back one by one when the producer is freed. */
   if (p->side_streams == NULL)
-    p->side_streams = g_ptr_array_new_with_free_func ((GDestroyNotify)tg__stream_free);
+    p->side_streams = g_ptr_array_new ();
   while (p->side_streams->len <= depth)
     {
-      cudaStream_t s = tg__stream_new (error);
+      cudaStream_t s = tg__stream_lend (p->device, error);
       if (s == NULL)
         return NULL;
       g_ptr_array_add (p->side_streams, s);

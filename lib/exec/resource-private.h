@@ -21,6 +21,7 @@ typedef enum
   TG_LIVE_STREAMS,
   TG_LIVE_CAPTURES,
   TG_LIVE_FAILED_RELEASES,
+  TG_LIVE_IDLE_STREAMS,
   TG_LIVE_N
 } TgLiveKind;
 
@@ -40,6 +41,12 @@ void tg__relaxed_thread (void);
 /* Non-blocking stream on the current device (counted). */
 cudaStream_t tg__stream_new (GError **error);
 void tg__stream_free (cudaStream_t stream);
+/* Streams for TrackGen's own captures, lent to a producer for its life: an
+ * idle one of @device (current) given back by a freed producer, else a new
+ * one.  Given back, a stream that is not capturing is kept idle (at most a
+ * few per device, counted apart from live streams), any other is freed. */
+cudaStream_t tg__stream_lend (int device, GError **error);
+void tg__stream_give_back (int device, cudaStream_t stream);
 /* Waits for @stream. */
 gboolean tg__stream_synchronize (cudaStream_t stream, GError **error);
 

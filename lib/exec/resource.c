@@ -1,7 +1,9 @@
 /* resource.c: the calls that are not stream-ordered, each in a relaxed
  * section, and the live-object counters.  See resource-private.h. */
 #include "config.h"
+#include "driver-private.h"
 #include "resource-private.h"
+#include "tsan-private.h"
 
 static gint live[TG_LIVE_N];
 
@@ -21,6 +23,7 @@ tg_get_live_objects (TgLiveObjects *out)
   out->streams = g_atomic_int_get (&live[TG_LIVE_STREAMS]);
   out->captures = g_atomic_int_get (&live[TG_LIVE_CAPTURES]);
   out->failed_releases = g_atomic_int_get (&live[TG_LIVE_FAILED_RELEASES]);
+  out->idle_streams = g_atomic_int_get (&live[TG_LIVE_IDLE_STREAMS]);
 }
 
 enum cudaStreamCaptureMode
@@ -107,6 +110,67 @@ tg__stream_free (cudaStream_t stream)
 {
   if (stream != NULL)
     RELEASE (cudaStreamDestroy (stream), TG_LIVE_STREAMS);
+}
+
+/* A new producer's first capture would otherwise create its stream, a cost
+ * that the same work captured by hand on the caller's stream has not.  Own
+ * captures end before their call returns, so a stream given back holds no
+ * work; one left capturing (a thread that exited inside a call) is freed. */
+#define POOL_DEVICES 64
+#define POOL_STREAMS 8
+
+static struct
+{
+  GMutex lock;
+  guint n[POOL_DEVICES];
+  cudaStream_t idle[POOL_DEVICES][POOL_STREAMS];
+} pool;
+
+cudaStream_t
+tg__stream_lend (int device, GError **error)
+{
+  cudaStream_t stream = NULL;
+
+  if (device >= 0 && device < POOL_DEVICES)
+    {
+      tg__mutex_lock (&pool.lock);
+      if (pool.n[device] > 0)
+        stream = pool.idle[device][--pool.n[device]];
+      tg__mutex_unlock (&pool.lock);
+    }
+  if (stream == NULL)
+    return tg__stream_new (error);
+  tg__live_add (TG_LIVE_IDLE_STREAMS, -1);
+  tg__live_add (TG_LIVE_STREAMS, 1);
+  return stream;
+}
+
+void
+tg__stream_give_back (int device, cudaStream_t stream)
+{
+  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusActive;
+  gboolean kept = FALSE;
+  cudaError_t err;
+
+  if (stream == NULL)
+    return;
+  err = TG_CUDA_CALL (tg__stream_is_capturing (stream, &status));
+  tg__cuda_clear (err);
+  if (err == cudaSuccess && status == cudaStreamCaptureStatusNone && device >= 0
+      && device < POOL_DEVICES)
+    {
+      tg__mutex_lock (&pool.lock);
+      if ((kept = pool.n[device] < POOL_STREAMS))
+        pool.idle[device][pool.n[device]++] = stream;
+      tg__mutex_unlock (&pool.lock);
+    }
+  if (!kept)
+    {
+      tg__stream_free (stream);
+      return;
+    }
+  tg__live_add (TG_LIVE_STREAMS, -1);
+  tg__live_add (TG_LIVE_IDLE_STREAMS, 1);
 }
 
 gboolean

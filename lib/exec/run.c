@@ -37,14 +37,12 @@ stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
 /* Fixes the stages and derives, once, what the policy needs from them.  A
  * failure to ask the driver what it supports fails the call and leaves the
  * producer unsealed, so the next call asks again. */
-static gboolean
-seal (TgProducer *p, GError **error)
+static G_GNUC_NO_INLINE gboolean
+seal_stages (TgProducer *p, GError **error)
 {
   gboolean uses_conditions = FALSE, uses_else_switch = FALSE;
   GError *missing = NULL;
 
-  if (p->sealed)
-    return TRUE;
   for (guint i = 0; i < p->stages->len; i++)
     {
       const TgStage *stage = tg__producer_stage (p, i);
@@ -87,7 +85,15 @@ seal (TgProducer *p, GError **error)
       if (p->record_refusal == NULL)
         p->record_refusal = g_error_copy (p->no_conditionals);
     }
+  p->refused
+      = p->legacy != NULL || p->record_refusal != NULL || p->replay_refusal != NULL;
   return TRUE;
+}
+
+static gboolean
+seal (TgProducer *p, GError **error)
+{
+  return G_LIKELY (p->sealed) || seal_stages (p, error);
 }
 
 static gboolean
@@ -121,16 +127,16 @@ static gboolean
 resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition condition,
          Resolution *r, GError **error)
 {
-  const GError *record_refusal, *replay_refusal;
+  /* Read only when seal() found one, so that a plain producer's call reads
+   * nothing past the producer's first cache line. */
+  const GError *record_refusal = p->refused ? p->record_refusal : NULL;
+  const GError *replay_refusal = p->refused ? p->replay_refusal : NULL;
   g_autoptr (GError) host_in_condition = NULL;
 
   if ((r->stream = tg__stream_resolve (stream, p->bound, p->device, &r->capture, error))
           == NULL
-      || !check_legacy (p, r, error))
+      || (p->refused && !check_legacy (p, r, error)))
     return FALSE;
-
-  record_refusal = p->record_refusal;
-  replay_refusal = p->replay_refusal;
   if (condition.flag != NULL && record_refusal == NULL)
     {
       if (p->first_host != NULL && r->capture.state == TG_CAPTURE_ACTIVE)
@@ -192,11 +198,9 @@ loop_bindings_apart (const TgProducer *p, const TgStage *stage, GError **error)
 
 /* Once per binding generation: walking every stage on each call costs a
  * cache miss per stage, as much as the rest of a REPLAY call. */
-static gboolean
-check_bindings (TgProducer *p, GError **error)
+static G_GNUC_NO_INLINE gboolean
+check_all_bindings (TgProducer *p, GError **error)
 {
-  if (p->bindings_checked == p->generation + 1)
-    return TRUE;
   for (guint i = 0; i < p->stages->len; i++)
     {
       const TgStage *s = tg__producer_stage (p, i);
@@ -220,21 +224,32 @@ check_bindings (TgProducer *p, GError **error)
   return TRUE;
 }
 
+static gboolean
+check_bindings (TgProducer *p, GError **error)
+{
+  return G_LIKELY (p->bindings_checked == p->generation + 1)
+         || check_all_bindings (p, error);
+}
+
 /* The call's condition flag is read on the device: device memory of the
  * producer's device.  Checked once per flag, not on every call. */
+static G_GNUC_NO_INLINE gboolean
+check_new_flag (TgProducer *p, const gint32 *flag, GError **error)
+{
+  g_autofree char *what
+      = g_strdup_printf ("the condition's flag of a call of producer '%s'", p->name);
+
+  if (!tg__check_device_buffer (what, flag, sizeof (gint32), p->device, error))
+    return FALSE;
+  p->flag_checked = flag;
+  return TRUE;
+}
+
 static gboolean
 check_condition (TgProducer *p, TgCondition condition, GError **error)
 {
-  g_autofree char *what = NULL;
-
-  if (condition.flag == NULL || condition.flag == p->flag_checked)
-    return TRUE;
-  what = g_strdup_printf ("the condition's flag of a call of producer '%s'", p->name);
-  if (!tg__check_device_buffer (what, condition.flag, sizeof (gint32), p->device,
-                                error))
-    return FALSE;
-  p->flag_checked = condition.flag;
-  return TRUE;
+  return condition.flag == NULL || condition.flag == p->flag_checked
+         || check_new_flag (p, condition.flag, error);
 }
 
 /* The whole producer under @condition. */
@@ -289,6 +304,20 @@ retain_kept (const TgLaunch *base, gboolean records_again, GError **error)
                              (GDestroyNotify)g_ptr_array_unref, error);
 }
 
+/* RECORD into a capture that its scope says fills a conditional body: the
+ * trial capture's work must be what a body can hold, which the driver would
+ * say only when the caller's graph is instantiated. */
+static gboolean
+record_into_body_checked (const TgProducer *p, cudaGraph_t graph, GError **error)
+{
+  g_autofree char *where = g_strdup_printf (
+      "producer '%s', recorded into a conditional node's body (its capture scope "
+      "says so, tg_capture_scope_begin_body()),",
+      p->name);
+
+  return tg__capture_check_body (graph, where, error);
+}
+
 /* RECORD: every stage is captured once into a graph of our own, so a refused
  * call leaves the caller's capture with exactly the nodes it had; the graph
  * then joins the caller's capture as one child graph node.  Only work that a
@@ -304,11 +333,13 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
 
   if (!tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error))
     return FALSE;
-  ok = tg__capture_embeddable (graph, &embeddable, error)
+  ok = (r->scope == NULL || !r->scope->body
+        || record_into_body_checked (p, graph, error))
+       && tg__capture_embeddable (graph, &embeddable, error)
        && (r->scope == NULL
            || r->scope->recorded (r->scope, p, base->capture_graph, error))
        && retain_kept (base, !embeddable, error)
-       && (embeddable ? tg__capture_embed (r->stream, graph, error)
+       && (embeddable ? tg__capture_embed (r->stream, &graph, error)
                       : record_into_caller (p, base, condition, error));
   tg__graph_free (graph);
   if (ok)
@@ -395,7 +426,11 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
-  if (check_bindings (producer, error) && check_condition (producer, condition, error))
+  /* The most common call only launches a current own graph: it needs no
+   * launch context. */
+  if (check_bindings (producer, error) && check_condition (producer, condition, error)
+      && (r.policy != TG_POLICY_REPLAY
+          || !tg__runner_launch_current (producer, r.stream, condition, &ok, error)))
     {
       launch_init (&launch, producer, &r, &kept);
       switch (r.policy)

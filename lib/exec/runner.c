@@ -69,14 +69,15 @@ static gboolean
 own_graph_ensure (TgProducer *p, const TgLaunch *base, const Segment *seg, OwnGraph *og,
                   const gint32 *flag, GError **error)
 {
+  gboolean rebind = og->generation != p->generation, ok = TRUE;
   TgStagesCall call = { seg->first, seg->n, flag };
-  TgLaunch capture = *base;
+  TgLaunch capture;
   GPtrArray *kept = NULL;
   cudaGraph_t graph = NULL;
-  gboolean rebind = og->generation != p->generation, ok = TRUE;
 
   if (og->exec != NULL && !rebind && og->flag == flag)
     return TRUE;
+  capture = *base;
   /* What the stages keep lives as long as this graph's executable holds
    * their work: until the next capture replaces it. */
   capture.kept = &kept;
@@ -137,7 +138,7 @@ tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
         return FALSE;
       if (!set)
         {
-          p->stats.n_replays++;
+          p->n_replays++;
           return TRUE;
         }
       flag = NULL;
@@ -160,6 +161,10 @@ tg__runner_replay (TgProducer *p, const TgLaunch *base, TgCondition condition,
         return FALSE;
       next = seg->first + seg->n;
     }
-  p->stats.n_replays++;
+  /* With no HOST stage there is one segment, and the next unconditional
+   * call only launches its graph (tg__runner_launch_current()). */
+  if (condition.flag == NULL && p->first_host == NULL && p->segments->len == 1)
+    p->replay_exec = g_array_index (p->segments, Segment, 0).graphs[0].exec;
+  p->n_replays++;
   return TRUE;
 }

@@ -20,6 +20,9 @@ struct _TgScope
   cudaStream_t stream;
   enum cudaStreamCaptureMode mode;
   unsigned long long capture_id;
+  /* The capture fills the body of a conditional node (CUDA cannot tell):
+   * RECORD refuses work a body cannot hold before recording it. */
+  gboolean body;
   GThread *thread;
   TgScopeRecordedFunc recorded;
   TgScope *outer;

@@ -15,13 +15,15 @@ stream_is_special (cudaStream_t stream)
   return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
 }
 
-static gboolean
-check_device (cudaStream_t stream, int device, TgCaptureState state, GError **error)
+gboolean
+tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
+                         GError **error)
 {
   int stream_device = device;
   cudaError_t status;
 
-  /* With one device every stream is of it: skip the query on the hot path. */
+  /* With one device every stream is of it (tg__stream_resolve() skips this
+   * call once the count is known). */
   if (stream_is_special (stream) || tg__device_count () == 1
       || state == TG_CAPTURE_INVALIDATED)
     return TRUE;
@@ -46,8 +48,7 @@ check_device (cudaStream_t stream, int device, TgCaptureState state, GError **er
 }
 
 cudaStream_t
-tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
-                    TgCaptureInfo *info, GError **error)
+tg__stream_pick (cudaStream_t stream, cudaStream_t bound, int device, GError **error)
 {
   if (stream == TG_STREAM_AUTO)
     {
@@ -64,9 +65,6 @@ tg__stream_resolve (cudaStream_t stream, cudaStream_t bound, int device,
    * for it, so that legacy-stream checks see one value. */
   if (stream == NULL)
     stream = cudaStreamLegacy;
-  if (!tg__capture_query (stream, info, error)
-      || !check_device (stream, device, info->state, error))
-    return NULL;
   return stream;
 }
 

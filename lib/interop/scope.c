@@ -17,9 +17,9 @@ recorded (TgScope *scope, TgProducer *producer, cudaGraph_t graph, GError **erro
   return tg_retain (graph, producer, error);
 }
 
-TgCaptureScope *
-tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
-                        GError **error)
+static TgCaptureScope *
+scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body,
+             GError **error)
 {
   TgCaptureInfo info;
   TgCaptureScope *s;
@@ -55,10 +55,25 @@ tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
   s->scope.stream = stream;
   s->scope.mode = mode;
   s->scope.capture_id = info.id;
+  s->scope.body = body;
   s->scope.recorded = recorded;
   tg__scope_push (&s->scope);
   s->registered = TRUE;
   return s;
+}
+
+TgCaptureScope *
+tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
+                        GError **error)
+{
+  return scope_begin (stream, mode, FALSE, error);
+}
+
+TgCaptureScope *
+tg_capture_scope_begin_body (cudaStream_t stream, enum cudaStreamCaptureMode mode,
+                             GError **error)
+{
+  return scope_begin (stream, mode, TRUE, error);
 }
 
 gboolean

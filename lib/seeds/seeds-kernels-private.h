@@ -38,6 +38,15 @@ extern "C"
                                      const uint64_t *seeds, const uint32_t *epochs,
                                      unsigned int n);
 
+  /* epochs[i] += (mask == NULL || mask[i] != 0), wrapping; then out[i] =
+   * tg_effective_seed(seeds[i], epochs[i]): advance then fill, one kernel.
+   * @groups: the groups of 4 envs a thread takes (1, 2 or 4; 0: the
+   * default), for bench/seeds-bench.c to compare. */
+  cudaError_t tg__launch_seeds_advance_fill (cudaStream_t stream, uint64_t *out,
+                                             const uint64_t *seeds, uint32_t *epochs,
+                                             const uint8_t *mask, unsigned int n,
+                                             unsigned int groups);
+
 #ifdef __cplusplus
 }
 #endif

@@ -525,6 +525,15 @@ check_mask (const TgSeedState *state, const guint8 *mask, gsize mask_len,
                                          error));
 }
 
+/* Checks an output of n_envs effective seeds, on the device too (its length
+ * is checked before: tg__seeds_check_len). */
+static gboolean
+check_output (const TgSeedState *state, guint64 *out, GError **error)
+{
+  return tg__check_device_buffer ("the output", out, state->n_envs * sizeof (guint64),
+                                  state->device, error);
+}
+
 gboolean
 tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
                                 const guint32 *device_env_ids,
@@ -610,10 +619,35 @@ tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
     return FALSE;
   if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
     return FALSE;
-  ok = tg__check_device_buffer ("the output", device_out,
-                                state->n_envs * sizeof (guint64), state->device, error)
+  ok = check_output (state, device_out, error)
        && TG_CUDA_OK (tg__launch_seeds_fill (stream, device_out, state->seeds,
                                              state->epochs, state->n_envs),
+                      error);
+  tg__device_leave (&guard);
+  return ok;
+}
+
+gboolean
+tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
+                            const guint8 *device_mask, gsize mask_len,
+                            guint64 *device_out, gsize out_len, GError **error)
+{
+  TgDeviceGuard guard;
+  gboolean ok;
+
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (device_out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!tg__seeds_check_len ("the output", out_len, state->n_envs, TRUE, error))
+    return FALSE;
+  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
+    return FALSE;
+  ok = check_mask (state, device_mask, mask_len, error)
+       && check_output (state, device_out, error)
+       && TG_CUDA_OK (tg__launch_seeds_advance_fill (stream, device_out, state->seeds,
+                                                     state->epochs, device_mask,
+                                                     state->n_envs, 0),
                       error);
   tg__device_leave (&guard);
   return ok;

@@ -1,0 +1,27 @@
+/* record-test.h: what the parts of record-test share. */
+#ifndef TG_RECORD_TEST_H
+#define TG_RECORD_TEST_H
+
+#include "tg-test.h"
+
+G_BEGIN_DECLS
+
+/* record-test-kernels.cu: the set kernels of a caller's own conditional
+ * nodes, built by hand as PyTorch's and cuda.core's builders do.  One
+ * thread each. */
+/* handle := (*flag != 0) */
+cudaError_t tgr_launch_if_set (cudaStream_t s, cudaGraphConditionalHandle h,
+                               const gint32 *flag);
+/* *it = 0; handle := (0 < *iters) */
+cudaError_t tgr_launch_while_entry (cudaStream_t s, cudaGraphConditionalHandle h,
+                                    gint32 *it, const gint32 *iters);
+/* handle := (++*it < *iters) */
+cudaError_t tgr_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
+                                   gint32 *it, const gint32 *iters);
+
+/* record-test-bodies.c: RECORD inside a caller's conditional body */
+void tgr_add_body_tests (void);
+
+G_END_DECLS
+
+#endif
