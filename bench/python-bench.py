@@ -42,19 +42,25 @@ def skip(reason):
     sys.exit(77)
 
 
-try:
-    import track_gen
-    from track_gen import exec as tx
-except ImportError as e:
-    sys.exit("python-bench: cannot import track_gen (%s); put the directory that "
-             "holds it on PYTHONPATH" % e)
-try:
-    import torch
-except ImportError as e:
-    skip("needs torch (%s)" % e)
-if not torch.cuda.is_available():
-    skip("needs a CUDA GPU (torch.cuda.is_available() is False)")
-from track_gen.interop import torch as tgt  # noqa: E402  (needs torch)
+torch = tx = tgt = track_gen = None
+
+
+def load():
+    """Imports track_gen and torch (after --help, which needs neither)."""
+    global torch, tx, tgt, track_gen
+    try:
+        import track_gen
+        from track_gen import exec as tx
+    except ImportError as e:
+        sys.exit("python-bench: cannot import track_gen (%s); put the directory that "
+                 "holds it on PYTHONPATH" % e)
+    try:
+        import torch
+    except ImportError as e:
+        skip("needs torch (%s)" % e)
+    if not torch.cuda.is_available():
+        skip("needs a CUDA GPU (torch.cuda.is_available() is False)")
+    from track_gen.interop import torch as tgt
 
 # --------------------------------------------------------------------------
 # The table.
@@ -494,6 +500,7 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="few rounds (a smoke run)")
     args = parser.parse_args()
+    load()
     try:
         tx.device_check(0)
     except tx.TrackGenError as e:
