@@ -435,21 +435,27 @@ validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
   __syncthreads ();
   total = block_scan (seg, arc, n, scratch); // arc[i]: length up to point i + 1
 
+  // Every pair of points once, the same share for every thread (a pair's
+  // tests are symmetric, so which point leads does not change the result):
+  // point i with the d = 1 .. n/2 points after it around the loop, d = n/2
+  // from the first half only.  A thread per point and its j > i took up to
+  // n - 1 pairs on one thread, and one masked env waited for that thread.
   for (int i = t; i < n && !bad; i += TRACK_BLOCK)
     {
       float2 a = pts[i], b = pts[(i + 1) % n];
       float at = i > 0 ? arc[i - 1] : 0.f;
+      int last = i < n / 2 ? n / 2 : n / 2 - 1;
 
-      for (int j = i + 1; j < n && !bad; j++)
+      for (int d = 1, j = (i + 1) % n; d <= last && !bad; d++, j = j + 1 < n ? j + 1 : 0)
         {
-          float along = fabsf (arc[j - 1] - at);
+          float along = fabsf ((j > 0 ? arc[j - 1] : 0.f) - at);
 
           along = fminf (along, total - along);
           if (along > near && length (sub (pts[j], a)) < w)
             bad = 1;
-          // Segments i and j, unless they share a point.
-          else if (j >= i + 2 && !(i == 0 && j == n - 1)
-                   && segments_cross (a, b, pts[j], pts[(j + 1) % n]))
+          // Segments i and j, unless they share a point (n >= 32: d >= 2
+          // leaves them apart on both sides).
+          else if (d >= 2 && segments_cross (a, b, pts[j], pts[(j + 1) % n]))
             bad = 1;
         }
     }

@@ -404,6 +404,9 @@ class LiveObjects:
     captures: int
     #: Releases CUDA refused since the process started (each logged).
     failed_releases: int
+    #: Streams of freed producers kept idle for later producers' captures
+    #: (not counted in *streams*).
+    idle_streams: int
 
 
 def live_objects() -> LiveObjects:
