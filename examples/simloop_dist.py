@@ -41,6 +41,13 @@ def parse_args(argv=None):
     return args
 
 
+def say(line):
+    """One write per line: the ranks share torchrun's stdout, and print()
+    unbuffered writes the newline apart, so two ranks' lines could mix."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def gather_snapshot(torch, dist, snap, first, n, total, device):
     """Rank 0 receives every rank's envs, in global order."""
     fields = {
@@ -111,17 +118,17 @@ def main(argv=None):
     dist.all_reduce(times, op=dist.ReduceOp.MAX)
     gathered = gather_snapshot(torch, dist, snap, first, n, args.envs, comm_device)
     rate = n * args.steps / seconds
-    print("rank %d of %d (device %d, %s): envs %d to %d, %.0f env-steps/s"
-          % (rank, world, device, backend, first, first + n - 1, rate), flush=True)
+    say("rank %d of %d (device %d, %s): envs %d to %d, %.0f env-steps/s"
+        % (rank, world, device, backend, first, first + n - 1, rate))
 
     status = 0
     if rank == 0:
         counters = dict(zip(simloop.COUNTERS, totals.tolist()))
-        print("all ranks: %.0f env-steps/s (%d envs x %d steps in %.3f s); tracks "
-              "regenerated %d; regeneration skipped on the device after %d shard-steps"
-              % (args.envs * args.steps / float(times), args.envs, args.steps, float(times),
-                 counters["laps"] + counters["crashes"] + counters["invalid"],
-                 counters["skipped_steps"]), flush=True)
+        say("all ranks: %.0f env-steps/s (%d envs x %d steps in %.3f s); tracks "
+            "regenerated %d; regeneration skipped on the device after %d shard-steps"
+            % (args.envs * args.steps / float(times), args.envs, args.steps, float(times),
+               counters["laps"] + counters["crashes"] + counters["invalid"],
+               counters["skipped_steps"]))
         if args.check:
             whole = simloop.Sim(torch, tg, args.envs, args.seed, args)
             whole.capture()
@@ -129,8 +136,8 @@ def main(argv=None):
             whole.run_graph(args.steps)
             ref = whole.snapshot()
             same = compare(torch, gathered, ref, args.envs, world)
-            print("sharding determinism: %d/%d envs identical to the one-process run"
-                  % (same, args.envs), flush=True)
+            say("sharding determinism: %d/%d envs identical to the one-process run"
+                % (same, args.envs))
             status = 0 if same == args.envs else 1
             whole.close()
     sim.close()
