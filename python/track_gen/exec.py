@@ -30,7 +30,7 @@ from __future__ import annotations
 import enum
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from track_gen import _native
 from track_gen._errors import (
@@ -427,8 +427,7 @@ def _run_stage(func: Callable[[Any], Any], ctx: Any) -> Any:
     captured call's allocations come from a pool of their own."""
     if "torch" in sys.modules:
         from track_gen.interop import torch as interop_torch
-        with interop_torch._stage_scope(ctx):
-            return func(ctx)
+        return interop_torch._run_stage(func, ctx)
     return func(ctx)
 
 

@@ -27,7 +27,6 @@ from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import torch
 
-from track_gen import _native
 from track_gen.interop import CaptureMode, CaptureScope, retain_capture
 
 __all__ = ["registered", "graph", "retain", "current_stream", "stream_of", "tensor_at"]
@@ -125,21 +124,25 @@ class _PoolLease:
         _free_pools[self.device].append(self.pool)
 
 
-@contextlib.contextmanager
-def _stage_scope(ctx: Any) -> Iterator[None]:
-    """What a stage, body or host stage written in Python runs under: the
-    context's stream as torch's current stream, and, while its work is
-    captured, a memory pool that the graph holding the work leases
-    (ctx.keep) so that no other tensor gets its temporaries' memory."""
-    s = stream_of(ctx)
+def _run_stage(func: Any, ctx: Any) -> Any:
+    """Calls a stage, body or host stage written in Python the way it runs
+    under torch: with the context's stream as torch's current stream, and,
+    while its work is captured, from a memory pool that the graph holding
+    the work leases (ctx.keep), so that no other tensor gets its
+    temporaries' memory.  An eager call on torch's current stream, the usual
+    case, needs no stream switch (it costs more than a small stage)."""
     if not ctx.is_capturing:
-        with torch.cuda.stream(s):
-            yield
-        return
+        device = ctx.device
+        if (torch.cuda.current_device() == device
+                and torch.cuda.current_stream(device).cuda_stream == ctx.stream):
+            return func(ctx)
+        with torch.cuda.stream(stream_of(ctx)):
+            return func(ctx)
     lease = _PoolLease(ctx.device)
     ctx.keep(lease)
-    with torch.cuda.stream(s), torch.cuda.use_mem_pool(lease.pool, device=ctx.device):
-        yield
+    with torch.cuda.stream(stream_of(ctx)), torch.cuda.use_mem_pool(lease.pool,
+                                                                   device=ctx.device):
+        return func(ctx)
 
 
 class _Memory:
