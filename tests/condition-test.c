@@ -43,29 +43,6 @@ work_stage (const TgLaunch *launch, gpointer data, GError **error)
 }
 
 static gboolean
-setup_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tg_test_launched (
-      tgt_launch_loop_setup (tg_launch_get_stream (launch),
-                             tg_launch_get_binding (launch, "value"),
-                             tg_launch_get_binding (launch, "loop_flag"),
-                             tg_launch_get_binding (launch, "target"),
-                             tg_launch_get_binding (launch, "setup_at"), MAX_ITERS),
-      error);
-}
-
-static gboolean
-relax_body (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tg_test_launched (
-      tgt_launch_relax (tg_launch_get_stream (launch),
-                        tg_launch_get_binding (launch, "value"),
-                        tg_launch_get_binding (launch, "loop_flag"),
-                        tg_launch_get_binding (launch, "target")),
-      error);
-}
-
-static gboolean
 inner_work (const TgLaunch *launch, gpointer data, GError **error)
 {
   return tg_test_launched (
@@ -80,7 +57,7 @@ nested_body (const TgLaunch *launch, gpointer data, GError **error)
 {
   gint32 *inner_flag = tg_launch_get_binding (launch, "inner_flag");
 
-  return relax_body (launch, data, error)
+  return tg_test_relax_stage (launch, data, error)
          && tg_test_launched (
              tgt_launch_parity (tg_launch_get_stream (launch),
                                 tg_launch_get_binding (launch, "value"), inner_flag),
@@ -92,7 +69,7 @@ nested_body (const TgLaunch *launch, gpointer data, GError **error)
 static gboolean
 summing_body (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return relax_body (launch, data, error)
+  return tg_test_relax_stage (launch, data, error)
          && tg_test_launched (
              tgt_launch_block_sum (tg_launch_get_stream (launch),
                                    tg_launch_get_binding (launch, "value"),
@@ -210,7 +187,7 @@ test_if_flag_patterns (Fixture *f, gconstpointer data)
 }
 
 /* Stage LOOP_STAGE of loop_producer() runs @body.  It declares what
- * relax_body reads; callers declare what their bodies read on top. */
+ * tg_test_relax_stage reads; callers declare what their bodies read on top. */
 #define LOOP_STAGE 1
 
 static TgProducer *
@@ -222,8 +199,9 @@ loop_producer (Fixture *f, TgDeviceFunc body)
   TgProducer *p = tg_producer_new ("loop", 0);
   guint setup, relax;
 
-  setup = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE, setup_stage,
-                                        NULL, NULL);
+  setup = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE,
+                                        tg_test_loop_setup_stage,
+                                        GINT_TO_POINTER (MAX_ITERS), NULL);
   DECLARE (p, setup, value);
   DECLARE (p, setup, loop_flag);
   DECLARE (p, setup, target);
@@ -252,7 +230,7 @@ test_loop_converges_before_at_after (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
     {
-      g_autoptr (TgProducer) p = loop_producer (f, relax_body);
+      g_autoptr (TgProducer) p = loop_producer (f, tg_test_relax_stage);
       run_replays (f, NULL, p, tg_unconditional (), policies[i], runs[i]);
     }
   for (guint r = 0; r < REPLAYS; r++)

@@ -75,28 +75,11 @@ pattern_stage (const TgLaunch *launch, gpointer data, GError **error)
       error);
 }
 
-static gboolean
-setup_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tg_test_launched (
-      tgt_launch_loop_setup (tg_launch_get_stream (launch),
-                             tg_launch_get_binding (launch, "value"),
-                             tg_launch_get_binding (launch, "loop_flag"),
-                             tg_launch_get_binding (launch, "target"),
-                             tg_launch_get_binding (launch, "setup_at"), MAX_ITERS),
-      error);
-}
-
 /* Each iteration also mixes the output: it tells how often the loop ran. */
 static gboolean
 relax_body (const TgLaunch *launch, gpointer data, GError **error)
 {
-  return tg_test_launched (
-             tgt_launch_relax (tg_launch_get_stream (launch),
-                               tg_launch_get_binding (launch, "value"),
-                               tg_launch_get_binding (launch, "loop_flag"),
-                               tg_launch_get_binding (launch, "target")),
-             error)
+  return tg_test_relax_stage (launch, NULL, error)
          && mix_stage (launch, GUINT_TO_POINTER (3), error);
 }
 
@@ -131,8 +114,9 @@ body_producer (Work *w, gboolean conditions)
                                     GUINT_TO_POINTER (9), NULL);
   tg_producer_set_stage_condition (p, s, "inner_flag");
   DECLARE (p, s, out);
-  s = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE, setup_stage,
-                                    NULL, NULL);
+  s = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE,
+                                    tg_test_loop_setup_stage,
+                                    GINT_TO_POINTER (MAX_ITERS), NULL);
   DECLARE (p, s, value);
   DECLARE (p, s, loop_flag);
   DECLARE (p, s, target);
@@ -479,19 +463,10 @@ test_undeclared_body_fails_instantiation (Fixture *f, gconstpointer data)
 /* ------------------------------------------------------------------------ */
 /* What stages keep lives with the caller's executable graph                 */
 
-static gint kept_alive;
-
-static void
-kept_release (gpointer data)
-{
-  g_atomic_int_add (&kept_alive, -1);
-}
-
 static gboolean
 keeping_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
-  g_atomic_int_inc (&kept_alive);
-  tg_launch_keep (launch, NULL, kept_release);
+  tg_test_keep_token (launch);
   return mix_stage (launch, GUINT_TO_POINTER (5), error);
 }
 
@@ -515,7 +490,7 @@ test_keep_in_body (Fixture *f, gconstpointer data)
       tg_producer_declare_binding (p, stage, "out", sizeof (guint32) * N);
       g_assert_true (tg_producer_bind (p, "out", f->dev[0].work.out,
                                        sizeof f->dev[0].work.out, &error));
-      kept_alive = 0;
+      tg_test_kept_reset ();
       TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeGlobal));
       (void)begin_outer (s, side, OUTER_IF, &f->dev[0], &h);
       g_assert_true (tg_producer_run (p, side, TG_POLICY_RECORD, cond, &error));
@@ -524,7 +499,7 @@ test_keep_in_body (Fixture *f, gconstpointer data)
       TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
       tg_producer_unref (p);
       /* Kept once per recording of the stage: twice for conditional work. */
-      g_assert_cmpint (kept_alive, ==, conditional ? 2 : 1);
+      g_assert_cmpint (tg_test_kept_alive (), ==, conditional ? 2 : 1);
       TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
       TG_TEST_CUDA (cudaGraphDestroy (graph));
       TG_TEST_CUDA (tgt_launch_set (s, &f->dev[0].outer_flag, 1));
@@ -533,10 +508,10 @@ test_keep_in_body (Fixture *f, gconstpointer data)
       /* The executable graph holds it, though the graph that held the body
        * is gone. */
       g_usleep (50 * 1000);
-      g_assert_cmpint (kept_alive, ==, conditional ? 2 : 1);
+      g_assert_cmpint (tg_test_kept_alive (), ==, conditional ? 2 : 1);
       TG_TEST_CUDA (cudaGraphExecDestroy (exec));
       g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
-      g_assert_cmpint (kept_alive, ==, 0);
+      g_assert_cmpint (tg_test_kept_alive (), ==, 0);
       TG_TEST_CUDA (cudaStreamDestroy (side));
     }
 }

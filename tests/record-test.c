@@ -424,22 +424,6 @@ test_rebind_after_record (Fixture *f, gconstpointer data)
 /* What a recorded stage keeps (tg_launch_keep) lives as long as the
  * caller's graph, whether the call records once (embedded) or twice (a
  * condition). */
-static gint kept_alive;
-
-static void
-kept_release (gpointer data)
-{
-  g_atomic_int_add (&kept_alive, -1);
-}
-
-static gboolean
-keeping_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  g_atomic_int_inc (&kept_alive);
-  tg_launch_keep (launch, NULL, kept_release);
-  return tg_test_count_bound_stage (launch, data, error);
-}
-
 static void
 test_keep (Fixture *fx, gconstpointer data)
 {
@@ -452,19 +436,19 @@ test_keep (Fixture *fx, gconstpointer data)
   flag = tg_test_device_alloc (sizeof (gint32));
   for (guint conditional = 0; conditional <= 1; conditional++)
     {
-      TgProducer *p
-          = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE, keeping_stage);
+      TgProducer *p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE,
+                                                tg_test_keeping_stage);
       TgCondition cond = conditional ? tg_conditional (flag) : tg_unconditional ();
       cudaGraph_t graph = NULL;
       cudaGraphExec_t exec = NULL;
 
-      kept_alive = 0;
+      tg_test_kept_reset ();
       TG_TEST_CUDA (cudaStreamBeginCapture (fx->stream, cudaStreamCaptureModeGlobal));
       g_assert_true (tg_producer_run (p, fx->stream, TG_POLICY_RECORD, cond, &error));
       g_assert_no_error (error);
       TG_TEST_CUDA (cudaStreamEndCapture (fx->stream, &graph));
       tg_producer_unref (p); /* the keep does not need the producer */
-      g_assert_cmpint (kept_alive, ==, conditional ? 2 : 1);
+      g_assert_cmpint (tg_test_kept_alive (), ==, conditional ? 2 : 1);
       TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
       TG_TEST_CUDA (cudaGraphDestroy (graph));
       TG_TEST_CUDA (cudaGraphLaunch (exec, fx->stream));
@@ -472,10 +456,10 @@ test_keep (Fixture *fx, gconstpointer data)
       /* The exec holds it: no release is queued (a wait would wait for this
        * very one), and a moment later none has run. */
       g_usleep (50 * 1000);
-      g_assert_cmpint (kept_alive, ==, conditional ? 2 : 1);
+      g_assert_cmpint (tg_test_kept_alive (), ==, conditional ? 2 : 1);
       TG_TEST_CUDA (cudaGraphExecDestroy (exec));
       g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
-      g_assert_cmpint (kept_alive, ==, 0);
+      g_assert_cmpint (tg_test_kept_alive (), ==, 0);
     }
   tg_test_device_free (flag);
   tg_test_device_free (counter);

@@ -161,22 +161,6 @@ test_replay_allocating_stage (Fixture *fx, gconstpointer data)
   tg_test_device_free (a.param);
 }
 
-static gint kept_alive;
-
-static void
-kept_release (gpointer data)
-{
-  g_atomic_int_add (&kept_alive, -1);
-}
-
-static gboolean
-keeping_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  g_atomic_int_inc (&kept_alive);
-  tg_launch_keep (launch, NULL, kept_release);
-  return tg_test_count_bound_stage (launch, data, error);
-}
-
 static void
 test_keep (Fixture *f, gconstpointer data)
 {
@@ -187,17 +171,17 @@ test_keep (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   counter = tg_test_device_alloc (sizeof (guint32));
   other = tg_test_device_alloc (sizeof (guint32));
-  p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE, keeping_stage);
-  kept_alive = 0;
+  p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE, tg_test_keeping_stage);
+  tg_test_kept_reset ();
   /* EAGER: released when the call returns. */
   g_assert_true (
       tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
-  g_assert_cmpint (kept_alive, ==, 0);
+  g_assert_cmpint (tg_test_kept_alive (), ==, 0);
   /* REPLAY: kept with the own graph, across replays. */
   for (guint i = 0; i < 3; i++)
     g_assert_true (
         tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
-  g_assert_cmpint (kept_alive, ==, 1);
+  g_assert_cmpint (tg_test_kept_alive (), ==, 1);
   /* A rebind re-captures: the old graph's keep goes once the stream's work
    * before it has run, the new capture's stays. */
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_WARNING, "RebindAfterCaptureWarning*");
@@ -208,10 +192,10 @@ test_keep (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
   g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
-  g_assert_cmpint (kept_alive, ==, 1);
+  g_assert_cmpint (tg_test_kept_alive (), ==, 1);
   /* Freeing the producer releases the rest. */
   g_clear_pointer (&p, tg_producer_unref);
-  g_assert_cmpint (kept_alive, ==, 0);
+  g_assert_cmpint (tg_test_kept_alive (), ==, 0);
   g_assert_cmpuint (tg_test_read_u32 (counter), ==, 4);
   g_assert_cmpuint (tg_test_read_u32 (other), ==, 1);
   tg_test_device_free (other);

@@ -359,6 +359,63 @@ tg_test_counter_producer (guint32 *counter, TgStageFlags flags, TgDeviceFunc fun
   return p;
 }
 
+static gint kept_alive;
+
+static void
+kept_release (gpointer data)
+{
+  g_atomic_int_add (&kept_alive, -1);
+}
+
+void
+tg_test_keep_token (const TgLaunch *launch)
+{
+  g_atomic_int_inc (&kept_alive);
+  tg_launch_keep (launch, NULL, kept_release);
+}
+
+gint
+tg_test_kept_alive (void)
+{
+  return g_atomic_int_get (&kept_alive);
+}
+
+void
+tg_test_kept_reset (void)
+{
+  g_atomic_int_set (&kept_alive, 0);
+}
+
+gboolean
+tg_test_keeping_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  tg_test_keep_token (launch);
+  return tg_test_count_bound_stage (launch, data, error);
+}
+
+gboolean
+tg_test_loop_setup_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_test_launched (
+      tgt_launch_loop_setup (
+          tg_launch_get_stream (launch), tg_launch_get_binding (launch, "value"),
+          tg_launch_get_binding (launch, "loop_flag"),
+          tg_launch_get_binding (launch, "target"),
+          tg_launch_get_binding (launch, "setup_at"), GPOINTER_TO_INT (data)),
+      error);
+}
+
+gboolean
+tg_test_relax_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_test_launched (
+      tgt_launch_relax (tg_launch_get_stream (launch),
+                        tg_launch_get_binding (launch, "value"),
+                        tg_launch_get_binding (launch, "loop_flag"),
+                        tg_launch_get_binding (launch, "target")),
+      error);
+}
+
 guint32
 tg_test_chain_param (guint call)
 {

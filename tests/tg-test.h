@@ -142,6 +142,23 @@ gboolean tg_test_optional_count_stage (const TgLaunch *launch, gpointer data,
 TgProducer *tg_test_counter_producer (guint32 *counter, TgStageFlags flags,
                                       TgDeviceFunc func);
 
+/* What stages keep: tg_test_keep_token() keeps a token with tg_launch_keep(),
+ * tg_test_kept_alive() is the number kept and not yet released since
+ * tg_test_kept_reset().  tg_test_keeping_stage() keeps one and counts as
+ * tg_test_count_bound_stage() does. */
+void tg_test_keep_token (const TgLaunch *launch);
+gint tg_test_kept_alive (void);
+void tg_test_kept_reset (void);
+gboolean tg_test_keeping_stage (const TgLaunch *launch, gpointer data, GError **error);
+
+/* DEVICE stages over the loop kernels below, on the bindings "value",
+ * "loop_flag", "target" and "setup_at": a loop's set-up for the next replay
+ * (tgt_launch_loop_setup; @data: its cap, GINT_TO_POINTER) and one step of
+ * its relaxation (tgt_launch_relax), a loop body. */
+gboolean tg_test_loop_setup_stage (const TgLaunch *launch, gpointer data,
+                                   GError **error);
+gboolean tg_test_relax_stage (const TgLaunch *launch, gpointer data, GError **error);
+
 /* Test kernels (test-kernels.cu), every one a launcher returning cudaError_t. */
 /* out[i] = hash(i, *param) */
 cudaError_t tgt_launch_seed (cudaStream_t s, guint32 *out, guint32 n,
