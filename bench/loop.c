@@ -50,29 +50,6 @@ relax_body (const TgLaunch *launch, gpointer unused, GError **error)
                             error);
 }
 
-void
-tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop)
-{
-  /* A cap above the target: the loop converges, it is never capped. */
-  const TgLoopSpec spec = { .flag_binding = "flag",
-                            .status_binding = "status",
-                            .max_iters = loop->iters + 1 };
-  guint reset, relax;
-
-  reset = tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage,
-                                        NULL, NULL);
-  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &spec,
-                                      relax_body, NULL, NULL);
-  tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
-  tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
-  tg_producer_declare_binding (p, relax, "value", sizeof (gint32));
-  tg_producer_declare_binding (p, relax, "target", sizeof (gint32));
-  tg_bench_bind (p, "flag", loop->flag, sizeof (gint32));
-  tg_bench_bind (p, "value", loop->value, sizeof (gint32));
-  tg_bench_bind (p, "target", loop->target, sizeof (gint32));
-  tg_bench_bind (p, "status", loop->status, sizeof *loop->status);
-}
-
 static gboolean
 relax_next_body (const TgLaunch *launch, gpointer unused, GError **error)
 {
@@ -84,20 +61,23 @@ relax_next_body (const TgLaunch *launch, gpointer unused, GError **error)
       error);
 }
 
-void
-tg_bench_add_relax_next_stages (TgProducer *p, const TgBenchLoop *loop)
+/* The reset stage and the relaxation loop of @body over @loop's buffers.  A
+ * cap above the target: the loop converges, it is never capped.  With
+ * @set_by_body the flag is read at entry only; then the body decides. */
+static void
+add_relax_stages (TgProducer *p, const TgBenchLoop *loop, TgDeviceFunc body,
+                  gboolean set_by_body)
 {
-  /* The flag is read at entry only; then the relaxation decides. */
   const TgLoopSpec spec = { .flag_binding = "flag",
                             .status_binding = "status",
                             .max_iters = loop->iters + 1,
-                            .set_by_body = TRUE };
+                            .set_by_body = set_by_body };
   guint reset, relax;
 
   reset = tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage,
                                         NULL, NULL);
-  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &spec,
-                                      relax_next_body, NULL, NULL);
+  relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &spec, body,
+                                      NULL, NULL);
   tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
   tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
   tg_producer_declare_binding (p, relax, "value", sizeof (gint32));
@@ -106,6 +86,18 @@ tg_bench_add_relax_next_stages (TgProducer *p, const TgBenchLoop *loop)
   tg_bench_bind (p, "value", loop->value, sizeof (gint32));
   tg_bench_bind (p, "target", loop->target, sizeof (gint32));
   tg_bench_bind (p, "status", loop->status, sizeof *loop->status);
+}
+
+void
+tg_bench_add_relax_stages (TgProducer *p, const TgBenchLoop *loop)
+{
+  add_relax_stages (p, loop, relax_body, FALSE);
+}
+
+void
+tg_bench_add_relax_next_stages (TgProducer *p, const TgBenchLoop *loop)
+{
+  add_relax_stages (p, loop, relax_next_body, TRUE);
 }
 
 cudaGraph_t
