@@ -4,19 +4,16 @@ reason), and the same inside a stage (ctx.if_, ctx.switch, ctx.while_), each
 bit-identical eagerly, replayed and recorded into a torch.cuda.graph, with
 the flags changed on the device between replays."""
 import sys
-import unittest
 
 import tap
 import tgtest
 from track_gen import exec as tx
 
 
-class Conditions(unittest.TestCase):
+class Conditions(tgtest.GpuCase):
     def setUp(self):
-        self.torch = torch = tgtest.require_gpu()
-        from track_gen.interop import torch as interop_torch
-        self.interop = interop_torch
-        self.leaks = tgtest.LeakCheck(self)
+        super().setUp()
+        torch = self.torch
         self.flag = torch.zeros(1, dtype=torch.int32, device="cuda")
         self.index = torch.zeros(1, dtype=torch.int32, device="cuda")
         self.value = torch.zeros(1, dtype=torch.int32, device="cuda")
@@ -24,9 +21,6 @@ class Conditions(unittest.TestCase):
         self.go = torch.zeros(1, dtype=torch.int32, device="cuda")
         self.status = torch.zeros(2, dtype=torch.int32, device="cuda")
         self.buf = torch.zeros(64, dtype=torch.int64, device="cuda")
-
-    def tearDown(self):
-        self.leaks.check()
 
     def policies(self, producer, set_up, check, runs, condition=None):
         """Runs @producer under EAGER, REPLAY and RECORD (a torch graph replayed),

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import unittest
 
 import tap
 import tgtest
@@ -17,16 +16,7 @@ from track_gen import exec as tx
 ROUNDS = 100
 
 
-class Interop(unittest.TestCase):
-    def setUp(self):
-        self.torch = tgtest.require_gpu()
-        from track_gen.interop import torch as interop_torch
-        self.interop = interop_torch
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
-
+class Interop(tgtest.GpuCase):
     def test_registered_retains_the_producer(self):
         torch = self.torch
         for mode in ("global", "thread_local", "relaxed"):

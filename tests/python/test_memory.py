@@ -5,7 +5,6 @@ that holds it lives.  The test records the temporaries' addresses, allocates
 and fills other tensors between replays, and checks both the replays'
 results and that the other tensors are untouched."""
 import sys
-import unittest
 
 import tap
 import tgtest
@@ -14,16 +13,7 @@ from track_gen import exec as tx
 N = 1 << 16
 
 
-class Temporaries(unittest.TestCase):
-    def setUp(self):
-        self.torch = tgtest.require_gpu()
-        from track_gen.interop import torch as interop_torch
-        self.interop = interop_torch
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
-
+class Temporaries(tgtest.GpuCase):
     def producer(self, x, y, addresses):
         """y = ((x * 3) + 1) * 2 through two temporaries of the stage."""
         p = tx.Producer("temporaries")

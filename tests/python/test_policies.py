@@ -13,16 +13,7 @@ MODES = ("global", "thread_local", "relaxed")
 INPUTS = [(3, 5), (11, 2), (12345, 77), (0, 0)]
 
 
-class Policies(unittest.TestCase):
-    def setUp(self):
-        self.torch = tgtest.require_gpu()
-        from track_gen.interop import torch as interop_torch
-        self.interop = interop_torch
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
-
+class Policies(tgtest.GpuCase):
     def test_eager_replay_record_bit_identical(self):
         torch = self.torch
         chain = tgtest.Chain()

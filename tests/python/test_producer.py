@@ -4,7 +4,6 @@ launch context a stage sees, rebinds after capture as a real Python warning
 their host operations, and the errors naming the stage and binding."""
 import gc
 import sys
-import unittest
 import warnings
 import weakref
 
@@ -13,14 +12,7 @@ import tgtest
 from track_gen import exec as tx
 
 
-class Bindings(unittest.TestCase):
-    def setUp(self):
-        self.torch = tgtest.require_gpu()
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
-
+class Bindings(tgtest.GpuCase):
     def test_unbound_and_too_small(self):
         torch = self.torch
         p = tx.Producer("unbound")
@@ -112,16 +104,7 @@ class Bindings(unittest.TestCase):
         chain.producer.close()
 
 
-class HostStages(unittest.TestCase):
-    def setUp(self):
-        self.torch = tgtest.require_gpu()
-        from track_gen.interop import torch as interop_torch
-        self.interop = interop_torch
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
-
+class HostStages(tgtest.GpuCase):
     def test_host_operations(self):
         torch = self.torch
         buf = torch.arange(8, dtype=torch.int32, device="cuda")

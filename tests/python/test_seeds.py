@@ -63,16 +63,7 @@ class Host(unittest.TestCase):
         self.assertEqual(caught.exception.domain, "tg-argument-error-quark")
 
 
-class Device(unittest.TestCase):
-    def setUp(self):
-        self.torch = tgtest.require_gpu()
-        from track_gen.interop import torch as interop_torch
-        self.interop = interop_torch
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
-
+class Device(tgtest.GpuCase):
     def effective(self, state, stream=None):
         torch = self.torch
         out = torch.zeros(state.n_envs, dtype=torch.int64, device="cuda")

@@ -3,7 +3,6 @@ libtrackgen runs and taken for Python stages, so four threads each running
 their own producer, and two threads sharing one, all get exact results."""
 import sys
 import threading
-import unittest
 
 import tap
 import tgtest
@@ -12,14 +11,7 @@ from track_gen import exec as tx
 CALLS = 50
 
 
-class Threads(unittest.TestCase):
-    def setUp(self):
-        self.torch = tgtest.require_gpu()
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
-
+class Threads(tgtest.GpuCase):
     def run_threads(self, target, n):
         errors = []
 

@@ -18,16 +18,11 @@ from track_gen import seeds
 N = 64
 
 
-class Tracks(unittest.TestCase):
+class Tracks(tgtest.GpuCase):
     def setUp(self):
-        self.torch = tgtest.require_gpu()
+        super().setUp()
         from track_gen import tracks
-        from track_gen.interop import torch as interop_torch
-        self.tracks, self.interop = tracks, interop_torch
-        self.leaks = tgtest.LeakCheck(self)
-
-    def tearDown(self):
-        self.leaks.check()
+        self.tracks = tracks
 
     def generate(self, policy, family, base=77):
         """The outputs of one call under @policy on a fresh state and producer."""

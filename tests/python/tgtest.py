@@ -110,3 +110,18 @@ class LeakCheck:
         self.case.assertEqual(after.producers, self.before.producers, after)
         self.case.assertEqual(after.captures, 0, after)
         self.case.assertEqual(after.failed_releases, self.before.failed_releases, after)
+
+
+class GpuCase(unittest.TestCase):
+    """A case that needs torch and a GPU (skipped without them): ``self.torch``,
+    ``self.interop`` (track_gen.interop.torch), and TrackGen's live objects
+    checked after each test."""
+
+    def setUp(self):
+        self.torch = require_gpu()
+        from track_gen.interop import torch as interop_torch
+        self.interop = interop_torch
+        self.leaks = LeakCheck(self)
+
+    def tearDown(self):
+        self.leaks.check()
