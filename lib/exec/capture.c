@@ -411,6 +411,19 @@ static gint releases_pending;
 static GMutex release_lock;
 static GCond release_done;
 
+/* Runs @d's release on this thread and counts it done: the reaper's loop,
+ * or a release that nothing will queue. */
+static void
+deferred_run_here (Deferred *d)
+{
+  d->release (d->object);
+  g_free (d);
+  tg__mutex_lock (&release_lock);
+  releases_pending--;
+  g_cond_broadcast (&release_done);
+  tg__mutex_unlock (&release_lock);
+}
+
 static gpointer
 reaper_main (gpointer data)
 {
@@ -422,12 +435,7 @@ reaper_main (gpointer data)
     {
       Deferred *d = g_async_queue_pop (release_queue);
       TG_TSAN_ACQUIRE (d);
-      d->release (d->object);
-      g_free (d);
-      tg__mutex_lock (&release_lock);
-      releases_pending--;
-      g_cond_broadcast (&release_done);
-      tg__mutex_unlock (&release_lock);
+      deferred_run_here (d);
     }
   return NULL;
 }
@@ -468,18 +476,6 @@ deferred_new (gpointer object, GDestroyNotify release)
   tg__mutex_unlock (&release_lock);
   TG_TSAN_RELEASE (d);
   return d;
-}
-
-/* Releases @d on this thread instead: nothing will queue it. */
-static void
-deferred_run_here (Deferred *d)
-{
-  d->release (d->object);
-  g_free (d);
-  tg__mutex_lock (&release_lock);
-  releases_pending--;
-  g_cond_broadcast (&release_done);
-  tg__mutex_unlock (&release_lock);
 }
 
 gboolean
