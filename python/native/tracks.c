@@ -27,6 +27,24 @@ static const Field shape_fields[] = {
   { "min_turn_radius", G_STRUCT_OFFSET (TrackShape, min_turn_radius), TRUE },
 };
 
+/* @value as a count in [0, G_MAXINT32] into *@out; -1 with ValueError
+ * naming @name when out of range. */
+static int
+parse_count (const char *name, PyObject *value, guint32 *out)
+{
+  long v = PyLong_AsLong (value);
+
+  if (v == -1 && PyErr_Occurred ())
+    return -1;
+  if (v < 0 || v > G_MAXINT32)
+    {
+      tgpy_argument_error (PyExc_ValueError, name, "%ld is out of range", v);
+      return -1;
+    }
+  *out = (guint32)v;
+  return 0;
+}
+
 /* Applies @kwargs to @config: the shape's fields, max_iters, advance; any
  * other key is a TypeError, as for a Python function. */
 static int
@@ -44,14 +62,10 @@ apply_config (TrackConfig *config, PyObject *kwargs)
         return -1;
       if (strcmp (name, "max_iters") == 0 || strcmp (name, "advance") == 0)
         {
-          long v = PyLong_AsLong (value);
-          if (v == -1 && PyErr_Occurred ())
+          guint32 v;
+
+          if (parse_count (name, value, &v) < 0)
             return -1;
-          if (v < 0 || v > G_MAXINT32)
-            {
-              tgpy_argument_error (PyExc_ValueError, name, "%ld is out of range", v);
-              return -1;
-            }
           if (name[0] == 'm')
             config->max_iters = (guint)v;
           else
@@ -63,7 +77,8 @@ apply_config (TrackConfig *config, PyObject *kwargs)
           break;
       if (i == G_N_ELEMENTS (shape_fields))
         {
-          PyErr_Format (PyExc_TypeError, "TrackProducer: unexpected keyword '%s'", name);
+          PyErr_Format (PyExc_TypeError, "TrackProducer: unexpected keyword '%s'",
+                        name);
           return -1;
         }
       if (shape_fields[i].is_float)
@@ -75,15 +90,11 @@ apply_config (TrackConfig *config, PyObject *kwargs)
         }
       else
         {
-          long v = PyLong_AsLong (value);
-          if (v == -1 && PyErr_Occurred ())
+          guint32 v;
+
+          if (parse_count (name, value, &v) < 0)
             return -1;
-          if (v < 0 || v > G_MAXINT32)
-            {
-              tgpy_argument_error (PyExc_ValueError, name, "%ld is out of range", v);
-              return -1;
-            }
-          G_STRUCT_MEMBER (guint32, &config->shape, shape_fields[i].offset) = (guint32)v;
+          G_STRUCT_MEMBER (guint32, &config->shape, shape_fields[i].offset) = v;
         }
     }
   return 0;
@@ -102,7 +113,8 @@ native_track_producer_new (PyObject *module, PyObject *args, PyObject *kwargs)
   TrackConfig config;
   TgProducer *p;
 
-  if (!PyArg_ParseTuple (args, "OOO:_track_producer_new", &cls, &seeds_obj, &stream_obj))
+  if (!PyArg_ParseTuple (args, "OOO:_track_producer_new", &cls, &seeds_obj,
+                         &stream_obj))
     return NULL;
   if (!PyType_Check (cls)
       || !PyType_IsSubtype ((PyTypeObject *)cls, (PyTypeObject *)state->producer_type))
@@ -115,7 +127,8 @@ native_track_producer_new (PyObject *module, PyObject *args, PyObject *kwargs)
     return NULL;
   /* The buffers are initialized on a stream of the seeds' device. */
   if (stream == TG_STREAM_AUTO
-      && (stream = tg_default_stream (tg_seed_state_get_device (seeds), &error)) == NULL)
+      && (stream = tg_default_stream (tg_seed_state_get_device (seeds), &error))
+             == NULL)
     return tgpy_raise (state, error, NULL);
   Py_BEGIN_ALLOW_THREADS;
   p = track_producer_new (&config, seeds, stream, &error);
@@ -141,12 +154,11 @@ native_track_config (PyObject *module, PyObject *arg)
     return NULL;
   for (guint i = 0; i < G_N_ELEMENTS (shape_fields); i++)
     {
-      PyObject *v
-          = shape_fields[i].is_float
-                ? PyFloat_FromDouble (
-                      G_STRUCT_MEMBER (float, &config.shape, shape_fields[i].offset))
-                : PyLong_FromUnsignedLong (
-                      G_STRUCT_MEMBER (guint32, &config.shape, shape_fields[i].offset));
+      PyObject *v = shape_fields[i].is_float
+                        ? PyFloat_FromDouble (G_STRUCT_MEMBER (float, &config.shape,
+                                                               shape_fields[i].offset))
+                        : PyLong_FromUnsignedLong (G_STRUCT_MEMBER (
+                            guint32, &config.shape, shape_fields[i].offset));
       if (v == NULL || PyDict_SetItemString (d, shape_fields[i].name, v) < 0)
         {
           Py_XDECREF (v);
@@ -189,8 +201,8 @@ native_track_svg_write (PyObject *module, PyObject *args)
   gboolean ok;
 
   if (!PyArg_ParseTuple (args, "sy#y#IIfO:_track_svg_write", &path, &points,
-                         &points_size, &valid, &valid_size, &n_tracks, &n_points, &width,
-                         &labels_obj))
+                         &points_size, &valid, &valid_size, &n_tracks, &n_points,
+                         &width, &labels_obj))
     return NULL;
   if ((size_t)points_size != (size_t)n_tracks * n_points * 2 * sizeof (float)
       || (size_t)valid_size != n_tracks)
