@@ -421,14 +421,22 @@ def release_wait(timeout: Optional[float] = None) -> bool:
     return _native.release_wait(-1.0 if timeout is None else timeout)
 
 
+# track_gen.interop.torch once torch is loaded: every stage call asks, so
+# the import is looked up once.
+_torch_runner: Optional[Callable[[Callable[[Any], Any], Any], Any]] = None
+
+
 def _run_stage(func: Callable[[Any], Any], ctx: Any) -> Any:
     """Calls a stage, body or host stage written in Python.  With torch loaded,
     torch's current stream is the context's stream during the call, and a
     captured call's allocations come from a pool of their own."""
-    if "torch" in sys.modules:
+    global _torch_runner
+    if _torch_runner is None:
+        if "torch" not in sys.modules:
+            return func(ctx)
         from track_gen.interop import torch as interop_torch
-        return interop_torch._run_stage(func, ctx)
-    return func(ctx)
+        _torch_runner = interop_torch._run_stage
+    return _torch_runner(func, ctx)
 
 
 _native._set_stage_runner(_run_stage)
