@@ -250,8 +250,20 @@ tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable, GError **error)
   return ok;
 }
 
+/* A child graph node just added joins the capture: the stream follows it,
+ * and *@held (when not NULL) becomes the graph it holds. */
+static gboolean
+child_joined (cudaStream_t stream, cudaGraphNode_t node, cudaGraph_t *held,
+              GError **error)
+{
+  return follow_node (stream, node, error)
+         && (held == NULL
+             || TG_CUDA_OK (cudaGraphChildGraphNodeGetGraph (node, held), error));
+}
+
 gboolean
-tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error)
+tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, cudaGraph_t *held,
+                   GError **error)
 {
   struct cudaGraphNodeParams params = { 0 };
   cudaGraphNode_t node = NULL;
@@ -267,12 +279,28 @@ tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error)
       /* The caller's graph owns it now, and destroys it. */
       tg__live_add (TG_LIVE_GRAPHS, -1);
       *child = NULL;
-      return follow_node (stream, node, error);
+      return child_joined (stream, node, held, error);
     }
   /* A driver older than the build refuses the move: clone, as before. */
   params.graph.ownership = cudaGraphChildGraphOwnershipClone;
 #endif
-  return add_node (stream, &params, &node, error) && follow_node (stream, node, error);
+  return add_node (stream, &params, &node, error)
+         && child_joined (stream, node, held, error);
+}
+
+gboolean
+tg__capture_embed_copy (cudaStream_t stream, cudaGraph_t child, GError **error)
+{
+  struct cudaGraphNodeParams params = { 0 };
+  cudaGraphNode_t node = NULL;
+
+  params.type = cudaGraphNodeTypeGraph;
+  params.graph.graph = child;
+#if CUDART_VERSION >= 13000
+  params.graph.ownership = cudaGraphChildGraphOwnershipClone;
+#endif
+  return add_node (stream, &params, &node, error)
+         && child_joined (stream, node, NULL, error);
 }
 
 static const char *

@@ -1,7 +1,8 @@
 /* run.c: one call of a producer: stream resolution, policy, and the EAGER
- * and RECORD paths (REPLAY is runner.c, the stage walker stages.c). */
+ * path (RECORD is record.c, REPLAY runner.c, the stage walker stages.c). */
 #include "config.h"
 #include "policy-private.h"
+#include "record-private.h"
 #include "resource-private.h"
 #include "runner-private.h"
 #include "scope-private.h"
@@ -261,92 +262,6 @@ run_body (const TgLaunch *launch, TgCondition condition, GError **error)
   return tg__stages_call (launch, &call, error);
 }
 
-/* RECORD, after the trial capture: the work holds what CUDA cannot embed in a child
- * graph (a condition, a loop, an allocation), and CUDA forbids removing nodes
- * from a graph under capture, so a failure half-way could not be undone.  The
- * trial capture proved every stage records; now they record into the caller's
- * capture itself. */
-static gboolean
-record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
-                    GError **error)
-{
-  GError *local = NULL;
-
-  if (run_body (base, condition, &local))
-    return TRUE;
-  if (g_error_matches (local, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
-    g_propagate_error (error, local);
-  else
-    {
-      tg__set_error (
-          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
-          "recording producer '%s' failed after its trial capture succeeded, so "
-          "the caller's capture holds part of the call and must be "
-          "discarded: %s",
-          p->name, local->message);
-      g_error_free (local);
-    }
-  return FALSE;
-}
-
-/* RECORD: what the trial capture's stages kept (tg_launch_keep) lives as
- * long as the caller's graph, which holds their work; when the stages are
- * recorded a second time, what they keep then goes to the same list.  Tied
- * to the graph before anything is recorded into it. */
-static gboolean
-retain_kept (const TgLaunch *base, gboolean records_again, GError **error)
-{
-  if (*base->kept == NULL && !records_again)
-    return TRUE;
-  if (*base->kept == NULL)
-    *base->kept = tg__kept_new ();
-  return tg__capture_retain (base->capture_graph, g_ptr_array_ref (*base->kept),
-                             (GDestroyNotify)g_ptr_array_unref, error);
-}
-
-/* RECORD into a capture that its scope says fills a conditional body: the
- * trial capture's work must be what a body can hold, which the driver would
- * say only when the caller's graph is instantiated. */
-static gboolean
-record_into_body_checked (const TgProducer *p, cudaGraph_t graph, GError **error)
-{
-  g_autofree char *where = g_strdup_printf (
-      "producer '%s', recorded into a conditional node's body (its capture scope "
-      "says so, tg_capture_scope_begin_body()),",
-      p->name);
-
-  return tg__capture_check_body (graph, where, error);
-}
-
-/* RECORD: every stage is captured once into a graph of our own, so a refused
- * call leaves the caller's capture with exactly the nodes it had; the graph
- * then joins the caller's capture as one child graph node.  Only work that a
- * child graph cannot hold is recorded a second time, straight into the
- * caller's capture. */
-static gboolean
-record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition condition,
-        GError **error)
-{
-  TgStagesCall call = { 0, p->stages->len, condition.flag };
-  cudaGraph_t graph = NULL;
-  gboolean embeddable = FALSE, ok;
-
-  if (!tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error))
-    return FALSE;
-  ok = (r->scope == NULL || !r->scope->body
-        || record_into_body_checked (p, graph, error))
-       && tg__capture_embeddable (graph, &embeddable, error)
-       && (r->scope == NULL
-           || r->scope->recorded (r->scope, p, base->capture_graph, error))
-       && retain_kept (base, !embeddable, error)
-       && (embeddable ? tg__capture_embed (r->stream, &graph, error)
-                      : record_into_caller (p, base, condition, error));
-  tg__graph_free (graph);
-  if (ok)
-    p->captured = TRUE;
-  return ok;
-}
-
 static void
 launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r, GPtrArray **kept)
 {
@@ -436,7 +351,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
       switch (r.policy)
         {
         case TG_POLICY_RECORD:
-          ok = record (producer, &launch, &r, condition, error);
+          ok = tg__record (producer, &launch, r.scope, condition, error);
           break;
         case TG_POLICY_REPLAY:
           ok = tg__runner_replay (producer, &launch, condition, error);
