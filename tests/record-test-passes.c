@@ -49,12 +49,13 @@ typedef enum
   SHAPE_DECIDED_LOOP,
   SHAPE_INNER,
   SHAPE_INNER_GUARDED,
+  SHAPE_INNER_PLAIN,
   SHAPE_HOST,
 } Shape;
 
 static const char *const shape_names[]
     = { "plain", "call-condition", "else", "switch", "loop",
-        "decided-loop", "inner-if", "inner-if-guarded", "host" };
+        "decided-loop", "inner-if", "inner-if-guarded", "inner-if-plain", "host" };
 
 /* Host side: calls of each function, and the passes they ran in (bit p). */
 static gint calls[N_FUNCS];
@@ -231,6 +232,10 @@ shape_producer (Fixture *fx, Shape shape)
       add_guarded (p, "inner", inner, F_INNER);
       add (p, "b", counting, F_B);
       break;
+    case SHAPE_INNER_PLAIN:
+      add (p, "a", counting, F_A);
+      add (p, "inner", inner, F_INNER);
+      break;
     case SHAPE_HOST:
       tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL,
                                   NULL);
@@ -286,6 +291,11 @@ expect_launch (Shape shape, gboolean on, guint32 *count, gint *host)
       count[F_INNER_BODY] += on;
       count[F_B]++;
       break;
+    case SHAPE_INNER_PLAIN:
+      count[F_A]++;
+      count[F_INNER]++;
+      count[F_INNER_BODY] += on;
+      break;
     case SHAPE_HOST:
       (*host)++;
       count[F_THEN] += on;
@@ -293,12 +303,15 @@ expect_launch (Shape shape, gboolean on, guint32 *count, gint *host)
     }
 }
 
-/* The functions called a second time, in RECORD's second pass. */
+/* The functions called a second time, in RECORD's second pass: a stage
+ * with its own IF, the body of a loop it decides, and, in a producer
+ * without conditions of TrackGen's, every stage. */
 static gboolean
 called_again (Shape shape, guint f)
 {
   return (shape == SHAPE_DECIDED_LOOP && f == F_DECIDED)
-         || ((shape == SHAPE_INNER || shape == SHAPE_INNER_GUARDED) && f == F_INNER);
+         || ((shape == SHAPE_INNER || shape == SHAPE_INNER_GUARDED) && f == F_INNER)
+         || shape == SHAPE_INNER_PLAIN;
 }
 
 static void

@@ -73,13 +73,8 @@ gboolean tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable,
 /* Appends a child graph node holding @child after the capturing stream's
  * current dependencies, and makes it the stream's only dependency.  The
  * graph is moved into the node where the driver can (then *@child becomes
- * NULL: the caller's graph owns it), else copied.  *@held (when not NULL)
- * becomes the graph the node holds, alive as long as the node. */
-gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, cudaGraph_t *held,
-                            GError **error);
-/* The same with a copy of @child, which stays the caller's. */
-gboolean tg__capture_embed_copy (cudaStream_t stream, cudaGraph_t child,
-                                 GError **error);
+ * NULL: the caller's graph owns it), else copied. */
+gboolean tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error);
 
 /* NOT_CAPTURABLE (@where names the work for the message) when @graph, or a
  * child graph of it, holds a node the driver rejects in conditional bodies:

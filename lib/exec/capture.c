@@ -250,20 +250,8 @@ tg__capture_embeddable (cudaGraph_t graph, gboolean *embeddable, GError **error)
   return ok;
 }
 
-/* A child graph node just added joins the capture: the stream follows it,
- * and *@held (when not NULL) becomes the graph it holds. */
-static gboolean
-child_joined (cudaStream_t stream, cudaGraphNode_t node, cudaGraph_t *held,
-              GError **error)
-{
-  return follow_node (stream, node, error)
-         && (held == NULL
-             || TG_CUDA_OK (cudaGraphChildGraphNodeGetGraph (node, held), error));
-}
-
 gboolean
-tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, cudaGraph_t *held,
-                   GError **error)
+tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error)
 {
   struct cudaGraphNodeParams params = { 0 };
   cudaGraphNode_t node = NULL;
@@ -279,28 +267,12 @@ tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, cudaGraph_t *held,
       /* The caller's graph owns it now, and destroys it. */
       tg__live_add (TG_LIVE_GRAPHS, -1);
       *child = NULL;
-      return child_joined (stream, node, held, error);
+      return follow_node (stream, node, error);
     }
   /* A driver older than the build refuses the move: clone, as before. */
   params.graph.ownership = cudaGraphChildGraphOwnershipClone;
 #endif
-  return add_node (stream, &params, &node, error)
-         && child_joined (stream, node, held, error);
-}
-
-gboolean
-tg__capture_embed_copy (cudaStream_t stream, cudaGraph_t child, GError **error)
-{
-  struct cudaGraphNodeParams params = { 0 };
-  cudaGraphNode_t node = NULL;
-
-  params.type = cudaGraphNodeTypeGraph;
-  params.graph.graph = child;
-#if CUDART_VERSION >= 13000
-  params.graph.ownership = cudaGraphChildGraphOwnershipClone;
-#endif
-  return add_node (stream, &params, &node, error)
-         && child_joined (stream, node, NULL, error);
+  return add_node (stream, &params, &node, error) && follow_node (stream, node, error);
 }
 
 static const char *

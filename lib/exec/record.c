@@ -5,14 +5,15 @@
  * a child, so a call with a condition, an else branch, a switch or a loop
  * takes a second pass that builds those nodes in the caller's capture.
  *
- * The second pass calls no stage function whose work it already has: each
- * stage function (a stage, its else branch, a switch case, a loop body) is
- * a unit, captured in the trial on its own stream into a graph of its own
- * and placed there as a child.  The second pass places a copy of that graph
- * where the function ran, and calls the function again only when its work
- * could not be a child (it holds a conditional node or an allocation), or
- * when its kernels decide a node of TrackGen's (a loop whose body calls
- * tg_loop_next()): their handles belong to the graph they were made in. */
+ * The second pass calls no stage function whose work it already has: in a
+ * producer with such conditions, each stage function (a stage, its else
+ * branch, a switch case, a loop body) is a unit, captured in the trial on
+ * its own stream into a graph of its own, which the second pass places
+ * where the function ran, as a child graph node.  A function is called
+ * again only when its work cannot be a child (it holds a conditional node
+ * or an allocation), or when its kernels decide a node of TrackGen's (a
+ * loop whose body calls tg_loop_next()): their handles belong to the graph
+ * they were made in. */
 #include "config.h"
 #include "record-private.h"
 #include "resource-private.h"
@@ -21,8 +22,8 @@
 /* What the trial learnt of one unit, in the order the trial met them. */
 typedef struct
 {
-  /* The unit's work as the trial's child node holds it (the trial owns it),
-   * or NULL: the unit enqueued nothing, or must be called again. */
+  /* The unit's work, owned until the second pass places it; NULL when the
+   * unit enqueued nothing, or must be called again. */
   cudaGraph_t graph;
   gboolean again; /* the second pass calls the function again */
 } Unit;
@@ -31,8 +32,7 @@ struct _TgRecordPlan
 {
   guint pass;         /* 1: the trial; 2: into the caller's capture */
   gboolean into_body; /* the caller's capture fills a conditional body */
-  gboolean again;     /* a unit must be called again: the trial is not whole */
-  GArray *units;      /* Unit */
+  GArray *units;      /* Unit; NULL when the producer has no conditions */
   guint next;         /* the second pass: the next unit */
 };
 
@@ -42,15 +42,38 @@ tg__record_pass (const TgLaunch *launch)
   return launch->plan != NULL ? launch->plan->pass : 0;
 }
 
-/* The trial: @func's work captured on its own, checked, and placed where
- * @launch captures as a child graph node when it can be one. */
+static void
+unit_clear (gpointer data)
+{
+  tg__graph_free (((Unit *)data)->graph);
+}
+
+/* Whether a call of @p under @condition records conditional nodes of
+ * TrackGen's, and so takes the second pass whatever its stages do. */
+static gboolean
+conditional_call (const TgProducer *p, TgCondition condition)
+{
+  if (condition.flag != NULL)
+    return TRUE;
+  for (guint i = 0; i < p->stages->len; i++)
+    {
+      const TgStage *stage = tg__producer_stage (p, i);
+
+      if (stage->condition != NULL || stage->kind == TG_STAGE_KIND_LOOP
+          || stage->kind == TG_STAGE_KIND_SWITCH)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The trial: @func's work captured on its own and checked; it stays out of
+ * the trial graph, which is never placed in the caller's capture. */
 static gboolean
 unit_trial (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **error)
 {
   TgRecordPlan *plan = launch->plan;
   cudaStream_t stream = tg__producer_unit_stream (launch->producer, error);
   g_autoptr (GError) broke = NULL;
-  cudaGraph_t graph = NULL;
   Unit unit = { NULL, FALSE };
   TgLaunch inner = *launch;
   TgCaptureInfo info;
@@ -66,7 +89,7 @@ unit_trial (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **e
   ok = ok && func (&inner, data, error);
   /* A refusal the function saw is its error; one only the capture saw is
    * said here. */
-  ended = tg__capture_end (stream, &graph, ok ? &broke : NULL);
+  ended = tg__capture_end (stream, &unit.graph, ok ? &broke : NULL);
   if (ok && !ended)
     {
       tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
@@ -74,29 +97,27 @@ unit_trial (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **e
                      broke->message);
       ok = FALSE;
     }
-  ok = ok && tg__capture_embeddable (graph, &child, error)
-       && TG_CUDA_OK (cudaGraphGetNodes (graph, NULL, &n), error);
-  if (ok && !child)
+  ok = ok
+       && ((launch->depth == 0 && !plan->into_body)
+           || tg__capture_check_body (unit.graph, "the stage's work", error))
+       && tg__capture_embeddable (unit.graph, &child, error)
+       && TG_CUDA_OK (cudaGraphGetNodes (unit.graph, NULL, &n), error);
+  if (!ok || !child || n == 0)
     {
-      /* Not in the trial, so the trial's body checks cannot see it. */
-      unit.again = plan->again = TRUE;
-      ok = (launch->depth == 0 && !plan->into_body)
-           || tg__capture_check_body (graph, "the stage's work", error);
+      unit.again = ok && !child;
+      g_clear_pointer (&unit.graph, tg__graph_free);
     }
-  else if (ok && n > 0)
-    ok = tg__capture_embed (launch->stream, &graph, &unit.graph, error);
   if (ok)
     g_array_append_val (plan->units, unit);
-  tg__graph_free (graph);
   return ok;
 }
 
-/* The second pass: the trial's graph of the unit, or the function again. */
+/* The second pass: the unit's work from the trial, or the function again. */
 static gboolean
-unit_again (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **error)
+unit_recorded (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **error)
 {
   TgRecordPlan *plan = launch->plan;
-  const Unit *unit;
+  Unit *unit;
 
   if (plan->next >= plan->units->len)
     {
@@ -109,17 +130,18 @@ unit_again (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **e
   unit = &g_array_index (plan->units, Unit, plan->next++);
   if (unit->again)
     return func (launch, data, error);
-  return unit->graph == NULL || tg__capture_embed_copy (launch->stream, unit->graph, error);
+  return unit->graph == NULL
+         || tg__capture_embed (launch->stream, &unit->graph, error);
 }
 
 gboolean
 tg__record_unit (const TgLaunch *launch, TgDeviceFunc func, gpointer data,
                  GError **error)
 {
-  if (launch->plan == NULL)
+  if (launch->plan == NULL || launch->plan->units == NULL)
     return func (launch, data, error);
   return launch->plan->pass == 1 ? unit_trial (launch, func, data, error)
-                                 : unit_again (launch, func, data, error);
+                                 : unit_recorded (launch, func, data, error);
 }
 
 /* The second pass, into the caller's capture itself: CUDA forbids removing
@@ -183,25 +205,26 @@ tg__record (TgProducer *p, TgLaunch *base, TgScope *scope, TgCondition condition
             GError **error)
 {
   TgStagesCall call = { 0, p->stages->len, condition.flag };
-  TgRecordPlan plan = { .pass = 1,
-                        .into_body = scope != NULL && scope->body,
-                        .units = g_array_new (FALSE, FALSE, sizeof (Unit)) };
+  TgRecordPlan plan = { .pass = 1, .into_body = scope != NULL && scope->body };
   cudaGraph_t graph = NULL;
   gboolean embeddable = FALSE, ok;
 
+  if (conditional_call (p, condition))
+    {
+      plan.units = g_array_new (FALSE, FALSE, sizeof (Unit));
+      g_array_set_clear_func (plan.units, unit_clear);
+    }
   base->plan = &plan;
   ok = tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error)
        && (!plan.into_body || record_into_body_checked (p, graph, error))
        && tg__capture_embeddable (graph, &embeddable, error)
        && (scope == NULL || scope->recorded (scope, p, base->capture_graph, error));
-  embeddable = embeddable && !plan.again;
   ok = ok && retain_kept (base, !embeddable, error)
-       && (embeddable ? tg__capture_embed (base->stream, &graph, NULL, error)
+       && (embeddable ? tg__capture_embed (base->stream, &graph, error)
                       : record_into_caller (p, base, &call, error));
-  /* The second pass copied the units' graphs out of the trial: it goes
-   * last. */
   tg__graph_free (graph);
-  g_array_unref (plan.units);
+  if (plan.units != NULL)
+    g_array_unref (plan.units);
   base->plan = NULL;
   if (ok)
     p->captured = TRUE;

@@ -1,7 +1,8 @@
 """How often RECORD calls each stage function, from Python: once per call in
 every shape (a call's condition, a guarded stage with an else branch, a
 switch, a loop, a HOST stage beside a guarded stage), twice only for a stage
-whose own work holds a condition (ctx.if_, ctx.switch, ctx.while_), and
+whose own work holds a condition (ctx.if_, ctx.switch, ctx.while_) (every
+stage, in a producer without conditions of TrackGen's), and
 ``LaunchContext.record_pass`` says which pass runs.  The torch graph holding
 the call then runs each function's work where the shape says."""
 import sys
@@ -136,6 +137,18 @@ class RecordPasses(tgtest.GpuCase):
         p.bind("flag", self.flag)
         self.check(p, None, ["b"], ["inner"],
                    {True: {0: 1, 1: 1, 2: 1}, False: {0: 1}})
+
+    def test_producer_without_conditions_of_its_own(self):
+        # No condition of TrackGen's: a stage's own ctx.if_ makes the trial
+        # one graph that cannot be a child, and the second pass calls every
+        # stage again (documented).
+        p = tx.Producer("inner-plain")
+        p.add_device_stage("a", self.stage("a", 0), capture_safe=True)
+        inner = self.stage("inner", 1, lambda ctx: ctx.if_(
+            self.flag, lambda c: self.count[2].add_(1)))
+        p.add_device_stage("inner", inner, capture_safe=True)
+        self.check(p, None, [], ["a", "inner"],
+                   {True: {0: 1, 1: 1, 2: 1}, False: {0: 1, 1: 1}})
 
     def test_passes_outside_record(self):
         p = tx.Producer("passes")
