@@ -15,7 +15,6 @@ typedef struct
   char *group, *what, *unit, *floor_what;
   double ours, floor, target;
   TgBenchSense sense;
-  gboolean floor_in_run; /* FALSE: measured earlier, elsewhere */
 } Row;
 
 struct _TgBench
@@ -38,10 +37,10 @@ row_clear (gpointer data)
   g_free (r->floor_what);
 }
 
-static void
-add_row (TgBench *bench, const char *group, const char *what, const char *unit,
-         double ours, double floor, const char *floor_what, TgBenchSense sense,
-         double target, gboolean floor_in_run)
+void
+tg_bench_add (TgBench *bench, const char *group, const char *what, const char *unit,
+              double ours, double floor, const char *floor_what, TgBenchSense sense,
+              double target)
 {
   Row r = { g_strdup (group),
             g_strdup (what),
@@ -50,28 +49,11 @@ add_row (TgBench *bench, const char *group, const char *what, const char *unit,
             ours,
             floor,
             target,
-            sense,
-            floor_in_run };
+            sense };
 
   g_array_append_val (bench->rows, r);
-  g_print ("  %-58s %12.3f %-6s floor %12.3f%s (%s)\n", what, ours, unit, floor,
-           floor_in_run ? "" : "*", floor_what);
-}
-
-void
-tg_bench_add (TgBench *bench, const char *group, const char *what, const char *unit,
-              double ours, double floor, const char *floor_what, TgBenchSense sense,
-              double target)
-{
-  add_row (bench, group, what, unit, ours, floor, floor_what, sense, target, TRUE);
-}
-
-void
-tg_bench_add_earlier (TgBench *bench, const char *group, const char *what,
-                      const char *unit, double ours, double floor,
-                      const char *floor_what, TgBenchSense sense, double target)
-{
-  add_row (bench, group, what, unit, ours, floor, floor_what, sense, target, FALSE);
+  g_print ("  %-58s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
+           floor_what);
 }
 
 gboolean
@@ -322,7 +304,6 @@ static void
 print_table (const TgBench *bench)
 {
   const char *group = NULL;
-  gboolean earlier = FALSE;
 
   g_print ("\n%-58s %12s %12s %-6s %7s %8s %-3s %s\n", "what", "ours", "floor", "unit",
            "ratio", "target", "met", "the floor");
@@ -331,15 +312,10 @@ print_table (const TgBench *bench)
       const Row *r = &g_array_index (bench->rows, Row, i);
       if (group == NULL || !g_str_equal (group, r->group))
         g_print ("[%s]\n", group = r->group);
-      g_print ("%-58s %12.3f %11.3f%c %-6s %7.3f %2s%6.2f %-3s %s\n", r->what, r->ours,
-               r->floor, r->floor_in_run ? ' ' : '*', r->unit, r->ours / r->floor,
-               row_bound (r), r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
-               r->floor_what);
-      earlier |= !r->floor_in_run;
+      g_print ("%-58s %12.3f %12.3f %-6s %7.3f %2s%6.2f %-3s %s\n", r->what, r->ours,
+               r->floor, r->unit, r->ours / r->floor, row_bound (r),
+               r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r), r->floor_what);
     }
-  if (earlier)
-    g_print ("* a floor measured earlier, not in this run (the floor's column says "
-             "where)\n");
 }
 
 static gboolean
@@ -353,10 +329,10 @@ write_json (const TgBench *bench, const char *path, GError **error)
       g_string_append_printf (
           s,
           "    {\"group\": \"%s\", \"what\": \"%s\", \"unit\": \"%s\", \"ours\": %.6g, "
-          "\"floor\": %.6g, \"floor_what\": \"%s\", \"floor_in_run\": %s, \"ratio\": "
+          "\"floor\": %.6g, \"floor_what\": \"%s\", \"ratio\": "
           "%.6g, \"target\": \"%s%.3g\", \"met\": \"%s\"}%s\n",
           r->group, r->what, r->unit, r->ours, r->floor, r->floor_what,
-          r->floor_in_run ? "true" : "false", r->ours / r->floor, row_bound (r),
+          r->ours / r->floor, row_bound (r),
           r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
           i + 1 < bench->rows->len ? "," : "");
     }

@@ -1,6 +1,5 @@
 /* bench.h: the benchmark program's table.  Every row sets ours beside a raw
- * CUDA floor measured in the same run, or, marked as such, beside a figure
- * measured earlier with another library (tg_bench_add_earlier). */
+ * CUDA floor measured in the same run. */
 #ifndef TG_BENCH_H
 #define TG_BENCH_H
 
@@ -22,14 +21,6 @@ typedef enum
 void tg_bench_add (TgBench *bench, const char *group, const char *what,
                    const char *unit, double ours, double floor, const char *floor_what,
                    TgBenchSense sense, double target);
-
-/* tg_bench_add for a row whose @floor was not measured in this run but
- * earlier, with another library (@floor_what says which, where and when):
- * the table marks it, the JSON says "floor_in_run": false.  A measurement
- * shown beside several floors is several rows, one floor each. */
-void tg_bench_add_earlier (TgBench *bench, const char *group, const char *what,
-                           const char *unit, double ours, double floor,
-                           const char *floor_what, TgBenchSense sense, double target);
 
 /* Scales chosen by the command line (--quick for a smoke run). */
 gboolean tg_bench_quick (const TgBench *bench);

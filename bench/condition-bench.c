@@ -1,7 +1,7 @@
 /* condition-bench.c: conditions, switches and loops beside their raw floors,
  * and the conditions and the loop beside Warp-shaped floors too: the same
- * work built by hand with NVIDIA Warp's topology (warp.c), and Warp 1.19's
- * own figures from issue 20 (measured earlier, not in this run).
+ * work built by hand with NVIDIA Warp's topology (warp.c).  Warp itself runs
+ * these shapes in bench/warp-bench.py, beside these rows of the same run.
  *  - a skipped conditional producer of 32 kernels recorded into a graph vs a
  *    hand-built IF node around the same kernels (a set kernel, the IF: that
  *    is Warp's topology already, and the least a flag in memory needs), vs
@@ -27,8 +27,7 @@
  *  - EAGER (item 3): the host time of a skipped conditional call and of a
  *    loop's iteration, driven by a flag and decided by the user's kernel,
  *    vs the same by hand (a readback and a branch, a host loop; and the
- *    store into mapped memory that our eager decisions wait for) and vs
- *    Warp's eager capture_if and capture_while.
+ *    store into mapped memory that our eager decisions wait for).
  * Every graph is checked to do its work (kernels run, iterations made)
  * besides its shape (hand.c). */
 #include "config.h"
@@ -39,15 +38,6 @@
 #define CASES 4
 #define CASE_KERNELS 8
 #define ITERS 1000
-
-/* NVIDIA Warp 1.19 on the H200, with the same shapes and timing as these
- * rows (issue 20's table, 2026-12-01): measured earlier, not in this run. */
-#define WARP_MEASURED "NVIDIA Warp 1.19, H200, issue 20: measured earlier"
-#define WARP_SKIP_US 4.780
-#define WARP_IF_ELSE_US 11.878
-#define WARP_WHILE_US 5.366
-#define WARP_EAGER_SKIP_US 13.772
-#define WARP_EAGER_LOOP_US 32.635
 
 typedef struct
 {
@@ -260,9 +250,6 @@ bench_skip (TgBench *bench, Ctx *c)
   tg_bench_add (bench, "conditions", "skipped conditional producer vs Warp-shaped",
                 "us", t_ours, t_warp, "Warp-shaped: set kernel, IF",
                 TG_BENCH_LOWER_IS_BETTER, 0.97);
-  tg_bench_add_earlier (bench, "conditions",
-                        "skipped conditional producer vs Warp 1.19", "us", t_ours,
-                        WARP_SKIP_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   t_readback
       = tg_bench_wall_us (readback_skip, c, c->stream, c->batch, c->rounds, FALSE);
   tg_bench_add (bench, "conditions", "skipped conditional producer vs readback", "us",
@@ -418,8 +405,6 @@ bench_if_else (TgBench *bench, Ctx *c)
       bench, "conditions", "skipped IF/ELSE producer vs 2 set kernels + 2 IFs", "us",
       t_ours, t_warp_per_if, "set kernel, IF, set kernel, IF (a capture_if per branch)",
       TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "skipped IF/ELSE producer vs Warp 1.19",
-                        "us", t_ours, WARP_IF_ELSE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
   TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
@@ -567,8 +552,6 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   tg_bench_add (bench, "conditions", "loop: time per iteration vs Warp-shaped", "us",
                 t_ours, t_warp, "Warp-shaped: set kernels, no cap (the same topology)",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "loop: time per iteration vs Warp 1.19",
-                        "us", t_ours, WARP_WHILE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   tg_bench_add (bench, "conditions", "loop: time per iteration vs host loop", "us",
                 t_ours, t_host, "host loop + readback", TG_BENCH_LOWER_IS_BETTER, 1.0);
   tg_bench_add (bench, "conditions", "loop decided by its body: time per iteration",
@@ -578,8 +561,6 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   tg_bench_add (bench, "conditions", "loop decided by its body vs Warp-shaped", "us",
                 t_by, t_warp, "Warp-shaped: set kernels, no cap",
                 TG_BENCH_LOWER_IS_BETTER, 0.85);
-  tg_bench_add_earlier (bench, "conditions", "loop decided by its body vs Warp 1.19",
-                        "us", t_by, WARP_WHILE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours_by));
   TG_BENCH_CUDA (cudaGraphExecDestroy (same));
@@ -678,9 +659,8 @@ eager_check (TgBench *bench, Ctx *c, const TgBenchFunc *fns, const char *const *
 /* EAGER (issue 20 item 3): host time per call of a skipped conditional
  * producer and per iteration of a loop, driven by a flag or decided by the
  * user's kernel, each alternated with the same done by hand (a readback and
- * a synchronize; a kernel's store into mapped memory and a spin) and set
- * beside Warp's eager capture_if and capture_while (which read the flag
- * back and synchronize at every check). */
+ * a synchronize; a kernel's store into mapped memory and a spin); Warp's
+ * eager capture_if and capture_while: bench/warp-bench.py. */
 static void
 bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
 {
@@ -716,16 +696,10 @@ bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
                 t_skip[2], t_skip[1],
                 "by hand: a kernel stores the flag in mapped memory, spin, branch",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "eager: skipped conditional vs Warp 1.19",
-                        "us", t_skip[2], WARP_EAGER_SKIP_US,
-                        WARP_MEASURED ", capture_if", TG_BENCH_LOWER_IS_BETTER, 0.4);
   tg_bench_add (bench, "conditions", "eager: user-set skipped IF, host time", "us",
                 t_skip[3], t_skip[1],
                 "by hand: the user's kernel stores the decision in mapped memory, spin",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "eager: user-set skipped IF vs Warp 1.19",
-                        "us", t_skip[3], WARP_EAGER_SKIP_US,
-                        WARP_MEASURED ", capture_if", TG_BENCH_LOWER_IS_BETTER, 0.4);
 
   tg_bench_add_relax_stages (loop, &c->loop);
   tg_bench_add_relax_next_stages (loop_by, &c->loop);
@@ -740,17 +714,10 @@ bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
   tg_bench_add (bench, "conditions", "eager: loop, host time per iteration", "us",
                 t_loop[2] / ITERS, t_loop[0] / ITERS,
                 "host loop: launch, readback, sync", TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "eager: loop per iteration vs Warp 1.19",
-                        "us", t_loop[2] / ITERS, WARP_EAGER_LOOP_US,
-                        WARP_MEASURED ", capture_while", TG_BENCH_LOWER_IS_BETTER, 0.4);
   tg_bench_add (bench, "conditions", "eager: decided loop, host time per iteration",
                 "us", t_loop[3] / ITERS, t_loop[1] / ITERS,
                 "host loop by hand: launch, the kernel's mapped store, spin",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions",
-                        "eager: decided loop per iteration vs Warp 1.19", "us",
-                        t_loop[3] / ITERS, WARP_EAGER_LOOP_US,
-                        WARP_MEASURED ", capture_while", TG_BENCH_LOWER_IS_BETTER, 0.4);
   c->eager = NULL;
   c->eager_by = NULL;
 }
