@@ -235,6 +235,16 @@ tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize size)
     g_error ("bench: %s", error->message);
 }
 
+/* Adds the DEVICE stage @fn, declaring "word", to @p. */
+static void
+add_word_stage (TgProducer *p, const char *name, TgDeviceFunc fn, gpointer data)
+{
+  guint index
+      = tg_producer_add_device_stage (p, name, TG_STAGE_CAPTURE_SAFE, fn, data, NULL);
+
+  tg_producer_declare_binding (p, index, "word", sizeof (guint32));
+}
+
 TgProducer *
 tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
 {
@@ -243,10 +253,19 @@ tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
   for (guint i = 0; i < n_stages; i++)
     {
       g_autofree char *stage = g_strdup_printf ("tiny-%u", i);
-      guint index = tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE,
-                                                  tiny_stage, NULL, NULL);
-      tg_producer_declare_binding (p, index, "word", sizeof *word);
+      add_word_stage (p, stage, tiny_stage, NULL);
     }
+  tg_bench_bind (p, "word", word, sizeof *word);
+  return p;
+}
+
+TgProducer *
+tg_bench_one_stage_producer (const char *name, TgDeviceFunc fn, gpointer data,
+                             guint32 *word)
+{
+  TgProducer *p = tg_producer_new (name, 0);
+
+  add_word_stage (p, name, fn, data);
   tg_bench_bind (p, "word", word, sizeof *word);
   return p;
 }
@@ -274,6 +293,26 @@ cudaGraphExec_t
 tg_bench_instantiate (cudaStream_t stream)
 {
   return tg_bench_instantiate_graph (tg_bench_end_capture (stream));
+}
+
+cudaGraphExec_t
+tg_bench_record (cudaStream_t stream, TgProducer *p, TgCondition condition,
+                 const char *chain_is)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *chain = NULL;
+  cudaGraph_t graph;
+
+  TG_BENCH_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+  if (!tg_producer_run (p, stream, TG_POLICY_RECORD, condition, &error))
+    g_error ("bench: %s", error->message);
+  graph = tg_bench_end_capture (stream);
+  chain = tg_bench_graph_chain (graph);
+  g_print ("  # %s records, at the top of the caller's graph: %s\n",
+           tg_producer_get_name (p), chain);
+  if (chain_is != NULL)
+    tg_bench_assert_chain (graph, chain_is, tg_producer_get_name (p));
+  return tg_bench_instantiate_graph (graph);
 }
 
 static const char *
@@ -353,11 +392,9 @@ static const struct
 {
   const char *name;
   void (*run) (TgBench *);
-} sections[] = { { "exec", tg_bench_exec },
-                 { "conditions", tg_bench_conditions },
-                 { "latency", tg_bench_latency },
-                 { "seeds", tg_bench_seeds },
-                 { "soak", tg_bench_soak } };
+} sections[] = { { "exec", tg_bench_exec },   { "conditions", tg_bench_conditions },
+                 { "taken", tg_bench_taken }, { "latency", tg_bench_latency },
+                 { "seeds", tg_bench_seeds }, { "soak", tg_bench_soak } };
 
 static gboolean
 section_known (const char *name)
@@ -375,17 +412,17 @@ main (int argc, char **argv)
   g_autofree char *only = NULL;
   gboolean quick = FALSE;
   gint soak_replays = -1; /* not given */
-  GOptionEntry entries[]
-      = { { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
-            "Write the table as JSON to FILE", "FILE" },
-          { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
-            "Run one section: exec, conditions, latency, seeds or soak", "SECTION" },
-          { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
-            "Small sizes and few repeats (a smoke run)", NULL },
-          { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
-            "Replays of the soak's step graph (default 100000; 10000 with --quick)",
-            "N" },
-          { NULL } };
+  GOptionEntry entries[] = {
+    { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "Write the table as JSON to FILE",
+      "FILE" },
+    { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
+      "Run one section: exec, conditions, taken, latency, seeds or soak", "SECTION" },
+    { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
+      "Small sizes and few repeats (a smoke run)", NULL },
+    { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
+      "Replays of the soak's step graph (default 100000; 10000 with --quick)", "N" },
+    { NULL }
+  };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- libtrackgen benchmarks");
   g_autoptr (GError) error = NULL;
   TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE, 0,
@@ -402,9 +439,9 @@ main (int argc, char **argv)
     }
   if (only != NULL && !section_known (only))
     {
-      g_printerr (
-          "tg-bench: no section '%s': exec, conditions, latency, seeds or soak\n",
-          only);
+      g_printerr ("tg-bench: no section '%s': exec, conditions, taken, latency, seeds "
+                  "or soak\n",
+                  only);
       return 2;
     }
   if (soak_replays == 0 || soak_replays < -1)

@@ -58,29 +58,6 @@ typedef struct
 typedef cudaError_t (*SetterFunc) (cudaStream_t s, cudaGraphConditionalHandle h,
                                    const gint32 *value);
 
-/* The caller's graph: @p recorded under @condition.  What it holds at its
- * top is shown, for reading the rows beside the floors' shapes (the bodies
- * of our conditional nodes cannot be queried before CUDA 13.1), and checked
- * to be @chain unless it is NULL. */
-static cudaGraphExec_t
-recorded_graph (Ctx *c, TgProducer *p, TgCondition condition, const char *chain_is)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *chain = NULL;
-  cudaGraph_t graph;
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  if (!tg_producer_run (p, c->stream, TG_POLICY_RECORD, condition, &error))
-    g_error ("bench: %s", error->message);
-  graph = tg_bench_end_capture (c->stream);
-  chain = tg_bench_graph_chain (graph);
-  g_print ("  # %s records, at the top of the caller's graph: %s\n",
-           tg_producer_get_name (p), chain);
-  if (chain_is != NULL)
-    tg_bench_assert_chain (graph, chain_is, tg_producer_get_name (p));
-  return tg_bench_instantiate_graph (graph);
-}
-
 /* Captures @n small kernels into the conditional body @body. */
 static void
 capture_tiny_body (Ctx *c, cudaGraph_t body, guint n)
@@ -238,7 +215,7 @@ bench_skip (TgBench *bench, Ctx *c)
   double t_ours, t_warp, t_readback;
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
-  ours = recorded_graph (c, p, tg_conditional (c->flag), NULL);
+  ours = tg_bench_record (c->stream, p, tg_conditional (c->flag), NULL);
   floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels,
                       "hand-built IF");
   /* The same topology as the raw floor, built as Warp builds it: the two
@@ -288,13 +265,7 @@ decided_stage (const TgLaunch *launch, gpointer data, GError **error)
 static TgProducer *
 decided_producer (Ctx *c, const char *name)
 {
-  TgProducer *p = tg_producer_new (name, 0);
-  guint stage = tg_producer_add_device_stage (p, "decided", TG_STAGE_CAPTURE_SAFE,
-                                              decided_stage, c, NULL);
-
-  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
-  tg_bench_bind (p, "word", c->word, sizeof (guint32));
-  return p;
+  return tg_bench_one_stage_producer (name, decided_stage, c, c->word);
 }
 
 /* The floors of the user-set IF, its kernel deciding from the flag: the
@@ -335,7 +306,7 @@ bench_skip_by (TgBench *bench, Ctx *c)
   double t_ours, t_warp;
 
   /* The user's kernel, then the IF: nothing between them. */
-  ours = recorded_graph (c, p, tg_unconditional (), "kc");
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), "kc");
   floor = decided_floor (c, FALSE, "hand-built user-set IF");
   warp = decided_floor (c, TRUE, "Warp-shaped IF after the user's kernel");
   /* Each runs its body when the user's kernel says so (any non-zero byte
@@ -387,7 +358,7 @@ bench_if_else (TgBench *bench, Ctx *c)
   tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
-  ours = recorded_graph (c, p, tg_unconditional (), NULL);
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
   floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 2, kernels,
                       "hand-built IF/ELSE");
   warp = warp_graph (c, KERNELS, 1, FALSE, "Warp-shaped IF/ELSE");
@@ -442,7 +413,7 @@ bench_switch (TgBench *bench, Ctx *c)
   /* Both graphs read the index at every launch: one recording serves both
    * rows. */
   set_index (c, 2);
-  ours = recorded_graph (c, p, tg_unconditional (), NULL);
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
   floor = hand_graph (c, cudaGraphCondTypeSwitch, tgb_launch_switch_set, c->index,
                       CASES, kernels, "hand-built SWITCH");
   graph_row (bench, c, "SWITCH producer (4 cases x 8 kernels, case 2 runs)", ours,
@@ -521,10 +492,10 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
 
   tg_bench_add_relax_stages (p, &c->loop);
   tg_bench_add_relax_next_stages (by, &c->loop);
-  ours = recorded_graph (c, p, tg_unconditional (), NULL);
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
   /* reset, the entry kernel (once per run), the WHILE; its body: the
    * relaxation alone, which decides. */
-  ours_by = recorded_graph (c, by, tg_unconditional (), "kkc");
+  ours_by = tg_bench_record (c->stream, by, tg_unconditional (), "kkc");
   /* reset, the entry set kernel, the WHILE; its body: relax, the tail. */
   same = loop_graph (c, tg_bench_hand_relax, "kkc", "kk", "hand-built WHILE");
   /* reset, the WHILE; its body: relax; each of them sets the handle. */
