@@ -120,9 +120,9 @@ class Bench:
 
     def write_json(self, path):
         rows = [{"group": r.group, "what": r.what, "unit": r.unit, "ours": r.ours,
-                 "floor": r.floor, "floor_what": r.floor_what, "ratio": r.ours / r.floor,
-                 "target": self.bound(r), "met": self.met(r), "stats": r.stats}
-                for r in self.rows]
+                 "floor": r.floor, "floor_what": r.floor_what,
+                 "ratio": r.ours / r.floor, "target": self.bound(r),
+                 "met": self.met(r), "stats": r.stats} for r in self.rows]
         doc = dict(self.json, rows=rows, failures=self.failures)
         with open(path, "w") as f:
             json.dump(doc, f, indent=2)
