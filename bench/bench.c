@@ -323,9 +323,9 @@ row_met (const Row *r)
   switch (r->sense)
     {
     case TG_BENCH_LOWER_IS_BETTER:
-      return ratio <= r->target ? "yes" : "NO";
+      return ratio <= r->target ? "PASS" : "MISS";
     case TG_BENCH_HIGHER_IS_BETTER:
-      return ratio >= r->target ? "yes" : "NO";
+      return ratio >= r->target ? "PASS" : "MISS";
     default:
       return "-";
     }
@@ -344,14 +344,14 @@ print_table (const TgBench *bench)
 {
   const char *group = NULL;
 
-  g_print ("\n%-58s %12s %12s %-6s %7s %8s %-3s %s\n", "what", "ours", "floor", "unit",
+  g_print ("\n%-58s %12s %12s %-6s %7s %8s %-4s %s\n", "what", "ours", "floor", "unit",
            "ratio", "target", "met", "the floor");
   for (guint i = 0; i < bench->rows->len; i++)
     {
       const Row *r = &g_array_index (bench->rows, Row, i);
       if (group == NULL || !g_str_equal (group, r->group))
         g_print ("[%s]\n", group = r->group);
-      g_print ("%-58s %12.3f %12.3f %-6s %7.3f %2s%6.2f %-3s %s\n", r->what, r->ours,
+      g_print ("%-58s %12.3f %12.3f %-6s %7.3f %2s%6.2f %-4s %s\n", r->what, r->ours,
                r->floor, r->unit, r->ours / r->floor, row_bound (r),
                r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r), r->floor_what);
     }
