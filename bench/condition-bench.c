@@ -493,9 +493,10 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   tg_bench_add_relax_stages (p, &c->loop);
   tg_bench_add_relax_next_stages (by, &c->loop);
   ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
-  /* reset, the entry kernel (once per run), the WHILE; its body: the
-   * relaxation alone, which decides. */
-  ours_by = tg_bench_record (c->stream, by, tg_unconditional (), "kkc");
+  /* reset (a stage: RECORD places its work as a child graph), the entry
+   * kernel (once per run), the WHILE; its body: the relaxation alone,
+   * which decides. */
+  ours_by = tg_bench_record (c->stream, by, tg_unconditional (), "gkc");
   /* reset, the entry set kernel, the WHILE; its body: relax, the tail. */
   same = loop_graph (c, tg_bench_hand_relax, "kkc", "kk", "hand-built WHILE");
   /* reset, the WHILE; its body: relax; each of them sets the handle. */
