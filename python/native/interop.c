@@ -225,6 +225,140 @@ native_release_wait (PyObject *module, PyObject *args)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The stream of a call that names none (doc/python.md, "Streams")           */
+
+/* torch's current-stream getter, looked up again whenever sys.modules holds
+ * another torch: torch._C._cuda_getCurrentRawStream(device) returns the
+ * handle (one call, no stream object); else torch.cuda.current_stream(device),
+ * whose .cuda_stream is.  Borrowed; NULL (no exception) while torch is not
+ * imported or has no CUDA.  Nothing is imported. */
+static PyObject *
+torch_getter (TgpyState *state)
+{
+  PyObject *torch = PyDict_GetItemString (PyImport_GetModuleDict (), "torch");
+  PyObject *part, *getter = NULL;
+
+  if (torch == NULL || torch == Py_None)
+    return NULL;
+  if (torch == state->torch)
+    return state->torch_stream;
+  state->torch_raw = TRUE;
+  if ((part = PyObject_GetAttrString (torch, "_C")) != NULL)
+    {
+      getter = PyObject_GetAttrString (part, "_cuda_getCurrentRawStream");
+      Py_DECREF (part);
+    }
+  if (getter == NULL)
+    {
+      PyErr_Clear ();
+      state->torch_raw = FALSE;
+      if ((part = PyObject_GetAttrString (torch, "cuda")) != NULL)
+        {
+          getter = PyObject_GetAttrString (part, "current_stream");
+          Py_DECREF (part);
+        }
+      PyErr_Clear ();
+    }
+  Py_INCREF (torch);
+  Py_XDECREF (state->torch);
+  state->torch = torch;
+  Py_XDECREF (state->torch_stream);
+  state->torch_stream = getter;
+  return getter;
+}
+
+/* torch's current stream on @device: 1 when found, 0 when torch is not
+ * imported (or has no CUDA), -1 with the exception torch raised. */
+static int
+torch_current_stream (TgpyState *state, int device, cudaStream_t *stream)
+{
+  PyObject *getter = torch_getter (state), *arg, *result, *handle;
+
+  if (getter == NULL)
+    return 0;
+  if ((arg = PyLong_FromLong (device)) == NULL)
+    return -1;
+  result = PyObject_CallFunctionObjArgs (getter, arg, NULL);
+  Py_DECREF (arg);
+  if (result == NULL)
+    return -1;
+  if (state->torch_raw)
+    handle = result;
+  else
+    {
+      handle = PyObject_GetAttrString (result, "cuda_stream");
+      Py_DECREF (result);
+      if (handle == NULL)
+        return -1;
+    }
+  *stream = PyLong_Check (handle) ? PyLong_AsVoidPtr (handle) : NULL;
+  if (!PyLong_Check (handle))
+    PyErr_Format (PyExc_TypeError, "torch's current stream handle is %R, not an int",
+                  handle);
+  Py_DECREF (handle);
+  return PyErr_Occurred () ? -1 : 1;
+}
+
+int
+tgpy_stream_auto (TgpyState *state, TgProducer *producer, int device, const char *call,
+                  const char *runs, cudaStream_t *stream, TgCaptureScope **scope)
+{
+  TgCaptureState capture = TG_CAPTURE_NONE;
+  gboolean registered, bound = FALSE, busy, ok = TRUE;
+  GError *error = NULL;
+  cudaStream_t torch;
+  int found;
+
+  if ((found = torch_current_stream (state, device, &torch)) <= 0)
+    return found;
+  /* The producer's lock may be held by a thread waiting for the GIL. */
+  Py_BEGIN_ALLOW_THREADS;
+  registered = tg_capture_is_registered (TG_STREAM_AUTO);
+  if (!registered)
+    {
+      bound = producer != NULL && tg_producer_get_stream (producer) != TG_STREAM_AUTO;
+      ok = tg_stream_get_capture_state (torch, &capture, NULL, &error);
+    }
+  Py_END_ALLOW_THREADS;
+  if (!ok)
+    {
+      tgpy_raise (state, error, NULL);
+      return -1;
+    }
+  /* libtrackgen resolves a registered capture and a bound stream itself. */
+  busy = capture == TG_CAPTURE_ACTIVE || capture == TG_CAPTURE_INVALIDATED;
+  if (registered || (bound && !busy))
+    return 0;
+  if (bound || (runs != NULL && capture == TG_CAPTURE_ACTIVE))
+    {
+      g_set_error (&error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY,
+                   "%s%s%s%s names no stream, and torch's current stream is capturing "
+                   "(inside torch.cuda.graph): it would run %s beside the capture, "
+                   "never in it; %s",
+                   producer != NULL ? "producer '" : "",
+                   producer != NULL ? tg_producer_get_name (producer) : "",
+                   producer != NULL ? "': " : "", call,
+                   bound ? "on the producer's bound stream" : "now",
+                   bound ? "pass stream=torch.cuda.current_stream() to record it, or "
+                           "call it outside the capture"
+                         : runs);
+      tgpy_raise (state, error, NULL);
+      return -1;
+    }
+  *stream = torch;
+  /* A capture nobody registered: registered for this call, so that its
+   * graph retains what is recorded into it, as under registered(). */
+  if (capture == TG_CAPTURE_ACTIVE && scope != NULL
+      && (*scope = tg_capture_scope_begin (torch, cudaStreamCaptureModeGlobal, &error))
+             == NULL)
+    {
+      tgpy_raise (state, error, NULL);
+      return -1;
+    }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Streams, devices, diagnostics                                             */
 
 static PyObject *
@@ -236,7 +370,11 @@ native_resolve_stream (PyObject *module, PyObject *args)
   GError *error = NULL;
 
   if (!PyArg_ParseTuple (args, "|Oi:resolve_stream", &stream_obj, &device)
-      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+      || tgpy_stream (stream_obj, "stream", &stream) < 0
+      || (stream == TG_STREAM_AUTO
+          && tgpy_stream_auto (PyModule_GetState (module), NULL, device,
+                               "resolve_stream()", NULL, &stream, NULL)
+                 < 0))
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   resolved = tg_stream_resolve (stream, device, &error);
