@@ -502,6 +502,16 @@ native_stream_handle (PyObject *module, PyObject *obj)
                                                   : tgpy_stream_to_object (stream);
 }
 
+/* A reference never dropped: @obj lives until the process exits, and its
+ * destructor never runs (interop/torch.py's memory pools). */
+static PyObject *
+native_keep_until_exit (PyObject *module, PyObject *obj)
+{
+  Py_INCREF (obj);
+  Py_INCREF (obj);
+  return obj;
+}
+
 static PyObject *
 native_policy_name (PyObject *module, PyObject *arg)
 {
@@ -558,6 +568,9 @@ static PyMethodDef interop_functions[] = {
   { "_stream_handle", native_stream_handle, METH_O,
     "_stream_handle(stream, /)\n--\n\nThe cudaStream_t TrackGen reads from *stream* "
     "(None stays None)." },
+  { "_keep_until_exit", native_keep_until_exit, METH_O,
+    "_keep_until_exit(obj, /)\n--\n\nReturns *obj*, kept alive until the process "
+    "exits: its destructor never runs." },
   { "policy_name", native_policy_name, METH_O,
     "policy_name(policy, /)\n--\n\ntg_policy_to_string()." },
   { NULL },

@@ -1,7 +1,8 @@
 """track_gen.interop.torch: registering torch.cuda.graph's capture in every
 mode, producers and tensors kept by the graph after Python let go, the
 reaper releasing a producer inside another torch capture, and an
-interpreter that exits with producers still retained by live graphs."""
+interpreter that exits cleanly with producers still retained by live graphs
+and after a torch capture failed."""
 import gc
 import os
 import subprocess
@@ -103,8 +104,47 @@ class Interop(tgtest.GpuCase):
             del g2
         self.assertTrue(tx.release_wait(10.0))
 
+    def run_script(self, script):
+        """Runs *script* in a fresh interpreter that imports tgtest; checks
+        that it printed "ok" and exited 0 with nothing on stderr but Python
+        warnings.  Returns the run."""
+        here = os.path.dirname(os.path.abspath(__file__))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        run = subprocess.run([sys.executable, "-c", textwrap.dedent(script)],
+                             capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.strip().splitlines()[-1:], ["ok"], run.stdout)
+        noise = [line for line in run.stderr.splitlines()
+                 if line.strip() and "Warning" not in line and not line.startswith("  ")]
+        self.assertEqual(noise, [], run.stderr)
+        return run
+
+    def test_exit_after_a_failed_torch_capture(self):
+        # torch's allocator keeps a failed capture "underway" for good, and
+        # destroying a MemPool then aborts: the package's pools (a REPLAY's
+        # own graph and a RECORD lease one each) must never be destroyed.
+        self.run_script("""
+            import torch, tgtest
+            from track_gen import exec as tx
+            chain = tgtest.Chain("failed")
+            chain.producer.run(torch.cuda.current_stream(), tx.Policy.REPLAY)
+            g = torch.cuda.CUDAGraph()
+            try:
+                with torch.cuda.graph(g):
+                    chain.producer.run()
+                    torch.cuda.synchronize()  # illegal in a capture: it fails
+            except RuntimeError:
+                pass
+            else:
+                raise SystemExit("the capture did not fail")
+            chain.producer.close()
+            del g
+            print("ok", flush=True)
+        """)
+
     def test_exit_with_retained_producers(self):
-        script = textwrap.dedent("""
+        self.run_script("""
             import torch, tgtest
             from track_gen.interop import torch as interop_torch
             graphs = []
@@ -119,15 +159,6 @@ class Interop(tgtest.GpuCase):
             torch.cuda.synchronize()
             print("ok", flush=True)
         """)
-        here = os.path.dirname(os.path.abspath(__file__))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-        run = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                             text=True, timeout=120, env=env)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        self.assertEqual(run.stdout.strip(), "ok")
-        self.assertNotIn("Fatal", run.stderr)
-        self.assertNotIn("CRITICAL", run.stderr)
 
 
 if __name__ == "__main__":

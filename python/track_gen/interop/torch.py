@@ -27,6 +27,7 @@ from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import torch
 
+from track_gen import _native
 from track_gen.interop import CaptureMode, CaptureScope, retain_capture
 
 __all__ = ["registered", "graph", "retain", "current_stream", "stream_of", "tensor_at"]
@@ -103,10 +104,15 @@ def stream_of(ctx: Any) -> "torch.cuda.Stream":
 
 # Memory pools no live graph uses, per device: a captured stage's
 # allocations come from one, leased for as long as the graph holding its
-# work lives (ctx.keep), then it goes back here for the next capture.  Pools
-# are never destroyed: torch refuses to destroy one while any capture is
-# underway in the process, and a graph's releases come at any moment (on
-# TrackGen's reaper thread, during someone's capture).
+# work lives (ctx.keep), then it goes back here for the next capture.
+# Pools are never destroyed, not even at exit: torch destroys a MemPool by
+# emptying it, which asserts that no capture is underway in the process.
+# A graph's releases come at any moment (on TrackGen's reaper thread, during
+# someone's capture); and once a torch capture failed, torch's allocator
+# believes a capture underway for good (CUDAGraph.capture_end raises before
+# it ends the capture's allocation to its pool), so a pool destroyed at exit
+# would abort the interpreter.  The driver reclaims a pool's memory with the
+# process.
 _free_pools: Dict[int, list] = {}
 
 
@@ -118,7 +124,8 @@ class _PoolLease:
     def __init__(self, device: int) -> None:
         free = _free_pools.setdefault(device, [])
         self.device = device
-        self.pool = free.pop() if free else torch.cuda.MemPool()
+        self.pool = (free.pop() if free
+                     else _native._keep_until_exit(torch.cuda.MemPool()))
 
     def __del__(self) -> None:
         _free_pools[self.device].append(self.pool)
