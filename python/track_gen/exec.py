@@ -435,9 +435,11 @@ def live_objects() -> LiveObjects:
 
 def release_wait(timeout: Optional[float] = None) -> bool:
     """Waits until every reference that graphs held (retained producers, seed
-    states, objects) was released, at most *timeout* seconds (None: forever)
-    (tg_release_wait()).  True when none is outstanding."""
-    return _native.release_wait(-1.0 if timeout is None else timeout)
+    states, objects) was released, at most *timeout* seconds (tg_release_wait()).
+    True when none is outstanding.  *timeout* is a number of seconds >= 0;
+    None (or ``math.inf``) waits for ever; a negative one or NaN raises
+    ValueError."""
+    return _native.release_wait(timeout)
 
 
 # track_gen.interop.torch once torch is loaded: every stage call asks, so

@@ -4,17 +4,41 @@ reaper releasing a producer inside another torch capture, and an
 interpreter that exits cleanly with producers still retained by live graphs
 and after a torch capture failed."""
 import gc
+import math
 import os
 import subprocess
 import sys
 import textwrap
 import time
+import unittest
+import weakref
 
 import tap
 import tgtest
 from track_gen import exec as tx
+from track_gen import interop, seeds
 
 ROUNDS = 100
+
+
+class Arguments(unittest.TestCase):
+    def test_release_wait_timeouts(self):
+        for timeout in (None, 0, 0.25, math.inf):
+            with self.subTest(timeout=timeout):
+                self.assertTrue(tx.release_wait(timeout))  # nothing outstanding
+        for timeout in (math.nan, -1, -1.0, -0.5, -math.inf):
+            with self.subTest(timeout=timeout):
+                with self.assertRaisesRegex(ValueError, "timeout"):
+                    tx.release_wait(timeout)
+        with self.assertRaises(TypeError):
+            tx.release_wait("1")
+
+    def test_retain_capture_needs_a_stream(self):
+        with self.assertRaisesRegex(ValueError, "stream: None is not a stream here"):
+            interop.retain_capture(None, object())
+        with self.assertRaises(TypeError):
+            interop.retain_capture()
+
 
 
 class Interop(tgtest.GpuCase):
@@ -39,7 +63,6 @@ class Interop(tgtest.GpuCase):
 
     def test_bound_tensors_live_as_long_as_the_graph(self):
         torch = self.torch
-        import weakref
         chain = tgtest.Chain("bound")
         b_ref = weakref.ref(chain.b)
         g = torch.cuda.CUDAGraph()
@@ -58,6 +81,35 @@ class Interop(tgtest.GpuCase):
         self.assertTrue(tx.release_wait(10.0))
         gc.collect()
         self.assertIsNone(b_ref())
+
+    def test_retain_capture_ties_objects_to_the_graph(self):
+        torch = self.torch
+
+        class Held:
+            pass
+
+        held, state = Held(), seeds.SeedState(8)
+        chain = tgtest.Chain("held")
+        ref = weakref.ref(held)  # a SeedState is kept through its C object
+        stream = torch.cuda.current_stream()
+        with self.assertRaises(tx.StateError) as outside:
+            interop.retain_capture(stream, held)
+        self.assertEqual(outside.exception.domain, "tg-state-error-quark")
+        before = tx.live_objects().producers
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            interop.retain_capture(torch.cuda.current_stream(), held, state,
+                                   chain.producer)
+        chain.producer.close()
+        del held, state
+        gc.collect()
+        self.assertIsNotNone(ref())
+        self.assertEqual(tx.live_objects().producers, before)  # the graph holds it
+        del g
+        self.assertTrue(tx.release_wait(10.0))
+        gc.collect()
+        self.assertIsNone(ref())
+        self.assertEqual(tx.live_objects().producers, before - 1)
 
     def test_registered_outside_a_capture_is_refused(self):
         with self.assertRaises(tx.StateError):
