@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
+import threading
 import unittest
 import weakref
 
@@ -119,41 +119,96 @@ class Interop(tgtest.GpuCase):
             with self.interop.registered("sideways"):
                 pass
 
-    def test_reaper_releases_inside_another_capture(self):
+    def test_conditional_chain_replays_match_eager(self):
         torch = self.torch
-        x = torch.zeros(1024, device="cuda")
+        chain, reference = tgtest.Chain("recorded"), tgtest.Chain("reference")
+        flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+        stream = torch.cuda.current_stream()
+        g = torch.cuda.CUDAGraph()
+        with self.interop.graph(g):
+            chain.param.add_(1)  # torch's work, recorded before TrackGen's
+            chain.producer.run(condition=tx.conditional(flag))
+        torch.manual_seed(0)
 
-        class SlowRelease:
-            """Drops its producer a moment after the graph let it go: while
-            the next capture is in progress, on TrackGen's reaper thread."""
+        def replays(first, count):
+            """Replays with the flag and k changed by torch ops, each checked
+            against an eager run of the reference on the same inputs."""
+            for i in range(first, first + count):
+                chain.b.zero_()
+                reference.b.zero_()
+                flag.fill_(1 if i % 3 else 0)
+                chain.k.copy_(torch.randint(0, 1000, (1,), device="cuda"))
+                g.replay()
+                reference.param.copy_(chain.param)  # incremented by the graph
+                reference.k.copy_(chain.k)
+                reference.producer.run(stream, tx.Policy.EAGER, tx.conditional(flag))
+                self.assertTrue(torch.equal(chain.result(), reference.result()), i)
+                self.assertEqual(bool(chain.b.any()), i % 3 != 0, i)
 
-            def __init__(self, producer):
-                self.producer = producer
+        replays(0, 50)
+        chain.producer.close()  # the graph keeps the producer
+        replays(50, 50)
+        reference.producer.close()
+        del g
 
+    def hold_reaper(self):
+        """Makes TrackGen's reaper thread wait at a gate: a graph of its own
+        retains an object whose release waits until the returned event is
+        set, so releases queued meanwhile happen exactly then, in order.
+        Call it outside any capture; returns once the reaper waits."""
+        torch = self.torch
+        held, opened = threading.Event(), threading.Event()
+
+        class Gate:
             def __del__(self):
-                time.sleep(0.02)
-                self.producer.close()
+                held.set()
+                opened.wait(10.0)
 
+        x = torch.zeros(1, device="cuda")
+        g0 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g0):
+            x.add_(1)
+            self.interop.retain(Gate())
+        del g0
+        self.assertTrue(held.wait(10.0), "the reaper did not reach the gate")
+        return opened
+
+    def test_reaper_releases_inside_another_capture(self):
+        # A loaded producer (a pinned readback buffer, an own graph, streams)
+        # freed by the reaper while a global torch capture is in progress on
+        # this thread: that capture must end valid, replay, and be right.
+        torch = self.torch
+        stream = torch.cuda.current_stream()
+        flag = torch.ones(1, dtype=torch.int32, device="cuda")
+        second = tgtest.Chain("second")
         for round_ in range(ROUNDS):
-            chain = tgtest.Chain("reaped")
-            chain.producer.run(torch.cuda.current_stream(), tx.Policy.EAGER)  # own buffers
+            first = tgtest.Chain("reaped")
+            first.producer.run(stream, tx.Policy.EAGER, tx.conditional(flag))
+            first.producer.run(stream)  # REPLAY
             g1 = torch.cuda.CUDAGraph()
             with self.interop.graph(g1):
-                chain.producer.run()
-                self.interop.retain(SlowRelease(chain.producer))
-            chain.producer = None
-            g2 = torch.cuda.CUDAGraph()
-            del g1  # the reaper now releases, during g2's global capture
-            with torch.cuda.graph(g2):
-                for _ in range(20):
-                    x.add_(1)
-                time.sleep(0.05)
-                x.add_(1)
-            g2.replay()
+                first.producer.run()
+            first.producer.close()  # g1 alone holds it
+            g1.replay()
             torch.cuda.synchronize()
-            self.assertEqual(float(x[0]), 21.0)
-            x.zero_()
+            opened = self.hold_reaper()
+            producers = tx.live_objects().producers
+            del g1  # its release queues behind the gate
+            g2 = torch.cuda.CUDAGraph()
+            with self.interop.graph(g2):  # capture_error_mode="global"
+                opened.set()
+                # A host wait: the reaper frees the producer now, in the capture.
+                released = tx.release_wait(10.0)
+                freed = tx.live_objects().producers == producers - 1
+                second.param.add_(1)  # raises if the capture was invalidated
+                second.producer.run()
+            self.assertTrue(released and freed, "round %d" % round_)
+            second.b.zero_()
+            g2.replay()
+            param, k = int(second.param), int(second.k)
+            self.assertTrue(torch.equal(second.result(), tgtest.expected(param, k)))
             del g2
+        second.producer.close()
         self.assertTrue(tx.release_wait(10.0))
 
     def run_script(self, script):
