@@ -33,9 +33,19 @@ from track_gen.interop import CaptureMode, CaptureScope, retain_capture
 __all__ = ["registered", "graph", "retain", "current_stream", "stream_of", "tensor_at"]
 
 
+# The handle without a stream object (what torch's compiled code calls);
+# builds without it make one.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def current_stream(device: Optional[int] = None) -> int:
-    """torch's current stream on *device*, as a ``cudaStream_t`` (an int; 0 is
-    CUDA's legacy default stream, torch's default)."""
+    """torch's current stream on *device* (None: torch's current device), as a
+    ``cudaStream_t`` (an int; 0 is CUDA's legacy default stream, torch's
+    default)."""
+    if device is None:
+        device = torch.cuda.current_device()
+    if _raw_stream is not None:
+        return _raw_stream(device)
     return torch.cuda.current_stream(device).cuda_stream
 
 
@@ -140,8 +150,7 @@ def _run_stage(func: Any, ctx: Any) -> Any:
     case, needs no stream switch (it costs more than a small stage)."""
     if not ctx.is_capturing:
         device = ctx.device
-        if (torch.cuda.current_device() == device
-                and torch.cuda.current_stream(device).cuda_stream == ctx.stream):
+        if torch.cuda.current_device() == device and current_stream(device) == ctx.stream:
             return func(ctx)
         with torch.cuda.stream(stream_of(ctx)):
             return func(ctx)
