@@ -153,12 +153,14 @@ class TorchRule(tgtest.GpuCase):
         bound = torch.cuda.Stream()
         chain = tgtest.Chain("bound", stream=bound)
         self.assertEqual(tx.resolve(chain.producer)[1], bound.cuda_stream)
+        other, x = torch.cuda.Stream(), torch.zeros(1, device="cuda")
         g = torch.cuda.CUDAGraph()
         with self.interop.graph(g):
             capturing = torch.cuda.current_stream().cuda_stream
-            with torch.cuda.stream(torch.cuda.Stream()):
+            with torch.cuda.stream(other):
                 self.assertEqual(tx.resolve(chain.producer),
                                  (tx.Policy.RECORD, capturing))
+            x.add_(1)
         chain.producer.close()
         del g
 
