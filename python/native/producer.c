@@ -843,9 +843,10 @@ static PyMethodDef producer_methods[] = {
     "run(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
     "Runs the producer (tg_producer_run()): launched eagerly, replayed from its own "
     "graph, or recorded into the capture in progress on *stream*, with the same "
-    "results.  *stream*: None lets TrackGen choose (a registered capture, the bound "
-    "stream, TrackGen's own), an int is a cudaStream_t (0 is the legacy default "
-    "stream), or a torch stream.  *condition*: None, a Condition, or an int32 device "
+    "results.  *stream*: None follows the stream rule (see "
+    "track_gen.exec.resolve_stream: torch's current stream once torch is imported), an "
+    "int is a cudaStream_t (0 is the legacy default stream), or a torch stream.  "
+    "*condition*: None, a Condition, or an int32 device "
     "flag.  The GIL is released while it runs.  Raises CaptureError, ArgumentError, "
     "StateError, CudaError, or StageError (a stage raised: its exception is the "
     "cause)." },
