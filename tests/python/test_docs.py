@@ -1,6 +1,7 @@
 """The Python snippets of doc/python.md, doc/torch.md and doc/tracks.md, each
 page's run in order in one namespace on a GPU (each one compiled
 everywhere), so the pages cannot show code that does not work."""
+import gc
 import os
 import re
 import sys
@@ -36,6 +37,10 @@ class Pages(unittest.TestCase):
                 with self.subTest(page=page, snippet=i + 1):
                     exec(compile(block, "%s, snippet %d" % (page, i + 1), "exec"),
                          namespace)
+            # A page's functions hold its namespace in a cycle: free its
+            # graphs and producers before the next page waits for releases.
+            namespace.clear()
+            gc.collect()
 
 
 if __name__ == "__main__":
