@@ -14,10 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from track_gen import _native
-from track_gen._errors import StateError
-
-# TG_STATE_ERROR_NOT_CAPTURING, as libtrackgen reports it.
-_STATE_ERROR_NOT_CAPTURING = 4
 
 __all__ = ["CaptureScope", "CaptureMode", "retain", "retain_capture", "is_registered"]
 
@@ -45,15 +41,9 @@ def retain(graph: int, *objects: Any) -> None:
 
 def retain_capture(stream: Any, *objects: Any) -> None:
     """Like :func:`retain`, for the graph of the capture in progress on
-    *stream* (tg_retain_capture()); a stream that is not capturing raises
-    StateError."""
-    _state, _id, graph = _native.capture_info(stream)
-    if graph is None:
-        raise StateError("stream %r has no capture in progress to retain into: call it "
-                         "between cudaStreamBeginCapture and cudaStreamEndCapture "
-                         "(inside torch.cuda.graph)" % (stream,),
-                         "tg-state-error-quark", _STATE_ERROR_NOT_CAPTURING)
-    _native.retain(graph, *objects)
+    *stream* (tg_retain(), tg_retain_full()); a stream that is not capturing
+    raises StateError."""
+    _native.retain_capture(stream, *objects)
 
 
 def is_registered(stream: Any = None) -> bool:
