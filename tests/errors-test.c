@@ -59,7 +59,7 @@ test_device_errors (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaGetDevice (&before));
   p = tg_producer_new ("elsewhere", 64);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
-                                NULL, NULL);
+                                NULL, NULL, NULL);
   g_assert_false (
       tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
@@ -140,12 +140,12 @@ test_host_memory_flags (Fixture *fx, gconstpointer data)
       {
         g_autoptr (TgProducer) p = tg_producer_new ("hostile", 0);
         g_autoptr (GError) error = NULL;
-        guint s
-            = tg_producer_add_device_stage (p, "hostile", TG_STAGE_CAPTURE_SAFE,
-                                            hostile_stage, GINT_TO_POINTER (h), NULL);
+        guint s = tg_producer_add_device_stage (p, "hostile", TG_STAGE_CAPTURE_SAFE,
+                                                hostile_stage, GINT_TO_POINTER (h),
+                                                NULL, NULL);
 
-        tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
-        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32));
+        tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
+        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32), NULL);
         g_assert_true (
             tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
         g_assert_true (tg_producer_bind (p, "words", words, 4 * sizeof (gint32), NULL));
@@ -202,8 +202,8 @@ test_loop_bindings_overlap (Fixture *fx, gconstpointer data)
   counter = tg_test_device_alloc (sizeof (guint32));
   words = tg_test_device_alloc (4 * sizeof (gint32));
   s = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop,
-                                  tg_test_count_bound_stage, NULL, NULL);
-  tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
+                                  tg_test_count_bound_stage, NULL, NULL, NULL);
+  tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
   g_assert_true (tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
   g_assert_true (tg_producer_bind (p, "go", words + 1, sizeof (gint32), NULL));
   g_assert_true (tg_producer_bind (p, "status", words, sizeof (TgLoopStatus), NULL));
@@ -238,7 +238,8 @@ test_stage_fails_silently (Fixture *fx, gconstpointer data)
   g_autoptr (GError) error = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  tg_producer_add_device_stage (p, "mute", TG_STAGE_NONE, silent_failure, NULL, NULL);
+  tg_producer_add_device_stage (p, "mute", TG_STAGE_NONE, silent_failure, NULL, NULL,
+                                NULL);
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
                          "*stage 'mute' failed without setting an error*");
   g_assert_false (

@@ -37,6 +37,28 @@ tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...
   va_end (args);
 }
 
+gboolean
+tg__refuse (GError **error, const char *func, const char *producer, const char *stage,
+            GQuark domain, gint code, const char *format, ...)
+{
+  g_autofree char *what = NULL;
+  va_list args;
+  GError *e;
+
+  va_start (args, format);
+  what = g_strdup_vprintf (format, args);
+  va_end (args);
+  if (stage != NULL)
+    e = g_error_new (domain, code, "producer '%s', stage '%s': %s", producer, stage,
+                     what);
+  else
+    e = g_error_new (domain, code, "producer '%s': %s", producer, what);
+  if (error == NULL)
+    g_critical ("%s: %s", func, e->message);
+  g_propagate_error (error, e);
+  return FALSE;
+}
+
 void
 tg__cuda_clear (cudaError_t status)
 {

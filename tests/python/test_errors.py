@@ -57,6 +57,38 @@ class Classes(unittest.TestCase):
 class Arguments(unittest.TestCase):
     """What the Python layer refuses before any CUDA call."""
 
+    def test_stage_builders_raise_libtrackgens_errors(self):
+        p = tx.Producer("builders")
+        first = p.add_device_stage("first", lambda ctx: None)
+        cases = [
+            (lambda: p.add_device_stage("first", lambda ctx: None), tx.ArgumentError, 2,
+             "stage 'first': an earlier stage has this name"),
+            (lambda: p.add_loop_stage("loop", lambda ctx: None, flag="go", status="go",
+                                      max_iters=4), tx.ArgumentError, 2, "both 'go'"),
+            (lambda: p.add_loop_stage("loop", lambda ctx: None, flag="go", status="st",
+                                      max_iters=0), tx.ArgumentError, 1, "max_iters 0"),
+            (lambda: p.add_switch_stage("sw", [], index="i"), tx.ArgumentError, 5,
+             "at least one case"),
+            (lambda: p.declare_binding(7, "x", 4), tx.ArgumentError, 1,
+             "stage 7 does not exist"),
+            (lambda: p.declare_binding(first, "x", 0), tx.ArgumentError, 5,
+             "binding 'x': min_size"),
+            (lambda: p.set_stage_condition(9, "go"), tx.ArgumentError, 1,
+             "stage 9 does not exist"),
+            (lambda: p.set_stage_else(first, lambda ctx: None), tx.ArgumentError, 0,
+             "not a DEVICE stage with a condition"),
+        ]
+        for call, cls, code, text in cases:
+            with self.subTest(text=text), self.assertRaises(cls) as caught:
+                call()
+            e = caught.exception
+            self.assertEqual(e.domain, "tg-argument-error-quark")
+            self.assertEqual(e.code, code)
+            self.assertIn("producer 'builders'", e.message)
+            self.assertIn(text, e.message)
+        self.assertEqual(p.n_stages, 1)
+        p.close()
+
     def test_conditions(self):
         self.assertIsNone(tx.unconditional().flag_ptr)
         with self.assertRaises(ValueError):
