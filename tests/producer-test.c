@@ -38,6 +38,9 @@ expect_unbound (Fixture *f, TgProducer *p, const char *why)
   g_assert_nonnull (strstr (error->message, "stage 'count'"));
   g_assert_nonnull (strstr (error->message, "binding 'buf'"));
   g_assert_nonnull (strstr (error->message, why));
+  g_assert_cmpstr (tg_error_get_producer (error), ==, tg_producer_get_name (p));
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "count");
+  g_assert_cmpstr (tg_error_get_binding (error), ==, "buf");
   TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
   g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 0);
 }

@@ -150,6 +150,41 @@ GQuark tg_argument_error_quark (void);
 /** @return the quark of #TG_STATE_ERROR. */
 GQuark tg_state_error_quark (void);
 
+/**
+ * The producer an error concerns.  Errors of TrackGen's four domains (and
+ * of domains registered with tg_error_domain_register()) carry, as fields
+ * of GLib's extended errors, the producer, stage and binding their message
+ * names, set where TrackGen makes the error or prefixes a stage's error
+ * with `producer 'NAME', stage 'NAME': `; a binding that reads them never
+ * parses the message.
+ * @param error an error
+ * @return the producer's name (transfer none, valid as long as @p error),
+ *         or NULL when the error concerns none or its domain has no fields
+ */
+const char *tg_error_get_producer (const GError *error);
+/**
+ * @param error an error
+ * @return the stage an error concerns, as tg_error_get_producer(), or NULL
+ */
+const char *tg_error_get_stage (const GError *error);
+/**
+ * @param error an error
+ * @return the binding an error concerns, as tg_error_get_producer(), or NULL
+ */
+const char *tg_error_get_binding (const GError *error);
+
+/**
+ * Registers @p name as an error domain whose errors carry the fields read by
+ * tg_error_get_producer() and its kin, for the errors your stages set:
+ * TrackGen fills them in when it prefixes such an error with the producer
+ * and the stage.  Call it before the first error of the domain is made
+ * (from your domain's quark function); calling it again for the same name
+ * returns the same quark.  At most 12 such domains per process.
+ * @param name the domain's quark name (static: not copied)
+ * @return the domain's quark; 0 when no more domains can be registered
+ */
+GQuark tg_error_domain_register (const char *name);
+
 /** @} */
 
 /**

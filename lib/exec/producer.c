@@ -154,10 +154,11 @@ tg__producer_lock_slow (TgProducer *p, GError **error)
 {
   if (held_here (p))
     {
-      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY,
-                     "producer '%s' is already running on this thread (a stage "
-                     "called back into it); use a second producer",
-                     p->name);
+      tg__set_error_about (error, p->name, NULL, NULL, TG_STATE_ERROR,
+                           TG_STATE_ERROR_BUSY,
+                           "producer '%s' is already running on this thread (a stage "
+                           "called back into it); use a second producer",
+                           p->name);
       return FALSE;
     }
   acquire (p);
@@ -294,13 +295,14 @@ static gboolean
 setup_enter (TgProducer *p, const char *func, const char *stage, GError **error)
 {
   if (!tg__producer_lock (p, NULL))
-    return tg__refuse (error, func, p->name, stage, TG_STATE_ERROR, TG_STATE_ERROR_BUSY,
+    return tg__refuse (error, func, p->name, stage, NULL, TG_STATE_ERROR,
+                       TG_STATE_ERROR_BUSY,
                        "the producer is running on this thread; set its stages up "
                        "before its first run");
   if (p->sealed)
     {
       tg__producer_unlock (p);
-      return tg__refuse (error, func, p->name, stage, TG_STATE_ERROR,
+      return tg__refuse (error, func, p->name, stage, NULL, TG_STATE_ERROR,
                          TG_STATE_ERROR_SEALED,
                          "the producer already ran, so its stages are fixed; set them "
                          "up before its first run");
@@ -321,7 +323,7 @@ add_stage (TgProducer *p, TgStage *stage, const char *func, GError **error)
           index = p->stages->len - 1;
         }
       else
-        tg__refuse (error, func, p->name, stage->name, TG_ARGUMENT_ERROR,
+        tg__refuse (error, func, p->name, stage->name, NULL, TG_ARGUMENT_ERROR,
                     TG_ARGUMENT_ERROR_DUPLICATE,
                     "an earlier stage has this name; name each stage once");
       tg__producer_unlock (p);
@@ -369,17 +371,17 @@ stage_args_valid (const TgProducer *p, const char *func, const char *name,
                   const char *what, GError **error)
 {
   if (!binding_name_valid (name))
-    return tg__refuse (error, func, p->name, NULL, TG_ARGUMENT_ERROR,
+    return tg__refuse (error, func, p->name, NULL, NULL, TG_ARGUMENT_ERROR,
                        TG_ARGUMENT_ERROR_INVALID,
                        "a stage name must be a non-empty string");
   if ((flags & ~allowed) != 0)
-    return tg__refuse (error, func, p->name, name, TG_ARGUMENT_ERROR,
+    return tg__refuse (error, func, p->name, name, NULL, TG_ARGUMENT_ERROR,
                        TG_ARGUMENT_ERROR_INVALID,
                        "flags 0x%x are not valid for this kind of stage (allowed: "
                        "0x%x)",
                        (guint)flags, (guint)allowed);
   if (fn == NULL)
-    return tg__refuse (error, func, p->name, name, TG_ARGUMENT_ERROR,
+    return tg__refuse (error, func, p->name, name, NULL, TG_ARGUMENT_ERROR,
                        TG_ARGUMENT_ERROR_INVALID, "%s is missing", what);
   return TRUE;
 }
@@ -422,18 +424,18 @@ loop_valid (const TgProducer *p, const char *name, const TgLoopSpec *loop,
             GError **error)
 {
   if (loop == NULL)
-    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name,
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
                        TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                        "the loop spec is missing");
   /* A body that decides needs no flag: without one the loop always enters. */
   if (!(loop->set_by_body && loop->flag_binding == NULL)
       && !binding_name_valid (loop->flag_binding))
-    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name,
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
                        TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                        "the flag binding must be a non-empty name (it may be missing "
                        "only when the body decides)");
   if (!binding_name_valid (loop->status_binding))
-    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name,
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
                        TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                        "the status binding must be a non-empty name");
   /* The status write would overwrite the flag: the loop would stop after one
@@ -441,13 +443,14 @@ loop_valid (const TgProducer *p, const char *name, const TgLoopSpec *loop,
   if (loop->flag_binding != NULL
       && g_str_equal (loop->flag_binding, loop->status_binding))
     return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name,
-                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DUPLICATE,
+                       loop->flag_binding, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_DUPLICATE,
                        "the flag binding and the status binding are both '%s': the "
                        "status write would clear the flag; name two bindings",
                        loop->flag_binding);
   /* The iteration counter on the device is a gint32. */
   if (loop->max_iters < 1 || loop->max_iters > G_MAXINT32)
-    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name,
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
                        TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
                        "max_iters %u is not between 1 and %d", loop->max_iters,
                        G_MAXINT32);
@@ -480,20 +483,20 @@ switch_valid (const TgProducer *p, const char *name, const TgSwitchSpec *sw,
               GError **error)
 {
   if (!binding_name_valid (sw->index_binding))
-    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name,
+    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
                        TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                        "the index binding must be a non-empty name");
   if (sw->n_cases == 0)
-    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name,
+    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
                        TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
                        "a switch needs at least one case");
   if (sw->cases == NULL)
-    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name,
+    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
                        TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                        "the array of cases is missing");
   for (guint i = 0; i < sw->n_cases; i++)
     if (sw->cases[i] == NULL)
-      return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name,
+      return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
                          TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                          "case %u is missing", i);
   return TRUE;
@@ -529,9 +532,10 @@ setup_stage (TgProducer *p, guint index, const char *func, GError **error)
   if (index < p->stages->len)
     return p->stages->pdata[index];
   tg__producer_unlock (p);
-  tg__refuse (
-      error, func, p->name, NULL, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
-      "stage %u does not exist (the producer has %u stages)", index, p->stages->len);
+  tg__refuse (error, func, p->name, NULL, NULL, TG_ARGUMENT_ERROR,
+              TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+              "stage %u does not exist (the producer has %u stages)", index,
+              p->stages->len);
   return NULL;
 }
 
@@ -549,15 +553,15 @@ tg_producer_declare_binding (TgProducer *producer, guint stage, const char *name
   if (!binding_name_valid (name))
     {
       tg__producer_unlock (producer);
-      return tg__refuse (error, G_STRFUNC, producer->name, s->name, TG_ARGUMENT_ERROR,
-                         TG_ARGUMENT_ERROR_INVALID,
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, NULL,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                          "a binding name must be a non-empty string");
     }
   if (min_size == 0)
     {
       tg__producer_unlock (producer);
-      return tg__refuse (error, G_STRFUNC, producer->name, s->name, TG_ARGUMENT_ERROR,
-                         TG_ARGUMENT_ERROR_EMPTY,
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, name,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
                          "binding '%s': min_size must be at least 1 byte", name);
     }
   for (u = 0; u < s->uses->len; u++)
@@ -589,8 +593,8 @@ tg_producer_set_stage_condition (TgProducer *producer, guint stage,
   if (flag_binding != NULL && flag_binding[0] == '\0')
     {
       tg__producer_unlock (producer);
-      return tg__refuse (error, G_STRFUNC, producer->name, s->name, TG_ARGUMENT_ERROR,
-                         TG_ARGUMENT_ERROR_INVALID,
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, NULL,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                          "the flag's binding name must be non-empty (NULL removes "
                          "the condition)");
     }
@@ -614,8 +618,8 @@ tg_producer_set_stage_else (TgProducer *producer, guint stage, TgDeviceFunc else
   if (else_func != NULL && (s->kind != TG_STAGE_KIND_DEVICE || s->condition == NULL))
     {
       tg__producer_unlock (producer);
-      return tg__refuse (error, G_STRFUNC, producer->name, s->name, TG_ARGUMENT_ERROR,
-                         TG_ARGUMENT_ERROR_INVALID,
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, NULL,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
                          "not a DEVICE stage with a condition; set its condition "
                          "first");
     }
@@ -655,8 +659,9 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
 
       if (size == 0)
         {
-          tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
-                         "%s: a size of 0 bytes; pass the buffer's size", what);
+          tg__set_error_about (error, producer->name, NULL, name, TG_ARGUMENT_ERROR,
+                               TG_ARGUMENT_ERROR_EMPTY,
+                               "%s: a size of 0 bytes; pass the buffer's size", what);
           return FALSE;
         }
       if (!tg__device_enter (&guard, producer->device, error))
@@ -664,7 +669,11 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
       ok = tg__check_device_buffer (what, device_ptr, size, producer->device, error);
       tg__device_leave (&guard);
       if (!ok)
-        return FALSE;
+        {
+          if (error != NULL)
+            tg__error_about (*error, producer->name, NULL, name);
+          return FALSE;
+        }
     }
   if (!tg__producer_lock (producer, error))
     return FALSE;

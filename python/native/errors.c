@@ -1,7 +1,7 @@
 /* errors.c: GErrors as Python exceptions, and Python exceptions raised in
  * callbacks as GErrors.  The classes live in track_gen/_errors.py; each
- * instance carries the GError's domain (its quark's name), code and
- * message. */
+ * instance carries the GError's domain (its quark's name), code, message,
+ * and the producer, stage and binding fields libtrackgen set. */
 #include "native.h"
 
 #include <stdarg.h>
@@ -12,8 +12,10 @@ tgpy_python_error_quark (void)
   /* Once per process, under the GIL: every caller holds it. */
   static GQuark q;
 
+  /* With fields, so that libtrackgen names the producer and the stage of a
+   * Python stage's error as it does for its own. */
   if (q == 0)
-    q = g_quark_from_static_string ("tg-python-error-quark");
+    q = tg_error_domain_register ("tg-python-error-quark");
   return q;
 }
 
@@ -125,9 +127,11 @@ error_class (TgpyState *state, const GError *error)
 PyObject *
 tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
 {
-  PyObject *exc
-      = PyObject_CallFunction (error_class (state, error), "ssi", error->message,
-                               g_quark_to_string (error->domain), error->code);
+  /* The fields as libtrackgen set them: never parsed from the message. */
+  PyObject *exc = PyObject_CallFunction (
+      error_class (state, error), "ssizzz", error->message,
+      g_quark_to_string (error->domain), error->code, tg_error_get_producer (error),
+      tg_error_get_stage (error), tg_error_get_binding (error));
 
   g_error_free (error);
   if (exc != NULL)

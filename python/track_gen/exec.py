@@ -327,7 +327,8 @@ class Producer(_native.Producer):
                 raise ArgumentError("binding %r of producer %r: an array of %s, but its "
                                     "stage declared %s; pass %s" % (name, self.name, got,
                                                                     want, want),
-                                    "tg-argument-error-quark", 0)
+                                    "tg-argument-error-quark", 0, producer=self.name,
+                                    binding=name)
         self._bind(name, array, -1 if size is None else size)
 
     def unbind(self, name: str) -> None:
