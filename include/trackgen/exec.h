@@ -941,11 +941,13 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
 /**
  * The size bound with a binding the running stage declared: at least the
  * size it declared, maybe more (a buffer bound for more envs than the stage
- * needs).  Same rules as tg_launch_get_binding().
+ * needs).  A name the stage did not declare is no misuse here: the size is
+ * 0, without a warning, so that a caller (a language binding) can ask
+ * whether the stage declared @p name before tg_launch_get_binding().
  * @param launch a launch context
- * @param name   binding name, declared by the running stage
- * @return the bound size in bytes; 0, with a critical warning, when the
- *         stage did not declare @p name
+ * @param name   binding name
+ * @return the bound size in bytes, at least 1 for a declared binding; 0 when
+ *         the stage did not declare @p name
  */
 gsize tg_launch_get_binding_size (const TgLaunch *launch, const char *name);
 
