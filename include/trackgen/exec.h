@@ -1233,7 +1233,7 @@ gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user
 /**
  * @defgroup exec-diagnostics Diagnostics
  * @ingroup exec
- * Live-object counters for leak checks.
+ * Live-object counters for leak checks, and NVTX ranges for profilers.
  * @{
  */
 
@@ -1259,6 +1259,25 @@ typedef struct
  * @param live (out) the counters
  */
 void tg_get_live_objects (TgLiveObjects *live);
+
+/**
+ * Turns NVTX ranges on or off, for every thread: a range named after the
+ * producer around each tg_producer_run(), and one named "producer/stage"
+ * around each stage the call runs on the host (EAGER, RECORD, the capture of
+ * REPLAY's own graph; a replay of that graph runs no stage on the host), so
+ * that Nsight Systems (`nsys profile --trace=cuda,nvtx`) shows TrackGen's
+ * work by name.  Off by default, at the cost of one predictable branch per
+ * call and stage; the environment variable `TG_NVTX=1` turns them on until
+ * this is called.  The ranges are NVTX 3's (header-only, from the CUDA
+ * toolkit): without a tool attached each is a no-op of NVTX's own.
+ * @param on TRUE to open ranges
+ */
+void tg_set_nvtx (gboolean on);
+
+/**
+ * @return whether NVTX ranges are on (tg_set_nvtx(), else `TG_NVTX=1`)
+ */
+gboolean tg_get_nvtx (void);
 
 /** @} */
 

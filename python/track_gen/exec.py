@@ -62,6 +62,8 @@ __all__ = [
     "LiveObjects",
     "live_objects",
     "release_wait",
+    "set_nvtx",
+    "nvtx_enabled",
     "resolve_stream",
     "resolve",
     "is_capturing",
@@ -413,6 +415,22 @@ class LiveObjects:
 def live_objects() -> LiveObjects:
     """The live-object counters, for leak checks (tg_get_live_objects())."""
     return LiveObjects(*_native.live_objects())
+
+
+def set_nvtx(on: bool) -> None:
+    """Turns NVTX ranges on or off, for every thread (tg_set_nvtx()): a range
+    named after the producer around each call, and ``"producer/stage"``
+    around each stage run on the host, so that Nsight Systems
+    (``nsys profile --trace=cuda,nvtx``) shows TrackGen's work by name.  Off
+    by default at the cost of one branch per call and stage; the environment
+    variable ``TG_NVTX=1`` turns them on until this is called."""
+    _native.set_nvtx(on)
+
+
+def nvtx_enabled() -> bool:
+    """Whether NVTX ranges are on (tg_get_nvtx()): :func:`set_nvtx`, else
+    ``TG_NVTX=1``."""
+    return _native.get_nvtx()
 
 
 def release_wait(timeout: Optional[float] = None) -> bool:
