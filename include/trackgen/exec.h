@@ -211,7 +211,7 @@ GQuark tg_error_domain_register (const char *name);
  * @param device CUDA device ordinal
  * @param error  #TG_CUDA_ERROR (no device, driver too old, launch failure),
  *               #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such device) or
- *               #TG_ARGUMENT_ERROR_INVALID (the kernel wrote wrong values)
+ *               #TG_STATE_ERROR_FAILED (the kernel wrote wrong values)
  * @return TRUE when the device works
  */
 gboolean tg_device_check (int device, GError **error);
