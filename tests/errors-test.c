@@ -316,7 +316,13 @@ test_fields_set_by_c (void)
   g_assert_cmpstr (tg_error_get_producer (error), ==, "fields");
   g_assert_null (tg_error_get_stage (error));
   g_assert_null (tg_error_get_binding (error));
-  /* The message is never parsed. */
+  /* Set by whoever makes the error (a binding's own checks), and cleared;
+   * the message is never parsed. */
+  tg_error_set_fields (error, NULL, "s", "b");
+  g_assert_null (tg_error_get_producer (error));
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "s");
+  g_assert_cmpstr (tg_error_get_binding (error), ==, "b");
+  tg_error_set_fields (foreign, "x", NULL, NULL);
   g_assert_null (tg_error_get_producer (foreign));
   /* Registering is idempotent; the quark name is kept. */
   g_assert_cmpuint (own_error_quark (), ==, own_error_quark ());

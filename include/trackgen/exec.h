@@ -174,6 +174,19 @@ const char *tg_error_get_stage (const GError *error);
 const char *tg_error_get_binding (const GError *error);
 
 /**
+ * Sets the producer, stage and binding @p error concerns (each copied; NULL
+ * clears one), for code that makes errors of TrackGen's domains itself (a
+ * language binding checking an argument on TrackGen's behalf).  Nothing for
+ * an error of a domain without fields.
+ * @param error    an error
+ * @param producer the producer's name, or NULL
+ * @param stage    the stage's name, or NULL
+ * @param binding  the binding's name, or NULL
+ */
+void tg_error_set_fields (GError *error, const char *producer, const char *stage,
+                          const char *binding);
+
+/**
  * Registers @p name as an error domain whose errors carry the fields read by
  * tg_error_get_producer() and its kin, for the errors your stages set:
  * TrackGen fills them in when it prefixes such an error with the producer

@@ -36,7 +36,7 @@ stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
                      "(TG_POLICY_AUTO picks EAGER), or declare the stage "
                      "TG_STAGE_CAPTURE_SAFE if it only enqueues work",
                      p->name, stage->name, into);
-  tg__error_about (e, p->name, stage->name, NULL);
+  tg_error_set_fields (e, p->name, stage->name, NULL);
   return e;
 }
 
@@ -153,7 +153,7 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
               "'%s' would sit inside the condition's body, which cannot hold host "
               "work",
               p->name, p->first_host->name);
-          tg__error_about (host_in_condition, p->name, p->first_host->name, NULL);
+          tg_error_set_fields (host_in_condition, p->name, p->first_host->name, NULL);
         }
       else if (p->first_host == NULL)
         record_refusal = p->no_conditionals;

@@ -124,10 +124,10 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
                                            "the stage failed without setting an error");
             }
           /* A binding named by a nested producer's error is not this one's. */
-          tg__error_about (local, p->name, stage->name,
-                           g_strcmp0 (tg_error_get_producer (local), p->name) == 0
-                               ? tg_error_get_binding (local)
-                               : NULL);
+          tg_error_set_fields (local, p->name, stage->name,
+                               g_strcmp0 (tg_error_get_producer (local), p->name) == 0
+                                   ? tg_error_get_binding (local)
+                                   : NULL);
           g_propagate_prefixed_error (
               error, local, "producer '%s', stage '%s': ", p->name, stage->name);
           return FALSE;

@@ -252,7 +252,6 @@ class Producer(_native.Producer):
         be replayed and recorded; *legacy_stream* that it launches only on the
         legacy default stream.  Stages are added before the first run.
         """
-        _check_name("name", name)
         return self._add_stage(name, func, _flags(capture_safe, legacy_stream))
 
     def add_host_stage(self, name: str, func: Callable[[HostOps], Any], *,
@@ -263,7 +262,6 @@ class Producer(_native.Producer):
         so it must be *capture_safe* (only enqueue host functions and pinned
         copies) to be recorded.
         """
-        _check_name("name", name)
         return self._add_stage(name, func, _flags(capture_safe), True)
 
     def add_loop_stage(self, name: str, body: Callable[[LaunchContext], Any], *,
@@ -275,9 +273,6 @@ class Producer(_native.Producer):
         *status* (tg_producer_add_loop_stage()).  A WHILE node under a capture,
         a host loop eagerly.
         """
-        _check_name("name", name)
-        _check_name("flag", flag)
-        _check_name("status", status)
         return self._add_loop_stage(name, body, flag, status, max_iters,
                                     _flags(capture_safe))
 
@@ -286,8 +281,6 @@ class Producer(_native.Producer):
         """Appends a SWITCH stage: ``cases[i](ctx)`` runs, i the int32 bound as
         *index*; nothing when i is out of range (tg_producer_add_switch_stage()).
         """
-        _check_name("name", name)
-        _check_name("index", index)
         return self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
 
     def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
@@ -298,15 +291,15 @@ class Producer(_native.Producer):
         enough.  *dtype* (``"float32"``, ``"int32"``, ...), when given, is
         checked by :meth:`bind` for arrays that carry a dtype.
         """
-        _check_name("name", name)
         if min_size is None:
             min_size = 1
-        if dtype is not None:
-            known = self._dtypes.setdefault(name, dtype)
-            if known != dtype:
-                raise ValueError("binding %r is declared as %s and as %s"
-                                 % (name, known, dtype))
+        known = self._dtypes.get(name, dtype)
+        if dtype is not None and known != dtype:
+            raise ValueError("binding %r is declared as %s and as %s" % (name, known, dtype))
+        # Recorded once libtrackgen took the declaration: a refused one leaves none.
         self._declare_binding(stage, name, min_size)
+        if dtype is not None:
+            self._dtypes[name] = dtype
 
     # -- bindings ----------------------------------------------------------
 

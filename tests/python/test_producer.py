@@ -29,8 +29,10 @@ class Bindings(tgtest.GpuCase):
             p.run(torch.cuda.current_stream())
         p.bind("buf", torch.zeros(16, dtype=torch.int32, device="cuda"))
         p.run(torch.cuda.current_stream())
-        with self.assertRaises(tx.ArgumentError):
+        with self.assertRaises(tx.ArgumentError) as caught:
             p.bind("buf", torch.zeros(4, device="cuda"), size=64)  # more than it holds
+        self.assertEqual((caught.exception.producer, caught.exception.binding),
+                         ("unbound", "buf"))
         p.close()
 
     def test_dtype_and_host_memory(self):
