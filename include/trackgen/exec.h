@@ -156,7 +156,10 @@ GQuark tg_state_error_quark (void);
  * of GLib's extended errors, the producer, stage and binding their message
  * names, set where TrackGen makes the error or prefixes a stage's error
  * with `producer 'NAME', stage 'NAME': `; a binding that reads them never
- * parses the message.
+ * parses the message.  The TG_*_ERROR macros register a domain with its
+ * fields at first use: make errors of these domains through them (a quark
+ * taken from the domain's name before that would make errors without
+ * fields, which GLib then frees as errors with fields).
  * @param error an error
  * @return the producer's name (transfer none, valid as long as @p error),
  *         or NULL when the error concerns none or its domain has no fields
