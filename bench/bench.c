@@ -240,9 +240,10 @@ static void
 add_word_stage (TgProducer *p, const char *name, TgDeviceFunc fn, gpointer data)
 {
   guint index
-      = tg_producer_add_device_stage (p, name, TG_STAGE_CAPTURE_SAFE, fn, data, NULL);
+      = tg_producer_add_device_stage (p, name, TG_STAGE_CAPTURE_SAFE, fn, data, NULL,
+                                      NULL);
 
-  tg_producer_declare_binding (p, index, "word", sizeof (guint32));
+  tg_producer_declare_binding (p, index, "word", sizeof (guint32), NULL);
 }
 
 TgProducer *

@@ -168,16 +168,16 @@ static guint
 add (TgProducer *p, const char *name, TgDeviceFunc func, guint f)
 {
   guint stage = tg_producer_add_device_stage (p, name, TG_STAGE_CAPTURE_SAFE, func,
-                                              GUINT_TO_POINTER (f), NULL);
+                                              GUINT_TO_POINTER (f), NULL, NULL);
 
-  tg_producer_declare_binding (p, stage, "dev", sizeof (Dev));
+  tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
   return stage;
 }
 
 static void
 add_guarded (TgProducer *p, const char *name, TgDeviceFunc func, guint f)
 {
-  tg_producer_set_stage_condition (p, add (p, name, func, f), "cond");
+  tg_producer_set_stage_condition (p, add (p, name, func, f), "cond", NULL);
 }
 
 static TgProducer *
@@ -205,24 +205,25 @@ shape_producer (Fixture *fx, Shape shape)
       break;
     case SHAPE_ELSE:
       stage = add (p, "then", counting, F_THEN);
-      tg_producer_set_stage_condition (p, stage, "cond");
-      tg_producer_set_stage_else (p, stage, otherwise);
+      tg_producer_set_stage_condition (p, stage, "cond", NULL);
+      tg_producer_set_stage_else (p, stage, otherwise, NULL);
       break;
     case SHAPE_SWITCH:
       stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw,
-                                            GUINT_TO_POINTER (F_CASE0), NULL);
-      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev));
+                                            GUINT_TO_POINTER (F_CASE0), NULL, NULL);
+      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
       break;
     case SHAPE_LOOP:
       add (p, "arm", arming, F_A);
       stage = tg_producer_add_loop_stage (p, "loop", TG_STAGE_CAPTURE_SAFE, &flag_loop,
-                                          flag_body, GUINT_TO_POINTER (F_BODY), NULL);
-      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev));
+                                          flag_body, GUINT_TO_POINTER (F_BODY), NULL,
+                                          NULL);
+      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
       break;
     case SHAPE_DECIDED_LOOP:
       stage = tg_producer_add_loop_stage (p, "loop", TG_STAGE_CAPTURE_SAFE,
-                                          &decided_loop, decided_body, NULL, NULL);
-      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev));
+                                          &decided_loop, decided_body, NULL, NULL, NULL);
+      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
       break;
     case SHAPE_INNER:
       add (p, "inner", inner, F_INNER);
@@ -238,7 +239,7 @@ shape_producer (Fixture *fx, Shape shape)
       break;
     case SHAPE_HOST:
       tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL,
-                                  NULL);
+                                  NULL, NULL);
       add_guarded (p, "then", counting, F_THEN);
       break;
     }

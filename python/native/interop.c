@@ -484,6 +484,23 @@ native_live_objects (PyObject *module, PyObject *unused)
 }
 
 static PyObject *
+native_set_nvtx (PyObject *module, PyObject *on)
+{
+  int truth = PyObject_IsTrue (on);
+
+  if (truth < 0)
+    return NULL;
+  tg_set_nvtx (truth);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+native_get_nvtx (PyObject *module, PyObject *unused)
+{
+  return PyBool_FromLong (tg_get_nvtx ());
+}
+
+static PyObject *
 native_effective_seed (PyObject *module, PyObject *args)
 {
   unsigned long long seed;
@@ -492,6 +509,17 @@ native_effective_seed (PyObject *module, PyObject *args)
   if (!PyArg_ParseTuple (args, "KI:effective_seed", &seed, &epoch))
     return NULL;
   return PyLong_FromUnsignedLongLong (tg_effective_seed (seed, epoch));
+}
+
+static PyObject *
+native_mix64 (PyObject *module, PyObject *z)
+{
+  /* An int of 64 bits: no other value wraps to one. */
+  unsigned long long v = PyLong_AsUnsignedLongLong (z);
+
+  if (v == (unsigned long long)-1 && PyErr_Occurred ())
+    return NULL;
+  return PyLong_FromUnsignedLongLong (tg_mix64 (v));
 }
 
 static PyObject *
@@ -605,6 +633,10 @@ static PyMethodDef interop_functions[] = {
   { "device_check", native_device_check, METH_VARARGS,
     "device_check(device=0)\n--\n\nRuns TrackGen's kernels once on *device* and checks "
     "them (tg_device_check())." },
+  { "set_nvtx", native_set_nvtx, METH_O,
+    "set_nvtx(on, /)\n--\n\ntg_set_nvtx(): NVTX ranges on or off." },
+  { "get_nvtx", native_get_nvtx, METH_NOARGS,
+    "get_nvtx()\n--\n\ntg_get_nvtx(): whether NVTX ranges are on." },
   { "live_objects", native_live_objects, METH_NOARGS,
     "live_objects()\n--\n\n(producers, graphs, graph_execs, streams, captures, "
     "failed_releases, idle_streams) (tg_get_live_objects())." },
@@ -612,6 +644,9 @@ static PyMethodDef interop_functions[] = {
     "effective_seed(seed, epoch)\n--\n\ntg_effective_seed(): the seed keying "
     "generation "
     "*epoch* of an env seeded *seed*, bit-identical to the device." },
+  { "mix64", native_mix64, METH_O,
+    "mix64(z, /)\n--\n\ntg_mix64(): SplitMix64's finalizer, a bijection of 64-bit "
+    "integers." },
   { "env_seed", native_env_seed, METH_VARARGS,
     "env_seed(base_seed, env)\n--\n\ntg_env_seed(): env *env*'s seed in a population "
     "seeded *base_seed*." },

@@ -88,13 +88,6 @@ void tgpy_call_begin (TgpyCall *call);
  * for a call that succeeded the callback's own (a warning made an error). */
 int tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error);
 
-/* Misuse that libtrackgen logs as a critical, on this thread, raised as a
- * ValueError: reset before a call, check after it (-1 with the exception
- * set when one was logged).  tgpy_log_init() installs the handler. */
-void tgpy_log_init (void);
-void tgpy_critical_reset (void);
-int tgpy_critical_check (void);
-
 /* Raises TypeError or ValueError naming @what: "@what: @message". */
 PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *format,
                                ...);

@@ -216,22 +216,16 @@ producer_dealloc (TgpyProducer *self)
 /* ------------------------------------------------------------------------ */
 /* Stages                                                                    */
 
-/* Turns G_MAXUINT (a refusal libtrackgen logged as a critical) into an
- * exception; the critical's text was captured by the module's log handler. */
+/* The index of a stage libtrackgen added, or its refusal raised. */
 static PyObject *
-stage_index (guint index, TgpyStage *stage, TgpyProducer *self, const char *what)
+stage_index (guint index, GError *error, TgpyStage *stage, TgpyProducer *self)
 {
   if (index == G_MAXUINT)
     {
-      /* Refused: libtrackgen kept nothing, and said why in a critical. */
+      /* Refused: libtrackgen kept nothing. */
       tgpy_stage_free (stage);
-      if (tgpy_critical_check () < 0)
-        return NULL;
-      return tgpy_argument_error (PyExc_ValueError, what,
-                                  "refused (a duplicate or invalid stage name, unknown "
-                                  "flags, or a producer that already ran)");
+      return tgpy_raise (tgpy_state_of (self), error, NULL);
     }
-  tgpy_critical_reset ();
   g_ptr_array_add (self->stages, stage);
   return PyLong_FromUnsignedLong (index);
 }
@@ -269,6 +263,7 @@ producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   unsigned int flags = 0;
   int host = 0;
   TgpyStage *stage;
+  GError *error = NULL;
   guint index;
 
   if (self == NULL
@@ -276,16 +271,15 @@ producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
                                        &func, &flags, &host)
       || (stage = stage_new (self, func, host)) == NULL)
     return NULL;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
   if (host)
     index = tg_producer_add_host_stage (self->producer, name, flags, tgpy_stage_host,
-                                        stage, tgpy_stage_free);
+                                        stage, tgpy_stage_free, &error);
   else
-    index = tg_producer_add_device_stage (self->producer, name, flags,
-                                          tgpy_stage_device, stage, tgpy_stage_free);
+    index = tg_producer_add_device_stage (
+        self->producer, name, flags, tgpy_stage_device, stage, tgpy_stage_free, &error);
   Py_END_ALLOW_THREADS;
-  return stage_index (index, stage, self, name);
+  return stage_index (index, error, stage, self);
 }
 
 static PyObject *
@@ -300,6 +294,7 @@ producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   PyObject *body;
   unsigned int flags = 0;
   TgpyStage *stage;
+  GError *error = NULL;
   guint index;
 
   if (self == NULL
@@ -307,22 +302,14 @@ producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
                                        &name, &body, &loop.flag_binding,
                                        &loop.status_binding, &loop.max_iters, &flags))
     return NULL;
-  if (loop.max_iters < 1 || loop.max_iters > G_MAXINT32)
-    return tgpy_argument_error (PyExc_ValueError, "max_iters",
-                                "%u is not between 1 and 2**31 - 1", loop.max_iters);
-  if (strcmp (loop.flag_binding, loop.status_binding) == 0)
-    return tgpy_argument_error (PyExc_ValueError, "status_binding",
-                                "the flag's binding '%s': the status write would clear "
-                                "the flag; name two bindings",
-                                loop.flag_binding);
   if ((stage = stage_new (self, body, FALSE)) == NULL)
     return NULL;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
-  index = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
-                                      tgpy_stage_device, stage, tgpy_stage_free);
+  index
+      = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
+                                    tgpy_stage_device, stage, tgpy_stage_free, &error);
   Py_END_ALLOW_THREADS;
-  return stage_index (index, stage, self, name);
+  return stage_index (index, error, stage, self);
 }
 
 /* Every case of a switch stage: the case number comes from the launch. */
@@ -351,6 +338,7 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   unsigned int flags = 0;
   TgDeviceFunc *funcs;
   TgpyStage *stage;
+  GError *error = NULL;
   guint index;
 
   if (self == NULL
@@ -366,11 +354,6 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
         return tgpy_argument_error (PyExc_TypeError, "cases", "case %u is not callable",
                                     i);
       }
-  if (sw.n_cases == 0)
-    {
-      Py_DECREF (tuple);
-      return tgpy_argument_error (PyExc_ValueError, "cases", "at least one case");
-    }
   /* The stage's func is the tuple of cases. */
   stage = stage_new (self, tuple, FALSE);
   Py_DECREF (tuple);
@@ -380,13 +363,12 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   for (guint i = 0; i < sw.n_cases; i++)
     funcs[i] = switch_case;
   sw.cases = funcs;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
   index = tg_producer_add_switch_stage (self->producer, name, flags, &sw, stage,
-                                        tgpy_stage_free);
+                                        tgpy_stage_free, &error);
   Py_END_ALLOW_THREADS;
   g_free (funcs);
-  return stage_index (index, stage, self, name);
+  return stage_index (index, error, stage, self);
 }
 
 /* The Python stage at @index, or NULL with an exception. */
@@ -416,18 +398,22 @@ producer_declare_binding (PyObject *obj, PyObject *args)
   unsigned int stage;
   const char *name;
   Py_ssize_t min_size;
+  GError *error = NULL;
+  gboolean ok;
 
   if (self == NULL
       || !PyArg_ParseTuple (args, "Isn:declare_binding", &stage, &name, &min_size))
     return NULL;
-  if (min_size < 1)
-    return tgpy_argument_error (PyExc_ValueError, "min_size", "at least 1 byte");
-  tgpy_critical_reset ();
+  /* A size of 0 is libtrackgen's to refuse; a negative one cannot reach it. */
+  if (min_size < 0)
+    return tgpy_argument_error (PyExc_ValueError, "min_size", "%zd is negative",
+                                min_size);
   Py_BEGIN_ALLOW_THREADS;
-  tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size);
+  ok = tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size,
+                                    &error);
   Py_END_ALLOW_THREADS;
-  if (tgpy_critical_check () < 0)
-    return NULL;
+  if (!ok)
+    return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_RETURN_NONE;
 }
 
@@ -437,16 +423,17 @@ producer_set_stage_condition (PyObject *obj, PyObject *args)
   TgpyProducer *self = open_producer (obj);
   unsigned int stage;
   const char *flag_binding = NULL;
+  GError *error = NULL;
+  gboolean ok;
 
   if (self == NULL
       || !PyArg_ParseTuple (args, "Iz:set_stage_condition", &stage, &flag_binding))
     return NULL;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
-  tg_producer_set_stage_condition (self->producer, stage, flag_binding);
+  ok = tg_producer_set_stage_condition (self->producer, stage, flag_binding, &error);
   Py_END_ALLOW_THREADS;
-  if (tgpy_critical_check () < 0)
-    return NULL;
+  if (!ok)
+    return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_RETURN_NONE;
 }
 
@@ -457,19 +444,20 @@ producer_set_stage_else (PyObject *obj, PyObject *args)
   unsigned int index;
   PyObject *func;
   TgpyStage *stage;
+  GError *error = NULL;
+  gboolean ok;
 
   if (self == NULL || !PyArg_ParseTuple (args, "IO:set_stage_else", &index, &func)
       || (stage = python_stage (self, index)) == NULL)
     return NULL;
   if (func != Py_None && !PyCallable_Check (func))
     return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
-  tg_producer_set_stage_else (self->producer, index,
-                              func != Py_None ? tgpy_stage_else : NULL);
+  ok = tg_producer_set_stage_else (self->producer, index,
+                                   func != Py_None ? tgpy_stage_else : NULL, &error);
   Py_END_ALLOW_THREADS;
-  if (tgpy_critical_check () < 0)
-    return NULL;
+  if (!ok)
+    return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_XDECREF (stage->else_func);
   stage->else_func = func != Py_None ? func : NULL;
   Py_XINCREF (stage->else_func);
@@ -504,13 +492,16 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (size < 0)
     size = (Py_ssize_t)a.nbytes;
   else if (a.nbytes != 0 && (size_t)size > a.nbytes)
-    return tgpy_raise (state,
-                       g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                                    "binding '%s' of producer '%s': %zd bytes, but the "
-                                    "array holds %zu; pass at most its size",
-                                    name, tg_producer_get_name (self->producer), size,
-                                    a.nbytes),
-                       NULL);
+    {
+      GError *e
+          = g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                         "binding '%s' of producer '%s': size=%zd bytes, but "
+                         "the array holds %zu; pass at most its size",
+                         name, tg_producer_get_name (self->producer), size, a.nbytes);
+
+      tg_error_set_fields (e, tg_producer_get_name (self->producer), NULL, name);
+      return tgpy_raise (state, e, NULL);
+    }
   if (a.ptr != NULL && size == 0)
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "the size of an int address is not known: pass size=");

@@ -61,6 +61,8 @@ __all__ = [
     "LiveObjects",
     "live_objects",
     "release_wait",
+    "set_nvtx",
+    "nvtx_enabled",
     "resolve_stream",
     "resolve",
     "is_capturing",
@@ -249,7 +251,6 @@ class Producer(_native.Producer):
         be replayed and recorded; *legacy_stream* that it launches only on the
         legacy default stream.  Stages are added before the first run.
         """
-        _check_name("name", name)
         return self._add_stage(name, func, _flags(capture_safe, legacy_stream))
 
     def add_host_stage(self, name: str, func: Callable[[HostOps], Any], *,
@@ -260,7 +261,6 @@ class Producer(_native.Producer):
         so it must be *capture_safe* (only enqueue host functions and pinned
         copies) to be recorded.
         """
-        _check_name("name", name)
         return self._add_stage(name, func, _flags(capture_safe), True)
 
     def add_loop_stage(self, name: str, body: Callable[[LaunchContext], Any], *,
@@ -272,9 +272,6 @@ class Producer(_native.Producer):
         *status* (tg_producer_add_loop_stage()).  A WHILE node under a capture,
         a host loop eagerly.
         """
-        _check_name("name", name)
-        _check_name("flag", flag)
-        _check_name("status", status)
         return self._add_loop_stage(name, body, flag, status, max_iters,
                                     _flags(capture_safe))
 
@@ -283,8 +280,6 @@ class Producer(_native.Producer):
         """Appends a SWITCH stage: ``cases[i](ctx)`` runs, i the int32 bound as
         *index*; nothing when i is out of range (tg_producer_add_switch_stage()).
         """
-        _check_name("name", name)
-        _check_name("index", index)
         return self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
 
     def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
@@ -295,15 +290,15 @@ class Producer(_native.Producer):
         enough.  *dtype* (``"float32"``, ``"int32"``, ...), when given, is
         checked by :meth:`bind` for arrays that carry a dtype.
         """
-        _check_name("name", name)
         if min_size is None:
             min_size = 1
-        if dtype is not None:
-            known = self._dtypes.setdefault(name, dtype)
-            if known != dtype:
-                raise ValueError("binding %r is declared as %s and as %s"
-                                 % (name, known, dtype))
+        known = self._dtypes.get(name, dtype)
+        if dtype is not None and known != dtype:
+            raise ValueError("binding %r is declared as %s and as %s" % (name, known, dtype))
+        # Recorded once libtrackgen took the declaration: a refused one leaves none.
         self._declare_binding(stage, name, min_size)
+        if dtype is not None:
+            self._dtypes[name] = dtype
 
     # -- bindings ----------------------------------------------------------
 
@@ -326,7 +321,8 @@ class Producer(_native.Producer):
                 raise ArgumentError("binding %r of producer %r: an array of %s, but its "
                                     "stage declared %s; pass %s" % (name, self.name, got,
                                                                     want, want),
-                                    "tg-argument-error-quark", 0)
+                                    "tg-argument-error-quark", 0, producer=self.name,
+                                    binding=name)
         self._bind(name, array, -1 if size is None else size)
 
     def unbind(self, name: str) -> None:
@@ -431,6 +427,22 @@ class LiveObjects:
 def live_objects() -> LiveObjects:
     """The live-object counters, for leak checks (tg_get_live_objects())."""
     return LiveObjects(*_native.live_objects())
+
+
+def set_nvtx(on: bool) -> None:
+    """Turns NVTX ranges on or off, for every thread (tg_set_nvtx()): a range
+    named after the producer around each call, and ``"producer/stage"``
+    around each stage run on the host, so that Nsight Systems
+    (``nsys profile --trace=cuda,nvtx``) shows TrackGen's work by name.  Off
+    by default at the cost of one branch per call and stage; the environment
+    variable ``TG_NVTX=1`` turns them on until this is called."""
+    _native.set_nvtx(on)
+
+
+def nvtx_enabled() -> bool:
+    """Whether NVTX ranges are on (tg_get_nvtx()): :func:`set_nvtx`, else
+    ``TG_NVTX=1``."""
+    return _native.get_nvtx()
 
 
 def release_wait(timeout: Optional[float] = None) -> bool:
