@@ -75,6 +75,7 @@ tg_test_assert_no_leaks (const TgLiveObjects *before)
   g_assert_cmpint (now.streams, ==, before->streams);
   g_assert_cmpint (now.captures, ==, 0);
   g_assert_cmpint (now.failed_releases, ==, before->failed_releases);
+  g_assert_cmpint (now.user_objects, ==, before->user_objects);
 }
 
 void

@@ -1174,6 +1174,11 @@ typedef struct
    * later producers of the same device (at most a few per device; not
    * counted in @c streams). */
   gint idle_streams;
+  /** CUDA user objects TrackGen tied to graphs whose destructor has not run:
+   * at most one per graph that holds what TrackGen retains (tg_retain(),
+   * tg_launch_keep() under RECORD), none where nothing is kept or the
+   * graph's owner holds it (tg_retained_new()). */
+  gint user_objects;
 } TgLiveObjects;
 
 /**

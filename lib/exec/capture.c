@@ -399,7 +399,11 @@ tg__capture_conditionals_supported (TgConditionalKind kind, GError **error)
   return TRUE;
 }
 
-/* Deferred releases: the user-object destructor pushes, the reaper pops. */
+/* Deferred releases: a user object's destructor or a host function pushes,
+ * the reaper pops.  A release counts as pending from the moment it is
+ * decided (the user object of a destroyed graph ran its destructor, a release
+ * was enqueued after a stream's work), never while a live graph holds it, so
+ * that tg_release_wait() waits for the first and never for the second. */
 typedef struct
 {
   gpointer object;
@@ -449,6 +453,14 @@ reaper_start (gpointer data)
   return NULL;
 }
 
+static void
+pending_add (void)
+{
+  tg__mutex_lock (&release_lock);
+  releases_pending++;
+  tg__mutex_unlock (&release_lock);
+}
+
 /* Runs on a driver thread (a user object's destructor, a host function): no
  * CUDA call here, only a queue push.  The driver orders it after the
  * Deferred was made, out of TSan's sight. */
@@ -459,7 +471,7 @@ defer_release (void *data)
   g_async_queue_push (release_queue, data);
 }
 
-/* A release to queue later, counted pending until the reaper ran it. */
+/* A release to queue later, not yet pending. */
 static Deferred *
 deferred_new (gpointer object, GDestroyNotify release)
 {
@@ -471,43 +483,186 @@ deferred_new (gpointer object, GDestroyNotify release)
   d = g_new (Deferred, 1);
   d->object = object;
   d->release = release;
-  tg__mutex_lock (&release_lock);
-  releases_pending++;
-  tg__mutex_unlock (&release_lock);
   TG_TSAN_RELEASE (d);
   return d;
 }
 
-gboolean
-tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
-                    GError **error)
+/* A release decided now: pending until the reaper ran it. */
+static Deferred *
+deferred_decided (gpointer object, GDestroyNotify release)
 {
-  cudaUserObject_t user_object = NULL;
   Deferred *d = deferred_new (object, release);
 
-  if (!TG_CUDA_OK (cudaUserObjectCreate (&user_object, d, defer_release, 1,
+  pending_add ();
+  return d;
+}
+
+/* What TrackGen ties to the graph of one capture, released together once
+ * the graph is gone: held by one CUDA user object, made at the first
+ * retention (so a capture that keeps nothing has none), or by the graph's
+ * owner (tg__capture_hold_new()). */
+struct _TgRetained
+{
+  unsigned long long capture_id; /* 0: a graph TrackGen saw no capture of */
+  GArray *items;                 /* Deferred: the releases, in order */
+  Deferred *destroyed; /* what the user object's destructor queues, or NULL */
+};
+
+/* The holds of captures, by capture id.  Not by graph: a graph's handle is
+ * reused once it is destroyed, while the executable graphs made from it
+ * still hold its user object, so a later graph would join a hold whose
+ * lifetime is not its own.  Capture ids are never reused.  An entry leaves
+ * when its hold is released: the user object's destructor ran, or the owner
+ * handed it back. */
+static GHashTable *holds;
+static GMutex holds_lock;
+
+static TgHold *
+hold_new (unsigned long long capture_id)
+{
+  TgHold *h = g_new0 (TgHold, 1);
+
+  h->capture_id = capture_id;
+  h->items = g_array_new (FALSE, FALSE, sizeof (Deferred));
+  return h;
+}
+
+/* Takes @h out of the registry, if it is still there.  Holds the lock. */
+static void
+hold_unregister (TgHold *h)
+{
+  if (h->capture_id != 0 && holds != NULL
+      && g_hash_table_lookup (holds, &h->capture_id) == h)
+    g_hash_table_remove (holds, &h->capture_id);
+}
+
+/* Runs every release @h holds, then frees it: on the reaper thread. */
+static void
+hold_release (gpointer data)
+{
+  TgHold *h = data;
+
+  tg__mutex_lock (&holds_lock);
+  hold_unregister (h);
+  tg__mutex_unlock (&holds_lock);
+  for (guint i = 0; i < h->items->len; i++)
+    {
+      Deferred *item = &g_array_index (h->items, Deferred, i);
+      item->release (item->object);
+    }
+  g_array_unref (h->items);
+  g_free (h);
+}
+
+/* The user object's destructor, on a driver thread: the graph and every
+ * executable made from it are gone, the release is decided. */
+static void CUDART_CB
+hold_destroyed (void *data)
+{
+  TgHold *h = data;
+
+  TG_TSAN_ACQUIRE (h);
+  tg__live_add (TG_LIVE_USER_OBJECTS, -1);
+  pending_add ();
+  defer_release (h->destroyed);
+}
+
+/* Ties @h to @graph with a new user object.  On failure @h is gone: freed
+ * here, or queued by the destructor of the user object dropped. */
+static gboolean
+hold_tie (TgHold *h, cudaGraph_t graph, GError **error)
+{
+  cudaUserObject_t user_object = NULL;
+
+  h->destroyed = deferred_new (h, hold_release);
+  TG_TSAN_RELEASE (h);
+  if (!TG_CUDA_OK (cudaUserObjectCreate (&user_object, h, hold_destroyed, 1,
                                          cudaUserObjectNoDestructorSync),
                    error))
     {
-      /* No user object holds it: release it here, on the caller's thread. */
-      deferred_run_here (d);
+      g_free (h->destroyed);
+      g_array_unref (h->items);
+      g_free (h);
       return FALSE;
     }
+  tg__live_add (TG_LIVE_USER_OBJECTS, 1);
   if (!TG_CUDA_OK (
           cudaGraphRetainUserObject (graph, user_object, 1, cudaGraphUserObjectMove),
           error))
     {
-      /* Dropping our reference runs the destructor, which queues the release. */
       (void)cudaUserObjectRelease (user_object, 1);
       return FALSE;
     }
   return TRUE;
 }
 
+static void
+holds_ensure (void)
+{
+  if (holds == NULL)
+    holds = g_hash_table_new (g_int64_hash, g_int64_equal);
+}
+
+gboolean
+tg__capture_retain (cudaGraph_t graph, unsigned long long capture_id, gpointer object,
+                    GDestroyNotify release, GError **error)
+{
+  Deferred item = { object, release };
+  TgHold *h = NULL;
+  gboolean ok = TRUE;
+
+  tg__mutex_lock (&holds_lock);
+  holds_ensure ();
+  if (capture_id != 0)
+    h = g_hash_table_lookup (holds, &capture_id);
+  if (h == NULL && (ok = hold_tie (h = hold_new (capture_id), graph, error))
+      && capture_id != 0)
+    g_hash_table_insert (holds, &h->capture_id, h);
+  if (ok)
+    g_array_append_val (h->items, item);
+  tg__mutex_unlock (&holds_lock);
+  /* Nothing holds it: released here, on the caller's thread. */
+  if (!ok)
+    release (object);
+  return ok;
+}
+
+TgHold *
+tg__capture_hold_new (unsigned long long capture_id, GError **error)
+{
+  TgHold *h = NULL;
+
+  tg__mutex_lock (&holds_lock);
+  holds_ensure ();
+  if (g_hash_table_contains (holds, &capture_id))
+    tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                   "what capture %llu keeps is held already, by a user object of "
+                   "its graph or by another owner: take it over once, before "
+                   "TrackGen's first call in the capture",
+                   capture_id);
+  else
+    {
+      h = hold_new (capture_id);
+      g_hash_table_insert (holds, &h->capture_id, h);
+    }
+  tg__mutex_unlock (&holds_lock);
+  return h;
+}
+
+void
+tg__capture_hold_release (TgHold *hold, cudaStream_t stream)
+{
+  /* Later retentions into the capture, if any, get a user object. */
+  tg__mutex_lock (&holds_lock);
+  hold_unregister (hold);
+  tg__mutex_unlock (&holds_lock);
+  tg__capture_release_after (stream, hold, hold_release);
+}
+
 void
 tg__capture_release_after (cudaStream_t stream, gpointer object, GDestroyNotify release)
 {
-  Deferred *d = deferred_new (object, release);
+  Deferred *d = deferred_decided (object, release);
   cudaError_t status = TG_CUDA_CALL (cudaLaunchHostFunc (stream, defer_release, d));
 
   if (status != cudaSuccess)
@@ -515,6 +670,34 @@ tg__capture_release_after (cudaStream_t stream, gpointer object, GDestroyNotify 
       /* The work it may still be used by is done once the stream is idle. */
       tg__cuda_clear (status);
       (void)tg__stream_synchronize (stream, NULL);
+      deferred_run_here (d);
+    }
+}
+
+static void
+nothing (gpointer data)
+{
+}
+
+/* The driver runs a user object's destructor on a thread of its own, a
+ * moment after the last graph holding it went.  A probe user object dropped
+ * now is queued behind the destructors already due, so that waiting for its
+ * release waits for theirs too. */
+static void
+flush_destructors (void)
+{
+  cudaUserObject_t probe = NULL;
+  Deferred *d = deferred_decided (NULL, nothing);
+  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
+  cudaError_t status = TG_CUDA_CALL (
+      cudaUserObjectCreate (&probe, d, defer_release, 1, cudaUserObjectNoDestructorSync));
+
+  if (status == cudaSuccess)
+    (void)cudaUserObjectRelease (probe, 1);
+  tg__relaxed_end (mode);
+  if (status != cudaSuccess)
+    {
+      tg__cuda_clear (status);
       deferred_run_here (d);
     }
 }
@@ -527,7 +710,12 @@ tg__capture_release_wait (gint64 timeout_us)
   gboolean forever = timeout_us > G_MAXINT64 - now;
   gint64 deadline = forever ? G_MAXINT64 : now + timeout_us;
   gboolean done = TRUE;
+  TgLiveObjects live;
 
+  /* Only graphs that hold a user object of ours have destructors to come. */
+  tg_get_live_objects (&live);
+  if (live.user_objects > 0)
+    flush_destructors ();
   tg__mutex_lock (&release_lock);
   while (releases_pending > 0 && done)
     {

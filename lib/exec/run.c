@@ -261,18 +261,34 @@ run_body (const TgLaunch *launch, TgCondition condition, GError **error)
   return tg__stages_call (launch, &call, error);
 }
 
+/* RECORD: what the stages kept (tg_launch_keep) lives as long as the
+ * caller's graph, which holds their work.  Tied to it only once something
+ * was kept, into the one hold of the caller's capture (tg__capture_retain);
+ * *@retained says the list is tied already: a second recording keeps into
+ * the same list. */
+static gboolean
+retain_kept (const TgLaunch *base, gboolean *retained, GError **error)
+{
+  if (*base->kept == NULL || *retained)
+    return TRUE;
+  *retained = TRUE;
+  return tg__capture_retain (base->capture_graph, base->capture_id,
+                             g_ptr_array_ref (*base->kept),
+                             (GDestroyNotify)g_ptr_array_unref, error);
+}
+
 /* RECORD, after the trial capture: the work holds what CUDA cannot embed in a child
  * graph (a condition, a loop, an allocation), and CUDA forbids removing nodes
  * from a graph under capture, so a failure half-way could not be undone.  The
  * trial capture proved every stage records; now they record into the caller's
- * capture itself. */
+ * capture itself, and what only this recording kept is tied to its graph. */
 static gboolean
 record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
-                    GError **error)
+                    gboolean *retained, GError **error)
 {
   GError *local = NULL;
 
-  if (run_body (base, condition, &local))
+  if (run_body (base, condition, &local) && retain_kept (base, retained, &local))
     return TRUE;
   if (g_error_matches (local, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
     g_propagate_error (error, local);
@@ -287,21 +303,6 @@ record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
       g_error_free (local);
     }
   return FALSE;
-}
-
-/* RECORD: what the trial capture's stages kept (tg_launch_keep) lives as
- * long as the caller's graph, which holds their work; when the stages are
- * recorded a second time, what they keep then goes to the same list.  Tied
- * to the graph before anything is recorded into it. */
-static gboolean
-retain_kept (const TgLaunch *base, gboolean records_again, GError **error)
-{
-  if (*base->kept == NULL && !records_again)
-    return TRUE;
-  if (*base->kept == NULL)
-    *base->kept = tg__kept_new ();
-  return tg__capture_retain (base->capture_graph, g_ptr_array_ref (*base->kept),
-                             (GDestroyNotify)g_ptr_array_unref, error);
 }
 
 /* RECORD into a capture that its scope says fills a conditional body: the
@@ -329,7 +330,7 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
 {
   TgStagesCall call = { 0, p->stages->len, condition.flag };
   cudaGraph_t graph = NULL;
-  gboolean embeddable = FALSE, ok;
+  gboolean embeddable = FALSE, retained = FALSE, ok;
 
   if (!tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error))
     return FALSE;
@@ -338,9 +339,9 @@ record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition conditio
        && tg__capture_embeddable (graph, &embeddable, error)
        && (r->scope == NULL
            || r->scope->recorded (r->scope, p, base->capture_graph, error))
-       && retain_kept (base, !embeddable, error)
+       && retain_kept (base, &retained, error)
        && (embeddable ? tg__capture_embed (r->stream, &graph, error)
-                      : record_into_caller (p, base, condition, error));
+                      : record_into_caller (p, base, condition, &retained, error));
   tg__graph_free (graph);
   if (ok)
     p->captured = TRUE;
