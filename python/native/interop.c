@@ -159,6 +159,77 @@ native_retain (PyObject *module, PyObject *args)
   Py_RETURN_NONE;
 }
 
+/* What the owner of a graph holds for it instead of a CUDA user object
+ * (tg_retained_new()): a capsule, its TgRetained NULL once handed back.  One
+ * dropped unreleased keeps its references for the life of the process: the
+ * graph may still run. */
+#define RETAINED_NAME "track_gen._native.Retained"
+
+static void
+retained_capsule_free (PyObject *capsule)
+{
+  g_free (PyCapsule_GetPointer (capsule, RETAINED_NAME));
+}
+
+static PyObject *
+native_retained_new (PyObject *module, PyObject *stream_obj)
+{
+  TgRetained **held = g_new0 (TgRetained *, 1);
+  PyObject *capsule = PyCapsule_New (held, RETAINED_NAME, retained_capsule_free);
+  cudaStream_t stream;
+  GError *error = NULL;
+
+  /* The capsule first: once TrackGen holds for the capture, nothing fails. */
+  if (capsule == NULL)
+    {
+      g_free (held);
+      return NULL;
+    }
+  if (tgpy_stream (stream_obj, "stream", &stream) < 0)
+    {
+      Py_DECREF (capsule);
+      return NULL;
+    }
+  if (stream == TG_STREAM_AUTO && !tg_capture_is_registered (TG_STREAM_AUTO))
+    {
+      Py_DECREF (capsule);
+      return tgpy_argument_error (PyExc_ValueError, "stream",
+                                  "None names the capture registered on this thread "
+                                  "(interop.torch.registered()), and none is: pass "
+                                  "the capturing stream");
+    }
+  if ((*held = tg_retained_new (stream, &error)) == NULL)
+    {
+      Py_DECREF (capsule);
+      return tgpy_raise (PyModule_GetState (module), error, NULL);
+    }
+  return capsule;
+}
+
+static PyObject *
+native_retained_release (PyObject *module, PyObject *args)
+{
+  PyObject *capsule, *stream_obj;
+  TgRetained **held;
+  cudaStream_t stream;
+  GError *error = NULL;
+
+  if (!PyArg_ParseTuple (args, "OO:retained_release", &capsule, &stream_obj)
+      || (held = PyCapsule_GetPointer (capsule, RETAINED_NAME)) == NULL
+      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  if (*held == NULL)
+    return tgpy_argument_error (PyExc_ValueError, "retained", "already released");
+  if (stream == TG_STREAM_AUTO)
+    return tgpy_argument_error (PyExc_ValueError, "stream",
+                                "None names no stream: pass the stream the graph was "
+                                "last replayed on");
+  if (!tg_retained_release (*held, stream, &error))
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  *held = NULL;
+  Py_RETURN_NONE;
+}
+
 /* The capture state of a stream: (state, capture id, graph or None). */
 static PyObject *
 native_capture_info (PyObject *module, PyObject *stream_obj)
@@ -381,6 +452,16 @@ static PyMethodDef interop_functions[] = {
     "retain(graph, *objects)\n--\n\nTies each object to the cudaGraph_t *graph* (an "
     "int) until the graph and its executable graphs are destroyed (tg_retain(), "
     "tg_retain_full()); the references are dropped on TrackGen's reaper thread." },
+  { "retained_new", native_retained_new, METH_O,
+    "retained_new(stream, /)\n--\n\nTakes over what TrackGen ties to the graph of the "
+    "capture in progress on *stream* (None: the innermost registered one), so that the "
+    "graph holds no CUDA user object, which costs GPU time at every replay "
+    "(tg_retained_new()).  Call it right after the capture began; hand the result "
+    "back with retained_release() once the graph is deleted." },
+  { "retained_release", native_retained_release, METH_VARARGS,
+    "retained_release(retained, stream, /)\n--\n\nReleases what *retained* holds once "
+    "the work enqueued on *stream* so far has run (tg_retained_release()): pass the "
+    "stream the graph was last replayed on, not capturing." },
   { "capture_info", native_capture_info, METH_O,
     "capture_info(stream, /)\n--\n\n(state, capture id, graph or None) of *stream*, "
     "state a CaptureState (tg_stream_get_capture_state()); never disturbs a capture." },

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import unittest
 
 import tap
 import tgtest
@@ -131,6 +132,14 @@ class Interop(tgtest.GpuCase):
         self.assertEqual(run.stdout.strip(), "ok")
         self.assertNotIn("Fatal", run.stderr)
         self.assertNotIn("CRITICAL", run.stderr)
+
+
+class Retained(unittest.TestCase):
+    """The native half of a graph owner's retention (tg_retained_new)."""
+
+    def test_none_needs_a_registered_capture(self):
+        with self.assertRaisesRegex(ValueError, "^stream: None names the capture"):
+            tx._native.retained_new(None)
 
 
 if __name__ == "__main__":
