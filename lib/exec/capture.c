@@ -674,32 +674,46 @@ tg__capture_release_after (cudaStream_t stream, gpointer object, GDestroyNotify 
     }
 }
 
-static void
-nothing (gpointer data)
+/* Probes of the driver's destructor thread: sent, and seen to run. */
+static guint64 probes_sent, probes_ran;
+
+static void CUDART_CB
+probe_ran (void *data)
 {
+  tg__mutex_lock (&release_lock);
+  probes_ran++;
+  g_cond_broadcast (&release_done);
+  tg__mutex_unlock (&release_lock);
 }
 
 /* The driver runs a user object's destructor on a thread of its own, a
  * moment after the last graph holding it went.  A probe user object dropped
- * now is queued behind the destructors already due, so that waiting for its
- * release waits for theirs too. */
-static void
+ * now runs its destructor behind those already due, which count their
+ * releases pending before queueing them: once the probe ran, waiting for the
+ * pending releases waits for theirs too.  Returns the probe's ticket. */
+static guint64
 flush_destructors (void)
 {
   cudaUserObject_t probe = NULL;
-  Deferred *d = deferred_decided (NULL, nothing);
-  enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
-  cudaError_t status = TG_CUDA_CALL (
-      cudaUserObjectCreate (&probe, d, defer_release, 1, cudaUserObjectNoDestructorSync));
+  enum cudaStreamCaptureMode mode;
+  cudaError_t status;
+  guint64 ticket;
 
+  tg__mutex_lock (&release_lock);
+  ticket = ++probes_sent;
+  tg__mutex_unlock (&release_lock);
+  mode = tg__relaxed_begin ();
+  status = TG_CUDA_CALL (
+      cudaUserObjectCreate (&probe, NULL, probe_ran, 1, cudaUserObjectNoDestructorSync));
   if (status == cudaSuccess)
     (void)cudaUserObjectRelease (probe, 1);
   tg__relaxed_end (mode);
   if (status != cudaSuccess)
     {
       tg__cuda_clear (status);
-      deferred_run_here (d);
+      probe_ran (NULL);
     }
+  return ticket;
 }
 
 gboolean
@@ -710,14 +724,17 @@ tg__capture_release_wait (gint64 timeout_us)
   gboolean forever = timeout_us > G_MAXINT64 - now;
   gint64 deadline = forever ? G_MAXINT64 : now + timeout_us;
   gboolean done = TRUE;
+  guint64 ticket = 0;
   TgLiveObjects live;
 
-  /* Only graphs that hold a user object of ours have destructors to come. */
+  /* Only graphs that hold a user object of ours have destructors to come.
+   * The probe is waited for within the timeout only, and is no release: a
+   * timeout that ends before it ran misses only destructors not run yet. */
   tg_get_live_objects (&live);
   if (live.user_objects > 0)
-    flush_destructors ();
+    ticket = flush_destructors ();
   tg__mutex_lock (&release_lock);
-  while (releases_pending > 0 && done)
+  while ((releases_pending > 0 || probes_ran < ticket) && done)
     {
       if (forever)
         tg__cond_wait (&release_done, &release_lock);
