@@ -160,6 +160,9 @@ test_one_per_capture (TgTestGpu *f, gconstpointer data)
   record_calls (p, &k, TG_STREAM_AUTO);
   g_assert_true (tg_retain_capture (TG_STREAM_AUTO, q, &error));
   g_assert_no_error (error);
+  g_atomic_int_inc (&k.kept);
+  g_assert_true (tg_retain_capture_full (TG_STREAM_AUTO, &k, token_released, &error));
+  g_assert_no_error (error);
   g_assert_true (tg_capture_scope_end (scope, &error));
   tg_capture_scope_free (scope);
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
@@ -315,14 +318,20 @@ test_owner_refusals (TgTestGpu *f, gconstpointer data)
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 }
 
-/* Host side: TG_STREAM_AUTO resolves to a registered capture, and none is. */
+/* Host side: TG_STREAM_AUTO resolves to a registered capture, and none is;
+ * what a refused retention was given is released at once. */
 static void
-test_owner_auto_without_scope (void)
+test_auto_without_scope (void)
 {
   g_autoptr (GError) error = NULL;
+  Keeper k = { 0 };
 
   g_assert_null (tg_retained_new (TG_STREAM_AUTO, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (tg_retain_capture_full (TG_STREAM_AUTO, &k, token_released, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_cmpint (k.released, ==, 1);
 }
 
 void
@@ -333,6 +342,5 @@ interop_test_add_retention (void)
   TG_TEST_ADD_GPU ("/interop/retention/one-per-capture", test_one_per_capture);
   TG_TEST_ADD_GPU ("/interop/retention/owner-holds", test_owner_holds);
   TG_TEST_ADD_GPU ("/interop/retention/owner-refusals", test_owner_refusals);
-  g_test_add_func ("/interop/retention/owner-auto-without-scope",
-                   test_owner_auto_without_scope);
+  g_test_add_func ("/interop/retention/auto-without-scope", test_auto_without_scope);
 }

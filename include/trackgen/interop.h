@@ -168,6 +168,20 @@ gboolean tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify releas
  */
 gboolean tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error);
 
+/**
+ * Like tg_retain_full(), for the graph of the capture in progress on
+ * @p stream, sharing that graph's one user object as tg_retain_capture()
+ * does.
+ * @param stream  a capturing stream, or #TG_STREAM_AUTO for the innermost
+ *                capture registered on the calling thread
+ * @param data    what to keep (transfer full: @p release gets it)
+ * @param release called once on @p data; also on failure, right away
+ * @param error   as tg_retain_capture()
+ * @return TRUE when the capture's graph, or its owner, holds @p data
+ */
+gboolean tg_retain_capture_full (cudaStream_t stream, gpointer data,
+                                 GDestroyNotify release, GError **error);
+
 /** What TrackGen ties to the graph of one capture, held by the graph's owner. */
 typedef struct _TgRetained TgRetained;
 
@@ -207,6 +221,7 @@ TgRetained *tg_retained_new (cudaStream_t stream, GError **error);
  * @param retained from tg_retained_new() (transfer full on success; on
  *                 failure it is left to the caller, unchanged)
  * @param stream   the stream of the graph's last launch, not capturing
+ *                 (#TG_STREAM_AUTO names none, and is a programming error)
  * @param error    #TG_STATE_ERROR_POLICY (@p stream is capturing: nothing
  *                 can be ordered after the work it ran before), #TG_CUDA_ERROR
  * @return TRUE when the release is enqueued

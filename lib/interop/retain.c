@@ -59,14 +59,24 @@ capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info,
 gboolean
 tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
 {
-  g_autofree char *what = NULL;
+  g_return_val_if_fail (producer != NULL, FALSE);
+  return tg_retain_capture_full (stream, tg_producer_ref (producer),
+                                 (GDestroyNotify)tg_producer_unref, error);
+}
+
+gboolean
+tg_retain_capture_full (cudaStream_t stream, gpointer data, GDestroyNotify release,
+                        GError **error)
+{
   TgCaptureInfo info;
 
-  g_return_val_if_fail (producer != NULL, FALSE);
-  what = g_strdup_printf ("retain producer '%s' into", tg_producer_get_name (producer));
-  return capture_of (stream, what, &info, error)
-         && tg__capture_retain (info.graph, info.id, tg_producer_ref (producer),
-                                (GDestroyNotify)tg_producer_unref, error);
+  g_return_val_if_fail (release != NULL, FALSE);
+  if (!capture_of (stream, "retain into", &info, error))
+    {
+      release (data);
+      return FALSE;
+    }
+  return tg__capture_retain (info.graph, info.id, data, release, error);
 }
 
 TgRetained *
