@@ -115,26 +115,37 @@ static PyType_Spec scope_spec = {
 /* ------------------------------------------------------------------------ */
 /* Retention                                                                 */
 
-/* Ties @obj to @graph: a producer or seed state through its C object (the
- * reference the graph holds is libtrackgen's), anything else as a Python
- * reference dropped on TrackGen's reaper thread. */
+/* Ties @obj to @graph, or, @graph NULL, to the graph of the capture on
+ * @stream: a producer or seed state through its C object (the reference
+ * the graph holds is libtrackgen's), anything else as a Python reference
+ * dropped on TrackGen's reaper thread. */
 static gboolean
-retain_one (TgpyState *state, cudaGraph_t graph, PyObject *obj, GError **error)
+retain_one (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *obj,
+            GError **error)
 {
+  GDestroyNotify release = tgpy_release_object;
+  gpointer data = obj;
+
   if (PyObject_TypeCheck (obj, (PyTypeObject *)state->producer_type))
     {
       TgProducer *p = tgpy_producer_get (state, obj);
-      return p != NULL && tg_retain (graph, p, error);
+      if (p == NULL)
+        return FALSE;
+      data = tg_producer_ref (p);
+      release = (GDestroyNotify)tg_producer_unref;
     }
-  if (PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
+  else if (PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
     {
       TgSeedState *s = tgpy_seed_state_get (state, obj);
-      return s != NULL
-             && tg_retain_full (graph, tg_seed_state_ref (s),
-                                (GDestroyNotify)tg_seed_state_unref, error);
+      if (s == NULL)
+        return FALSE;
+      data = tg_seed_state_ref (s);
+      release = (GDestroyNotify)tg_seed_state_unref;
     }
-  Py_INCREF (obj);
-  return tg_retain_full (graph, obj, tgpy_release_object, error);
+  else
+    Py_INCREF (obj);
+  return graph != NULL ? tg_retain_full (graph, data, release, error)
+                       : tg_retain_capture_full (stream, data, release, error);
 }
 
 static PyObject *
@@ -153,7 +164,27 @@ native_retain (PyObject *module, PyObject *args)
                              : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
   for (Py_ssize_t i = 1; i < n; i++)
     {
-      if (!retain_one (state, graph, PyTuple_GetItem (args, i), &error))
+      if (!retain_one (state, graph, NULL, PyTuple_GetItem (args, i), &error))
+        return error != NULL ? tgpy_raise (state, error, NULL) : NULL;
+    }
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+native_retain_capture (PyObject *module, PyObject *args)
+{
+  TgpyState *state = PyModule_GetState (module);
+  Py_ssize_t n = PyTuple_Size (args);
+  GError *error = NULL;
+  cudaStream_t stream;
+
+  if (n < 1)
+    return tgpy_argument_error (PyExc_TypeError, "stream", "missing");
+  if (tgpy_stream (PyTuple_GetItem (args, 0), "stream", &stream) < 0)
+    return NULL;
+  for (Py_ssize_t i = 1; i < n; i++)
+    {
+      if (!retain_one (state, NULL, stream, PyTuple_GetItem (args, i), &error))
         return error != NULL ? tgpy_raise (state, error, NULL) : NULL;
     }
   Py_RETURN_NONE;
@@ -452,6 +483,11 @@ static PyMethodDef interop_functions[] = {
     "retain(graph, *objects)\n--\n\nTies each object to the cudaGraph_t *graph* (an "
     "int) until the graph and its executable graphs are destroyed (tg_retain(), "
     "tg_retain_full()); the references are dropped on TrackGen's reaper thread." },
+  { "retain_capture", native_retain_capture, METH_VARARGS,
+    "retain_capture(stream, *objects)\n--\n\nTies each object to the graph of the "
+    "capture in progress on *stream* (None: the innermost registered one), all of "
+    "them sharing that graph's one CUDA user object, or held by its owner "
+    "(tg_retain_capture(), tg_retain_capture_full())." },
   { "retained_new", native_retained_new, METH_O,
     "retained_new(stream, /)\n--\n\nTakes over what TrackGen ties to the graph of the "
     "capture in progress on *stream* (None: the innermost registered one), so that the "

@@ -45,15 +45,15 @@ def retain(graph: int, *objects: Any) -> None:
 
 def retain_capture(stream: Any, *objects: Any) -> None:
     """Like :func:`retain`, for the graph of the capture in progress on
-    *stream* (tg_retain_capture()); a stream that is not capturing raises
-    StateError."""
+    *stream* (tg_retain_capture()), all of them sharing that graph's one
+    user object; a stream that is not capturing raises StateError."""
     _state, _id, graph = _native.capture_info(stream)
     if graph is None:
         raise StateError("stream %r has no capture in progress to retain into: call it "
                          "between cudaStreamBeginCapture and cudaStreamEndCapture "
                          "(inside torch.cuda.graph)" % (stream,),
                          "tg-state-error-quark", _STATE_ERROR_NOT_CAPTURING)
-    _native.retain(graph, *objects)
+    _native.retain_capture(stream, *objects)
 
 
 def is_registered(stream: Any = None) -> bool:
