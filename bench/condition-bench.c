@@ -278,8 +278,8 @@ bench_skip (TgBench *bench, Ctx *c)
   warp = warp_graph (c, KERNELS, 0, FALSE, "Warp-shaped IF");
   /* The same floor holding one user object: what retention costs a launch
    * (issue 27), the gap that any user object in our graph would show. */
-  graph = hand_graph_of (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1,
-                         kernels, "hand-built IF holding a user object");
+  graph = hand_graph_of (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels,
+                         "hand-built IF holding a user object");
   tg_bench_hand_user_object (graph);
   taxed = tg_bench_instantiate_graph (graph);
   t_ours = graph_row (bench, c, "skipped conditional producer (32 kernels)", ours,

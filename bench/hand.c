@@ -78,8 +78,7 @@ tg_bench_hand_user_object (cudaGraph_t graph)
 
   TG_BENCH_CUDA (cudaUserObjectCreate (&object, NULL, no_destructor, 1,
                                        cudaUserObjectNoDestructorSync));
-  TG_BENCH_CUDA (
-      cudaGraphRetainUserObject (graph, object, 1, cudaGraphUserObjectMove));
+  TG_BENCH_CUDA (cudaGraphRetainUserObject (graph, object, 1, cudaGraphUserObjectMove));
 }
 
 static char

@@ -1,4 +1,4 @@
-/* retention-test.c: what TrackGen ties to graphs (lib/exec/capture.c),
+/* retention-test.c: what TrackGen ties to graphs (lib/exec/keep.c),
  * host side, against a stand-in for the driver's user objects: this
  * program defines cudaUserObjectCreate, cudaUserObjectRelease,
  * cudaGraphRetainUserObject and cudaLaunchHostFunc, which take the CUDA
@@ -10,7 +10,7 @@
  * on a GPU. */
 #include "config.h"
 #include "tg-test.h"
-#include "../lib/exec/capture-private.h"
+#include "../lib/exec/keep-private.h"
 
 /* The stand-in driver: a thread that runs what is posted, in order. */
 typedef struct
@@ -142,8 +142,8 @@ retain (int graph, unsigned long long capture_id, guint n)
 
   for (guint i = 0; i < n; i++)
     {
-      g_assert_true (tg__capture_retain ((cudaGraph_t)GINT_TO_POINTER (graph),
-                                         capture_id, NULL, item_release, &error));
+      g_assert_true (tg__keep_retain ((cudaGraph_t)GINT_TO_POINTER (graph), capture_id,
+                                      NULL, item_release, &error));
       g_assert_no_error (error);
     }
 }
@@ -175,18 +175,18 @@ test_one_per_capture (void)
   g_assert_cmpint (user_objects (), ==, 1);
   retain (2, 0, 2);
   g_assert_cmpint (user_objects (), ==, 3);
-  g_assert_true (tg__capture_release_wait (0));
-  g_assert_true (tg__capture_release_wait (100 * 1000));
+  g_assert_true (tg__keep_release_wait (0));
+  g_assert_true (tg__keep_release_wait (100 * 1000));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 0);
 
   /* Destroyed: its destructor comes a moment later, and is waited for. */
   graph_destroy (1);
-  g_assert_true (tg__capture_release_wait (G_USEC_PER_SEC));
+  g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 5);
   g_assert_cmpint (user_objects (), ==, 2);
-  g_assert_true (tg__capture_release_wait (0));
+  g_assert_true (tg__keep_release_wait (0));
   graph_destroy (2);
-  g_assert_true (tg__capture_release_wait (G_USEC_PER_SEC));
+  g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 7);
   g_assert_cmpint (user_objects (), ==, 0);
 }
@@ -200,24 +200,24 @@ test_owner (void)
   TgHold *hold;
 
   set_up ();
-  hold = tg__capture_hold_new (9, &error);
+  hold = tg__keep_hold_new (9, &error);
   g_assert_no_error (error);
-  g_assert_null (tg__capture_hold_new (9, &error));
+  g_assert_null (tg__keep_hold_new (9, &error));
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
   retain (3, 9, 3);
   g_assert_cmpint (user_objects (), ==, 0);
 
-  tg__capture_hold_release (hold, NULL);
-  g_assert_false (tg__capture_release_wait (50 * 1000));
+  tg__keep_hold_release (hold, NULL);
+  g_assert_false (tg__keep_release_wait (50 * 1000));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 0);
   stream_run ();
-  g_assert_true (tg__capture_release_wait (G_MAXINT64));
+  g_assert_true (tg__keep_release_wait (G_MAXINT64));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 3);
 
   retain (3, 9, 1);
   g_assert_cmpint (user_objects (), ==, 1);
   graph_destroy (3);
-  g_assert_true (tg__capture_release_wait (G_USEC_PER_SEC));
+  g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 4);
   g_assert_cmpint (user_objects (), ==, 0);
 }

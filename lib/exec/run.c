@@ -1,6 +1,7 @@
 /* run.c: one call of a producer: stream resolution, policy, and the EAGER
  * and RECORD paths (REPLAY is runner.c, the stage walker stages.c). */
 #include "config.h"
+#include "keep-private.h"
 #include "policy-private.h"
 #include "resource-private.h"
 #include "runner-private.h"
@@ -263,7 +264,7 @@ run_body (const TgLaunch *launch, TgCondition condition, GError **error)
 
 /* RECORD: what the stages kept (tg_launch_keep) lives as long as the
  * caller's graph, which holds their work.  Tied to it only once something
- * was kept, into the one hold of the caller's capture (tg__capture_retain);
+ * was kept, into the one hold of the caller's capture (tg__keep_retain);
  * *@retained says the list is tied already: a second recording keeps into
  * the same list. */
 static gboolean
@@ -272,9 +273,9 @@ retain_kept (const TgLaunch *base, gboolean *retained, GError **error)
   if (*base->kept == NULL || *retained)
     return TRUE;
   *retained = TRUE;
-  return tg__capture_retain (base->capture_graph, base->capture_id,
-                             g_ptr_array_ref (*base->kept),
-                             (GDestroyNotify)g_ptr_array_unref, error);
+  return tg__keep_retain (base->capture_graph, base->capture_id,
+                          g_ptr_array_ref (*base->kept),
+                          (GDestroyNotify)g_ptr_array_unref, error);
 }
 
 /* RECORD, after the trial capture: the work holds what CUDA cannot embed in a child

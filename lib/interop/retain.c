@@ -4,14 +4,15 @@
 #include <trackgen/interop.h>
 #include "../exec/capture-private.h"
 #include "../exec/error-private.h"
+#include "../exec/keep-private.h"
 #include "../exec/scope-private.h"
 
 gboolean
 tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error)
 {
   g_return_val_if_fail (graph != NULL && producer != NULL, FALSE);
-  return tg__capture_retain (graph, 0, tg_producer_ref (producer),
-                             (GDestroyNotify)tg_producer_unref, error);
+  return tg__keep_retain (graph, 0, tg_producer_ref (producer),
+                          (GDestroyNotify)tg_producer_unref, error);
 }
 
 gboolean
@@ -19,15 +20,14 @@ tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify release,
                 GError **error)
 {
   g_return_val_if_fail (graph != NULL && release != NULL, FALSE);
-  return tg__capture_retain (graph, 0, data, release, error);
+  return tg__keep_retain (graph, 0, data, release, error);
 }
 
 /* The active capture on @stream (#TG_STREAM_AUTO: the innermost one this
  * thread registered), for a call that needs one; @what names the call's
  * purpose in the message. */
 static gboolean
-capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info,
-            GError **error)
+capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info, GError **error)
 {
   if (stream == TG_STREAM_AUTO)
     {
@@ -76,7 +76,7 @@ tg_retain_capture_full (cudaStream_t stream, gpointer data, GDestroyNotify relea
       release (data);
       return FALSE;
     }
-  return tg__capture_retain (info.graph, info.id, data, release, error);
+  return tg__keep_retain (info.graph, info.id, data, release, error);
 }
 
 TgRetained *
@@ -86,7 +86,7 @@ tg_retained_new (cudaStream_t stream, GError **error)
 
   if (!capture_of (stream, "take what it keeps from", &info, error))
     return NULL;
-  return tg__capture_hold_new (info.id, error);
+  return tg__keep_hold_new (info.id, error);
 }
 
 gboolean
@@ -109,7 +109,7 @@ tg_retained_release (TgRetained *retained, cudaStream_t stream, GError **error)
                      (void *)stream);
       return FALSE;
     }
-  tg__capture_hold_release (retained, stream);
+  tg__keep_hold_release (retained, stream);
   return TRUE;
 }
 
@@ -117,5 +117,5 @@ gboolean
 tg_release_wait (gint64 timeout_us)
 {
   g_return_val_if_fail (timeout_us >= 0, FALSE);
-  return tg__capture_release_wait (timeout_us);
+  return tg__keep_release_wait (timeout_us);
 }

@@ -3,6 +3,7 @@
 #include <trackgen/interop.h>
 #include "../exec/capture-private.h"
 #include "../exec/error-private.h"
+#include "../exec/keep-private.h"
 #include "../exec/scope-private.h"
 
 struct _TgCaptureScope
@@ -16,8 +17,8 @@ struct _TgCaptureScope
 static gboolean
 recorded (TgScope *scope, TgProducer *producer, cudaGraph_t graph, GError **error)
 {
-  return tg__capture_retain (graph, scope->capture_id, tg_producer_ref (producer),
-                             (GDestroyNotify)tg_producer_unref, error);
+  return tg__keep_retain (graph, scope->capture_id, tg_producer_ref (producer),
+                          (GDestroyNotify)tg_producer_unref, error);
 }
 
 static TgCaptureScope *
