@@ -5,7 +5,6 @@
 #include "capture-private.h"
 #include "driver-private.h"
 #include "resource-private.h"
-#include "tsan-private.h"
 
 #if CUDART_VERSION >= 13000
 #define get_capture_info cudaStreamGetCaptureInfo
