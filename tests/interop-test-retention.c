@@ -303,19 +303,20 @@ test_owner_refusals (TgTestGpu *f, gconstpointer data)
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 
-  /* Handed back during its capture: what comes later gets a user object. */
+  /* Handed back during its capture (on another stream: nothing can follow
+   * a capturing one): what comes later gets a user object. */
+  other = tg_test_stream_new ();
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
   retained = tg_retained_new (f->stream, &error);
   g_assert_no_error (error);
-  other = tg_test_stream_new ();
   g_assert_true (tg_retained_release (retained, other, &error));
   g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamSynchronize (other));
-  TG_TEST_CUDA (cudaStreamDestroy (other));
   g_assert_true (tg_retain_capture (f->stream, q, &error));
   g_assert_no_error (error);
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
   TG_TEST_CUDA (cudaGraphDestroy (graph));
+  TG_TEST_CUDA (cudaStreamSynchronize (other));
+  TG_TEST_CUDA (cudaStreamDestroy (other));
 }
 
 /* Host side: TG_STREAM_AUTO resolves to a registered capture, and none is;
