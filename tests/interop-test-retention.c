@@ -106,15 +106,6 @@ replay_and_count (cudaGraph_t graph, cudaStream_t stream, Keeper *k)
   TG_TEST_CUDA (cudaGraphExecDestroy (exec));
 }
 
-static gint
-user_objects (void)
-{
-  TgLiveObjects live;
-
-  tg_get_live_objects (&live);
-  return live.user_objects;
-}
-
 static void
 test_none_when_nothing_kept (TgTestGpu *f, gconstpointer data)
 {
@@ -126,11 +117,11 @@ test_none_when_nothing_kept (TgTestGpu *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   keeper_init (&k, FALSE);
   p = keeper_producer (&k, "keeps-nothing");
-  before = user_objects ();
+  before = tg_test_user_objects ();
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
   record_calls (p, &k, f->stream);
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
-  g_assert_cmpint (user_objects (), ==, before);
+  g_assert_cmpint (tg_test_user_objects (), ==, before);
   replay_and_count (graph, f->stream, &k);
   TG_TEST_CUDA (cudaGraphDestroy (graph));
   keeper_clear (&k);
@@ -152,7 +143,7 @@ test_one_per_capture (TgTestGpu *f, gconstpointer data)
   keeper_init (&k, TRUE);
   p = keeper_producer (&k, "keeps");
   q = tg_producer_new ("retained", 0);
-  before = user_objects ();
+  before = tg_test_user_objects ();
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeGlobal));
   scope = tg_capture_scope_begin (f->stream, cudaStreamCaptureModeGlobal, &error);
   g_assert_no_error (error);
@@ -166,7 +157,7 @@ test_one_per_capture (TgTestGpu *f, gconstpointer data)
   g_assert_true (tg_capture_scope_end (scope, &error));
   tg_capture_scope_free (scope);
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
-  g_assert_cmpint (user_objects (), ==, before + 1);
+  g_assert_cmpint (tg_test_user_objects (), ==, before + 1);
   g_assert_cmpint (g_atomic_int_get (&k.kept), >=, CALLS);
 
   /* A live graph's references are never waited for. */
@@ -178,7 +169,7 @@ test_one_per_capture (TgTestGpu *f, gconstpointer data)
   TG_TEST_CUDA (cudaGraphDestroy (graph));
   g_assert_true (tg_release_wait (10 * G_USEC_PER_SEC));
   g_assert_cmpint (g_atomic_int_get (&k.released), ==, g_atomic_int_get (&k.kept));
-  g_assert_cmpint (user_objects (), ==, before);
+  g_assert_cmpint (tg_test_user_objects (), ==, before);
   keeper_clear (&k);
 }
 
@@ -236,7 +227,7 @@ test_owner_holds (TgTestGpu *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   keeper_init (&k, TRUE);
   p = keeper_producer (&k, "owned");
-  before = user_objects ();
+  before = tg_test_user_objects ();
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
   retained = tg_retained_new (f->stream, &error);
   g_assert_no_error (error);
@@ -251,7 +242,7 @@ test_owner_holds (TgTestGpu *f, gconstpointer data)
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
   g_clear_error (&error);
   TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
-  g_assert_cmpint (user_objects (), ==, before);
+  g_assert_cmpint (tg_test_user_objects (), ==, before);
   g_clear_pointer (&p, tg_producer_unref);
 
   /* The launch waits behind the gate; graph and executable go at once. */

@@ -148,21 +148,12 @@ retain (int graph, unsigned long long capture_id, guint n)
     }
 }
 
-static gint
-user_objects (void)
-{
-  TgLiveObjects live;
-
-  tg_get_live_objects (&live);
-  return live.user_objects;
-}
-
 static void
 set_up (void)
 {
   g_atomic_int_set (&released, 0);
   stream_open = FALSE;
-  g_assert_cmpint (user_objects (), ==, 0);
+  g_assert_cmpint (tg_test_user_objects (), ==, 0);
 }
 
 /* However much one capture keeps, one user object; a bare graph (no
@@ -172,9 +163,9 @@ test_one_per_capture (void)
 {
   set_up ();
   retain (1, 7, 5);
-  g_assert_cmpint (user_objects (), ==, 1);
+  g_assert_cmpint (tg_test_user_objects (), ==, 1);
   retain (2, 0, 2);
-  g_assert_cmpint (user_objects (), ==, 3);
+  g_assert_cmpint (tg_test_user_objects (), ==, 3);
   g_assert_true (tg__keep_release_wait (0));
   g_assert_true (tg__keep_release_wait (100 * 1000));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 0);
@@ -183,12 +174,12 @@ test_one_per_capture (void)
   graph_destroy (1);
   g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 5);
-  g_assert_cmpint (user_objects (), ==, 2);
+  g_assert_cmpint (tg_test_user_objects (), ==, 2);
   g_assert_true (tg__keep_release_wait (0));
   graph_destroy (2);
   g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 7);
-  g_assert_cmpint (user_objects (), ==, 0);
+  g_assert_cmpint (tg_test_user_objects (), ==, 0);
 }
 
 /* An owner holds a capture's references: no user object; they go once the
@@ -205,7 +196,7 @@ test_owner (void)
   g_assert_null (tg__keep_hold_new (9, &error));
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
   retain (3, 9, 3);
-  g_assert_cmpint (user_objects (), ==, 0);
+  g_assert_cmpint (tg_test_user_objects (), ==, 0);
 
   tg__keep_hold_release (hold, NULL);
   g_assert_false (tg__keep_release_wait (50 * 1000));
@@ -215,11 +206,11 @@ test_owner (void)
   g_assert_cmpint (g_atomic_int_get (&released), ==, 3);
 
   retain (3, 9, 1);
-  g_assert_cmpint (user_objects (), ==, 1);
+  g_assert_cmpint (tg_test_user_objects (), ==, 1);
   graph_destroy (3);
   g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
   g_assert_cmpint (g_atomic_int_get (&released), ==, 4);
-  g_assert_cmpint (user_objects (), ==, 0);
+  g_assert_cmpint (tg_test_user_objects (), ==, 0);
 }
 
 int

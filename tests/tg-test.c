@@ -78,6 +78,15 @@ tg_test_assert_no_leaks (const TgLiveObjects *before)
   g_assert_cmpint (now.user_objects, ==, before->user_objects);
 }
 
+gint
+tg_test_user_objects (void)
+{
+  TgLiveObjects live;
+
+  tg_get_live_objects (&live);
+  return live.user_objects;
+}
+
 void
 tg_test_gpu_set_up (TgTestGpu *gpu, gconstpointer data)
 {

@@ -148,46 +148,44 @@ retain_one (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *
                        : tg_retain_capture_full (stream, data, release, error);
 }
 
+/* Ties args[1:] as retain_one() does. */
 static PyObject *
-native_retain (PyObject *module, PyObject *args)
+retain_rest (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *args)
 {
-  TgpyState *state = PyModule_GetState (module);
-  Py_ssize_t n = PyTuple_Size (args);
   GError *error = NULL;
-  cudaGraph_t graph;
 
-  if (n < 1)
-    return tgpy_argument_error (PyExc_TypeError, "graph", "missing");
-  graph = PyLong_AsVoidPtr (PyTuple_GetItem (args, 0));
-  if (graph == NULL)
-    return PyErr_Occurred () ? NULL
-                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
-  for (Py_ssize_t i = 1; i < n; i++)
+  for (Py_ssize_t i = 1; i < PyTuple_Size (args); i++)
     {
-      if (!retain_one (state, graph, NULL, PyTuple_GetItem (args, i), &error))
+      if (!retain_one (state, graph, stream, PyTuple_GetItem (args, i), &error))
         return error != NULL ? tgpy_raise (state, error, NULL) : NULL;
     }
   Py_RETURN_NONE;
 }
 
 static PyObject *
+native_retain (PyObject *module, PyObject *args)
+{
+  cudaGraph_t graph;
+
+  if (PyTuple_Size (args) < 1)
+    return tgpy_argument_error (PyExc_TypeError, "graph", "missing");
+  graph = PyLong_AsVoidPtr (PyTuple_GetItem (args, 0));
+  if (graph == NULL)
+    return PyErr_Occurred () ? NULL
+                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
+  return retain_rest (PyModule_GetState (module), graph, NULL, args);
+}
+
+static PyObject *
 native_retain_capture (PyObject *module, PyObject *args)
 {
-  TgpyState *state = PyModule_GetState (module);
-  Py_ssize_t n = PyTuple_Size (args);
-  GError *error = NULL;
   cudaStream_t stream;
 
-  if (n < 1)
+  if (PyTuple_Size (args) < 1)
     return tgpy_argument_error (PyExc_TypeError, "stream", "missing");
   if (tgpy_stream (PyTuple_GetItem (args, 0), "stream", &stream) < 0)
     return NULL;
-  for (Py_ssize_t i = 1; i < n; i++)
-    {
-      if (!retain_one (state, NULL, stream, PyTuple_GetItem (args, i), &error))
-        return error != NULL ? tgpy_raise (state, error, NULL) : NULL;
-    }
-  Py_RETURN_NONE;
+  return retain_rest (PyModule_GetState (module), NULL, stream, args);
 }
 
 /* What the owner of a graph holds for it instead of a CUDA user object
