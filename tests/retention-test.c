@@ -107,6 +107,20 @@ cudaLaunchHostFunc (cudaStream_t stream, cudaHostFn_t fn, void *data)
   return cudaSuccess;
 }
 
+/* An executable made from stand-in graph @g, as stand-in graph @exec: it
+ * holds a reference of its own to each user object @g holds. */
+static void
+graph_instantiate (int g, int exec)
+{
+  for (guint i = 0; i < graph_objects[g]->len; i++)
+    {
+      FakeObject *o = graph_objects[g]->pdata[i];
+
+      g_atomic_int_inc (&o->refs);
+      g_ptr_array_add (graph_objects[exec], o);
+    }
+}
+
 /* Stand-in graph @g destroyed, with its executables: its references go. */
 static void
 graph_destroy (int g)
@@ -213,6 +227,28 @@ test_owner (void)
   g_assert_cmpint (tg_test_user_objects (), ==, 0);
 }
 
+/* A destroyed graph's handle is reused while an executable made from it
+ * still holds its user object: the new graph's capture gets one of its own,
+ * released with the new graph, not with the old executable. */
+static void
+test_graph_handle_reused (void)
+{
+  set_up ();
+  retain (1, 11, 2);
+  graph_instantiate (1, 3);
+  graph_destroy (1);
+  /* Graph 1's handle again, a new capture. */
+  retain (1, 12, 3);
+  g_assert_cmpint (tg_test_user_objects (), ==, 2);
+  graph_destroy (1);
+  g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
+  g_assert_cmpint (g_atomic_int_get (&released), ==, 3);
+  graph_destroy (3);
+  g_assert_true (tg__keep_release_wait (G_USEC_PER_SEC));
+  g_assert_cmpint (g_atomic_int_get (&released), ==, 5);
+  g_assert_cmpint (tg_test_user_objects (), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -224,5 +260,6 @@ main (int argc, char **argv)
   g_thread_unref (g_thread_new ("driver", driver_main, NULL));
   g_test_add_func ("/retention/registry/one-per-capture", test_one_per_capture);
   g_test_add_func ("/retention/registry/owner", test_owner);
+  g_test_add_func ("/retention/registry/graph-handle-reused", test_graph_handle_reused);
   return g_test_run ();
 }
