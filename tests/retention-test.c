@@ -11,6 +11,7 @@
 #include "config.h"
 #include "tg-test.h"
 #include "../lib/exec/keep-private.h"
+#include "../lib/exec/tsan-private.h"
 
 /* The stand-in driver: a thread that runs what is posted, in order. */
 typedef struct
@@ -41,6 +42,7 @@ driver_main (gpointer unused)
     {
       Call *c = g_async_queue_pop (driver);
 
+      TG_TSAN_ACQUIRE (c);
       g_usleep (2000);
       c->fn (c->data);
       g_free (c);
@@ -55,6 +57,7 @@ post (cudaHostFn_t fn, void *data)
 
   c->fn = fn;
   c->data = data;
+  TG_TSAN_RELEASE (c);
   g_async_queue_push (driver, c);
 }
 
@@ -77,7 +80,10 @@ cudaUserObjectRelease (cudaUserObject_t object, unsigned int count)
   FakeObject *o = (FakeObject *)object;
 
   if (g_atomic_int_add (&o->refs, -(gint)count) == (gint)count)
-    post (o->destroy, o->data);
+    {
+      post (o->destroy, o->data);
+      g_free (o);
+    }
   return cudaSuccess;
 }
 

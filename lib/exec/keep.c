@@ -70,11 +70,12 @@ pending_add (void)
 
 /* Runs on a driver thread (a user object's destructor, a host function): no
  * CUDA call here, only a queue push.  The driver orders it after the
- * Deferred was made, out of TSan's sight. */
+ * Deferred was made, and the pop after the push, out of TSan's sight. */
 static void CUDART_CB
 defer_release (void *data)
 {
   TG_TSAN_ACQUIRE (data);
+  TG_TSAN_RELEASE (data);
   g_async_queue_push (release_queue, data);
 }
 
