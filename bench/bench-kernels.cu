@@ -8,6 +8,26 @@ tiny_kernel (uint32_t *word)
     atomicAdd (word, 1u);
 }
 
+static __device__ uint64_t
+global_ns (void)
+{
+  uint64_t t;
+
+  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+static __global__ void
+long_kernel (uint32_t *word, uint32_t ns)
+{
+  uint64_t t0 = global_ns ();
+
+  while (global_ns () - t0 < ns)
+    ;
+  if (threadIdx.x == 0)
+    atomicAdd (word, 1u);
+}
+
 static __global__ void
 if_set_kernel (cudaGraphConditionalHandle h, const int32_t *flag)
 {
@@ -179,6 +199,13 @@ extern "C" cudaError_t
 tgb_launch_tiny (cudaStream_t s, uint32_t *word)
 {
   tiny_kernel<<<1, 32, 0, s>>> (word);
+  return cudaGetLastError ();
+}
+
+extern "C" cudaError_t
+tgb_launch_long (cudaStream_t s, uint32_t *word, uint32_t ns)
+{
+  long_kernel<<<1, 32, 0, s>>> (word, ns);
   return cudaGetLastError ();
 }
 

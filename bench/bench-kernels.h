@@ -17,6 +17,10 @@
 
 /* A small kernel: one block of 32 threads bumps a word. */
 TGB_API cudaError_t tgb_launch_tiny (cudaStream_t s, uint32_t *word);
+/* A long kernel: one block of 32 threads waits @ns nanoseconds of the
+ * GPU's global timer (so its length does not follow the clocks), then bumps
+ * a word once. */
+TGB_API cudaError_t tgb_launch_long (cudaStream_t s, uint32_t *word, uint32_t ns);
 /* handle := (*flag != 0) */
 TGB_API cudaError_t tgb_launch_if_set (cudaStream_t s, cudaGraphConditionalHandle h,
                                        const int32_t *flag);

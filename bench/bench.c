@@ -15,7 +15,6 @@ typedef struct
   char *group, *what, *unit, *floor_what;
   double ours, floor, target;
   TgBenchSense sense;
-  gboolean floor_in_run; /* FALSE: measured earlier, elsewhere */
 } Row;
 
 struct _TgBench
@@ -38,10 +37,10 @@ row_clear (gpointer data)
   g_free (r->floor_what);
 }
 
-static void
-add_row (TgBench *bench, const char *group, const char *what, const char *unit,
-         double ours, double floor, const char *floor_what, TgBenchSense sense,
-         double target, gboolean floor_in_run)
+void
+tg_bench_add (TgBench *bench, const char *group, const char *what, const char *unit,
+              double ours, double floor, const char *floor_what, TgBenchSense sense,
+              double target)
 {
   Row r = { g_strdup (group),
             g_strdup (what),
@@ -50,28 +49,11 @@ add_row (TgBench *bench, const char *group, const char *what, const char *unit,
             ours,
             floor,
             target,
-            sense,
-            floor_in_run };
+            sense };
 
   g_array_append_val (bench->rows, r);
-  g_print ("  %-58s %12.3f %-6s floor %12.3f%s (%s)\n", what, ours, unit, floor,
-           floor_in_run ? "" : "*", floor_what);
-}
-
-void
-tg_bench_add (TgBench *bench, const char *group, const char *what, const char *unit,
-              double ours, double floor, const char *floor_what, TgBenchSense sense,
-              double target)
-{
-  add_row (bench, group, what, unit, ours, floor, floor_what, sense, target, TRUE);
-}
-
-void
-tg_bench_add_earlier (TgBench *bench, const char *group, const char *what,
-                      const char *unit, double ours, double floor,
-                      const char *floor_what, TgBenchSense sense, double target)
-{
-  add_row (bench, group, what, unit, ours, floor, floor_what, sense, target, FALSE);
+  g_print ("  %-58s %12.3f %-6s floor %12.3f (%s)\n", what, ours, unit, floor,
+           floor_what);
 }
 
 gboolean
@@ -253,6 +235,16 @@ tg_bench_bind (TgProducer *p, const char *name, gpointer device_ptr, gsize size)
     g_error ("bench: %s", error->message);
 }
 
+/* Adds the DEVICE stage @fn, declaring "word", to @p. */
+static void
+add_word_stage (TgProducer *p, const char *name, TgDeviceFunc fn, gpointer data)
+{
+  guint index
+      = tg_producer_add_device_stage (p, name, TG_STAGE_CAPTURE_SAFE, fn, data, NULL);
+
+  tg_producer_declare_binding (p, index, "word", sizeof (guint32));
+}
+
 TgProducer *
 tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
 {
@@ -261,10 +253,19 @@ tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
   for (guint i = 0; i < n_stages; i++)
     {
       g_autofree char *stage = g_strdup_printf ("tiny-%u", i);
-      guint index = tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE,
-                                                  tiny_stage, NULL, NULL);
-      tg_producer_declare_binding (p, index, "word", sizeof *word);
+      add_word_stage (p, stage, tiny_stage, NULL);
     }
+  tg_bench_bind (p, "word", word, sizeof *word);
+  return p;
+}
+
+TgProducer *
+tg_bench_one_stage_producer (const char *name, TgDeviceFunc fn, gpointer data,
+                             guint32 *word)
+{
+  TgProducer *p = tg_producer_new (name, 0);
+
+  add_word_stage (p, name, fn, data);
   tg_bench_bind (p, "word", word, sizeof *word);
   return p;
 }
@@ -294,6 +295,26 @@ tg_bench_instantiate (cudaStream_t stream)
   return tg_bench_instantiate_graph (tg_bench_end_capture (stream));
 }
 
+cudaGraphExec_t
+tg_bench_record (cudaStream_t stream, TgProducer *p, TgCondition condition,
+                 const char *chain_is)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *chain = NULL;
+  cudaGraph_t graph;
+
+  TG_BENCH_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+  if (!tg_producer_run (p, stream, TG_POLICY_RECORD, condition, &error))
+    g_error ("bench: %s", error->message);
+  graph = tg_bench_end_capture (stream);
+  chain = tg_bench_graph_chain (graph);
+  g_print ("  # %s records, at the top of the caller's graph: %s\n",
+           tg_producer_get_name (p), chain);
+  if (chain_is != NULL)
+    tg_bench_assert_chain (graph, chain_is, tg_producer_get_name (p));
+  return tg_bench_instantiate_graph (graph);
+}
+
 static const char *
 row_met (const Row *r)
 {
@@ -302,9 +323,9 @@ row_met (const Row *r)
   switch (r->sense)
     {
     case TG_BENCH_LOWER_IS_BETTER:
-      return ratio <= r->target ? "yes" : "NO";
+      return ratio <= r->target ? "PASS" : "MISS";
     case TG_BENCH_HIGHER_IS_BETTER:
-      return ratio >= r->target ? "yes" : "NO";
+      return ratio >= r->target ? "PASS" : "MISS";
     default:
       return "-";
     }
@@ -322,24 +343,18 @@ static void
 print_table (const TgBench *bench)
 {
   const char *group = NULL;
-  gboolean earlier = FALSE;
 
-  g_print ("\n%-58s %12s %12s %-6s %7s %8s %-3s %s\n", "what", "ours", "floor", "unit",
+  g_print ("\n%-58s %12s %12s %-6s %7s %8s %-4s %s\n", "what", "ours", "floor", "unit",
            "ratio", "target", "met", "the floor");
   for (guint i = 0; i < bench->rows->len; i++)
     {
       const Row *r = &g_array_index (bench->rows, Row, i);
       if (group == NULL || !g_str_equal (group, r->group))
         g_print ("[%s]\n", group = r->group);
-      g_print ("%-58s %12.3f %11.3f%c %-6s %7.3f %2s%6.2f %-3s %s\n", r->what, r->ours,
-               r->floor, r->floor_in_run ? ' ' : '*', r->unit, r->ours / r->floor,
-               row_bound (r), r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
-               r->floor_what);
-      earlier |= !r->floor_in_run;
+      g_print ("%-58s %12.3f %12.3f %-6s %7.3f %2s%6.2f %-4s %s\n", r->what, r->ours,
+               r->floor, r->unit, r->ours / r->floor, row_bound (r),
+               r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r), r->floor_what);
     }
-  if (earlier)
-    g_print ("* a floor measured earlier, not in this run (the floor's column says "
-             "where)\n");
 }
 
 static gboolean
@@ -353,10 +368,10 @@ write_json (const TgBench *bench, const char *path, GError **error)
       g_string_append_printf (
           s,
           "    {\"group\": \"%s\", \"what\": \"%s\", \"unit\": \"%s\", \"ours\": %.6g, "
-          "\"floor\": %.6g, \"floor_what\": \"%s\", \"floor_in_run\": %s, \"ratio\": "
+          "\"floor\": %.6g, \"floor_what\": \"%s\", \"ratio\": "
           "%.6g, \"target\": \"%s%.3g\", \"met\": \"%s\"}%s\n",
           r->group, r->what, r->unit, r->ours, r->floor, r->floor_what,
-          r->floor_in_run ? "true" : "false", r->ours / r->floor, row_bound (r),
+          r->ours / r->floor, row_bound (r),
           r->sense == TG_BENCH_INFO ? 0.0 : r->target, row_met (r),
           i + 1 < bench->rows->len ? "," : "");
     }
@@ -377,11 +392,9 @@ static const struct
 {
   const char *name;
   void (*run) (TgBench *);
-} sections[] = { { "exec", tg_bench_exec },
-                 { "conditions", tg_bench_conditions },
-                 { "latency", tg_bench_latency },
-                 { "seeds", tg_bench_seeds },
-                 { "soak", tg_bench_soak } };
+} sections[] = { { "exec", tg_bench_exec },   { "conditions", tg_bench_conditions },
+                 { "taken", tg_bench_taken }, { "latency", tg_bench_latency },
+                 { "seeds", tg_bench_seeds }, { "soak", tg_bench_soak } };
 
 static gboolean
 section_known (const char *name)
@@ -399,17 +412,17 @@ main (int argc, char **argv)
   g_autofree char *only = NULL;
   gboolean quick = FALSE;
   gint soak_replays = -1; /* not given */
-  GOptionEntry entries[]
-      = { { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
-            "Write the table as JSON to FILE", "FILE" },
-          { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
-            "Run one section: exec, conditions, latency, seeds or soak", "SECTION" },
-          { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
-            "Small sizes and few repeats (a smoke run)", NULL },
-          { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
-            "Replays of the soak's step graph (default 100000; 10000 with --quick)",
-            "N" },
-          { NULL } };
+  GOptionEntry entries[] = {
+    { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "Write the table as JSON to FILE",
+      "FILE" },
+    { "only", 'o', 0, G_OPTION_ARG_STRING, &only,
+      "Run one section: exec, conditions, taken, latency, seeds or soak", "SECTION" },
+    { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick,
+      "Small sizes and few repeats (a smoke run)", NULL },
+    { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
+      "Replays of the soak's step graph (default 100000; 10000 with --quick)", "N" },
+    { NULL }
+  };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- libtrackgen benchmarks");
   g_autoptr (GError) error = NULL;
   TgBench bench = { g_array_new (FALSE, FALSE, sizeof (Row)), FALSE, 0,
@@ -426,9 +439,9 @@ main (int argc, char **argv)
     }
   if (only != NULL && !section_known (only))
     {
-      g_printerr (
-          "tg-bench: no section '%s': exec, conditions, latency, seeds or soak\n",
-          only);
+      g_printerr ("tg-bench: no section '%s': exec, conditions, taken, latency, seeds "
+                  "or soak\n",
+                  only);
       return 2;
     }
   if (soak_replays == 0 || soak_replays < -1)

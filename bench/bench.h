@@ -1,6 +1,5 @@
 /* bench.h: the benchmark program's table.  Every row sets ours beside a raw
- * CUDA floor measured in the same run, or, marked as such, beside a figure
- * measured earlier with another library (tg_bench_add_earlier). */
+ * CUDA floor measured in the same run. */
 #ifndef TG_BENCH_H
 #define TG_BENCH_H
 
@@ -22,14 +21,6 @@ typedef enum
 void tg_bench_add (TgBench *bench, const char *group, const char *what,
                    const char *unit, double ours, double floor, const char *floor_what,
                    TgBenchSense sense, double target);
-
-/* tg_bench_add for a row whose @floor was not measured in this run but
- * earlier, with another library (@floor_what says which, where and when):
- * the table marks it, the JSON says "floor_in_run": false.  A measurement
- * shown beside several floors is several rows, one floor each. */
-void tg_bench_add_earlier (TgBench *bench, const char *group, const char *what,
-                           const char *unit, double ours, double floor,
-                           const char *floor_what, TgBenchSense sense, double target);
 
 /* Scales chosen by the command line (--quick for a smoke run). */
 gboolean tg_bench_quick (const TgBench *bench);
@@ -73,6 +64,14 @@ cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
 cudaGraph_t tg_bench_end_capture (cudaStream_t stream);
 cudaGraphExec_t tg_bench_instantiate_graph (cudaGraph_t graph);
 
+/* The caller's graph, captured on @stream: @p recorded under @condition.
+ * What it holds at its top is shown, for reading the rows beside the
+ * floors' shapes (the bodies of our conditional nodes cannot be queried
+ * before CUDA 13.1), and checked to be @chain_is unless it is NULL (see
+ * tg_bench_graph_chain). */
+cudaGraphExec_t tg_bench_record (cudaStream_t stream, TgProducer *p,
+                                 TgCondition condition, const char *chain_is);
+
 /* Aborts with a message when a CUDA call fails. */
 #define TG_BENCH_CUDA(call)                                                            \
   G_STMT_START                                                                         \
@@ -100,6 +99,11 @@ guint32 tg_bench_read_word (const guint32 *word, cudaStream_t stream);
 /* A producer of @n_stages DEVICE stages, each one small kernel on @word
  * (bound as "word", declared by every stage). */
 TgProducer *tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages);
+
+/* A producer of one DEVICE stage, @fn called with @data, which declares
+ * "word", bound to @word. */
+TgProducer *tg_bench_one_stage_producer (const char *name, TgDeviceFunc fn,
+                                         gpointer data, guint32 *word);
 
 /* Raw CUDA floors built by hand (hand.c).  In a capture on @s: a new
  * conditional handle of the capture's graph; a conditional node of @type
@@ -181,6 +185,7 @@ gboolean tg_bench_loop_converged (const TgBenchLoop *loop, cudaStream_t stream);
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);
 void tg_bench_conditions (TgBench *bench);
+void tg_bench_taken (TgBench *bench);
 void tg_bench_latency (TgBench *bench);
 void tg_bench_seeds (TgBench *bench);
 void tg_bench_soak (TgBench *bench);

@@ -1,7 +1,7 @@
 /* condition-bench.c: conditions, switches and loops beside their raw floors,
  * and the conditions and the loop beside Warp-shaped floors too: the same
- * work built by hand with NVIDIA Warp's topology (warp.c), and Warp 1.19's
- * own figures from issue 20 (measured earlier, not in this run).
+ * work built by hand with NVIDIA Warp's topology (warp.c).  Warp itself runs
+ * these shapes in bench/warp-bench.py, beside these rows of the same run.
  *  - a skipped conditional producer of 32 kernels recorded into a graph vs a
  *    hand-built IF node around the same kernels (a set kernel, the IF: that
  *    is Warp's topology already, and the least a flag in memory needs), vs
@@ -29,8 +29,7 @@
  *  - EAGER (item 3): the host time of a skipped conditional call and of a
  *    loop's iteration, driven by a flag and decided by the user's kernel,
  *    vs the same by hand (a readback and a branch, a host loop; and the
- *    store into mapped memory that our eager decisions wait for) and vs
- *    Warp's eager capture_if and capture_while.
+ *    store into mapped memory that our eager decisions wait for).
  * Every graph is checked to do its work (kernels run, iterations made)
  * besides its shape (hand.c). */
 #include "config.h"
@@ -41,15 +40,6 @@
 #define CASES 4
 #define CASE_KERNELS 8
 #define ITERS 1000
-
-/* NVIDIA Warp 1.19 on the H200, with the same shapes and timing as these
- * rows (issue 20's table, 2026-12-01): measured earlier, not in this run. */
-#define WARP_MEASURED "NVIDIA Warp 1.19, H200, issue 20: measured earlier"
-#define WARP_SKIP_US 4.780
-#define WARP_IF_ELSE_US 11.878
-#define WARP_WHILE_US 5.366
-#define WARP_EAGER_SKIP_US 13.772
-#define WARP_EAGER_LOOP_US 32.635
 
 typedef struct
 {
@@ -69,29 +59,6 @@ typedef struct
 
 typedef cudaError_t (*SetterFunc) (cudaStream_t s, cudaGraphConditionalHandle h,
                                    const gint32 *value);
-
-/* The caller's graph: @p recorded under @condition.  What it holds at its
- * top is shown, for reading the rows beside the floors' shapes (the bodies
- * of our conditional nodes cannot be queried before CUDA 13.1), and checked
- * to be @chain unless it is NULL. */
-static cudaGraphExec_t
-recorded_graph (Ctx *c, TgProducer *p, TgCondition condition, const char *chain_is)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *chain = NULL;
-  cudaGraph_t graph;
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  if (!tg_producer_run (p, c->stream, TG_POLICY_RECORD, condition, &error))
-    g_error ("bench: %s", error->message);
-  graph = tg_bench_end_capture (c->stream);
-  chain = tg_bench_graph_chain (graph);
-  g_print ("  # %s records, at the top of the caller's graph: %s\n",
-           tg_producer_get_name (p), chain);
-  if (chain_is != NULL)
-    tg_bench_assert_chain (graph, chain_is, tg_producer_get_name (p));
-  return tg_bench_instantiate_graph (graph);
-}
 
 /* Captures @n small kernels into the conditional body @body. */
 static void
@@ -270,7 +237,7 @@ bench_skip (TgBench *bench, Ctx *c)
   double t_ours, t_warp, t_readback;
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
-  ours = recorded_graph (c, p, tg_conditional (c->flag), NULL);
+  ours = tg_bench_record (c->stream, p, tg_conditional (c->flag), NULL);
   floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels,
                       "hand-built IF");
   /* The same topology as the raw floor, built as Warp builds it: the two
@@ -290,9 +257,6 @@ bench_skip (TgBench *bench, Ctx *c)
   tg_bench_add (bench, "conditions", "skipped conditional producer vs Warp-shaped",
                 "us", t_ours, t_warp, "Warp-shaped: set kernel, IF",
                 TG_BENCH_LOWER_IS_BETTER, 0.97);
-  tg_bench_add_earlier (bench, "conditions",
-                        "skipped conditional producer vs Warp 1.19", "us", t_ours,
-                        WARP_SKIP_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   t_readback
       = tg_bench_wall_us (readback_skip, c, c->stream, c->batch, c->rounds, FALSE);
   tg_bench_add (bench, "conditions", "skipped conditional producer vs readback", "us",
@@ -332,13 +296,7 @@ decided_stage (const TgLaunch *launch, gpointer data, GError **error)
 static TgProducer *
 decided_producer (Ctx *c, const char *name)
 {
-  TgProducer *p = tg_producer_new (name, 0);
-  guint stage = tg_producer_add_device_stage (p, "decided", TG_STAGE_CAPTURE_SAFE,
-                                              decided_stage, c, NULL);
-
-  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
-  tg_bench_bind (p, "word", c->word, sizeof (guint32));
-  return p;
+  return tg_bench_one_stage_producer (name, decided_stage, c, c->word);
 }
 
 /* The floors of the user-set IF, its kernel deciding from the flag: the
@@ -379,7 +337,7 @@ bench_skip_by (TgBench *bench, Ctx *c)
   double t_ours, t_warp;
 
   /* The user's kernel, then the IF: nothing between them. */
-  ours = recorded_graph (c, p, tg_unconditional (), "kc");
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), "kc");
   floor = decided_floor (c, FALSE, "hand-built user-set IF");
   warp = decided_floor (c, TRUE, "Warp-shaped IF after the user's kernel");
   /* Each runs its body when the user's kernel says so (any non-zero byte
@@ -431,7 +389,7 @@ bench_if_else (TgBench *bench, Ctx *c)
   tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
-  ours = recorded_graph (c, p, tg_unconditional (), NULL);
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
   floor = hand_graph (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 2, kernels,
                       "hand-built IF/ELSE");
   warp = warp_graph (c, KERNELS, 1, FALSE, "Warp-shaped IF/ELSE");
@@ -449,8 +407,6 @@ bench_if_else (TgBench *bench, Ctx *c)
       bench, "conditions", "skipped IF/ELSE producer vs 2 set kernels + 2 IFs", "us",
       t_ours, t_warp_per_if, "set kernel, IF, set kernel, IF (a capture_if per branch)",
       TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "skipped IF/ELSE producer vs Warp 1.19",
-                        "us", t_ours, WARP_IF_ELSE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (floor));
   TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
@@ -488,7 +444,7 @@ bench_switch (TgBench *bench, Ctx *c)
   /* Both graphs read the index at every launch: one recording serves both
    * rows. */
   set_index (c, 2);
-  ours = recorded_graph (c, p, tg_unconditional (), NULL);
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
   floor = hand_graph (c, cudaGraphCondTypeSwitch, tgb_launch_switch_set, c->index,
                       CASES, kernels, "hand-built SWITCH");
   graph_row (bench, c, "SWITCH producer (4 cases x 8 kernels, case 2 runs)", ours,
@@ -567,10 +523,11 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
 
   tg_bench_add_relax_stages (p, &c->loop);
   tg_bench_add_relax_next_stages (by, &c->loop);
-  ours = recorded_graph (c, p, tg_unconditional (), NULL);
-  /* reset, the entry kernel (once per run), the WHILE; its body: the
-   * relaxation alone, which decides. */
-  ours_by = recorded_graph (c, by, tg_unconditional (), "kkc");
+  ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
+  /* reset (a stage: RECORD places its work as a child graph), the entry
+   * kernel (once per run), the WHILE; its body: the relaxation alone,
+   * which decides. */
+  ours_by = tg_bench_record (c->stream, by, tg_unconditional (), "gkc");
   /* reset, the entry set kernel, the WHILE; its body: relax, the tail. */
   same = loop_graph (c, tg_bench_hand_relax, "kkc", "kk", "hand-built WHILE");
   /* reset, the WHILE; its body: relax; each of them sets the handle. */
@@ -598,8 +555,6 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   tg_bench_add (bench, "conditions", "loop: time per iteration vs Warp-shaped", "us",
                 t_ours, t_warp, "Warp-shaped: set kernels, no cap (the same topology)",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "loop: time per iteration vs Warp 1.19",
-                        "us", t_ours, WARP_WHILE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   tg_bench_add (bench, "conditions", "loop: time per iteration vs host loop", "us",
                 t_ours, t_host, "host loop + readback", TG_BENCH_LOWER_IS_BETTER, 1.0);
   tg_bench_add (bench, "conditions", "loop decided by its body: time per iteration",
@@ -609,8 +564,6 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   tg_bench_add (bench, "conditions", "loop decided by its body vs Warp-shaped", "us",
                 t_by, t_warp, "Warp-shaped: set kernels, no cap",
                 TG_BENCH_LOWER_IS_BETTER, 0.85);
-  tg_bench_add_earlier (bench, "conditions", "loop decided by its body vs Warp 1.19",
-                        "us", t_by, WARP_WHILE_US, WARP_MEASURED, TG_BENCH_INFO, 0);
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours));
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours_by));
   TG_BENCH_CUDA (cudaGraphExecDestroy (same));
@@ -709,9 +662,8 @@ eager_check (TgBench *bench, Ctx *c, const TgBenchFunc *fns, const char *const *
 /* EAGER (issue 20 item 3): host time per call of a skipped conditional
  * producer and per iteration of a loop, driven by a flag or decided by the
  * user's kernel, each alternated with the same done by hand (a readback and
- * a synchronize; a kernel's store into mapped memory and a spin) and set
- * beside Warp's eager capture_if and capture_while (which read the flag
- * back and synchronize at every check). */
+ * a synchronize; a kernel's store into mapped memory and a spin); Warp's
+ * eager capture_if and capture_while: bench/warp-bench.py. */
 static void
 bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
 {
@@ -747,16 +699,10 @@ bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
                 t_skip[2], t_skip[1],
                 "by hand: a kernel stores the flag in mapped memory, spin, branch",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "eager: skipped conditional vs Warp 1.19",
-                        "us", t_skip[2], WARP_EAGER_SKIP_US,
-                        WARP_MEASURED ", capture_if", TG_BENCH_LOWER_IS_BETTER, 0.4);
   tg_bench_add (bench, "conditions", "eager: user-set skipped IF, host time", "us",
                 t_skip[3], t_skip[1],
                 "by hand: the user's kernel stores the decision in mapped memory, spin",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "eager: user-set skipped IF vs Warp 1.19",
-                        "us", t_skip[3], WARP_EAGER_SKIP_US,
-                        WARP_MEASURED ", capture_if", TG_BENCH_LOWER_IS_BETTER, 0.4);
 
   tg_bench_add_relax_stages (loop, &c->loop);
   tg_bench_add_relax_next_stages (loop_by, &c->loop);
@@ -771,17 +717,10 @@ bench_eager (TgBench *bench, Ctx *c, guint loop_rounds)
   tg_bench_add (bench, "conditions", "eager: loop, host time per iteration", "us",
                 t_loop[2] / ITERS, t_loop[0] / ITERS,
                 "host loop: launch, readback, sync", TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions", "eager: loop per iteration vs Warp 1.19",
-                        "us", t_loop[2] / ITERS, WARP_EAGER_LOOP_US,
-                        WARP_MEASURED ", capture_while", TG_BENCH_LOWER_IS_BETTER, 0.4);
   tg_bench_add (bench, "conditions", "eager: decided loop, host time per iteration",
                 "us", t_loop[3] / ITERS, t_loop[1] / ITERS,
                 "host loop by hand: launch, the kernel's mapped store, spin",
                 TG_BENCH_INFO, 0);
-  tg_bench_add_earlier (bench, "conditions",
-                        "eager: decided loop per iteration vs Warp 1.19", "us",
-                        t_loop[3] / ITERS, WARP_EAGER_LOOP_US,
-                        WARP_MEASURED ", capture_while", TG_BENCH_LOWER_IS_BETTER, 0.4);
   c->eager = NULL;
   c->eager_by = NULL;
 }

@@ -11,7 +11,7 @@ tg-bench's and writes every row, with the environment, as JSON.
     PYTHONPATH=<dir holding track_gen> python3 bench/python-bench.py \\
         --json=out.json [--tg-bench=bench/tg-bench] [--quick]
 
-Exit status: 0 when it ran (a missed target is a row marked NO, not a
+Exit status: 0 when it ran (a missed target is a row marked MISS, not a
 failure), 1 when a check failed (work that did not run, a floor that could
 not be measured), 77 without torch or a CUDA GPU.
 """
@@ -96,9 +96,9 @@ class Bench:
     @staticmethod
     def met(r):
         if r.kind == "ratio":
-            return "yes" if r.ours <= r.floor * r.target else "NO"
+            return "PASS" if r.ours <= r.floor * r.target else "MISS"
         if r.kind == "plus":
-            return "yes" if r.ours <= r.floor + r.target else "NO"
+            return "PASS" if r.ours <= r.floor + r.target else "MISS"
         return "-"
 
     @staticmethod
@@ -107,20 +107,20 @@ class Bench:
                 "plus": "<=+%.2f" % r.target}.get(r.kind, "")
 
     def print_table(self):
-        print("\n%-58s %10s %10s %-4s %7s %8s %-3s %s" % (
+        print("\n%-58s %10s %10s %-4s %7s %8s %-4s %s" % (
             "what", "ours", "floor", "unit", "ratio", "target", "met", "the floor"))
         group = None
         for r in self.rows:
             if r.group != group:
                 group = r.group
                 print("[%s]" % group)
-            print("%-58s %10.3f %10.3f %-4s %7.3f %8s %-3s %s" % (
+            print("%-58s %10.3f %10.3f %-4s %7.3f %8s %-4s %s" % (
                 r.what, r.ours, r.floor, r.unit, r.ours / r.floor, self.bound(r),
                 self.met(r), r.floor_what))
 
     def write_json(self, path):
         rows = [{"group": r.group, "what": r.what, "unit": r.unit, "ours": r.ours,
-                 "floor": r.floor, "floor_what": r.floor_what, "floor_in_run": True,
+                 "floor": r.floor, "floor_what": r.floor_what,
                  "ratio": r.ours / r.floor, "target": self.bound(r),
                  "met": self.met(r), "stats": r.stats} for r in self.rows]
         doc = dict(self.json, rows=rows, failures=self.failures)

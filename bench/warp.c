@@ -1,10 +1,10 @@
 /* warp.c: the Warp-shaped floors' building blocks: what NVIDIA Warp adds
  * to a capture for wp.capture_if and wp.capture_while, built by hand in raw
  * CUDA, one function per entry point of Warp's warp/native/warp.cu.  Read
- * from Warp's source, the same in 1.10, 1.12, 1.14, 1.16 and 1.17.0.dev4 (the
- * newest we could read; 1.19, which issue 20 measured, is taken to be the
- * same).  Every condition is a one-thread kernel that reads the int32 flag
- * and sets a handle, then the node:
+ * from Warp's source, the same in 1.10, 1.12, 1.14, 1.16 and 1.19.0 (the
+ * version bench/warp-bench.py runs beside these floors).  Every condition is
+ * a one-thread kernel that reads the int32 flag and sets a handle, then the
+ * node:
  *  - wp_cuda_graph_insert_if_else, one branch: a set kernel, one IF node;
  *    both branches (one capture_if with on_true and on_false): ONE set
  *    kernel that sets two handles (flag, !flag), then two IF nodes one after

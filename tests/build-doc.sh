@@ -1,8 +1,8 @@
 #!/bin/sh
-# build-doc.sh: runs the commands of doc/build.md and doc/torch.md, as
-# written, against the install that tests/consumer.sh made and moved to
-# another directory (make check runs this test after that one); the pages'
-# pkg-config finds it through PKG_CONFIG_PATH alone.  A code block whose
+# build-doc.sh: runs the commands of doc/build.md, as written, against the
+# install that tests/consumer.sh made and moved to another directory (make
+# check runs this test after that one); the page's pkg-config finds it
+# through PKG_CONFIG_PATH alone.  A code block whose
 # first line names a file ("/* NAME.c: ...", "# NAME.py: ...") is written to
 # that file; then every sh block runs, in page order, in one directory, as
 # one TAP test: it passes when it exits 0 (77: skipped, no GPU) and nvcc
@@ -39,7 +39,7 @@ wrap () {
 PATH=$work/bin:$PATH; export PATH
 # python3 cannot load a library built with a sanitizer runtime it lacks.
 case "${CC:-}" in *-fsanitize=*) sanitized=yes ;; *) sanitized=no ;; esac
-for page in "$src/doc/build.md" "$src/doc/torch.md"; do
+for page in "$src/doc/build.md"; do
   awk -v dir="$work" -v page="$(basename "$page" .md)" '
     /^```/ && !inside {
       inside = 1; first = 1; n++; lang = substr($0, 4); block = ""; named = ""

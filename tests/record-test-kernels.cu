@@ -1,7 +1,9 @@
 // record-test-kernels.cu: the kernels of record-test that test-kernels.cu
-// lacks: the set kernels of a caller's hand-built IF and WHILE.
+// lacks: the set kernels of a caller's hand-built IF and WHILE, and a loop
+// body that decides its loop.
 #include "record-test.h"
 #include "../lib/exec/kernel-private.cuh"
+#include <trackgen/kernel.h>
 
 static __global__ void
 if_set_kernel (cudaGraphConditionalHandle h, const gint32 *flag)
@@ -40,4 +42,16 @@ tgr_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h, gint32 *it,
                        const gint32 *iters)
 {
   return tg__launch (while_tail_kernel, 1, 1, s, h, it, iters);
+}
+
+static __global__ void
+count_next_kernel (TgDeviceLoop loop, guint32 *count, guint32 every)
+{
+  tg_loop_next (loop, ++*count % every == 0);
+}
+
+extern "C" cudaError_t
+tgr_launch_count_next (cudaStream_t s, TgDeviceLoop loop, guint32 *count, guint32 every)
+{
+  return tg__launch (count_next_kernel, 1, 1, s, loop, count, every);
 }

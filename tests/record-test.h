@@ -19,6 +19,14 @@ cudaError_t tgr_launch_while_entry (cudaStream_t s, cudaGraphConditionalHandle h
 cudaError_t tgr_launch_while_tail (cudaStream_t s, cudaGraphConditionalHandle h,
                                    gint32 *it, const gint32 *iters);
 
+/* Counts the iterations of a loop its body decides: ++*count, and another
+ * iteration unless *count is a multiple of @every.  One thread. */
+cudaError_t tgr_launch_count_next (cudaStream_t s, TgDeviceLoop loop, guint32 *count,
+                                   guint32 every);
+
+/* record-test-passes.c: how often RECORD calls each stage function */
+void tgr_add_pass_tests (void);
+
 /* record-test-bodies.c: RECORD inside a caller's conditional body */
 void tgr_add_body_tests (void);
 

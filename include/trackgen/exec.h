@@ -840,6 +840,28 @@ cudaGraph_t tg_launch_get_capture_graph (const TgLaunch *launch);
  */
 guint tg_launch_get_depth (const TgLaunch *launch);
 /**
+ * Which pass of a #TG_POLICY_RECORD call is running.  RECORD first captures
+ * the call into a graph of its own (the trial: pass 1), so that a refused
+ * call leaves the caller's capture untouched, and places it in the caller's
+ * capture as one child graph node.  A graph holding a conditional node
+ * cannot be a child node, so a call whose producer has a call-level
+ * condition, a stage condition (with or without an else branch), a SWITCH
+ * or a LOOP stage, or whose stages made conditions of their own, takes a
+ * second pass (2) that builds those nodes in the caller's capture.  In a
+ * producer with a condition, an else branch, a SWITCH or a LOOP stage, or
+ * called under a condition, the second pass calls a stage function (a
+ * stage, an else branch, a case, a loop body) again only when its own work
+ * holds a conditional node (tg_launch_if() and kin) or an allocation, or
+ * when it is the body of a loop that its body decides (tg_loop_next());
+ * every other stage function's work is taken from the trial, so it runs
+ * once per RECORD call.  In a producer without them, the second pass comes
+ * only when a stage made a condition or an allocation of its own, and
+ * calls every stage again.
+ * @param launch a launch context
+ * @return 0 under EAGER and REPLAY, 1 in RECORD's trial, 2 in its second pass
+ */
+guint tg_launch_get_record_pass (const TgLaunch *launch);
+/**
  * Which case of a switch is running, so that one function can serve several
  * cases (a binding of another language, a table of cases that differ only
  * by a parameter).

@@ -2,6 +2,7 @@
  * HOST stages, which refuse under RECORD what a capture cannot hold. */
 #include "config.h"
 #include "condition-private.h"
+#include "record-private.h"
 #include "resource-private.h"
 
 TgProducer *
@@ -65,6 +66,13 @@ tg_launch_get_depth (const TgLaunch *launch)
 {
   g_return_val_if_fail (launch != NULL, 0);
   return launch->depth;
+}
+
+guint
+tg_launch_get_record_pass (const TgLaunch *launch)
+{
+  g_return_val_if_fail (launch != NULL, 0);
+  return tg__record_pass (launch);
 }
 
 gint

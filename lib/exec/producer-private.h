@@ -89,6 +89,7 @@ struct _TgProducer
   /* Lazily created, on the producer's device. */
   cudaStream_t private_stream; /* own captures and RECORD trial captures */
   GPtrArray *side_streams;     /* body captures, one per nesting depth */
+  cudaStream_t unit_stream;    /* RECORD: a stage's own capture (record.c) */
   /* Eager decisions (decision.c): blocks of mapped host words, made on
    * first use; the decisions open now (the next one takes word
    * n_decisions_open); the last sequence number handed out; how long a wait
@@ -111,6 +112,8 @@ struct _TgProducer
 };
 
 G_STATIC_ASSERT (G_STRUCT_OFFSET (TgProducer, refused) + sizeof (gboolean) <= 64);
+
+typedef struct _TgRecordPlan TgRecordPlan;
 
 struct _TgLaunch
 {
@@ -136,6 +139,8 @@ struct _TgLaunch
    * (tg_launch_keep): a list made on first use, owned by whoever made the
    * slot (the call, an own graph's capture, RECORD). */
   GPtrArray **kept;
+  /* RECORD: the call's record plan (record.c), NULL under other policies. */
+  TgRecordPlan *plan;
 };
 
 struct _TgHostOps
@@ -224,6 +229,7 @@ gpointer tg__producer_binding (const TgProducer *producer, const char *name,
 cudaStream_t tg__producer_private_stream (TgProducer *producer, GError **error);
 cudaStream_t tg__producer_side_stream (TgProducer *producer, guint depth,
                                        GError **error);
+cudaStream_t tg__producer_unit_stream (TgProducer *producer, GError **error);
 
 G_END_DECLS
 

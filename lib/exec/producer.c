@@ -183,6 +183,7 @@ producer_free (TgProducer *p)
    * the stages' destroy notifies included, runs relaxed. */
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   gboolean owns_cuda = p->segments != NULL || p->private_stream != NULL
+                       || p->unit_stream != NULL
                        || p->side_streams != NULL || p->decision_words != NULL;
   TgDeviceGuard guard;
   GError *error = NULL;
@@ -193,6 +194,7 @@ producer_free (TgProducer *p)
   if (p->segments != NULL)
     g_array_unref (p->segments);
   tg__stream_give_back (p->device, p->private_stream);
+  tg__stream_give_back (p->device, p->unit_stream);
   for (guint i = 0; p->side_streams != NULL && i < p->side_streams->len; i++)
     tg__stream_give_back (p->device, p->side_streams->pdata[i]);
   if (p->side_streams != NULL)
@@ -676,6 +678,14 @@ tg__producer_private_stream (TgProducer *p, GError **error)
   if (p->private_stream == NULL)
     p->private_stream = tg__stream_lend (p->device, error);
   return p->private_stream;
+}
+
+cudaStream_t
+tg__producer_unit_stream (TgProducer *p, GError **error)
+{
+  if (p->unit_stream == NULL)
+    p->unit_stream = tg__stream_lend (p->device, error);
+  return p->unit_stream;
 }
 
 cudaStream_t

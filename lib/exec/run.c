@@ -1,8 +1,8 @@
 /* run.c: one call of a producer: stream resolution, policy, and the EAGER
- * and RECORD paths (REPLAY is runner.c, the stage walker stages.c). */
+ * path (RECORD is record.c, REPLAY runner.c, the stage walker stages.c). */
 #include "config.h"
-#include "keep-private.h"
 #include "policy-private.h"
+#include "record-private.h"
 #include "resource-private.h"
 #include "runner-private.h"
 #include "scope-private.h"
@@ -262,93 +262,6 @@ run_body (const TgLaunch *launch, TgCondition condition, GError **error)
   return tg__stages_call (launch, &call, error);
 }
 
-/* RECORD: what the stages kept (tg_launch_keep) lives as long as the
- * caller's graph, which holds their work.  Tied to it only once something
- * was kept, into the one hold of the caller's capture (tg__keep_retain);
- * *@retained says the list is tied already: a second recording keeps into
- * the same list. */
-static gboolean
-retain_kept (const TgLaunch *base, gboolean *retained, GError **error)
-{
-  if (*base->kept == NULL || *retained)
-    return TRUE;
-  *retained = TRUE;
-  return tg__keep_retain (base->capture_graph, base->capture_id,
-                          g_ptr_array_ref (*base->kept),
-                          (GDestroyNotify)g_ptr_array_unref, error);
-}
-
-/* RECORD, after the trial capture: the work holds what CUDA cannot embed in a child
- * graph (a condition, a loop, an allocation), and CUDA forbids removing nodes
- * from a graph under capture, so a failure half-way could not be undone.  The
- * trial capture proved every stage records; now they record into the caller's
- * capture itself, and what only this recording kept is tied to its graph. */
-static gboolean
-record_into_caller (TgProducer *p, TgLaunch *base, TgCondition condition,
-                    gboolean *retained, GError **error)
-{
-  GError *local = NULL;
-
-  if (run_body (base, condition, &local) && retain_kept (base, retained, &local))
-    return TRUE;
-  if (g_error_matches (local, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
-    g_propagate_error (error, local);
-  else
-    {
-      tg__set_error (
-          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
-          "recording producer '%s' failed after its trial capture succeeded, so "
-          "the caller's capture holds part of the call and must be "
-          "discarded: %s",
-          p->name, local->message);
-      g_error_free (local);
-    }
-  return FALSE;
-}
-
-/* RECORD into a capture that its scope says fills a conditional body: the
- * trial capture's work must be what a body can hold, which the driver would
- * say only when the caller's graph is instantiated. */
-static gboolean
-record_into_body_checked (const TgProducer *p, cudaGraph_t graph, GError **error)
-{
-  g_autofree char *where = g_strdup_printf (
-      "producer '%s', recorded into a conditional node's body (its capture scope "
-      "says so, tg_capture_scope_begin_body()),",
-      p->name);
-
-  return tg__capture_check_body (graph, where, error);
-}
-
-/* RECORD: every stage is captured once into a graph of our own, so a refused
- * call leaves the caller's capture with exactly the nodes it had; the graph
- * then joins the caller's capture as one child graph node.  Only work that a
- * child graph cannot hold is recorded a second time, straight into the
- * caller's capture. */
-static gboolean
-record (TgProducer *p, TgLaunch *base, const Resolution *r, TgCondition condition,
-        GError **error)
-{
-  TgStagesCall call = { 0, p->stages->len, condition.flag };
-  cudaGraph_t graph = NULL;
-  gboolean embeddable = FALSE, retained = FALSE, ok;
-
-  if (!tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error))
-    return FALSE;
-  ok = (r->scope == NULL || !r->scope->body
-        || record_into_body_checked (p, graph, error))
-       && tg__capture_embeddable (graph, &embeddable, error)
-       && (r->scope == NULL
-           || r->scope->recorded (r->scope, p, base->capture_graph, error))
-       && retain_kept (base, &retained, error)
-       && (embeddable ? tg__capture_embed (r->stream, &graph, error)
-                      : record_into_caller (p, base, condition, &retained, error));
-  tg__graph_free (graph);
-  if (ok)
-    p->captured = TRUE;
-  return ok;
-}
-
 static void
 launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r, GPtrArray **kept)
 {
@@ -438,7 +351,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
       switch (r.policy)
         {
         case TG_POLICY_RECORD:
-          ok = record (producer, &launch, &r, condition, error);
+          ok = tg__record (producer, &launch, r.scope, condition, error);
           break;
         case TG_POLICY_REPLAY:
           ok = tg__runner_replay (producer, &launch, condition, error);

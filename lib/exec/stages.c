@@ -2,8 +2,64 @@
  * of the producer's own.  See stages-private.h. */
 #include "config.h"
 #include "condition-private.h"
+#include "record-private.h"
 #include "resource-private.h"
 #include "stages-private.h"
+
+/* The stage functions of stage @data, each called as a unit of RECORD
+ * (record-private.h). */
+static gboolean
+host_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgStage *stage = data;
+  TgHostOps ops = { launch };
+
+  return stage->host (&ops, stage->user_data, error);
+}
+
+static gboolean
+host_unit (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg__record_unit (launch, host_stage, data, error);
+}
+
+static gboolean
+device_unit (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgStage *stage = data;
+
+  return tg__record_unit (launch, stage->device, stage->user_data, error);
+}
+
+static gboolean
+else_unit (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgStage *stage = data;
+
+  return tg__record_unit (launch, stage->otherwise, stage->user_data, error);
+}
+
+/* A switch stage's case: the body launch says which. */
+static gboolean
+case_unit (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const TgStage *stage = data;
+
+  return tg__record_unit (launch, stage->cases[launch->switch_case], stage->user_data,
+                          error);
+}
+
+static gboolean
+run_switch (const TgLaunch *launch, const TgStage *stage, GError **error)
+{
+  g_autofree TgDeviceFunc *cases = g_new (TgDeviceFunc, stage->n_cases);
+
+  for (guint i = 0; i < stage->n_cases; i++)
+    cases[i] = case_unit;
+  return tg__condition_switch (
+      launch, tg__producer_binding (launch->producer, stage->index, NULL), NULL,
+      stage->n_cases, cases, (gpointer)stage, error);
+}
 
 /* One stage (@data), as a TgDeviceFunc so that a stage's own condition can
  * run it as its body.  @launch names the stage already. */
@@ -11,7 +67,6 @@ static gboolean
 run_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
   const TgStage *stage = data;
-  TgHostOps ops = { launch };
 
   switch (stage->kind)
     {
@@ -24,8 +79,10 @@ run_stage (const TgLaunch *launch, gpointer data, GError **error)
                          "it out of the condition, or run the producer eagerly");
           return FALSE;
         }
-      return stage->host (&ops, stage->user_data, error);
+      return host_unit (launch, data, error);
     case TG_STAGE_KIND_LOOP:
+      /* A body that decides its loop is no unit: its kernels hold the
+       * handle of the node they were captured for. */
       return tg__condition_while (
           launch,
           stage->loop_flag != NULL
@@ -33,23 +90,14 @@ run_stage (const TgLaunch *launch, gpointer data, GError **error)
               : NULL,
           stage->loop_by_body, stage->max_iters,
           tg__producer_binding (launch->producer, stage->loop_status, NULL),
-          stage->device, stage->user_data, error);
+          stage->loop_by_body ? stage->device : device_unit,
+          stage->loop_by_body ? stage->user_data : data, error);
     case TG_STAGE_KIND_SWITCH:
-      return tg__condition_switch (
-          launch, tg__producer_binding (launch->producer, stage->index, NULL), NULL,
-          stage->n_cases, stage->cases, stage->user_data, error);
+      return run_switch (launch, stage, error);
     case TG_STAGE_KIND_DEVICE:
     default:
-      return stage->device (launch, stage->user_data, error);
+      return device_unit (launch, data, error);
     }
-}
-
-static gboolean
-guarded_else (const TgLaunch *launch, gpointer data, GError **error)
-{
-  const TgStage *stage = data;
-
-  return stage->otherwise (launch, stage->user_data, error);
 }
 
 /* RECORD: a stage that made a call the caller's capture forbids has already
@@ -92,7 +140,7 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
       if (stage->condition != NULL)
         ok = tg__condition_if (
             &launch, tg__producer_binding (p, stage->condition, NULL), NULL, run_stage,
-            stage->otherwise != NULL ? guarded_else : NULL, (gpointer)stage, &local);
+            stage->otherwise != NULL ? else_unit : NULL, (gpointer)stage, &local);
       else
         ok = run_stage (&launch, (gpointer)stage, &local);
       if (!caller_intact (&launch, &broken))

@@ -148,9 +148,10 @@ retain_one (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *
                        : tg_retain_capture_full (stream, data, release, error);
 }
 
-/* Ties args[1:] as retain_one() does. */
+/* Ties args[1:] to @graph, or, @graph NULL, to the graph of the capture on
+ * @stream (retain() and retain_capture()). */
 static PyObject *
-retain_rest (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *args)
+retain_all (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *args)
 {
   GError *error = NULL;
 
@@ -173,19 +174,59 @@ native_retain (PyObject *module, PyObject *args)
   if (graph == NULL)
     return PyErr_Occurred () ? NULL
                              : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
-  return retain_rest (PyModule_GetState (module), graph, NULL, args);
+  return retain_all (PyModule_GetState (module), graph, NULL, args);
+}
+
+/* The graph of the capture active on @stream, or NULL: asked only of an
+ * active capture (the query is refused on the legacy stream joined to a
+ * capture), leaving an error the caller had pending alone. */
+static cudaGraph_t
+active_graph (cudaStream_t stream)
+{
+  enum cudaStreamCaptureStatus status;
+  cudaGraph_t graph = NULL;
+  cudaError_t err
+      = cudaStreamGetCaptureInfo (stream, &status, NULL, &graph, NULL, NULL, NULL);
+
+  if (err == cudaSuccess)
+    return graph;
+  if (cudaPeekAtLastError () == err)
+    (void)cudaGetLastError ();
+  return NULL;
 }
 
 static PyObject *
 native_retain_capture (PyObject *module, PyObject *args)
 {
+  TgpyState *state = PyModule_GetState (module);
+  TgCaptureState capture = TG_CAPTURE_NONE;
+  cudaGraph_t graph = NULL;
+  GError *error = NULL;
   cudaStream_t stream;
 
   if (PyTuple_Size (args) < 1)
     return tgpy_argument_error (PyExc_TypeError, "stream", "missing");
   if (tgpy_stream (PyTuple_GetItem (args, 0), "stream", &stream) < 0)
     return NULL;
-  return retain_rest (PyModule_GetState (module), NULL, stream, args);
+  if (stream == TG_STREAM_AUTO)
+    return tgpy_argument_error (
+        PyExc_ValueError, "stream",
+        "None is not a stream here: pass the capturing stream "
+        "(torch.cuda.current_stream() inside torch.cuda.graph)");
+  if (!tg_stream_get_capture_state (stream, &capture, NULL, &error))
+    return tgpy_raise (state, error, NULL);
+  if (capture == TG_CAPTURE_ACTIVE)
+    graph = active_graph (stream);
+  if (graph == NULL)
+    {
+      g_set_error (&error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
+                   "stream %p has no capture in progress to retain into: call it "
+                   "inside the capture (inside torch.cuda.graph)",
+                   (void *)stream);
+      return tgpy_raise (state, error, NULL);
+    }
+  /* By the stream: what one capture retains shares its one user object. */
+  return retain_all (state, NULL, stream, args);
 }
 
 /* What the owner of a graph holds for it instead of a CUDA user object
@@ -266,7 +307,6 @@ native_capture_info (PyObject *module, PyObject *stream_obj)
   cudaStream_t stream;
   TgCaptureState capture = TG_CAPTURE_NONE;
   unsigned long long id = 0;
-  enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
   GError *error = NULL;
 
@@ -277,20 +317,8 @@ native_capture_info (PyObject *module, PyObject *stream_obj)
                                 "None is not a stream here: pass the stream");
   if (!tg_stream_get_capture_state (stream, &capture, &id, &error))
     return tgpy_raise (PyModule_GetState (module), error, NULL);
-  /* The graph being captured into, asked only of an active capture (the
-   * query is refused on the legacy stream joined to a capture). */
   if (capture == TG_CAPTURE_ACTIVE)
-    {
-      cudaError_t err
-          = cudaStreamGetCaptureInfo (stream, &status, NULL, &graph, NULL, NULL, NULL);
-      if (err != cudaSuccess)
-        {
-          /* Leave an error the caller had pending alone. */
-          if (cudaPeekAtLastError () == err)
-            (void)cudaGetLastError ();
-          graph = NULL;
-        }
-    }
+    graph = active_graph (stream);
   return Py_BuildValue ("(iKN)", (int)capture, id,
                         graph != NULL ? PyLong_FromVoidPtr (graph)
                                       : (Py_INCREF (Py_None), Py_None));
@@ -309,19 +337,164 @@ native_is_registered (PyObject *module, PyObject *stream_obj)
 static PyObject *
 native_release_wait (PyObject *module, PyObject *args)
 {
-  double timeout_s = -1;
-  gint64 us;
+  PyObject *timeout_obj = Py_None;
+  gint64 us = G_MAXINT64;
+  double timeout_s;
   gboolean done;
 
-  if (!PyArg_ParseTuple (args, "|d:release_wait", &timeout_s))
+  if (!PyArg_ParseTuple (args, "|O:release_wait", &timeout_obj))
     return NULL;
-  us = timeout_s < 0 || timeout_s * 1e6 >= (double)G_MAXINT64
-           ? G_MAXINT64
-           : (gint64)(timeout_s * 1e6);
+  if (timeout_obj != Py_None)
+    {
+      timeout_s = PyFloat_AsDouble (timeout_obj);
+      if (timeout_s == -1.0 && PyErr_Occurred ())
+        return NULL;
+      if (!(timeout_s >= 0)) /* NaN too */
+        return tgpy_argument_error (PyExc_ValueError, "timeout",
+                                    "%g is not a number of seconds >= 0: pass one, or "
+                                    "None to wait for ever",
+                                    timeout_s);
+      if (timeout_s * 1e6 < (double)G_MAXINT64)
+        us = (gint64)(timeout_s * 1e6);
+    }
   Py_BEGIN_ALLOW_THREADS;
   done = tg_release_wait (us);
   Py_END_ALLOW_THREADS;
   return PyBool_FromLong (done);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The stream of a call that names none (doc/python.md, "Streams")           */
+
+/* torch's current-stream getter, looked up again whenever sys.modules holds
+ * another torch: torch._C._cuda_getCurrentRawStream(device) returns the
+ * handle (one call, no stream object); else torch.cuda.current_stream(device),
+ * whose .cuda_stream is.  Borrowed; NULL (no exception) while torch is not
+ * imported or has no CUDA.  Nothing is imported. */
+static PyObject *
+torch_getter (TgpyState *state)
+{
+  PyObject *torch = PyDict_GetItemString (PyImport_GetModuleDict (), "torch");
+  PyObject *part, *getter = NULL;
+
+  if (torch == NULL || torch == Py_None)
+    return NULL;
+  if (torch == state->torch)
+    return state->torch_stream;
+  state->torch_raw = TRUE;
+  if ((part = PyObject_GetAttrString (torch, "_C")) != NULL)
+    {
+      getter = PyObject_GetAttrString (part, "_cuda_getCurrentRawStream");
+      Py_DECREF (part);
+    }
+  if (getter == NULL)
+    {
+      PyErr_Clear ();
+      state->torch_raw = FALSE;
+      if ((part = PyObject_GetAttrString (torch, "cuda")) != NULL)
+        {
+          getter = PyObject_GetAttrString (part, "current_stream");
+          Py_DECREF (part);
+        }
+      PyErr_Clear ();
+    }
+  Py_INCREF (torch);
+  Py_XDECREF (state->torch);
+  state->torch = torch;
+  Py_XDECREF (state->torch_stream);
+  state->torch_stream = getter;
+  return getter;
+}
+
+/* torch's current stream on @device: 1 when found, 0 when torch is not
+ * imported (or has no CUDA), -1 with the exception torch raised. */
+static int
+torch_current_stream (TgpyState *state, int device, cudaStream_t *stream)
+{
+  PyObject *getter = torch_getter (state), *arg, *result, *handle;
+
+  if (getter == NULL)
+    return 0;
+  if ((arg = PyLong_FromLong (device)) == NULL)
+    return -1;
+  result = PyObject_CallFunctionObjArgs (getter, arg, NULL);
+  Py_DECREF (arg);
+  if (result == NULL)
+    return -1;
+  if (state->torch_raw)
+    handle = result;
+  else
+    {
+      handle = PyObject_GetAttrString (result, "cuda_stream");
+      Py_DECREF (result);
+      if (handle == NULL)
+        return -1;
+    }
+  *stream = PyLong_Check (handle) ? PyLong_AsVoidPtr (handle) : NULL;
+  if (!PyLong_Check (handle))
+    PyErr_Format (PyExc_TypeError, "torch's current stream handle is %R, not an int",
+                  handle);
+  Py_DECREF (handle);
+  return PyErr_Occurred () ? -1 : 1;
+}
+
+int
+tgpy_stream_auto (TgpyState *state, TgProducer *producer, int device, const char *call,
+                  const char *runs, cudaStream_t *stream, TgCaptureScope **scope)
+{
+  TgCaptureState capture = TG_CAPTURE_NONE;
+  gboolean registered, bound = FALSE, busy, ok = TRUE;
+  GError *error = NULL;
+  cudaStream_t torch;
+  int found;
+
+  if ((found = torch_current_stream (state, device, &torch)) <= 0)
+    return found;
+  /* The producer's lock may be held by a thread waiting for the GIL. */
+  Py_BEGIN_ALLOW_THREADS;
+  registered = tg_capture_is_registered (TG_STREAM_AUTO);
+  if (!registered)
+    {
+      bound = producer != NULL && tg_producer_get_stream (producer) != TG_STREAM_AUTO;
+      ok = tg_stream_get_capture_state (torch, &capture, NULL, &error);
+    }
+  Py_END_ALLOW_THREADS;
+  if (!ok)
+    {
+      tgpy_raise (state, error, NULL);
+      return -1;
+    }
+  /* libtrackgen resolves a registered capture and a bound stream itself. */
+  busy = capture == TG_CAPTURE_ACTIVE || capture == TG_CAPTURE_INVALIDATED;
+  if (registered || (bound && !busy))
+    return 0;
+  if (bound || (runs != NULL && capture == TG_CAPTURE_ACTIVE))
+    {
+      g_set_error (&error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY,
+                   "%s%s%s%s names no stream, and torch's current stream is capturing "
+                   "(inside torch.cuda.graph): it would run %s beside the capture, "
+                   "never in it; %s",
+                   producer != NULL ? "producer '" : "",
+                   producer != NULL ? tg_producer_get_name (producer) : "",
+                   producer != NULL ? "': " : "", call,
+                   bound ? "on the producer's bound stream" : "now",
+                   bound ? "pass stream=torch.cuda.current_stream() to record it, or "
+                           "call it outside the capture"
+                         : runs);
+      tgpy_raise (state, error, NULL);
+      return -1;
+    }
+  *stream = torch;
+  /* A capture nobody registered: registered for this call, so that its
+   * graph retains what is recorded into it, as under registered(). */
+  if (capture == TG_CAPTURE_ACTIVE && scope != NULL
+      && (*scope = tg_capture_scope_begin (torch, cudaStreamCaptureModeGlobal, &error))
+             == NULL)
+    {
+      tgpy_raise (state, error, NULL);
+      return -1;
+    }
+  return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -336,7 +509,11 @@ native_resolve_stream (PyObject *module, PyObject *args)
   GError *error = NULL;
 
   if (!PyArg_ParseTuple (args, "|Oi:resolve_stream", &stream_obj, &device)
-      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+      || tgpy_stream (stream_obj, "stream", &stream) < 0
+      || (stream == TG_STREAM_AUTO
+          && tgpy_stream_auto (PyModule_GetState (module), NULL, device,
+                               "resolve_stream()", NULL, &stream, NULL)
+                 < 0))
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   resolved = tg_stream_resolve (stream, device, &error);
@@ -464,6 +641,16 @@ native_stream_handle (PyObject *module, PyObject *obj)
                                                   : tgpy_stream_to_object (stream);
 }
 
+/* A reference never dropped: @obj lives until the process exits, and its
+ * destructor never runs (interop/torch.py's memory pools). */
+static PyObject *
+native_keep_until_exit (PyObject *module, PyObject *obj)
+{
+  Py_INCREF (obj);
+  Py_INCREF (obj);
+  return obj;
+}
+
 static PyObject *
 native_policy_name (PyObject *module, PyObject *arg)
 {
@@ -482,10 +669,10 @@ static PyMethodDef interop_functions[] = {
     "int) until the graph and its executable graphs are destroyed (tg_retain(), "
     "tg_retain_full()); the references are dropped on TrackGen's reaper thread." },
   { "retain_capture", native_retain_capture, METH_VARARGS,
-    "retain_capture(stream, *objects)\n--\n\nTies each object to the graph of the "
-    "capture in progress on *stream* (None: the innermost registered one), all of "
-    "them sharing that graph's one CUDA user object, or held by its owner "
-    "(tg_retain_capture(), tg_retain_capture_full())." },
+    "retain_capture(stream, *objects)\n--\n\nLike retain(), for the graph of the "
+    "capture in progress on *stream*, all of them sharing that graph's one CUDA user "
+    "object, or held by its owner (tg_retain_capture_full()); StateError when it has "
+    "none." },
   { "retained_new", native_retained_new, METH_O,
     "retained_new(stream, /)\n--\n\nTakes over what TrackGen ties to the graph of the "
     "capture in progress on *stream* (None: the innermost registered one), so that the "
@@ -504,8 +691,8 @@ static PyMethodDef interop_functions[] = {
     "thread (None: the innermost registered one) (tg_capture_is_registered())." },
   { "release_wait", native_release_wait, METH_VARARGS,
     "release_wait(timeout=None)\n--\n\nWaits until every reference graphs held was "
-    "released, at most *timeout* seconds (tg_release_wait()); True when none is "
-    "left." },
+    "released, at most *timeout* seconds (>= 0; None or inf: for ever) "
+    "(tg_release_wait()); True when none is left." },
   { "resolve_stream", native_resolve_stream, METH_VARARGS,
     "resolve_stream(stream=None, device=0)\n--\n\nThe stream a call would use on "
     "*device* (tg_stream_resolve())." },
@@ -535,6 +722,9 @@ static PyMethodDef interop_functions[] = {
   { "_stream_handle", native_stream_handle, METH_O,
     "_stream_handle(stream, /)\n--\n\nThe cudaStream_t TrackGen reads from *stream* "
     "(None stays None)." },
+  { "_keep_until_exit", native_keep_until_exit, METH_O,
+    "_keep_until_exit(obj, /)\n--\n\nReturns *obj*, kept alive until the process "
+    "exits: its destructor never runs." },
   { "policy_name", native_policy_name, METH_O,
     "policy_name(policy, /)\n--\n\ntg_policy_to_string()." },
   { NULL },

@@ -82,6 +82,7 @@ GETTER (policy, PyLong_FromLong (tg_launch_get_policy (launch)))
 GETTER (is_capturing, PyBool_FromLong (tg_launch_is_capturing (launch)))
 GETTER (capture_id, PyLong_FromUnsignedLongLong (tg_launch_get_capture_id (launch)))
 GETTER (depth, PyLong_FromUnsignedLong (tg_launch_get_depth (launch)))
+GETTER (record_pass, PyLong_FromUnsignedLong (tg_launch_get_record_pass (launch)))
 GETTER (producer_name,
         PyUnicode_FromString (tg_producer_get_name (tg_launch_get_producer (launch))))
 
@@ -127,6 +128,12 @@ static PyGetSetDef launch_getset[] = {
     "The cudaGraph_t work is captured into (an int), or None.", NULL },
   { "depth", (getter)launch_get_depth, NULL,
     "0 at top level, n inside n nested conditions or loops.", NULL },
+  { "record_pass", (getter)launch_get_record_pass, NULL,
+    "Under RECORD, 1 in the trial capture, 2 in the second pass into the caller's "
+    "capture (only stage functions whose own work holds a condition, a loop, a "
+    "switch or an allocation, and bodies of loops they decide, run there); 0 "
+    "under EAGER and REPLAY.",
+    NULL },
   { "stage_name", (getter)launch_get_stage_name, NULL, "The running stage's name.",
     NULL },
   { "producer_name", (getter)launch_get_producer_name, NULL, "The producer's name.",

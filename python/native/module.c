@@ -154,7 +154,9 @@ native_exec (PyObject *module)
   X (seed_state_type)                                                                  \
   X (scope_type)                                                                       \
   X (unconditional)                                                                    \
-  X (runner)
+  X (runner)                                                                           \
+  X (torch)                                                                            \
+  X (torch_stream)
 
 static int
 native_traverse (PyObject *module, visitproc visit, void *arg)

@@ -666,6 +666,23 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
   return tgpy_condition (state, values[2], condition);
 }
 
+/* A call that names no stream follows the stream rule (tgpy_stream_auto()):
+ * EAGER and REPLAY run, so they cannot follow torch's stream into a capture. */
+static int
+auto_stream (TgpyState *state, TgpyProducer *self, const char *call, TgPolicy policy,
+             cudaStream_t *stream, TgCaptureScope **scope)
+{
+  if (*stream != TG_STREAM_AUTO)
+    return 0;
+  return tgpy_stream_auto (state, self->producer,
+                           tg_producer_get_device (self->producer), call,
+                           policy == TG_POLICY_EAGER || policy == TG_POLICY_REPLAY
+                               ? "pass policy=Policy.AUTO to record it, or call it "
+                                 "outside the capture"
+                               : NULL,
+                           stream, scope);
+}
+
 static PyObject *
 producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -675,16 +692,19 @@ producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *
   TgPolicy policy;
   TgCondition condition;
   GError *error = NULL;
+  TgCaptureScope *scope = NULL;
   TgpyCall call;
   gboolean ok;
 
   if (self == NULL
-      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0)
+      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0
+      || auto_stream (state, self, "run()", policy, &stream, &scope) < 0)
     return NULL;
   tgpy_call_begin (&call);
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_run (self->producer, stream, policy, condition, &error);
   Py_END_ALLOW_THREADS;
+  g_clear_pointer (&scope, tg_capture_scope_free);
   if (tgpy_call_end (state, &call, ok, error) < 0)
     return NULL;
   Py_RETURN_NONE;
@@ -703,7 +723,8 @@ producer_resolve (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
   gboolean ok;
 
   if (self == NULL
-      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0)
+      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0
+      || auto_stream (state, self, "resolve()", policy, &stream, NULL) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_resolve (self->producer, stream, policy, condition, &decided,
@@ -822,9 +843,10 @@ static PyMethodDef producer_methods[] = {
     "run(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
     "Runs the producer (tg_producer_run()): launched eagerly, replayed from its own "
     "graph, or recorded into the capture in progress on *stream*, with the same "
-    "results.  *stream*: None lets TrackGen choose (a registered capture, the bound "
-    "stream, TrackGen's own), an int is a cudaStream_t (0 is the legacy default "
-    "stream), or a torch stream.  *condition*: None, a Condition, or an int32 device "
+    "results.  *stream*: None follows the stream rule (see "
+    "track_gen.exec.resolve_stream: torch's current stream once torch is imported), an "
+    "int is a cudaStream_t (0 is the legacy default stream), or a torch stream.  "
+    "*condition*: None, a Condition, or an int32 device "
     "flag.  The GIL is released while it runs.  Raises CaptureError, ArgumentError, "
     "StateError, CudaError, or StageError (a stage raised: its exception is the "
     "cause)." },

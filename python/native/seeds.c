@@ -157,10 +157,23 @@ seed_state_dealloc (TgpySeedState *self)
   Py_DECREF (type);
 }
 
+/* The stream of @call; one that names none follows the stream rule
+ * (tgpy_stream_auto()).  A @blocking call waits for its stream, so it
+ * cannot follow torch's stream into a capture. */
 static int
-stream_arg (PyObject *obj, cudaStream_t *stream)
+stream_arg (PyObject *self, TgSeedState *s, const char *call, gboolean blocking,
+            PyObject *obj, cudaStream_t *stream)
 {
-  return tgpy_stream (obj, "stream", stream);
+  if (tgpy_stream (obj, "stream", stream) < 0)
+    return -1;
+  if (*stream != TG_STREAM_AUTO)
+    return 0;
+  return tgpy_stream_auto (tgpy_state_of (self), NULL, tg_seed_state_get_device (s),
+                           call,
+                           blocking ? "it waits for its stream: call it outside the "
+                                      "capture"
+                                    : NULL,
+                           stream, NULL);
 }
 
 /* A device array's address and its length in elements of @itemsize (the
@@ -202,7 +215,9 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOn", names, &stream_obj,
                                        &mask_obj, &given)
-      || stream_arg (stream_obj, &stream) < 0
+      || stream_arg (obj, s, reset ? "SeedState.reset_epochs()" : "SeedState.advance()",
+                     FALSE, stream_obj, &stream)
+             < 0
       || (mask_obj != Py_None
           && device_elems (mask_obj, "mask", 1, given, &mask, &len) < 0))
     return NULL;
@@ -242,7 +257,8 @@ seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|On:fill_effective", names,
                                        &out_obj, &stream_obj, &given)
-      || stream_arg (stream_obj, &stream) < 0
+      || stream_arg (obj, s, "SeedState.fill_effective()", FALSE, stream_obj, &stream)
+             < 0
       || device_elems (out_obj, "out", sizeof (guint64), given, &out, &len) < 0)
     return NULL;
   CALL (obj, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
@@ -266,7 +282,8 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|On:set_seeds_device", names,
                                        &ids_obj, &seeds_obj, &stream_obj, &given)
-      || stream_arg (stream_obj, &stream) < 0
+      || stream_arg (obj, s, "SeedState.set_seeds_device()", FALSE, stream_obj, &stream)
+             < 0
       || device_elems (ids_obj, "env_ids", sizeof (guint32), given, &ids, &n_ids) < 0
       || device_elems (seeds_obj, "seeds", sizeof (guint64), given, &seeds, &n_seeds)
              < 0)
@@ -299,7 +316,7 @@ seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:set_seeds", names, &ids_obj,
                                        &seeds_obj, &stream_obj)
-      || stream_arg (stream_obj, &stream) < 0
+      || stream_arg (obj, s, "SeedState.set_seeds()", TRUE, stream_obj, &stream) < 0
       || host_bytes (ids_obj, "env_ids", &ids_data, &ids_size) < 0
       || host_bytes (seeds_obj, "seeds", &seeds_data, &seeds_size) < 0)
     return NULL;
@@ -342,7 +359,7 @@ seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:snapshot", names, &stream_obj)
-      || stream_arg (stream_obj, &stream) < 0)
+      || stream_arg (obj, s, "SeedState.snapshot()", TRUE, stream_obj, &stream) < 0)
     return NULL;
   CALL (obj, ok, (bytes = tg_seed_state_snapshot (s, stream, &error_)) != NULL);
   if (!ok)
@@ -368,7 +385,7 @@ seed_state_restore (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|O:restore", names,
                                        &snapshot_obj, &stream_obj)
-      || stream_arg (stream_obj, &stream) < 0
+      || stream_arg (obj, s, "SeedState.restore()", TRUE, stream_obj, &stream) < 0
       || host_bytes (snapshot_obj, "snapshot", &data, &size) < 0)
     return NULL;
   bytes = g_bytes_new (data, (gsize)size);

@@ -11,9 +11,8 @@ with bit-identical results.  This module maps libtrackgen's exec layer
 (``trackgen/exec.h``) one to one; each name says the C function it calls.
 
 Streams are taken as the ecosystem passes them: ``None`` lets TrackGen choose
-(the capture registered on this thread, see :mod:`track_gen.interop.torch`,
-else the producer's bound stream, else TrackGen's own stream, which is
-ordered with nothing of yours); an ``int`` is a ``cudaStream_t`` (``0`` is
+by the stream rule (see :func:`resolve_stream`: torch's current stream when
+torch is imported, as torch's own calls do); an ``int`` is a ``cudaStream_t`` (``0`` is
 CUDA's legacy default stream); a ``torch.cuda.Stream``, or any object with
 ``__cuda_stream__`` (cuda.core, CuPy), is its handle.  Device arrays are any
 object with ``__cuda_array_interface__`` or ``__dlpack__`` (torch tensors,
@@ -363,10 +362,30 @@ def resolve(producer: Producer, stream: StreamLike = None, policy: int = Policy.
 
 
 def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
-    """The stream a TrackGen call would use on *device* (tg_stream_resolve()):
-    None becomes the registered capture's stream or TrackGen's default
-    stream, 0 the legacy default stream; a stream of another device raises
-    ArgumentError."""
+    """The stream a TrackGen call would use on *device* (tg_stream_resolve()).
+
+    A stream you name wins (``0`` is the legacy default stream; a stream of
+    another device raises ArgumentError).  A call that names no stream
+    (``None``) follows the stream rule, in order:
+
+    1. the capture registered on this thread (``interop.torch.registered()``
+       or ``graph()``);
+    2. the producer's bound stream (``Producer(stream=...)``, ``set_stream``);
+    3. when torch is already imported (``sys.modules``; nothing is
+       imported to find out), torch's current stream on the producer's
+       device, as torch's own calls do;
+    4. TrackGen's default stream of the device, ordered with nothing of yours.
+
+    Inside ``torch.cuda.graph`` torch's current stream is capturing, so
+    ``Policy.AUTO`` records into it and the graph retains the producer, as
+    under ``registered()`` (register it yourself for a
+    ``capture_error_mode="relaxed"`` capture).  Work never runs beside a
+    capture in progress on torch's current stream: a call that names no
+    stream and would (``Policy.EAGER`` or ``REPLAY``, a producer bound to
+    another stream, a blocking ``SeedState`` call) raises StateError naming
+    the fix.  ``SeedState`` calls follow the same rule (they have no bound
+    stream).
+    """
     return _native.resolve_stream(stream, device)
 
 
@@ -416,9 +435,11 @@ def live_objects() -> LiveObjects:
 
 def release_wait(timeout: Optional[float] = None) -> bool:
     """Waits until every reference that graphs held (retained producers, seed
-    states, objects) was released, at most *timeout* seconds (None: forever)
-    (tg_release_wait()).  True when none is outstanding."""
-    return _native.release_wait(-1.0 if timeout is None else timeout)
+    states, objects) was released, at most *timeout* seconds (tg_release_wait()).
+    True when none is outstanding.  *timeout* is a number of seconds >= 0;
+    None (or ``math.inf``) waits for ever; a negative one or NaN raises
+    ValueError."""
+    return _native.release_wait(timeout)
 
 
 # track_gen.interop.torch once torch is loaded: every stage call asks, so

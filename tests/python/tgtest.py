@@ -96,6 +96,15 @@ class Chain:
         return self.b.cpu()
 
 
+def check_replays(case, graph, chain, inputs=((1, 2), (3, 4))):
+    """Replays *graph* (which recorded *chain*) once per (param, k) of
+    *inputs*, checking the chain's result after each."""
+    for param, k in inputs:
+        chain.set_inputs(param, k)
+        graph.replay()
+        case.assertTrue(chain.torch.equal(chain.result(), expected(param, k)))
+
+
 class LeakCheck:
     """Counts TrackGen's live objects before a test and checks them after."""
 

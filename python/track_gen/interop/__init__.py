@@ -14,10 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from track_gen import _native
-from track_gen._errors import StateError
-
-# TG_STATE_ERROR_NOT_CAPTURING, as libtrackgen reports it.
-_STATE_ERROR_NOT_CAPTURING = 4
 
 __all__ = ["CaptureScope", "CaptureMode", "retain", "retain_capture", "is_registered"]
 
@@ -45,14 +41,8 @@ def retain(graph: int, *objects: Any) -> None:
 
 def retain_capture(stream: Any, *objects: Any) -> None:
     """Like :func:`retain`, for the graph of the capture in progress on
-    *stream* (tg_retain_capture()), all of them sharing that graph's one
+    *stream* (tg_retain_capture_full()), all of them sharing that graph's one
     user object; a stream that is not capturing raises StateError."""
-    _state, _id, graph = _native.capture_info(stream)
-    if graph is None:
-        raise StateError("stream %r has no capture in progress to retain into: call it "
-                         "between cudaStreamBeginCapture and cudaStreamEndCapture "
-                         "(inside torch.cuda.graph)" % (stream,),
-                         "tg-state-error-quark", _STATE_ERROR_NOT_CAPTURING)
     _native.retain_capture(stream, *objects)
 
 

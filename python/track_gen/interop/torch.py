@@ -27,14 +27,25 @@ from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import torch
 
+from track_gen import _native
 from track_gen.interop import CaptureMode, CaptureScope, retain_capture
 
 __all__ = ["registered", "graph", "retain", "current_stream", "stream_of", "tensor_at"]
 
 
+# The handle without a stream object (what torch's compiled code calls);
+# builds without it make one.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def current_stream(device: Optional[int] = None) -> int:
-    """torch's current stream on *device*, as a ``cudaStream_t`` (an int; 0 is
-    CUDA's legacy default stream, torch's default)."""
+    """torch's current stream on *device* (None: torch's current device), as a
+    ``cudaStream_t`` (an int; 0 is CUDA's legacy default stream, torch's
+    default)."""
+    if device is None:
+        device = torch.cuda.current_device()
+    if _raw_stream is not None:
+        return _raw_stream(device)
     return torch.cuda.current_stream(device).cuda_stream
 
 
@@ -103,10 +114,15 @@ def stream_of(ctx: Any) -> "torch.cuda.Stream":
 
 # Memory pools no live graph uses, per device: a captured stage's
 # allocations come from one, leased for as long as the graph holding its
-# work lives (ctx.keep), then it goes back here for the next capture.  Pools
-# are never destroyed: torch refuses to destroy one while any capture is
-# underway in the process, and a graph's releases come at any moment (on
-# TrackGen's reaper thread, during someone's capture).
+# work lives (ctx.keep), then it goes back here for the next capture.
+# Pools are never destroyed, not even at exit: torch destroys a MemPool by
+# emptying it, which asserts that no capture is underway in the process.
+# A graph's releases come at any moment (on TrackGen's reaper thread, during
+# someone's capture); and once a torch capture failed, torch's allocator
+# believes a capture underway for good (CUDAGraph.capture_end raises before
+# it ends the capture's allocation to its pool), so a pool destroyed at exit
+# would abort the interpreter.  The driver reclaims a pool's memory with the
+# process.
 _free_pools: Dict[int, list] = {}
 
 
@@ -118,7 +134,8 @@ class _PoolLease:
     def __init__(self, device: int) -> None:
         free = _free_pools.setdefault(device, [])
         self.device = device
-        self.pool = free.pop() if free else torch.cuda.MemPool()
+        self.pool = (free.pop() if free
+                     else _native._keep_until_exit(torch.cuda.MemPool()))
 
     def __del__(self) -> None:
         _free_pools[self.device].append(self.pool)
@@ -133,8 +150,7 @@ def _run_stage(func: Any, ctx: Any) -> Any:
     case, needs no stream switch (it costs more than a small stage)."""
     if not ctx.is_capturing:
         device = ctx.device
-        if (torch.cuda.current_device() == device
-                and torch.cuda.current_stream(device).cuda_stream == ctx.stream):
+        if torch.cuda.current_device() == device and current_stream(device) == ctx.stream:
             return func(ctx)
         with torch.cuda.stream(stream_of(ctx)):
             return func(ctx)
