@@ -75,8 +75,9 @@ keeper_clear (Keeper *k)
 }
 
 /* Records CALLS conditional calls of @p (flag set) into the capture on
- * @stream: a condition cannot be embedded, so each records twice and, before
- * issue 27, tied a user object to the graph even when nothing was kept. */
+ * @stream: a condition cannot be embedded, so each takes RECORD's second
+ * pass, which before issue 27 tied a user object to the graph even when
+ * nothing was kept. */
 static void
 record_calls (TgProducer *p, Keeper *k, cudaStream_t stream)
 {

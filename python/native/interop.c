@@ -563,8 +563,8 @@ native_live_objects (PyObject *module, PyObject *unused)
   TgLiveObjects l;
 
   tg_get_live_objects (&l);
-  return Py_BuildValue ("(iiiiiii)", l.producers, l.graphs, l.graph_execs, l.streams,
-                        l.captures, l.failed_releases, l.idle_streams);
+  return Py_BuildValue ("(iiiiiiii)", l.producers, l.graphs, l.graph_execs, l.streams,
+                        l.captures, l.failed_releases, l.idle_streams, l.user_objects);
 }
 
 static PyObject *
@@ -703,7 +703,7 @@ static PyMethodDef interop_functions[] = {
     "them (tg_device_check())." },
   { "live_objects", native_live_objects, METH_NOARGS,
     "live_objects()\n--\n\n(producers, graphs, graph_execs, streams, captures, "
-    "failed_releases, idle_streams) (tg_get_live_objects())." },
+    "failed_releases, idle_streams, user_objects) (tg_get_live_objects())." },
   { "effective_seed", native_effective_seed, METH_VARARGS,
     "effective_seed(seed, epoch)\n--\n\ntg_effective_seed(): the seed keying "
     "generation "
