@@ -117,6 +117,9 @@ void tg_bench_hand_begin_body (cudaStream_t side, cudaGraph_t body);
 void tg_bench_hand_end_body (cudaStream_t side);
 /* @n small kernels on @s (the floor of @n tiny stages). */
 void tg_bench_hand_tiny (cudaStream_t s, guint32 *word, guint n);
+/* Ties one CUDA user object, whose destructor does nothing, to @graph:
+ * what a graph retaining anything pays at every launch. */
+void tg_bench_hand_user_object (cudaGraph_t graph);
 
 /* The shape of a graph, so that each hand-built floor is checked to be the
  * topology it claims before it is timed: one letter per node along its

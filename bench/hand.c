@@ -66,6 +66,21 @@ tg_bench_hand_tiny (cudaStream_t s, guint32 *word, guint n)
     TG_BENCH_CUDA (tgb_launch_tiny (s, word));
 }
 
+static void CUDART_CB
+no_destructor (void *data)
+{
+}
+
+void
+tg_bench_hand_user_object (cudaGraph_t graph)
+{
+  cudaUserObject_t object;
+
+  TG_BENCH_CUDA (cudaUserObjectCreate (&object, NULL, no_destructor, 1,
+                                       cudaUserObjectNoDestructorSync));
+  TG_BENCH_CUDA (cudaGraphRetainUserObject (graph, object, 1, cudaGraphUserObjectMove));
+}
+
 static char
 node_letter (cudaGraphNode_t node)
 {

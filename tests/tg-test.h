@@ -49,6 +49,9 @@ void tg_test_assert_cuda_error (const GError *error);
   }                                                                                    \
   G_STMT_END
 
+/* The CUDA user objects TrackGen made that graphs still hold. */
+gint tg_test_user_objects (void);
+
 /* The fixture of GPU test cases: a non-blocking stream and a leak check.
  * Set-up and tear-down do nothing without a GPU (the case then skips). */
 typedef struct

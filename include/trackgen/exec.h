@@ -1001,7 +1001,9 @@ gsize tg_launch_get_binding_size (const TgLaunch *launch, const char *name);
  *   freed;
  * - RECORD: until the caller's graph and every executable graph made from
  *   it are destroyed, as with tg_retain_full() (on TrackGen's reaper
- *   thread);
+ *   thread; one user object per capture, none when nothing is kept), or,
+ *   where the graph's owner took them (tg_retained_new()), until the owner
+ *   hands them back;
  * - EAGER, and a call refused before its work was recorded: when the call
  *   returns.
  * @p release runs in relaxed capture mode, on any thread, never inside the
@@ -1291,6 +1293,11 @@ typedef struct
    * later producers of the same device (at most a few per device; not
    * counted in @c streams). */
   gint idle_streams;
+  /** CUDA user objects TrackGen tied to graphs whose destructor has not run:
+   * at most one per graph that holds what TrackGen retains (tg_retain(),
+   * tg_launch_keep() under RECORD), none where nothing is kept or the
+   * graph's owner holds it (tg_retained_new()). */
+  gint user_objects;
 } TgLiveObjects;
 
 /**

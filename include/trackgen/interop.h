@@ -26,6 +26,15 @@ G_BEGIN_DECLS
  * queues the release, and a reaper thread of TrackGen's drops the reference
  * there, so a producer freed this way releases its CUDA resources on the
  * reaper thread, never on the driver's.
+ *
+ * A graph that holds any user object costs GPU time at every launch (about
+ * 1.4-1.9 µs on an H200, however many objects), so TrackGen ties nothing to
+ * a graph where nothing must be kept, and everything it ties to the graph of
+ * one capture (what recorded stages keep, the producers a scope retains,
+ * tg_retain_capture()) shares one user object.  Where the graph's owner
+ * knows its lifetime, PyTorch's `CUDAGraph` object for one, the owner holds
+ * those references instead (tg_retained_new()) and the graph holds no user
+ * object at all.  See @ref capture-rules-retention.
  * @{
  */
 
@@ -115,7 +124,10 @@ gboolean tg_capture_is_registered (cudaStream_t stream);
 /**
  * Makes @p graph hold a reference to @p producer until the graph and every
  * executable graph instantiated from it are destroyed.  The reference is
- * dropped on TrackGen's reaper thread, never on the driver's.
+ * dropped on TrackGen's reaper thread, never on the driver's.  Each call ties
+ * a user object of its own to @p graph (TrackGen cannot tell a graph it was
+ * given from one destroyed earlier at the same address); for the graph of a
+ * capture in progress, tg_retain_capture() shares one per capture.
  * @param graph    a graph (transfer none)
  * @param producer the producer to keep alive (transfer none: the graph takes
  *                 a reference of its own)
@@ -130,7 +142,7 @@ gboolean tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error);
  * reaper thread, in relaxed capture mode (never on the driver's thread, where
  * CUDA calls are illegal), so it may free CUDA memory.  For what a graph
  * needs beyond a producer: a seed state (tg_seed_state_unref()), buffers, a
- * binding's owner.
+ * binding's owner.  Like tg_retain(), one user object per call.
  * @param graph   a graph (transfer none)
  * @param data    what to keep (transfer full: @p release gets it)
  * @param release called once on @p data; also on failure, right away
@@ -142,6 +154,9 @@ gboolean tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify releas
 
 /**
  * Like tg_retain(), for the graph of the capture in progress on @p stream.
+ * Everything TrackGen ties to the graph of one capture shares one user
+ * object, made at the first retention, or is held by the graph's owner
+ * (tg_retained_new()).
  * @param stream   a capturing stream, or #TG_STREAM_AUTO for the innermost
  *                 capture registered on the calling thread
  * @param producer the producer to keep alive (transfer none: the graph takes
@@ -154,9 +169,73 @@ gboolean tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify releas
 gboolean tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error);
 
 /**
- * Waits until every reference that graphs held (tg_retain()) was released,
- * at most @p timeout_us microseconds.  The driver runs the destructors once
- * the graphs are destroyed and their work completed.
+ * Like tg_retain_full(), for the graph of the capture in progress on
+ * @p stream, sharing that graph's one user object as tg_retain_capture()
+ * does.
+ * @param stream  a capturing stream, or #TG_STREAM_AUTO for the innermost
+ *                capture registered on the calling thread
+ * @param data    what to keep (transfer full: @p release gets it)
+ * @param release called once on @p data; also on failure, right away
+ * @param error   as tg_retain_capture()
+ * @return TRUE when the capture's graph, or its owner, holds @p data
+ */
+gboolean tg_retain_capture_full (cudaStream_t stream, gpointer data,
+                                 GDestroyNotify release, GError **error);
+
+/** What TrackGen ties to the graph of one capture, held by the graph's owner. */
+typedef struct _TgRetained TgRetained;
+
+/**
+ * Takes over what TrackGen would tie to the graph of the capture in progress
+ * on @p stream with a CUDA user object: what recorded stages keep
+ * (tg_launch_keep()), the producers a capture scope retains,
+ * tg_retain_capture().  The graph then holds no user object, and its
+ * launches pay no GPU time for one; the caller holds the references until it
+ * hands them back with tg_retained_release() once it destroys the graph and
+ * its executable graph.  For an owner that knows that moment, as the Python
+ * package knows PyTorch's `CUDAGraph` object.  Call it right after the
+ * capture began, before TrackGen's first call into it.
+ * @param stream the capturing stream, or #TG_STREAM_AUTO for the innermost
+ *               capture registered on the calling thread
+ * @param error  #TG_STATE_ERROR_NOT_CAPTURING (not capturing),
+ *               #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO with no registered
+ *               capture), #TG_STATE_ERROR_FAILED (something of this capture
+ *               is held already: by its graph's user object, or by another
+ *               owner), #TG_CUDA_ERROR
+ * @return the references (transfer full: hand them back with
+ *         tg_retained_release()), or NULL
+ */
+TgRetained *tg_retained_new (cudaStream_t stream, GError **error);
+
+/**
+ * Hands back what @p retained holds: released on TrackGen's reaper thread
+ * once the work enqueued on @p stream so far has run, as a user object of the
+ * graph would be once its launches completed.  Call it when the graph and its
+ * executable graph are destroyed (or will no longer be launched), naming the
+ * stream of the last launch: CUDA runs the launches of one executable graph
+ * one after the other, so every earlier launch has finished too.  The graph
+ * may be destroyed right after a launch: nothing is released before that
+ * launch completes.  Handing them back while the capture is still in
+ * progress is fine: later retentions into it get a user object.
+ * tg_release_wait() waits for these releases.
+ * @param retained from tg_retained_new() (transfer full on success; on
+ *                 failure it is left to the caller, unchanged)
+ * @param stream   the stream of the graph's last launch, not capturing
+ *                 (#TG_STREAM_AUTO names none, and is a programming error)
+ * @param error    #TG_STATE_ERROR_POLICY (@p stream is capturing: nothing
+ *                 can be ordered after the work it ran before), #TG_CUDA_ERROR
+ * @return TRUE when the release is enqueued
+ */
+gboolean tg_retained_release (TgRetained *retained, cudaStream_t stream,
+                              GError **error);
+
+/**
+ * Waits until every release already decided has run, at most @p timeout_us
+ * microseconds: those of graphs destroyed (the driver runs their user
+ * objects' destructors once the graphs and their executable graphs are
+ * destroyed and their launches completed: synchronize first), and those
+ * tg_retained_release() enqueued.  References that live graphs hold are never
+ * waited for.
  * @param timeout_us the longest wait, in microseconds
  * @return TRUE when none is outstanding
  */

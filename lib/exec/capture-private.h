@@ -1,5 +1,5 @@
-/* capture-private.h: everything that touches stream capture, conditional
- * nodes and graph user objects.  Private to libtrackgen. */
+/* capture-private.h: everything that touches stream capture and conditional
+ * nodes (graph user objects: keep-private.h).  Private to libtrackgen. */
 #ifndef TG_CAPTURE_PRIVATE_H
 #define TG_CAPTURE_PRIVATE_H
 
@@ -99,26 +99,6 @@ typedef enum
 
 /* NOT_CAPTURABLE unless the driver and this build have @kind. */
 gboolean tg__capture_conditionals_supported (TgConditionalKind kind, GError **error);
-
-/* Ties @object to @graph with a CUDA user object: @release runs once the
- * graph and every executable made from it are gone.  The driver calls user
- * object destructors on its own thread, where CUDA calls are illegal, so the
- * destructor only queues @object; a reaper thread of TrackGen's runs
- * @release later, where CUDA calls are fine.  The reference to @object is
- * transferred in every case: on failure it is released the same way. */
-gboolean tg__capture_retain (cudaGraph_t graph, gpointer object, GDestroyNotify release,
-                             GError **error);
-
-/* Releases @object on the reaper thread once the work enqueued on @stream so
- * far has run (a host function queues it): for what an executable graph
- * updated in place may still use in a launch in flight.  When the host
- * function cannot be enqueued, waits for @stream and releases at once. */
-void tg__capture_release_after (cudaStream_t stream, gpointer object,
-                                GDestroyNotify release);
-
-/* Waits until every queued release ran, at most @timeout_us (a timeout
- * whose deadline would overflow waits forever). */
-gboolean tg__capture_release_wait (gint64 timeout_us);
 
 G_END_DECLS
 

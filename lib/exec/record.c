@@ -15,6 +15,7 @@
  * loop whose body calls tg_loop_next()): their handles belong to the graph
  * they were made in. */
 #include "config.h"
+#include "keep-private.h"
 #include "record-private.h"
 #include "resource-private.h"
 #include "stages-private.h"
@@ -144,17 +145,34 @@ tg__record_unit (const TgLaunch *launch, TgDeviceFunc func, gpointer data,
                                  : unit_recorded (launch, func, data, error);
 }
 
+/* What the stages kept (tg_launch_keep) lives as long as the caller's
+ * graph, which holds their work.  Tied to it only once something was kept,
+ * into the one hold of the caller's capture (tg__keep_retain); *@retained
+ * says the list is tied already: what stages keep in the second pass goes
+ * to the same list. */
+static gboolean
+retain_kept (const TgLaunch *base, gboolean *retained, GError **error)
+{
+  if (*base->kept == NULL || *retained)
+    return TRUE;
+  *retained = TRUE;
+  return tg__keep_retain (base->capture_graph, base->capture_id,
+                          g_ptr_array_ref (*base->kept),
+                          (GDestroyNotify)g_ptr_array_unref, error);
+}
+
 /* The second pass, into the caller's capture itself: CUDA forbids removing
  * nodes from a graph under capture, so a failure half-way could not be
- * undone.  The trial proved every stage records. */
+ * undone.  The trial proved every stage records; what only this pass kept
+ * is tied to the graph after it. */
 static gboolean
 record_into_caller (TgProducer *p, const TgLaunch *base, TgStagesCall *call,
-                    GError **error)
+                    gboolean *retained, GError **error)
 {
   GError *local = NULL;
 
   base->plan->pass = 2;
-  if (tg__stages_call (base, call, &local))
+  if (tg__stages_call (base, call, &local) && retain_kept (base, retained, &local))
     return TRUE;
   if (g_error_matches (local, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
     g_propagate_error (error, local);
@@ -169,21 +187,6 @@ record_into_caller (TgProducer *p, const TgLaunch *base, TgStagesCall *call,
       g_error_free (local);
     }
   return FALSE;
-}
-
-/* What the trial capture's stages kept (tg_launch_keep) lives as long as
- * the caller's graph, which holds their work; when stages are called a
- * second time, what they keep then goes to the same list.  Tied to the
- * graph before anything is recorded into it. */
-static gboolean
-retain_kept (const TgLaunch *base, gboolean records_again, GError **error)
-{
-  if (*base->kept == NULL && !records_again)
-    return TRUE;
-  if (*base->kept == NULL)
-    *base->kept = tg__kept_new ();
-  return tg__capture_retain (base->capture_graph, g_ptr_array_ref (*base->kept),
-                             (GDestroyNotify)g_ptr_array_unref, error);
 }
 
 /* RECORD into a capture that its scope says fills a conditional body: the
@@ -207,7 +210,7 @@ tg__record (TgProducer *p, TgLaunch *base, TgScope *scope, TgCondition condition
   TgStagesCall call = { 0, p->stages->len, condition.flag };
   TgRecordPlan plan = { .pass = 1, .into_body = scope != NULL && scope->body };
   cudaGraph_t graph = NULL;
-  gboolean embeddable = FALSE, ok;
+  gboolean embeddable = FALSE, retained = FALSE, ok;
 
   if (conditional_call (p, condition))
     {
@@ -219,9 +222,9 @@ tg__record (TgProducer *p, TgLaunch *base, TgScope *scope, TgCondition condition
        && (!plan.into_body || record_into_body_checked (p, graph, error))
        && tg__capture_embeddable (graph, &embeddable, error)
        && (scope == NULL || scope->recorded (scope, p, base->capture_graph, error));
-  ok = ok && retain_kept (base, !embeddable, error)
+  ok = ok && retain_kept (base, &retained, error)
        && (embeddable ? tg__capture_embed (base->stream, &graph, error)
-                      : record_into_caller (p, base, &call, error));
+                      : record_into_caller (p, base, &call, &retained, error));
   tg__graph_free (graph);
   if (plan.units != NULL)
     g_array_unref (plan.units);

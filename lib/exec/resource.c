@@ -24,6 +24,7 @@ tg_get_live_objects (TgLiveObjects *out)
   out->captures = g_atomic_int_get (&live[TG_LIVE_CAPTURES]);
   out->failed_releases = g_atomic_int_get (&live[TG_LIVE_FAILED_RELEASES]);
   out->idle_streams = g_atomic_int_get (&live[TG_LIVE_IDLE_STREAMS]);
+  out->user_objects = g_atomic_int_get (&live[TG_LIVE_USER_OBJECTS]);
 }
 
 enum cudaStreamCaptureMode

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "decision-private.h"
 #include "driver-private.h"
+#include "keep-private.h"
 #include "resource-private.h"
 #include "runner-private.h"
 #include "stages-private.h"
@@ -112,8 +113,7 @@ own_graph_ensure (TgProducer *p, const TgLaunch *base, const Segment *seg, OwnGr
     }
   /* A launch of the graph's old work may still be in flight on the stream. */
   if (og->kept != NULL)
-    tg__capture_release_after (base->stream, og->kept,
-                               (GDestroyNotify)g_ptr_array_unref);
+    tg__keep_release_after (base->stream, og->kept, (GDestroyNotify)g_ptr_array_unref);
   og->kept = kept;
   og->generation = p->generation;
   og->flag = flag;

@@ -1,16 +1,18 @@
-/* retain.c: producers kept alive by the graphs that recorded them. */
+/* retain.c: producers kept alive by the graphs that recorded them, or by
+ * the owner of such a graph. */
 #include "config.h"
 #include <trackgen/interop.h>
 #include "../exec/capture-private.h"
 #include "../exec/error-private.h"
+#include "../exec/keep-private.h"
 #include "../exec/scope-private.h"
 
 gboolean
 tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error)
 {
   g_return_val_if_fail (graph != NULL && producer != NULL, FALSE);
-  return tg__capture_retain (graph, tg_producer_ref (producer),
-                             (GDestroyNotify)tg_producer_unref, error);
+  return tg__keep_retain (graph, 0, tg_producer_ref (producer),
+                          (GDestroyNotify)tg_producer_unref, error);
 }
 
 gboolean
@@ -18,15 +20,15 @@ tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify release,
                 GError **error)
 {
   g_return_val_if_fail (graph != NULL && release != NULL, FALSE);
-  return tg__capture_retain (graph, data, release, error);
+  return tg__keep_retain (graph, 0, data, release, error);
 }
 
-gboolean
-tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
+/* The active capture on @stream (#TG_STREAM_AUTO: the innermost one this
+ * thread registered), for a call that needs one; @what names the call's
+ * purpose in the message. */
+static gboolean
+capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info, GError **error)
 {
-  TgCaptureInfo info;
-
-  g_return_val_if_fail (producer != NULL, FALSE);
   if (stream == TG_STREAM_AUTO)
     {
       TgScope *scope = tg__scope_current ();
@@ -41,23 +43,79 @@ tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
         }
       stream = scope->stream;
     }
-  if (!tg__capture_query (stream, &info, error))
+  if (!tg__capture_query (stream, info, error))
     return FALSE;
-  if (info.state != TG_CAPTURE_ACTIVE)
+  if (info->state != TG_CAPTURE_ACTIVE)
     {
       tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
-                     "stream %p has no capture in progress to retain producer '%s' "
-                     "into: call it between cudaStreamBeginCapture and "
-                     "cudaStreamEndCapture",
-                     (void *)stream, tg_producer_get_name (producer));
+                     "stream %p has no capture in progress to %s: call it between "
+                     "cudaStreamBeginCapture and cudaStreamEndCapture",
+                     (void *)stream, what);
       return FALSE;
     }
-  return tg_retain (info.graph, producer, error);
+  return TRUE;
+}
+
+gboolean
+tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
+{
+  g_return_val_if_fail (producer != NULL, FALSE);
+  return tg_retain_capture_full (stream, tg_producer_ref (producer),
+                                 (GDestroyNotify)tg_producer_unref, error);
+}
+
+gboolean
+tg_retain_capture_full (cudaStream_t stream, gpointer data, GDestroyNotify release,
+                        GError **error)
+{
+  TgCaptureInfo info;
+
+  g_return_val_if_fail (release != NULL, FALSE);
+  if (!capture_of (stream, "retain into", &info, error))
+    {
+      release (data);
+      return FALSE;
+    }
+  return tg__keep_retain (info.graph, info.id, data, release, error);
+}
+
+TgRetained *
+tg_retained_new (cudaStream_t stream, GError **error)
+{
+  TgCaptureInfo info;
+
+  if (!capture_of (stream, "take what it keeps from", &info, error))
+    return NULL;
+  return tg__keep_hold_new (info.id, error);
+}
+
+gboolean
+tg_retained_release (TgRetained *retained, cudaStream_t stream, GError **error)
+{
+  TgCaptureInfo info;
+
+  g_return_val_if_fail (retained != NULL, FALSE);
+  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
+  if (!tg__capture_query (stream, &info, error))
+    return FALSE;
+  /* A host function enqueued there would join the capture, not follow the
+   * graph's launches. */
+  if (info.state != TG_CAPTURE_NONE)
+    {
+      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY,
+                     "stream %p is capturing, so nothing can be ordered after the "
+                     "launches it ran before: release on the stream of the graph's "
+                     "last launch, outside any capture",
+                     (void *)stream);
+      return FALSE;
+    }
+  tg__keep_hold_release (retained, stream);
+  return TRUE;
 }
 
 gboolean
 tg_release_wait (gint64 timeout_us)
 {
   g_return_val_if_fail (timeout_us >= 0, FALSE);
-  return tg__capture_release_wait (timeout_us);
+  return tg__keep_release_wait (timeout_us);
 }

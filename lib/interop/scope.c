@@ -3,6 +3,7 @@
 #include <trackgen/interop.h>
 #include "../exec/capture-private.h"
 #include "../exec/error-private.h"
+#include "../exec/keep-private.h"
 #include "../exec/scope-private.h"
 
 struct _TgCaptureScope
@@ -11,10 +12,13 @@ struct _TgCaptureScope
   gboolean registered;
 };
 
+/* The producer joins what the capture's graph holds already: one user
+ * object per capture, or none when its owner holds it (tg_retained_new()). */
 static gboolean
 recorded (TgScope *scope, TgProducer *producer, cudaGraph_t graph, GError **error)
 {
-  return tg_retain (graph, producer, error);
+  return tg__keep_retain (graph, scope->capture_id, tg_producer_ref (producer),
+                          (GDestroyNotify)tg_producer_unref, error);
 }
 
 static TgCaptureScope *

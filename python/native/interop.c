@@ -115,37 +115,49 @@ static PyType_Spec scope_spec = {
 /* ------------------------------------------------------------------------ */
 /* Retention                                                                 */
 
-/* Ties @obj to @graph: a producer or seed state through its C object (the
- * reference the graph holds is libtrackgen's), anything else as a Python
- * reference dropped on TrackGen's reaper thread. */
+/* Ties @obj to @graph, or, @graph NULL, to the graph of the capture on
+ * @stream: a producer or seed state through its C object (the reference
+ * the graph holds is libtrackgen's), anything else as a Python reference
+ * dropped on TrackGen's reaper thread. */
 static gboolean
-retain_one (TgpyState *state, cudaGraph_t graph, PyObject *obj, GError **error)
+retain_one (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *obj,
+            GError **error)
 {
+  GDestroyNotify release = tgpy_release_object;
+  gpointer data = obj;
+
   if (PyObject_TypeCheck (obj, (PyTypeObject *)state->producer_type))
     {
       TgProducer *p = tgpy_producer_get (state, obj);
-      return p != NULL && tg_retain (graph, p, error);
+      if (p == NULL)
+        return FALSE;
+      data = tg_producer_ref (p);
+      release = (GDestroyNotify)tg_producer_unref;
     }
-  if (PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
+  else if (PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
     {
       TgSeedState *s = tgpy_seed_state_get (state, obj);
-      return s != NULL
-             && tg_retain_full (graph, tg_seed_state_ref (s),
-                                (GDestroyNotify)tg_seed_state_unref, error);
+      if (s == NULL)
+        return FALSE;
+      data = tg_seed_state_ref (s);
+      release = (GDestroyNotify)tg_seed_state_unref;
     }
-  Py_INCREF (obj);
-  return tg_retain_full (graph, obj, tgpy_release_object, error);
+  else
+    Py_INCREF (obj);
+  return graph != NULL ? tg_retain_full (graph, data, release, error)
+                       : tg_retain_capture_full (stream, data, release, error);
 }
 
-/* Ties args[1:] to @graph (retain() and retain_capture()). */
+/* Ties args[1:] to @graph, or, @graph NULL, to the graph of the capture on
+ * @stream (retain() and retain_capture()). */
 static PyObject *
-retain_all (TgpyState *state, cudaGraph_t graph, PyObject *args)
+retain_all (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *args)
 {
   GError *error = NULL;
 
   for (Py_ssize_t i = 1; i < PyTuple_Size (args); i++)
     {
-      if (!retain_one (state, graph, PyTuple_GetItem (args, i), &error))
+      if (!retain_one (state, graph, stream, PyTuple_GetItem (args, i), &error))
         return error != NULL ? tgpy_raise (state, error, NULL) : NULL;
     }
   Py_RETURN_NONE;
@@ -162,7 +174,7 @@ native_retain (PyObject *module, PyObject *args)
   if (graph == NULL)
     return PyErr_Occurred () ? NULL
                              : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
-  return retain_all (PyModule_GetState (module), graph, args);
+  return retain_all (PyModule_GetState (module), graph, NULL, args);
 }
 
 /* The graph of the capture active on @stream, or NULL: asked only of an
@@ -213,7 +225,79 @@ native_retain_capture (PyObject *module, PyObject *args)
                    (void *)stream);
       return tgpy_raise (state, error, NULL);
     }
-  return retain_all (state, graph, args);
+  /* By the stream: what one capture retains shares its one user object. */
+  return retain_all (state, NULL, stream, args);
+}
+
+/* What the owner of a graph holds for it instead of a CUDA user object
+ * (tg_retained_new()): a capsule, its TgRetained NULL once handed back.  One
+ * dropped unreleased keeps its references for the life of the process: the
+ * graph may still run. */
+#define RETAINED_NAME "track_gen._native.Retained"
+
+static void
+retained_capsule_free (PyObject *capsule)
+{
+  g_free (PyCapsule_GetPointer (capsule, RETAINED_NAME));
+}
+
+static PyObject *
+native_retained_new (PyObject *module, PyObject *stream_obj)
+{
+  TgRetained **held = g_new0 (TgRetained *, 1);
+  PyObject *capsule = PyCapsule_New (held, RETAINED_NAME, retained_capsule_free);
+  cudaStream_t stream;
+  GError *error = NULL;
+
+  /* The capsule first: once TrackGen holds for the capture, nothing fails. */
+  if (capsule == NULL)
+    {
+      g_free (held);
+      return NULL;
+    }
+  if (tgpy_stream (stream_obj, "stream", &stream) < 0)
+    {
+      Py_DECREF (capsule);
+      return NULL;
+    }
+  if (stream == TG_STREAM_AUTO && !tg_capture_is_registered (TG_STREAM_AUTO))
+    {
+      Py_DECREF (capsule);
+      return tgpy_argument_error (PyExc_ValueError, "stream",
+                                  "None names the capture registered on this thread "
+                                  "(interop.torch.registered()), and none is: pass "
+                                  "the capturing stream");
+    }
+  if ((*held = tg_retained_new (stream, &error)) == NULL)
+    {
+      Py_DECREF (capsule);
+      return tgpy_raise (PyModule_GetState (module), error, NULL);
+    }
+  return capsule;
+}
+
+static PyObject *
+native_retained_release (PyObject *module, PyObject *args)
+{
+  PyObject *capsule, *stream_obj;
+  TgRetained **held;
+  cudaStream_t stream;
+  GError *error = NULL;
+
+  if (!PyArg_ParseTuple (args, "OO:retained_release", &capsule, &stream_obj)
+      || (held = PyCapsule_GetPointer (capsule, RETAINED_NAME)) == NULL
+      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  if (*held == NULL)
+    return tgpy_argument_error (PyExc_ValueError, "retained", "already released");
+  if (stream == TG_STREAM_AUTO)
+    return tgpy_argument_error (PyExc_ValueError, "stream",
+                                "None names no stream: pass the stream the graph was "
+                                "last replayed on");
+  if (!tg_retained_release (*held, stream, &error))
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  *held = NULL;
+  Py_RETURN_NONE;
 }
 
 /* The capture state of a stream: (state, capture id, graph or None). */
@@ -479,8 +563,8 @@ native_live_objects (PyObject *module, PyObject *unused)
   TgLiveObjects l;
 
   tg_get_live_objects (&l);
-  return Py_BuildValue ("(iiiiiii)", l.producers, l.graphs, l.graph_execs, l.streams,
-                        l.captures, l.failed_releases, l.idle_streams);
+  return Py_BuildValue ("(iiiiiiii)", l.producers, l.graphs, l.graph_execs, l.streams,
+                        l.captures, l.failed_releases, l.idle_streams, l.user_objects);
 }
 
 static PyObject *
@@ -614,7 +698,19 @@ static PyMethodDef interop_functions[] = {
     "tg_retain_full()); the references are dropped on TrackGen's reaper thread." },
   { "retain_capture", native_retain_capture, METH_VARARGS,
     "retain_capture(stream, *objects)\n--\n\nLike retain(), for the graph of the "
-    "capture in progress on *stream*; StateError when it has none." },
+    "capture in progress on *stream*, all of them sharing that graph's one CUDA user "
+    "object, or held by its owner (tg_retain_capture_full()); StateError when it has "
+    "none." },
+  { "retained_new", native_retained_new, METH_O,
+    "retained_new(stream, /)\n--\n\nTakes over what TrackGen ties to the graph of the "
+    "capture in progress on *stream* (None: the innermost registered one), so that the "
+    "graph holds no CUDA user object, which costs GPU time at every replay "
+    "(tg_retained_new()).  Call it right after the capture began; hand the result "
+    "back with retained_release() once the graph is deleted." },
+  { "retained_release", native_retained_release, METH_VARARGS,
+    "retained_release(retained, stream, /)\n--\n\nReleases what *retained* holds once "
+    "the work enqueued on *stream* so far has run (tg_retained_release()): pass the "
+    "stream the graph was last replayed on, not capturing." },
   { "capture_info", native_capture_info, METH_O,
     "capture_info(stream, /)\n--\n\n(state, capture id, graph or None) of *stream*, "
     "state a CaptureState (tg_stream_get_capture_state()); never disturbs a capture." },
@@ -639,7 +735,7 @@ static PyMethodDef interop_functions[] = {
     "get_nvtx()\n--\n\ntg_get_nvtx(): whether NVTX ranges are on." },
   { "live_objects", native_live_objects, METH_NOARGS,
     "live_objects()\n--\n\n(producers, graphs, graph_execs, streams, captures, "
-    "failed_releases, idle_streams) (tg_get_live_objects())." },
+    "failed_releases, idle_streams, user_objects) (tg_get_live_objects())." },
   { "effective_seed", native_effective_seed, METH_VARARGS,
     "effective_seed(seed, epoch)\n--\n\ntg_effective_seed(): the seed keying "
     "generation "

@@ -422,6 +422,10 @@ class LiveObjects:
     #: Streams of freed producers kept idle for later producers' captures
     #: (not counted in *streams*).
     idle_streams: int
+    #: CUDA user objects TrackGen tied to graphs that still hold them: at
+    #: most one per graph, none where nothing is kept or the graph's owner
+    #: holds the references.
+    user_objects: int
 
 
 def live_objects() -> LiveObjects:
@@ -446,9 +450,11 @@ def nvtx_enabled() -> bool:
 
 
 def release_wait(timeout: Optional[float] = None) -> bool:
-    """Waits until every reference that graphs held (retained producers, seed
-    states, objects) was released, at most *timeout* seconds (tg_release_wait()).
-    True when none is outstanding.  *timeout* is a number of seconds >= 0;
+    """Waits until every reference that destroyed graphs held (retained
+    producers, seed states, objects) was released, at most *timeout* seconds
+    (tg_release_wait()); what live graphs hold is never waited for, and a graph
+    deleted with replays in flight releases once they completed (synchronize
+    first).  True when none is outstanding.  *timeout* is a number of seconds >= 0;
     None (or ``math.inf``) waits for ever; a negative one or NaN raises
     ValueError."""
     return _native.release_wait(timeout)

@@ -61,6 +61,32 @@ class Interop(tgtest.GpuCase):
                 self.assertTrue(tx.release_wait(10.0))
                 self.assertEqual(tx.live_objects().producers, before)
 
+    def test_an_owner_holds_what_the_graph_keeps(self):
+        # retained_new(): what the graph would keep (the producer, its stages'
+        # memory pools) is the owner's, so the graph holds no CUDA user
+        # object; handed back right after a replay of a graph already
+        # deleted, it is released only once that replay ran.
+        torch = self.torch
+        before = tx.live_objects()
+        chain = tgtest.Chain("owned")
+        g = torch.cuda.CUDAGraph()
+        with self.interop.graph(g):
+            held = tx._native.retained_new(self.interop.current_stream())
+            chain.producer.run()
+        self.assertEqual(tx.live_objects().user_objects, before.user_objects)
+        chain.producer.close()  # the owner keeps the C producer
+        self.assertEqual(tx.live_objects().producers, before.producers + 1)
+        chain.set_inputs(5, 6)
+        g.replay()
+        del g
+        stream = self.interop.current_stream()
+        tx._native.retained_release(held, stream)
+        self.assertTrue(torch.equal(chain.result(), tgtest.expected(5, 6)))
+        self.assertTrue(tx.release_wait(10.0))
+        self.assertEqual(tx.live_objects().producers, before.producers)
+        with self.assertRaisesRegex(ValueError, "already released"):
+            tx._native.retained_release(held, stream)
+
     def test_bound_tensors_live_as_long_as_the_graph(self):
         torch = self.torch
         chain = tgtest.Chain("bound")
@@ -266,6 +292,14 @@ class Interop(tgtest.GpuCase):
             torch.cuda.synchronize()
             print("ok", flush=True)
         """)
+
+
+class Retained(unittest.TestCase):
+    """The native half of a graph owner's retention (tg_retained_new)."""
+
+    def test_none_needs_a_registered_capture(self):
+        with self.assertRaisesRegex(ValueError, "^stream: None names the capture"):
+            tx._native.retained_new(None)
 
 
 if __name__ == "__main__":

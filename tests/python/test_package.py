@@ -71,7 +71,7 @@ class Import(unittest.TestCase):
         # tg_policy_to_string() of libtrackgen-exec.a, and the live-object
         # counters of the same copy of it that the module's types use.
         self.assertEqual(_native.policy_name(0), "auto")
-        self.assertEqual(len(_native.live_objects()), 7)
+        self.assertEqual(len(_native.live_objects()), 8)
 
     def test_comes_from_the_build_tree(self):
         staged = os.path.join(os.environ["abs_top_builddir"], "python", "track_gen")

@@ -6,6 +6,7 @@ skips with the reason when torch or a CUDA device is missing, so the
 host-only tests of a file still run everywhere.
 """
 import gc
+import time
 import unittest
 
 from track_gen import exec as tx
@@ -114,11 +115,19 @@ class LeakCheck:
 
     def check(self):
         gc.collect()
+        # The driver runs the user-object destructor of a graph deleted with
+        # replays in flight once they completed: only then is its release
+        # decided, which release_wait() waits for.
+        deadline = time.monotonic() + 10.0
+        while (tx.live_objects().user_objects > self.before.user_objects
+               and time.monotonic() < deadline):
+            time.sleep(0.001)
         self.case.assertTrue(tx.release_wait(10.0), "graph releases still pending")
         after = tx.live_objects()
         self.case.assertEqual(after.producers, self.before.producers, after)
         self.case.assertEqual(after.captures, 0, after)
         self.case.assertEqual(after.failed_releases, self.before.failed_releases, after)
+        self.case.assertEqual(after.user_objects, self.before.user_objects, after)
 
 
 class GpuCase(unittest.TestCase):

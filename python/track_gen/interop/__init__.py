@@ -41,8 +41,8 @@ def retain(graph: int, *objects: Any) -> None:
 
 def retain_capture(stream: Any, *objects: Any) -> None:
     """Like :func:`retain`, for the graph of the capture in progress on
-    *stream* (tg_retain(), tg_retain_full()); a stream that is not capturing
-    raises StateError."""
+    *stream* (tg_retain_capture_full()), all of them sharing that graph's one
+    user object; a stream that is not capturing raises StateError."""
     _native.retain_capture(stream, *objects)
 
 
