@@ -5,6 +5,12 @@
 // cuRAND's Philox, keyed by the env's effective seed: control point k draws
 // from subsequence k, the env-wide draws of a family from ENV_SUBSEQ, so no
 // draw depends on which thread makes it.
+//
+// The listing kernel reads the mask of every env; the kernels after it take
+// the listed envs alone (TrackList), on a grid fixed at capture that loops
+// over the count read on the device: a call that regenerates one env costs
+// about what one env costs, whatever the batch.  The list's order varies
+// from run to run (its blocks append with atomics); no result depends on it.
 #include <cfloat>
 #include <curand_kernel.h>
 #include <trackgen/kernel.h>
@@ -207,58 +213,148 @@ star_point (const TrackShape &shape, int k, float4 u, float4 env)
   return make_float2 (r * c, r * s);
 }
 
-// One thread per control point of every env: family F's point k, and the
-// env's family.
+// Threads of the listing kernel, and the envs each one reads.
+#define LIST_BLOCK 256
+#define LIST_ENVS 4
+
+// Lists the masked envs' ids: each block appends its own with one atomic,
+// and the last block to finish publishes the count and leaves the running
+// one at 0 for the next call.
+static __global__ void __launch_bounds__ (LIST_BLOCK)
+list_kernel (uint32_t n_envs, const uint8_t *mask, uint32_t *ids, TrackList *list)
+{
+  __shared__ uint32_t warp_sums[LIST_BLOCK / 32], base;
+  const uint32_t t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const uint64_t first = ((uint64_t) blockIdx.x * LIST_BLOCK + t) * LIST_ENVS;
+  uint32_t mine = 0, before, sum;
+
+#pragma unroll
+  for (int j = 0; j < LIST_ENVS; j++) // independent loads, all in flight
+    mine |= (first + j < n_envs && mask[first + j] != 0) << j;
+
+  // The block's exclusive scan of the counts: within each warp, then over
+  // the warps' sums.
+  sum = __popc (mine);
+  for (int off = 1; off < 32; off <<= 1)
+    {
+      uint32_t v = __shfl_up_sync (0xffffffffu, sum, off);
+      if (lane >= off)
+        sum += v;
+    }
+  if (lane == 31)
+    warp_sums[warp] = sum;
+  __syncthreads ();
+  if (t == 0)
+    {
+      uint32_t total = 0;
+
+      for (int w = 0; w < LIST_BLOCK / 32; w++)
+        {
+          uint32_t v = warp_sums[w];
+          warp_sums[w] = total;
+          total += v;
+        }
+      base = total > 0 ? atomicAdd (&list->counted, total) : 0;
+    }
+  __syncthreads ();
+  before = base + warp_sums[warp] + sum - __popc (mine);
+  for (int j = 0; j < LIST_ENVS; j++)
+    if (mine & (1u << j))
+      ids[before++] = (uint32_t) (first + j);
+
+  if (t == 0)
+    {
+      __threadfence (); // this block's count lands before its ticket
+      if (atomicAdd (&list->blocks, 1u) == gridDim.x - 1)
+        {
+          list->n = atomicExch (&list->counted, 0u);
+          list->blocks = 0;
+        }
+    }
+}
+
+// The blocks of a kernel over the list that take part: one at least, so
+// that an empty list still decides; the others leave at once.
+static __device__ __forceinline__ uint32_t
+list_blocks (uint32_t n)
+{
+  return min (gridDim.x, max (n, 1u));
+}
+
+// Called by every thread of the @blocks taking part, after their envs:
+// thread 0 adds its block's @sharp to the list's and takes a ticket; in the
+// last block it returns whether any listed env is still too sharp (and
+// resets the tally); everywhere else -1.
+static __device__ int
+last_block_sharp (TrackList *list, uint32_t blocks, int sharp)
+{
+  int any = -1;
+
+  if (threadIdx.x == 0)
+    {
+      if (sharp)
+        atomicOr (&list->sharp, 1);
+      __threadfence (); // this block's flag lands before its ticket
+      if (atomicAdd (&list->blocks, 1u) == blocks - 1)
+        {
+          any = atomicExch (&list->sharp, 0) != 0;
+          list->blocks = 0;
+        }
+    }
+  return any;
+}
+
+// One thread per control point of each listed env: family F's point k, and
+// the env's family.
 template <int F>
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-control_kernel (TrackShape shape, uint32_t n_envs, const uint64_t *seeds,
-                const uint32_t *epochs, const uint8_t *mask, float2 *control,
+control_kernel (TrackShape shape, const TrackList *list, const uint32_t *ids,
+                const uint64_t *seeds, const uint32_t *epochs, float2 *control,
                 uint8_t *families)
 {
   const int k_n = shape.n_control;
-  const uint64_t i = (uint64_t) blockIdx.x * TRACK_BLOCK + threadIdx.x, e = i / k_n;
-  const int k = (int) (i % k_n);
-  curandStatePhilox4_32_10_t rng;
-  float4 u, env;
-  float2 p;
-  uint64_t key;
+  const uint64_t n = (uint64_t) list->n * k_n;
 
-  if (e >= n_envs || !mask[e])
-    return;
-  key = tg_effective_seed (seeds[e], epochs[e]);
-  curand_init (key, k, 0, &rng);
-  u = curand_uniform4 (&rng);
-  if (F == TRACK_FAMILY_POLAR)
-    p = polar_point (shape, k, u);
-  else
+  for (uint64_t i = (uint64_t) blockIdx.x * TRACK_BLOCK + threadIdx.x; i < n;
+       i += (uint64_t) gridDim.x * TRACK_BLOCK)
     {
-      curand_init (key, ENV_SUBSEQ, 0, &rng);
-      env = curand_uniform4 (&rng);
-      p = F == TRACK_FAMILY_STADIUM ? stadium_point (shape, k, u, env)
-                                    : star_point (shape, k, u, env);
+      const uint32_t e = ids[i / k_n];
+      const int k = (int) (i % k_n);
+      curandStatePhilox4_32_10_t rng;
+      float4 u, env;
+      float2 p;
+      uint64_t key = tg_effective_seed (seeds[e], epochs[e]);
+
+      curand_init (key, k, 0, &rng);
+      u = curand_uniform4 (&rng);
+      if (F == TRACK_FAMILY_POLAR)
+        p = polar_point (shape, k, u);
+      else
+        {
+          curand_init (key, ENV_SUBSEQ, 0, &rng);
+          env = curand_uniform4 (&rng);
+          p = F == TRACK_FAMILY_STADIUM ? stadium_point (shape, k, u, env)
+                                        : star_point (shape, k, u, env);
+        }
+      control[(size_t) e * k_n + k] = p;
+      if (k == 0)
+        families[e] = F;
     }
-  control[e * k_n + k] = p;
-  if (k == 0)
-    families[e] = F;
 }
 
-static __global__ void __launch_bounds__ (TRACK_BLOCK)
-centerline_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
-                   const float2 *control, float2 *points, float *sharpness,
-                   int32_t *generated)
+// Env @e's centerline into @points, from its control points; returns its
+// sharpness, on every thread.  Ends past a barrier, so the block can go on
+// to another env.
+static __device__ float
+centerline_env (const TrackShape &shape, uint32_t e, const float2 *control,
+                float2 *points, float2 *smem)
 {
-  extern __shared__ float2 smem[];
-  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points, k_n = shape.n_control;
   const int d_n = DENSE * n;
   float2 *ctrl = smem, *dense = ctrl + k_n, *pts = dense + d_n;
   float *len = (float *) (pts + n), *cum = len + d_n, *scratch = cum + d_n;
-  float total, sharp;
+  float total;
 
-  if (e == 0 && t == 0) // whatever the mask: the validate stage runs
-    *generated = 1;
-  if (e >= n_envs || !mask[e])
-    return;
   for (int k = t; k < k_n; k += TRACK_BLOCK)
     ctrl[k] = control[(size_t) e * k_n + k];
   __syncthreads ();
@@ -302,35 +398,46 @@ centerline_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
       points[(size_t) e * n + i] = p;
     }
   __syncthreads ();
-  sharp = sharpness_of (pts, n, shape.min_turn_radius, scratch);
-  if (t == 0)
-    sharpness[e] = sharp;
+  return sharpness_of (pts, n, shape.min_turn_radius, scratch);
 }
 
-// Smooths only around the points that turn too sharply, and only envs that
-// are still too sharp: an env that converged is left as it is, so its track
-// does not depend on how long other envs of the batch keep the loop going.
+// A block per listed env at a time: its centerline and sharpness; the last
+// block sets the relaxation's flag.
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *points,
-              float *sharpness)
+centerline_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
+                   const float2 *control, float2 *points, float *sharpness,
+                   int32_t *flag, int32_t *generated)
 {
-  __shared__ float2 buf[2][TRACK_MAX_POINTS];
-  __shared__ uint8_t hot[TRACK_MAX_POINTS];
-  __shared__ float scratch[TRACK_BLOCK];
-  __shared__ int go;
-  const uint32_t e = blockIdx.x;
-  const int t = threadIdx.x, n = shape.n_points;
-  float2 *cur = buf[0], *nxt = buf[1], *env;
-  float sharp;
+  extern __shared__ float2 smem[];
+  const uint32_t n = list->n, blocks = list_blocks (n);
+  int sharp = 0, any;
 
-  // One thread decides for the block (thread 0 rewrites sharpness[e] at the
-  // end), so the whole block leaves or stays together.
-  if (t == 0)
-    go = e < n_envs && mask[e] && sharpness[e] > 1.f;
-  __syncthreads ();
-  if (!go)
+  if (blockIdx.x == 0 && threadIdx.x == 0) // whatever the list: validate runs
+    *generated = 1;
+  if (blockIdx.x >= blocks)
     return;
-  env = points + (size_t) e * n;
+  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
+    {
+      const uint32_t e = ids[i];
+      float s = centerline_env (shape, e, control, points, smem);
+
+      if (threadIdx.x == 0)
+        sharpness[e] = s;
+      sharp |= s > 1.f;
+    }
+  if ((any = last_block_sharp (list, blocks, sharp)) >= 0)
+    *flag = any;
+}
+
+// Smooths env @e's track around the points that turn too sharply; returns
+// its new sharpness, on every thread.  Ends past a barrier.
+static __device__ float
+relax_env (const TrackShape &shape, uint32_t e, float2 *points,
+           float2 (*buf)[TRACK_MAX_POINTS], uint8_t *hot, float *scratch)
+{
+  const int t = threadIdx.x, n = shape.n_points;
+  float2 *cur = buf[0], *nxt = buf[1], *env = points + (size_t) e * n;
+
   for (int i = t; i < n; i += TRACK_BLOCK)
     cur[i] = env[i];
   __syncthreads ();
@@ -365,29 +472,45 @@ relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *po
 
   for (int i = t; i < n; i += TRACK_BLOCK)
     env[i] = cur[i];
-  sharp = sharpness_of (cur, n, shape.min_turn_radius, scratch);
-  if (t == 0)
-    sharpness[e] = sharp;
+  return sharpness_of (cur, n, shape.min_turn_radius, scratch);
 }
 
-// With @decides, the kernel also ends the relaxation's iteration: the block
-// knows whether any env is still too sharp, so it decides the loop's
-// continuation itself (tg_loop_next) and no kernel of TrackGen's runs.
-template <bool decides>
-static __global__ void
-reduce_flag_kernel (uint32_t n_envs, const uint8_t *mask, const float *sharpness,
-                    int32_t *flag, TgDeviceLoop loop)
+// One iteration of the relaxation: only the listed envs that are still too
+// sharp are smoothed, so an env that converged is left as it is and its
+// track does not depend on how long other envs keep the loop going.  The
+// last block knows whether any env is still too sharp, so it ends the
+// iteration itself (tg_loop_next) and no kernel of TrackGen's runs.
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+relax_kernel (TrackShape shape, TrackList *list, const uint32_t *ids, float2 *points,
+              float *sharpness, int32_t *flag, TgDeviceLoop loop)
 {
-  int any = 0;
+  __shared__ float2 buf[2][TRACK_MAX_POINTS];
+  __shared__ uint8_t hot[TRACK_MAX_POINTS];
+  __shared__ float scratch[TRACK_BLOCK];
+  const uint32_t n = list->n, blocks = list_blocks (n);
+  int sharp = 0, any;
 
-  for (uint32_t e = threadIdx.x; e < n_envs; e += blockDim.x)
-    any |= mask[e] && sharpness[e] > 1.f;
-  any = __syncthreads_or (any);
-  if (threadIdx.x == 0)
+  if (blockIdx.x >= blocks)
+    return;
+  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
+    {
+      const uint32_t e = ids[i];
+
+      // Thread 0 decides for the block (it rewrites sharpness[e] after), so
+      // the whole block smooths the env or skips it together.
+      if (__syncthreads_or (threadIdx.x == 0 && sharpness[e] > 1.f))
+        {
+          float s = relax_env (shape, e, points, buf, hot, scratch);
+
+          if (threadIdx.x == 0)
+            sharpness[e] = s;
+          sharp |= s > 1.f;
+        }
+    }
+  if ((any = last_block_sharp (list, blocks, sharp)) >= 0)
     {
       *flag = any;
-      if (decides)
-        tg_loop_next (loop, !any);
+      tg_loop_next (loop, !any);
     }
 }
 
@@ -405,14 +528,11 @@ segments_cross (float2 a, float2 b, float2 c, float2 d)
          && opposite (cross (sub (d, c), sub (a, c)), cross (sub (d, c), sub (b, c)));
 }
 
-static __global__ void __launch_bounds__ (TRACK_BLOCK)
-validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
-                 const float2 *points, uint8_t *valid, int32_t *flag, int32_t *generated)
+// Whether env @e's track is valid, on every thread.  Ends past a barrier.
+static __device__ bool
+valid_env (const TrackShape &shape, uint32_t e, const float2 *points, float2 *pts,
+           float *seg, float *arc, float *scratch)
 {
-  __shared__ float2 pts[TRACK_MAX_POINTS];
-  __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
-  __shared__ float scratch[TRACK_BLOCK];
-  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points;
   // Two centerline points closer than the width overlap the track, unless
   // they are near along it: a turn of radius >= width/2 brings points half
@@ -421,12 +541,6 @@ validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
   float total;
   int bad = 0;
 
-  // The last stage of a call: the next one starts with nothing generated and
-  // nothing to relax, so a call whose switch runs no case changes nothing.
-  if (e == 0 && t == 0)
-    *flag = *generated = 0;
-  if (e >= n_envs || !mask[e])
-    return;
   for (int i = t; i < n; i += TRACK_BLOCK)
     pts[i] = points[(size_t) e * n + i];
   __syncthreads ();
@@ -459,72 +573,88 @@ validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
             bad = 1;
         }
     }
-  bad = __syncthreads_or (bad);
-  if (t == 0)
-    valid[e] = !bad;
+  return !__syncthreads_or (bad);
+}
+
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+validate_kernel (TrackShape shape, const TrackList *list, const uint32_t *ids,
+                 const float2 *points, uint8_t *valid, int32_t *flag, int32_t *generated)
+{
+  __shared__ float2 pts[TRACK_MAX_POINTS];
+  __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
+  __shared__ float scratch[TRACK_BLOCK];
+  const uint32_t n = list->n;
+
+  // The last stage of a call: the next one starts with nothing generated and
+  // nothing to relax, so a call whose switch runs no case changes nothing.
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *flag = *generated = 0;
+  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
+    {
+      const uint32_t e = ids[i];
+      bool ok = valid_env (shape, e, points, pts, seg, arc, scratch);
+
+      if (threadIdx.x == 0)
+        valid[e] = ok;
+    }
 }
 
 extern "C" cudaError_t
-track_launch_control (cudaStream_t stream, int family, TrackShape shape, uint32_t n_envs,
-                      const uint64_t *seeds, const uint32_t *epochs, const uint8_t *mask,
-                      float2 *control, uint8_t *families)
+track_launch_list (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
+                   uint32_t *ids, TrackList *list)
 {
-  static void (*const kernels[]) (TrackShape, uint32_t, const uint64_t *,
-                                  const uint32_t *, const uint8_t *, float2 *, uint8_t *)
+  uint64_t threads = ((uint64_t) n_envs + LIST_ENVS - 1) / LIST_ENVS;
+
+  return launch_kernel (list_kernel, (unsigned) ((threads + LIST_BLOCK - 1) / LIST_BLOCK),
+                        LIST_BLOCK, 0, stream, n_envs, mask, ids, list);
+}
+
+extern "C" cudaError_t
+track_launch_control (cudaStream_t stream, int family, TrackShape shape, uint32_t n_blocks,
+                      const TrackList *list, const uint32_t *ids, const uint64_t *seeds,
+                      const uint32_t *epochs, float2 *control, uint8_t *families)
+{
+  static void (*const kernels[]) (TrackShape, const TrackList *, const uint32_t *,
+                                  const uint64_t *, const uint32_t *, float2 *, uint8_t *)
       = { control_kernel<TRACK_FAMILY_POLAR>, control_kernel<TRACK_FAMILY_STADIUM>,
           control_kernel<TRACK_FAMILY_STAR> };
   static_assert (sizeof kernels / sizeof *kernels == TRACK_N_FAMILIES, "a kernel per family");
-  uint64_t n = (uint64_t) n_envs * shape.n_control;
 
   if (family < 0 || family >= TRACK_N_FAMILIES)
     return cudaErrorInvalidValue;
-  return launch_kernel (kernels[family], (unsigned) ((n + TRACK_BLOCK - 1) / TRACK_BLOCK),
-                        TRACK_BLOCK, 0, stream, shape, n_envs, seeds, epochs, mask, control,
-                        families);
+  // A block's threads take the points of about TRACK_BLOCK / K envs.
+  return launch_kernel (kernels[family], n_blocks, TRACK_BLOCK, 0, stream, shape, list, ids,
+                        seeds, epochs, control, families);
 }
 
 extern "C" cudaError_t
-track_launch_centerline (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
-                         const uint8_t *mask, const float2 *control, float2 *points,
-                         float *sharpness, int32_t *generated)
+track_launch_centerline (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
+                         TrackList *list, const uint32_t *ids, const float2 *control,
+                         float2 *points, float *sharpness, int32_t *flag,
+                         int32_t *generated)
 {
   size_t d_n = (size_t) DENSE * shape.n_points;
   size_t smem = (shape.n_control + d_n + shape.n_points) * sizeof (float2)
                 + (2 * d_n + TRACK_BLOCK) * sizeof (float);
 
-  return launch_kernel (centerline_kernel, n_envs, TRACK_BLOCK, smem, stream, shape, n_envs,
-                        mask, control, points, sharpness, generated);
+  return launch_kernel (centerline_kernel, n_blocks, TRACK_BLOCK, smem, stream, shape, list,
+                        ids, control, points, sharpness, flag, generated);
 }
 
 extern "C" cudaError_t
-track_launch_relax (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
-                    const uint8_t *mask, float2 *points, float *sharpness)
+track_launch_relax (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
+                    TrackList *list, const uint32_t *ids, float2 *points, float *sharpness,
+                    int32_t *flag, TgDeviceLoop loop)
 {
-  return launch_kernel (relax_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs, mask,
-                        points, sharpness);
+  return launch_kernel (relax_kernel, n_blocks, TRACK_BLOCK, 0, stream, shape, list, ids,
+                        points, sharpness, flag, loop);
 }
 
 extern "C" cudaError_t
-track_launch_reduce_flag (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
-                          const float *sharpness, int32_t *flag)
+track_launch_validate (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
+                       const TrackList *list, const uint32_t *ids, const float2 *points,
+                       uint8_t *valid, int32_t *flag, int32_t *generated)
 {
-  return launch_kernel (reduce_flag_kernel<false>, 1, 1024, 0, stream, n_envs, mask,
-                        sharpness, flag, TgDeviceLoop{});
-}
-
-extern "C" cudaError_t
-track_launch_reduce_next (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
-                          const float *sharpness, int32_t *flag, TgDeviceLoop loop)
-{
-  return launch_kernel (reduce_flag_kernel<true>, 1, 1024, 0, stream, n_envs, mask,
-                        sharpness, flag, loop);
-}
-
-extern "C" cudaError_t
-track_launch_validate (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
-                       const uint8_t *mask, const float2 *points, uint8_t *valid,
-                       int32_t *flag, int32_t *generated)
-{
-  return launch_kernel (validate_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs,
-                        mask, points, valid, flag, generated);
+  return launch_kernel (validate_kernel, n_blocks, TRACK_BLOCK, 0, stream, shape, list, ids,
+                        points, valid, flag, generated);
 }
