@@ -217,11 +217,13 @@ star_point (const TrackShape &shape, int k, float4 u, float4 env)
 #define LIST_BLOCK 256
 #define LIST_ENVS 4
 
-// Lists the masked envs' ids: each block appends its own with one atomic,
-// and the last block to finish publishes the count and leaves the running
-// one at 0 for the next call.
+// Lists the masked envs' ids, and with @epochs advances their epochs (the
+// kernel reads the mask anyway: no kernel of its own for the advance).  Each
+// block appends its envs with one atomic, and the last block to finish
+// publishes the count and leaves the running one at 0 for the next call.
 static __global__ void __launch_bounds__ (LIST_BLOCK)
-list_kernel (uint32_t n_envs, const uint8_t *mask, uint32_t *ids, TrackList *list)
+list_kernel (uint32_t n_envs, const uint8_t *mask, uint32_t *epochs, uint32_t *ids,
+             TrackList *list)
 {
   __shared__ uint32_t warp_sums[LIST_BLOCK / 32], base;
   const uint32_t t = threadIdx.x, lane = t % 32, warp = t / 32;
@@ -260,7 +262,11 @@ list_kernel (uint32_t n_envs, const uint8_t *mask, uint32_t *ids, TrackList *lis
   before = base + warp_sums[warp] + sum - __popc (mine);
   for (int j = 0; j < LIST_ENVS; j++)
     if (mine & (1u << j))
-      ids[before++] = (uint32_t) (first + j);
+      {
+        ids[before++] = (uint32_t) (first + j);
+        if (epochs != NULL)
+          epochs[first + j] += 1; // wraps, as tg_seed_state_advance()
+      }
 
   if (t == 0)
     {
@@ -601,12 +607,12 @@ validate_kernel (TrackShape shape, const TrackList *list, const uint32_t *ids,
 
 extern "C" cudaError_t
 track_launch_list (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
-                   uint32_t *ids, TrackList *list)
+                   uint32_t *epochs, uint32_t *ids, TrackList *list)
 {
   uint64_t threads = ((uint64_t) n_envs + LIST_ENVS - 1) / LIST_ENVS;
 
   return launch_kernel (list_kernel, (unsigned) ((threads + LIST_BLOCK - 1) / LIST_BLOCK),
-                        LIST_BLOCK, 0, stream, n_envs, mask, ids, list);
+                        LIST_BLOCK, 0, stream, n_envs, mask, epochs, ids, list);
 }
 
 extern "C" cudaError_t

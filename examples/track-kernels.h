@@ -14,11 +14,12 @@
 
 /* Lists the envs whose mask byte is non-zero: their ids into @ids (in an
  * order that varies from run to run) and their number into list->n, which
- * the kernels below read when they run.  The only kernel here whose cost
- * grows with @n_envs: a byte a env. */
+ * the kernels below read when they run; with @epochs (a seed state's), adds
+ * 1 to each listed env's epoch, wrapping, as tg_seed_state_advance() does.
+ * The only kernel here whose cost grows with @n_envs: a byte an env. */
 TRACK_EXTERN_C cudaError_t track_launch_list (cudaStream_t stream, uint32_t n_envs,
-                                              const uint8_t *mask, uint32_t *ids,
-                                              TrackList *list);
+                                              const uint8_t *mask, uint32_t *epochs,
+                                              uint32_t *ids, TrackList *list);
 
 /* The kernels below run @n_blocks blocks (fixed when a graph captures them)
  * that loop over the listed envs; blocks past the list leave at once. */

@@ -259,10 +259,10 @@ declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
       tg_producer_declare_binding (p, stage, buffer_names[b], buffer_size (config, b));
 }
 
-/* One case of the "generate" switch: the masked envs' epochs advance (with
- * config.advance), they are listed, then family @family draws their control
- * points, and the shared kernel makes their centerlines and the
- * relaxation's flag. */
+/* One case of the "generate" switch: the masked envs are listed and their
+ * epochs advance (with config.advance) in one kernel, then family @family
+ * draws their control points, and the shared kernel makes their centerlines
+ * and the relaxation's flag. */
 static gboolean
 generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
                  GError **error)
@@ -274,10 +274,11 @@ generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
   guint32 *ids = binding (launch, BUF_IDS);
   TrackList *list = binding (launch, BUF_LIST);
 
-  return (!c->advance
-          || tg_seed_state_advance (ctx->seeds, stream, mask, c->n_envs, error))
-         && TRACK_CUDA_OK (track_launch_list (stream, c->n_envs, mask, ids, list),
-                           error)
+  return TRACK_CUDA_OK (track_launch_list (
+                            stream, c->n_envs, mask,
+                            c->advance ? tg_seed_state_get_epochs (ctx->seeds) : NULL,
+                            ids, list),
+                        error)
          && TRACK_CUDA_OK (
              track_launch_control (stream, family, c->shape, ctx->n_blocks, list, ids,
                                    tg_seed_state_get_seeds (ctx->seeds),

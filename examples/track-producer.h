@@ -13,10 +13,10 @@
  * regenerates, not to the batch.
  *
  * Stages, in order:
- *   generate  SWITCH on "family": case f advances the masked envs' epochs
- *             (with config.advance), lists them in "ids", draws family f's
- *             control points, then the shared kernel makes the centerlines,
- *             their sharpness and "flag"
+ *   generate  SWITCH on "family": case f lists the masked envs in "ids"
+ *             and advances their epochs (with config.advance) in one kernel,
+ *             draws family f's control points, then the shared kernel makes
+ *             the centerlines, their sharpness and "flag"
  *   relax     LOOP while "flag", at most max_iters: smooth, re-measure, and
  *             decide each continuation in the same kernel (set_by_body,
  *             tg_loop_next), so no kernel of TrackGen's runs per iteration
