@@ -289,10 +289,10 @@ list_blocks (uint32_t n)
 
 // Called by every thread of the @blocks taking part, after their envs:
 // thread 0 adds its block's @sharp to the list's and takes a ticket; in the
-// last block it returns whether any listed env is still too sharp (and
-// resets the tally); everywhere else -1.
+// last block it returns whether any block's @sharp was set (and resets the
+// tally); everywhere else -1.
 static __device__ int
-last_block_sharp (TrackList *list, uint32_t blocks, int sharp)
+last_block (TrackList *list, uint32_t blocks, int sharp)
 {
   int any = -1;
 
@@ -431,7 +431,7 @@ centerline_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
         sharpness[e] = s;
       sharp |= s > 1.f;
     }
-  if ((any = last_block_sharp (list, blocks, sharp)) >= 0)
+  if ((any = last_block (list, blocks, sharp)) >= 0)
     *flag = any;
 }
 
@@ -513,7 +513,7 @@ relax_kernel (TrackShape shape, TrackList *list, const uint32_t *ids, float2 *po
           sharp |= s > 1.f;
         }
     }
-  if ((any = last_block_sharp (list, blocks, sharp)) >= 0)
+  if ((any = last_block (list, blocks, sharp)) >= 0)
     {
       *flag = any;
       tg_loop_next (loop, !any);
@@ -582,19 +582,22 @@ valid_env (const TrackShape &shape, uint32_t e, const float2 *points, float2 *pt
   return !__syncthreads_or (bad);
 }
 
+// Only after a case of the switch ran (it set *generated): a call that
+// generated nothing changes nothing, and needs no conditional node around
+// this kernel, whose GPU time a taken IF would add to every regeneration.
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-validate_kernel (TrackShape shape, const TrackList *list, const uint32_t *ids,
+validate_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
                  const float2 *points, uint8_t *valid, int32_t *flag, int32_t *generated)
 {
   __shared__ float2 pts[TRACK_MAX_POINTS];
   __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
   __shared__ float scratch[TRACK_BLOCK];
-  const uint32_t n = list->n;
+  const uint32_t n = list->n, blocks = list_blocks (n);
 
-  // The last stage of a call: the next one starts with nothing generated and
-  // nothing to relax, so a call whose switch runs no case changes nothing.
-  if (blockIdx.x == 0 && threadIdx.x == 0)
-    *flag = *generated = 0;
+  // Thread 0 reads it for the block, before the block's ticket, so that the
+  // last block clears it only once every block has read it.
+  if (blockIdx.x >= blocks || !__syncthreads_or (threadIdx.x == 0 && *generated))
+    return;
   for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
     {
       const uint32_t e = ids[i];
@@ -603,6 +606,10 @@ validate_kernel (TrackShape shape, const TrackList *list, const uint32_t *ids,
       if (threadIdx.x == 0)
         valid[e] = ok;
     }
+  // The last stage of a call: the next one starts with nothing generated and
+  // nothing to relax, so a call whose switch runs no case changes nothing.
+  if (last_block (list, blocks, 0) >= 0)
+    *flag = *generated = 0;
 }
 
 extern "C" cudaError_t
@@ -658,7 +665,7 @@ track_launch_relax (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
 
 extern "C" cudaError_t
 track_launch_validate (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
-                       const TrackList *list, const uint32_t *ids, const float2 *points,
+                       TrackList *list, const uint32_t *ids, const float2 *points,
                        uint8_t *valid, int32_t *flag, int32_t *generated)
 {
   return launch_kernel (validate_kernel, n_blocks, TRACK_BLOCK, 0, stream, shape, list, ids,

@@ -53,13 +53,12 @@ TRACK_EXTERN_C cudaError_t track_launch_relax (cudaStream_t stream, TrackShape s
                                                float *sharpness, int32_t *flag,
                                                TgDeviceLoop loop);
 
-/* Listed envs: valid[e] = no two segments cross, and points far apart along
- * the track are at least the track width apart.  Clears *flag and
- * *generated: the next call starts with nothing generated and nothing left
- * to relax. */
+/* When *generated is set (a case ran), listed envs: valid[e] = no two
+ * segments cross, and points far apart along the track are at least the
+ * track width apart; then clears *flag and *generated: the next call starts
+ * with nothing generated and nothing left to relax.  Else nothing. */
 TRACK_EXTERN_C cudaError_t track_launch_validate (cudaStream_t stream, TrackShape shape,
-                                                  uint32_t n_blocks,
-                                                  const TrackList *list,
+                                                  uint32_t n_blocks, TrackList *list,
                                                   const uint32_t *ids,
                                                   const float2 *points, uint8_t *valid,
                                                   int32_t *flag, int32_t *generated);

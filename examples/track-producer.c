@@ -421,14 +421,14 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
       declare (p, stage, config,
                BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
       /* Only after a case ran: a call that generated nothing changes nothing.
-       * The condition declares "generated". */
+       * The kernel reads "generated" itself: a stage condition would put a
+       * conditional node, and its GPU time, around every validation. */
       stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
                                             validate_stage, context_acquire (ctx),
                                             context_release);
-      tg_producer_set_stage_condition (p, stage, buffer_names[BUF_GENERATED]);
       declare (p, stage, config,
                BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_VALID)
-                   | BIT (BUF_FLAG));
+                   | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
       if (ctx->svg_path != NULL)
         {
           stage = tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,

@@ -20,8 +20,9 @@
  *   relax     LOOP while "flag", at most max_iters: smooth, re-measure, and
  *             decide each continuation in the same kernel (set_by_body,
  *             tg_loop_next), so no kernel of TrackGen's runs per iteration
- *   validate  (under "generated") no self-intersection, clearance for the
- *             track width: "valid"; clears "flag" and "generated"
+ *   validate  only after a case ran (its kernel reads "generated"): no
+ *             self-intersection, clearance for the track width: "valid";
+ *             clears "flag" and "generated"
  *   svg       (optional) HOST stage writing an SVG; not capture-safe
  *
  * The family is a device value, "family", read when the call runs: a
