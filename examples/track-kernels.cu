@@ -53,6 +53,21 @@ curvature (float2 a, float2 b, float2 c)
   return len > 0.f ? 2.f * turn / len : FLT_MAX;
 }
 
+// The neighbours of point @i (0 <= i < n) of a closed polyline: the same
+// indices as (i + n - 1) % n and (i + 1) % n, without an integer division
+// by the run-time n in the relaxation's and the validation's inner loops.
+static __device__ __forceinline__ int
+prev_of (int i, int n)
+{
+  return i > 0 ? i - 1 : n - 1;
+}
+
+static __device__ __forceinline__ int
+next_of (int i, int n)
+{
+  return i + 1 < n ? i + 1 : 0;
+}
+
 static __device__ float
 block_max (float v, float *scratch)
 {
@@ -106,7 +121,7 @@ sharpness_of (const float2 *pts, int n, float min_turn_radius, float *scratch)
   float m = 0.f;
 
   for (int i = threadIdx.x; i < n; i += TRACK_BLOCK)
-    m = fmaxf (m, curvature (pts[(i + n - 1) % n], pts[i], pts[(i + 1) % n]));
+    m = fmaxf (m, curvature (pts[prev_of (i, n)], pts[i], pts[next_of (i, n)]));
   return block_max (m, scratch) * min_turn_radius;
 }
 
@@ -453,14 +468,14 @@ relax_env (const TrackShape &shape, uint32_t e, float2 *points,
       float2 *tmp;
 
       for (int i = t; i < n; i += TRACK_BLOCK)
-        hot[i] = curvature (cur[(i + n - 1) % n], cur[i], cur[(i + 1) % n])
+        hot[i] = curvature (cur[prev_of (i, n)], cur[i], cur[next_of (i, n)])
                      * shape.min_turn_radius
                  > 1.f;
       __syncthreads ();
       // Jacobi update: every point moves from the previous pass's positions.
       for (int i = t; i < n; i += TRACK_BLOCK)
         {
-          int prev = (i + n - 1) % n, next = (i + 1) % n;
+          int prev = prev_of (i, n), next = next_of (i, n);
           float2 p = cur[i];
 
           if (hot[prev] | hot[i] | hot[next])
@@ -551,7 +566,7 @@ valid_env (const TrackShape &shape, uint32_t e, const float2 *points, float2 *pt
     pts[i] = points[(size_t) e * n + i];
   __syncthreads ();
   for (int i = t; i < n; i += TRACK_BLOCK)
-    seg[i] = length (sub (pts[(i + 1) % n], pts[i]));
+    seg[i] = length (sub (pts[next_of (i, n)], pts[i]));
   __syncthreads ();
   total = block_scan (seg, arc, n, scratch); // arc[i]: length up to point i + 1
 
@@ -562,11 +577,11 @@ valid_env (const TrackShape &shape, uint32_t e, const float2 *points, float2 *pt
   // n - 1 pairs on one thread, and one masked env waited for that thread.
   for (int i = t; i < n && !bad; i += TRACK_BLOCK)
     {
-      float2 a = pts[i], b = pts[(i + 1) % n];
+      float2 a = pts[i], b = pts[next_of (i, n)];
       float at = i > 0 ? arc[i - 1] : 0.f;
       int last = i < n / 2 ? n / 2 : n / 2 - 1;
 
-      for (int d = 1, j = (i + 1) % n; d <= last && !bad; d++, j = j + 1 < n ? j + 1 : 0)
+      for (int d = 1, j = next_of (i, n); d <= last && !bad; d++, j = next_of (j, n))
         {
           float along = fabsf ((j > 0 ? arc[j - 1] : 0.f) - at);
 
@@ -575,7 +590,7 @@ valid_env (const TrackShape &shape, uint32_t e, const float2 *points, float2 *pt
             bad = 1;
           // Segments i and j, unless they share a point (n >= 32: d >= 2
           // leaves them apart on both sides).
-          else if (d >= 2 && segments_cross (a, b, pts[j], pts[(j + 1) % n]))
+          else if (d >= 2 && segments_cross (a, b, pts[j], pts[next_of (j, n)]))
             bad = 1;
         }
     }
