@@ -336,8 +336,9 @@ main (int argc, char **argv)
   g_option_context_set_summary (
       context,
       "Steps E envs T times in a CUDA graph that regenerates the tracks of the "
-      "envs whose episode ended,\nthen runs the same loop driven from the host, "
-      "checks determinism, and draws 16 tracks.\nWith --devices N > 1: the same "
+      "envs whose episode ended,\nbeside its floor (the same graph, the "
+      "regeneration skipped every step),\nthen runs the same loop driven from the "
+      "host, checks determinism, and draws 16 tracks.\nWith --devices N > 1: the same "
       "envs on 1 device, then sharded over N devices\n(a host thread each), "
       "with the scaling and a determinism check across the sharding.");
   g_option_context_add_main_entries (context, entries, NULL);
