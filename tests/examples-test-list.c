@@ -11,6 +11,19 @@
 /* More envs than an H200 (132 SMs) has blocks in the list's grid. */
 #define MANY_ENVS 1000
 
+static const TgPolicy policies[]
+    = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
+
+/* Runs @p under @policy; under RECORD, launches @exec, which recorded it. */
+static void
+call (TgProducer *p, cudaStream_t s, TgPolicy policy, cudaGraphExec_t exec)
+{
+  if (policy == TG_POLICY_RECORD)
+    launch (exec, s);
+  else
+    run_ok (p, s, policy);
+}
+
 /* What a call leaves behind. */
 typedef struct
 {
@@ -63,8 +76,6 @@ state_clear (State *st)
 static void
 test_more_envs_than_blocks (TgTestGpu *gpu, gconstpointer data)
 {
-  static const TgPolicy policies[]
-      = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
   g_autoptr (GError) error = NULL;
   cudaStream_t s = gpu->stream;
   TgSeedState *seeds[G_N_ELEMENTS (policies)];
@@ -96,10 +107,7 @@ test_more_envs_than_blocks (TgTestGpu *gpu, gconstpointer data)
               set_family (p[k], TRACK_FAMILY_POLAR, s);
               upload (p[k], "mask", sparse, MANY_ENVS, s);
             }
-          if (policies[k] == TG_POLICY_RECORD)
-            launch (exec, s);
-          else
-            run_ok (p[k], s, policies[k]);
+          call (p[k], s, policies[k], exec);
           if (round == 0)
             assert_relaxed (p[k], s);
           state_read (&got[k], p[k], seeds[k], MANY_ENVS, s);
@@ -129,8 +137,6 @@ test_more_envs_than_blocks (TgTestGpu *gpu, gconstpointer data)
 static void
 test_empty_mask (TgTestGpu *gpu, gconstpointer data)
 {
-  static const TgPolicy policies[]
-      = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
   g_autoptr (GError) error = NULL;
   cudaStream_t s = gpu->stream;
   TgSeedState *seeds;
@@ -152,10 +158,7 @@ test_empty_mask (TgTestGpu *gpu, gconstpointer data)
   for (guint k = 0; k < G_N_ELEMENTS (policies); k++)
     {
       set_family (p, (gint32)k % TRACK_N_FAMILIES, s);
-      if (policies[k] == TG_POLICY_RECORD)
-        launch (exec, s);
-      else
-        run_ok (p, s, policies[k]);
+      call (p, s, policies[k], exec);
       state_read (&got, p, seeds, N_ENVS, s);
       g_assert_cmpint (got.status.end, ==, TG_LOOP_END_SKIPPED);
       got.status = before.status;
