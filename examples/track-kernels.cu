@@ -229,60 +229,35 @@ star_point (const TrackShape &shape, int k, float4 u, float4 env)
   return make_float2 (r * c, r * s);
 }
 
-// One thread per control point of each listed env: family F's point k, and
-// the env's family.
+// Control point k of family F for the env of effective seed @key.
 template <int F>
-static __global__ void __launch_bounds__ (TRACK_BLOCK)
-control_kernel (TrackShape shape, const TrackList *list, const uint32_t *ids,
-                const uint64_t *seeds, const uint32_t *epochs, float2 *control,
-                uint8_t *families)
+static __device__ float2
+control_point (const TrackShape &shape, uint64_t key, int k)
 {
-  const int k_n = shape.n_control;
-  const uint64_t n = (uint64_t) list->n * k_n;
+  curandStatePhilox4_32_10_t rng;
+  float4 u, env;
 
-  for (uint64_t i = (uint64_t) blockIdx.x * TRACK_BLOCK + threadIdx.x; i < n;
-       i += (uint64_t) gridDim.x * TRACK_BLOCK)
-    {
-      const uint32_t e = ids[i / k_n];
-      const int k = (int) (i % k_n);
-      curandStatePhilox4_32_10_t rng;
-      float4 u, env;
-      float2 p;
-      uint64_t key = tg_effective_seed (seeds[e], epochs[e]);
-
-      curand_init (key, k, 0, &rng);
-      u = curand_uniform4 (&rng);
-      if (F == TRACK_FAMILY_POLAR)
-        p = polar_point (shape, k, u);
-      else
-        {
-          curand_init (key, ENV_SUBSEQ, 0, &rng);
-          env = curand_uniform4 (&rng);
-          p = F == TRACK_FAMILY_STADIUM ? stadium_point (shape, k, u, env)
-                                        : star_point (shape, k, u, env);
-        }
-      control[(size_t) e * k_n + k] = p;
-      if (k == 0)
-        families[e] = F;
-    }
+  curand_init (key, k, 0, &rng);
+  u = curand_uniform4 (&rng);
+  if (F == TRACK_FAMILY_POLAR)
+    return polar_point (shape, k, u);
+  curand_init (key, ENV_SUBSEQ, 0, &rng);
+  env = curand_uniform4 (&rng);
+  return F == TRACK_FAMILY_STADIUM ? stadium_point (shape, k, u, env)
+                                   : star_point (shape, k, u, env);
 }
 
-// Env @e's centerline into @points, from its control points; returns its
-// sharpness, on every thread.  Ends past a barrier, so the block can go on
-// to another env.
+// Env @e's centerline into @points, from its control points, which @smem
+// starts with; returns its sharpness, on every thread.  Ends past a
+// barrier, so the block can go on to another env.
 static __device__ float
-centerline_env (const TrackShape &shape, uint32_t e, const float2 *control,
-                float2 *points, float2 *smem)
+centerline_env (const TrackShape &shape, uint32_t e, float2 *points, float2 *smem)
 {
   const int t = threadIdx.x, n = shape.n_points, k_n = shape.n_control;
   const int d_n = DENSE * n;
   float2 *ctrl = smem, *dense = ctrl + k_n, *pts = dense + d_n;
   float *len = (float *) (pts + n), *cum = len + d_n, *scratch = cum + d_n;
   float total;
-
-  for (int k = t; k < k_n; k += TRACK_BLOCK)
-    ctrl[k] = control[(size_t) e * k_n + k];
-  __syncthreads ();
 
   // A dense closed Catmull-Rom curve through the control points ...
   for (int j = t; j < d_n; j += TRACK_BLOCK)
@@ -326,12 +301,15 @@ centerline_env (const TrackShape &shape, uint32_t e, const float2 *control,
   return sharpness_of (pts, n, shape.min_turn_radius, scratch);
 }
 
-// A block per listed env at a time: its centerline and sharpness; the last
-// block sets the relaxation's flag.
+// A block per listed env at a time: family F's control points (a thread
+// each), the env's family, its centerline and sharpness; the last block sets
+// the relaxation's flag.
+template <int F>
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-centerline_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
-                   const float2 *control, float2 *points, float *sharpness,
-                   int32_t *flag, int32_t *generated)
+generate_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
+                 const uint64_t *seeds, const uint32_t *epochs, float2 *control,
+                 uint8_t *families, float2 *points, float *sharpness, int32_t *flag,
+                 int32_t *generated)
 {
   extern __shared__ float2 smem[];
   const uint32_t n = list->n, blocks = list_blocks (n);
@@ -344,7 +322,20 @@ centerline_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
   for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
     {
       const uint32_t e = ids[i];
-      float s = centerline_env (shape, e, control, points, smem);
+      const uint64_t key = tg_effective_seed (seeds[e], epochs[e]);
+      float s;
+
+      for (int k = threadIdx.x; k < (int) shape.n_control; k += TRACK_BLOCK)
+        {
+          float2 p = control_point<F> (shape, key, k);
+
+          smem[k] = p;
+          control[(size_t) e * shape.n_control + k] = p;
+        }
+      if (threadIdx.x == 0)
+        families[e] = F;
+      __syncthreads ();
+      s = centerline_env (shape, e, points, smem);
 
       if (threadIdx.x == 0)
         sharpness[e] = s;
@@ -542,35 +533,26 @@ track_launch_list (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
 }
 
 extern "C" cudaError_t
-track_launch_control (cudaStream_t stream, int family, TrackShape shape, uint32_t n_blocks,
-                      const TrackList *list, const uint32_t *ids, const uint64_t *seeds,
-                      const uint32_t *epochs, float2 *control, uint8_t *families)
+track_launch_generate (cudaStream_t stream, int family, TrackShape shape, uint32_t n_blocks,
+                       TrackList *list, const uint32_t *ids, const uint64_t *seeds,
+                       const uint32_t *epochs, float2 *control, uint8_t *families,
+                       float2 *points, float *sharpness, int32_t *flag, int32_t *generated)
 {
-  static void (*const kernels[]) (TrackShape, const TrackList *, const uint32_t *,
-                                  const uint64_t *, const uint32_t *, float2 *, uint8_t *)
-      = { control_kernel<TRACK_FAMILY_POLAR>, control_kernel<TRACK_FAMILY_STADIUM>,
-          control_kernel<TRACK_FAMILY_STAR> };
+  static void (*const kernels[]) (TrackShape, TrackList *, const uint32_t *,
+                                  const uint64_t *, const uint32_t *, float2 *, uint8_t *,
+                                  float2 *, float *, int32_t *, int32_t *)
+      = { generate_kernel<TRACK_FAMILY_POLAR>, generate_kernel<TRACK_FAMILY_STADIUM>,
+          generate_kernel<TRACK_FAMILY_STAR> };
   static_assert (sizeof kernels / sizeof *kernels == TRACK_N_FAMILIES, "a kernel per family");
-
-  if (family < 0 || family >= TRACK_N_FAMILIES)
-    return cudaErrorInvalidValue;
-  // A block's threads take the points of about TRACK_BLOCK / K envs.
-  return launch_kernel (kernels[family], n_blocks, TRACK_BLOCK, 0, stream, shape, list, ids,
-                        seeds, epochs, control, families);
-}
-
-extern "C" cudaError_t
-track_launch_centerline (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
-                         TrackList *list, const uint32_t *ids, const float2 *control,
-                         float2 *points, float *sharpness, int32_t *flag,
-                         int32_t *generated)
-{
   size_t d_n = (size_t) DENSE * shape.n_points;
   size_t smem = (shape.n_control + d_n + shape.n_points) * sizeof (float2)
                 + (2 * d_n + TRACK_BLOCK) * sizeof (float);
 
-  return launch_kernel (centerline_kernel, n_blocks, TRACK_BLOCK, smem, stream, shape, list,
-                        ids, control, points, sharpness, flag, generated);
+  if (family < 0 || family >= TRACK_N_FAMILIES)
+    return cudaErrorInvalidValue;
+  return launch_kernel (kernels[family], n_blocks, TRACK_BLOCK, smem, stream, shape, list,
+                        ids, seeds, epochs, control, families, points, sharpness, flag,
+                        generated);
 }
 
 extern "C" cudaError_t

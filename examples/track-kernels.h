@@ -26,21 +26,16 @@ TRACK_EXTERN_C cudaError_t track_launch_list (cudaStream_t stream, uint32_t n_en
 
 /* Listed envs: the K control points of @family (a TrackFamily; others are
  * cudaErrorInvalidValue) drawn from tg_effective_seed(seeds[e], epochs[e])
- * into @control (K per env), and families[e] := @family.  One thread per
- * control point. */
-TRACK_EXTERN_C cudaError_t track_launch_control (
+ * into @control (K per env), families[e] := @family, and the closed
+ * Catmull-Rom curve through the control points, resampled to N points
+ * evenly spaced by arc length, into @points, with its sharpness; *flag :=
+ * whether a listed env's sharpness is over 1.  Sets *generated to 1,
+ * whatever the list. */
+TRACK_EXTERN_C cudaError_t track_launch_generate (
     cudaStream_t stream, int family, TrackShape shape, uint32_t n_blocks,
-    const TrackList *list, const uint32_t *ids, const uint64_t *seeds,
-    const uint32_t *epochs, float2 *control, uint8_t *families);
-
-/* Listed envs: the closed Catmull-Rom curve through their control points,
- * resampled to N points evenly spaced by arc length, into @points, and its
- * sharpness; *flag := whether a listed env's sharpness is over 1.  Sets
- * *generated to 1, whatever the list. */
-TRACK_EXTERN_C cudaError_t track_launch_centerline (
-    cudaStream_t stream, TrackShape shape, uint32_t n_blocks, TrackList *list,
-    const uint32_t *ids, const float2 *control, float2 *points, float *sharpness,
-    int32_t *flag, int32_t *generated);
+    TrackList *list, const uint32_t *ids, const uint64_t *seeds, const uint32_t *epochs,
+    float2 *control, uint8_t *families, float2 *points, float *sharpness, int32_t *flag,
+    int32_t *generated);
 
 /* One iteration of the relaxation: listed envs still too sharp (sharpness >
  * 1) get a few passes of local Laplacian smoothing around their sharp

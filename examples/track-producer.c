@@ -260,9 +260,9 @@ declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
 }
 
 /* One case of the "generate" switch: the masked envs are listed and their
- * epochs advance (with config.advance) in one kernel, then family @family
- * draws their control points, and the shared kernel makes their centerlines
- * and the relaxation's flag. */
+ * epochs advance (with config.advance) in one kernel, then another draws
+ * family @family's control points and makes their centerlines and the
+ * relaxation's flag. */
 static gboolean
 generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
                  GError **error)
@@ -270,7 +270,6 @@ generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
   const TrackConfig *c = &ctx->config;
   cudaStream_t stream = tg_launch_get_stream (launch);
   const guint8 *mask = binding (launch, BUF_MASK);
-  float2 *control = binding (launch, BUF_CONTROL);
   guint32 *ids = binding (launch, BUF_IDS);
   TrackList *list = binding (launch, BUF_LIST);
 
@@ -280,16 +279,13 @@ generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
                             ids, list),
                         error)
          && TRACK_CUDA_OK (
-             track_launch_control (stream, family, c->shape, ctx->n_blocks, list, ids,
-                                   tg_seed_state_get_seeds (ctx->seeds),
-                                   tg_seed_state_get_epochs (ctx->seeds), control,
-                                   binding (launch, BUF_FAMILIES)),
-             error)
-         && TRACK_CUDA_OK (
-             track_launch_centerline (
-                 stream, c->shape, ctx->n_blocks, list, ids, control,
-                 binding (launch, BUF_POINTS), binding (launch, BUF_SHARPNESS),
-                 binding (launch, BUF_FLAG), binding (launch, BUF_GENERATED)),
+             track_launch_generate (
+                 stream, family, c->shape, ctx->n_blocks, list, ids,
+                 tg_seed_state_get_seeds (ctx->seeds),
+                 tg_seed_state_get_epochs (ctx->seeds), binding (launch, BUF_CONTROL),
+                 binding (launch, BUF_FAMILIES), binding (launch, BUF_POINTS),
+                 binding (launch, BUF_SHARPNESS), binding (launch, BUF_FLAG),
+                 binding (launch, BUF_GENERATED)),
              error);
 }
 

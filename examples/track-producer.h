@@ -15,8 +15,8 @@
  * Stages, in order:
  *   generate  SWITCH on "family": case f lists the masked envs in "ids"
  *             and advances their epochs (with config.advance) in one kernel,
- *             draws family f's control points, then the shared kernel makes
- *             the centerlines, their sharpness and "flag"
+ *             then draws family f's control points and makes the
+ *             centerlines, their sharpness and "flag" in another
  *   relax     LOOP while "flag", at most max_iters: smooth, re-measure, and
  *             decide each continuation in the same kernel (set_by_body,
  *             tg_loop_next), so no kernel of TrackGen's runs per iteration
