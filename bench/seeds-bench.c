@@ -3,8 +3,8 @@
  * the same number of bytes, measured in the same run: as two calls, and as
  * one (tg_seed_state_advance_fill), which moves fewer bytes and is held to a
  * copy of its own bytes.  Beside them, the fused kernel in each of its
- * shapes (groups of envs per thread), launched without the call's checks,
- * so that one run says which shape the library should take. */
+ * shapes (TgSeedsShape), launched without the call's checks, so that one
+ * run says which shape the library should take. */
 #include "config.h"
 #include "bench.h"
 #include "../lib/seeds/seeds-kernels-private.h"
@@ -25,6 +25,7 @@ typedef struct
   gpointer src, dst;            /* the copy floors' buffers */
   gsize copy_bytes, fused_copy; /* what the two calls move, and the one */
   guint n;
+  TgSeedsShape shape; /* of kernel_shape() */
   cudaStream_t stream;
 } Work;
 
@@ -49,29 +50,11 @@ ours_fused (const Work *w)
 }
 
 static void
-kernel_shape (const Work *w, guint groups)
+kernel_shape (const Work *w)
 {
   TG_BENCH_CUDA (tg__launch_seeds_advance_fill (
       w->stream, w->out, tg_seed_state_get_seeds (w->state),
-      tg_seed_state_get_epochs (w->state), w->mask, w->n, groups));
-}
-
-static void
-kernel_1 (const Work *w)
-{
-  kernel_shape (w, 1);
-}
-
-static void
-kernel_2 (const Work *w)
-{
-  kernel_shape (w, 2);
-}
-
-static void
-kernel_4 (const Work *w)
-{
-  kernel_shape (w, 4);
+      tg_seed_state_get_epochs (w->state), w->mask, w->n, w->shape));
 }
 
 static void
@@ -114,17 +97,41 @@ sample_ms (void (*op) (const Work *), const Work *w, cudaEvent_t start,
 
 typedef void (*Op) (const Work *);
 
+/* The kernel's shapes, each a row of its own. */
+static const struct
+{
+  TgSeedsShape shape;
+  const char *name;
+} shapes[] = {
+  { TG_SEEDS_SHAPE_GROUPS_1, "a thread per group of 4 envs" },
+  { TG_SEEDS_SHAPE_GROUPS_2, "a thread per 2 groups of 4 envs" },
+  { TG_SEEDS_SHAPE_GROUPS_4, "a thread per 4 groups of 4 envs" },
+  { TG_SEEDS_SHAPE_STREAM_2, "2 blocks an SM, next group loaded first" },
+  { TG_SEEDS_SHAPE_STREAM_4, "4 blocks an SM, next group loaded first" },
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (shapes) == TG_SEEDS_N_SHAPES - 1);
+
+/* The shape of op @o of @n_ops, the last of which take the shapes in turn. */
+static TgSeedsShape
+shape_of_op (guint o, guint n_ops)
+{
+  guint first_shape = n_ops - G_N_ELEMENTS (shapes);
+
+  return o >= first_shape ? shapes[o - first_shape].shape : TG_SEEDS_SHAPE_DEFAULT;
+}
+
 static void
 bench_size (TgBench *bench, guint log2_n, guint rounds)
 {
   const guint n = 1u << log2_n;
   /* About 2^27 envs' worth of traffic per sample, so launches are amortized. */
   const guint reps = CLAMP ((1u << 27) >> log2_n, 4, 512);
-  /* Sampled in turn, so that clocks and neighbours affect them alike. */
-  static const Op ops[] = { ours,     floor_copy, ours_fused, floor_copy_fused,
-                            kernel_1, kernel_2,   kernel_4 };
-  static const char *const shapes[] = { NULL, NULL, NULL, NULL, "1", "2", "4" };
-  G_STATIC_ASSERT (G_N_ELEMENTS (shapes) == G_N_ELEMENTS (ops));
+  /* Sampled in turn, so that clocks and neighbours affect them alike; the
+   * last ones are kernel_shape() in each of the shapes. */
+  static const Op ops[]
+      = { ours,         floor_copy,   ours_fused,   floor_copy_fused, kernel_shape,
+          kernel_shape, kernel_shape, kernel_shape, kernel_shape };
+  const guint first_shape = G_N_ELEMENTS (ops) - G_N_ELEMENTS (shapes);
   g_autofree double *t = g_new (double, G_N_ELEMENTS (ops) * rounds);
   double gbs[G_N_ELEMENTS (ops)];
   g_autoptr (GError) error = NULL;
@@ -152,10 +159,16 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
 
   for (guint i = 0; i < 3; i++)
     for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
-      ops[o](&w);
+      {
+        w.shape = shape_of_op (o, G_N_ELEMENTS (ops));
+        ops[o](&w);
+      }
   for (guint r = 0; r < rounds; r++)
     for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
-      t[o * rounds + r] = sample_ms (ops[o], &w, start, stop, reps);
+      {
+        w.shape = shape_of_op (o, G_N_ELEMENTS (ops));
+        t[o * rounds + r] = sample_ms (ops[o], &w, start, stop, reps);
+      }
   for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
     {
       double bytes = ops[o] == floor_copy         ? 2.0 * w.copy_bytes
@@ -189,11 +202,13 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
                   "cudaMemcpyAsync D2D, same bytes read + written",
                   target > 0 ? TG_BENCH_HIGHER_IS_BETTER : TG_BENCH_INFO, target);
   }
-  for (guint o = 4; o < G_N_ELEMENTS (ops); o++)
+  for (guint o = first_shape; o < G_N_ELEMENTS (ops); o++)
     {
       g_autofree char *what = g_strdup_printf (
-          "  its kernel alone, %s group%s of 4 envs a thread, E = 2^%u", shapes[o],
-          g_str_equal (shapes[o], "1") ? "" : "s", log2_n);
+          "  its kernel alone, %s%s, E = 2^%u", shapes[o - first_shape].name,
+          shapes[o - first_shape].shape == TG_SEEDS_ADVANCE_FILL_SHAPE ? " (the call's)"
+                                                                       : "",
+          log2_n);
 
       tg_bench_add (bench, "seeds", what, "GB/s", gbs[o], gbs[3],
                     "cudaMemcpyAsync D2D, same bytes read + written", TG_BENCH_INFO, 0);

@@ -66,7 +66,8 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
   if (cause != NULL)
     {
       atomicAdd ((unsigned long long *) cause, 1ull);
-      atomicOr (any_done, 1);
+      if (params.regenerate)
+        atomicOr (any_done, 1);
       p = 0.f;
     }
   progress[e] = p;

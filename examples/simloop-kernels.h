@@ -30,6 +30,7 @@ typedef struct
   float mean_speed;          /* samples per step */
   float crash_prob;          /* per env and step */
   uint32_t curriculum_steps; /* steps of each shape family, in turn */
+  uint32_t regenerate;       /* 0: any_done stays 0, the regeneration is skipped */
 } SimParams;
 
 /* progress[e] := a uniform start in [0, n_points), drawn from the env's
@@ -44,7 +45,8 @@ TRACK_EXTERN_C cudaError_t sim_launch_init (cudaStream_t stream, SimParams param
  * index (first_env + e, never e alone) and the step number,
  * and its episode ends after a lap, a crash, or at once on an invalid
  * track.  mask[e] := whether env e's episode ended (it then restarts at the
- * start line); *any_done is set when any ended (clear it before). */
+ * start line); *any_done is set when any ended (clear it before), unless
+ * params.regenerate is 0: the same step, whose regeneration never runs. */
 TRACK_EXTERN_C cudaError_t sim_launch_step (cudaStream_t stream, SimParams params,
                                             const uint64_t *seeds,
                                             const uint32_t *epochs,

@@ -23,6 +23,7 @@ struct _SimShard
   SimCounters *counters; /* device */
   gint32 *any_done_host; /* pinned, for the host-driven loop */
   cudaGraphExec_t step_graph;
+  cudaGraphExec_t floor_graph; /* the step graph that never regenerates */
 };
 
 void
@@ -92,6 +93,7 @@ sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
   shard->params.mean_speed = shard->config.shape.n_points / options->lap_steps;
   shard->params.crash_prob = options->crash_prob;
   shard->params.curriculum_steps = MAX (options->curriculum_steps, 1);
+  shard->params.regenerate = 1;
 
   ok = TRACK_CUDA_OK (cudaSetDevice (device), error)
        && TRACK_CUDA_OK (
@@ -137,6 +139,8 @@ sim_shard_free (SimShard *shard)
     check_cleanup (cudaSetDevice (shard->device), "cudaSetDevice");
   if (shard->step_graph != NULL)
     check_cleanup (cudaGraphExecDestroy (shard->step_graph), "cudaGraphExecDestroy");
+  if (shard->floor_graph != NULL)
+    check_cleanup (cudaGraphExecDestroy (shard->floor_graph), "cudaGraphExecDestroy");
   if (shard->progress != NULL)
     check_cleanup (cudaFree (shard->progress), "cudaFree");
   if (shard->any_done != NULL)
@@ -185,28 +189,29 @@ sim_shard_reset (SimShard *shard, GError **error)
          && TRACK_CUDA_OK (cudaStreamSynchronize (s), error);
 }
 
-/* The agents' part of a step; the episodes that ended are in "mask", the
- * family of their new tracks in "family". */
+/* The agents' part of a step, with @params; the episodes that ended are in
+ * "mask", the family of their new tracks in "family". */
 static gboolean
-enqueue_step (SimShard *shard, GError **error)
+enqueue_step (SimShard *shard, SimParams params, GError **error)
 {
   cudaStream_t s = shard->stream;
 
   return TRACK_CUDA_OK (cudaMemsetAsync (shard->any_done, 0, sizeof (gint32), s), error)
-         && TRACK_CUDA_OK (sim_launch_step (s, shard->params,
+         && TRACK_CUDA_OK (sim_launch_step (s, params,
                                             tg_seed_state_get_seeds (shard->seeds),
                                             tg_seed_state_get_epochs (shard->seeds),
                                             shard->valid, shard->progress, shard->mask,
                                             shard->any_done, shard->counters),
                            error)
-         && TRACK_CUDA_OK (sim_launch_tally (s, shard->params, shard->any_done,
+         && TRACK_CUDA_OK (sim_launch_tally (s, params, shard->any_done,
                                              shard->counters, shard->family),
                            error);
 }
 
-/* The example's own capture of one step; TrackGen records into it. */
-gboolean
-sim_shard_capture (SimShard *shard, GError **error)
+/* The example's own capture of one step with @params into @exec; TrackGen
+ * records into it. */
+static gboolean
+capture (SimShard *shard, SimParams params, cudaGraphExec_t *exec, GError **error)
 {
   cudaGraph_t graph = NULL;
   cudaError_t ended;
@@ -216,26 +221,53 @@ sim_shard_capture (SimShard *shard, GError **error)
           cudaStreamBeginCapture (shard->stream, cudaStreamCaptureModeThreadLocal),
           error))
     return FALSE;
-  ok = enqueue_step (shard, error)
+  ok = enqueue_step (shard, params, error)
        && tg_producer_run (shard->track, shard->stream, TG_POLICY_RECORD,
                            tg_conditional (shard->any_done), error);
   /* End the capture whatever happened, so the stream is left usable. */
   ended = cudaStreamEndCapture (shard->stream, &graph);
   ok = TRACK_CUDA_OK (ended, ok ? error : NULL) && ok;
-  ok = ok && TRACK_CUDA_OK (cudaGraphInstantiate (&shard->step_graph, graph, 0), error)
-       && TRACK_CUDA_OK (cudaGraphUpload (shard->step_graph, shard->stream), error);
+  ok = ok && TRACK_CUDA_OK (cudaGraphInstantiate (exec, graph, 0), error)
+       && TRACK_CUDA_OK (cudaGraphUpload (*exec, shard->stream), error);
   if (graph != NULL)
     ok = TRACK_CUDA_OK (cudaGraphDestroy (graph), ok ? error : NULL) && ok;
   return ok;
 }
 
 gboolean
-sim_shard_run_graph (SimShard *shard, guint n_steps, GError **error)
+sim_shard_capture (SimShard *shard, GError **error)
+{
+  return capture (shard, shard->params, &shard->step_graph, error);
+}
+
+gboolean
+sim_shard_capture_floor (SimShard *shard, GError **error)
+{
+  SimParams params = shard->params;
+
+  params.regenerate = 0;
+  return capture (shard, params, &shard->floor_graph, error);
+}
+
+static gboolean
+replay (SimShard *shard, cudaGraphExec_t exec, guint n_steps, GError **error)
 {
   for (guint t = 0; t < n_steps; t++)
-    if (!TRACK_CUDA_OK (cudaGraphLaunch (shard->step_graph, shard->stream), error))
+    if (!TRACK_CUDA_OK (cudaGraphLaunch (exec, shard->stream), error))
       return FALSE;
   return TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error);
+}
+
+gboolean
+sim_shard_run_graph (SimShard *shard, guint n_steps, GError **error)
+{
+  return replay (shard, shard->step_graph, n_steps, error);
+}
+
+gboolean
+sim_shard_run_floor (SimShard *shard, guint n_steps, GError **error)
+{
+  return replay (shard, shard->floor_graph, n_steps, error);
 }
 
 gboolean
@@ -243,7 +275,7 @@ sim_shard_run_host (SimShard *shard, guint n_steps, GError **error)
 {
   for (guint t = 0; t < n_steps; t++)
     {
-      if (!enqueue_step (shard, error)
+      if (!enqueue_step (shard, shard->params, error)
           || !TRACK_CUDA_OK (cudaMemcpyAsync (shard->any_done_host, shard->any_done,
                                               sizeof (gint32), cudaMemcpyDeviceToHost,
                                               shard->stream),

@@ -63,11 +63,16 @@ cudaStream_t sim_shard_get_stream (const SimShard *shard);
 /* Captures the step graph: step, tally, and the track producer recorded
  * under tg_conditional(any-done). */
 gboolean sim_shard_capture (SimShard *shard, GError **error);
+/* Captures the loop's floor: the same step graph, whose step kernel never
+ * sets any-done, so the regeneration is skipped on the device every step. */
+gboolean sim_shard_capture_floor (SimShard *shard, GError **error);
 /* Every env at epoch 1 with its first track (family 0), its agent at a
  * random start, the counters at 0.  Blocks. */
 gboolean sim_shard_reset (SimShard *shard, GError **error);
 /* @n_steps replays of the step graph.  Blocks until they ran. */
 gboolean sim_shard_run_graph (SimShard *shard, guint n_steps, GError **error);
+/* @n_steps replays of the floor graph.  Blocks until they ran. */
+gboolean sim_shard_run_floor (SimShard *shard, guint n_steps, GError **error);
 /* The same steps driven from the host: any-done read back after each step,
  * the producer run eagerly when an episode ended.  Blocks. */
 gboolean sim_shard_run_host (SimShard *shard, guint n_steps, GError **error);

@@ -16,6 +16,10 @@
  * step regenerates (a SWITCH runs one case per launch); each env's family
  * is kept in "families".
  *
+ * Beside it, the loop's floor: the same graph replayed T times with the
+ * step kernel never setting any-done, so the regeneration is skipped every
+ * step; the ratio of the two times is what regeneration costs.
+ *
  * The same loop is then driven from the host (read back any-done, run the
  * producer eagerly when needed) for comparison: it must end in the same
  * state bit for bit.  Finally sampled envs' tracks are regenerated
@@ -189,7 +193,7 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed, const char *svg_
   SimCounters graph_counters, host_counters;
   const TrackConfig *c;
   struct cudaDeviceProp prop;
-  double graph_s = 0, host_s = 0;
+  double graph_s = 0, floor_s = 0, host_s = 0;
   guint n_shown = 0, n_same = 0;
   gboolean ok;
 
@@ -204,13 +208,20 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed, const char *svg_
     printf ("simloop: %u envs x %u steps on %s; tracks of %u points from %u control "
             "points\n",
             n_envs, n_steps, prop.name, c->shape.n_points, c->shape.n_control);
-  ok = ok && sim_shard_capture (shard, error) && sim_shard_reset (shard, error)
+  ok = ok && sim_shard_capture (shard, error) && sim_shard_capture_floor (shard, error)
+       && sim_shard_reset (shard, error)
+       && timed (sim_shard_run_floor, shard, n_steps, &floor_s, error)
+       && sim_shard_reset (shard, error)
        && timed (sim_shard_run_graph, shard, n_steps, &graph_s, error)
        && sim_shard_read (shard, &graph_end, &graph_counters, error);
   if (ok)
     {
       print_loop ("in-graph loop:", n_envs, n_steps, graph_s);
       print_counters (&graph_counters);
+      print_loop ("floor:", n_envs, n_steps, floor_s);
+      printf ("  the same graph with its regeneration skipped every step; the loop "
+              "takes %.2fx its time (target <= 1.5x)\n",
+              graph_s / floor_s);
     }
   ok = ok && sim_shard_reset (shard, error)
        && timed (sim_shard_run_host, shard, n_steps, &host_s, error)
@@ -325,8 +336,9 @@ main (int argc, char **argv)
   g_option_context_set_summary (
       context,
       "Steps E envs T times in a CUDA graph that regenerates the tracks of the "
-      "envs whose episode ended,\nthen runs the same loop driven from the host, "
-      "checks determinism, and draws 16 tracks.\nWith --devices N > 1: the same "
+      "envs whose episode ended,\nbeside its floor (the same graph, the "
+      "regeneration skipped every step),\nthen runs the same loop driven from the "
+      "host, checks determinism, and draws 16 tracks.\nWith --devices N > 1: the same "
       "envs on 1 device, then sharded over N devices\n(a host thread each), "
       "with the scaling and a determinism check across the sharding.");
   g_option_context_add_main_entries (context, entries, NULL);

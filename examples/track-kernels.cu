@@ -5,12 +5,19 @@
 // cuRAND's Philox, keyed by the env's effective seed: control point k draws
 // from subsequence k, the env-wide draws of a family from ENV_SUBSEQ, so no
 // draw depends on which thread makes it.
+//
+// The listing kernel reads the mask of every env; the kernels after it take
+// the listed envs alone (TrackList), on a grid fixed at capture that loops
+// over the count read on the device: a call that regenerates one env costs
+// about what one env costs, whatever the batch.  The list's order varies
+// from run to run (its blocks append with atomics); no result depends on it.
 #include <cfloat>
 #include <curand_kernel.h>
 #include <trackgen/kernel.h>
 
 #include "launch.cuh"
 #include "track-kernels.h"
+#include "track-list.cuh"
 
 #define PI_F 3.14159265358979f
 #define DENSE 4            // Catmull-Rom samples per output point, before resampling
@@ -45,6 +52,21 @@ curvature (float2 a, float2 b, float2 c)
   float turn = atan2f (fabsf (cross (u, v)), u.x * v.x + u.y * v.y);
 
   return len > 0.f ? 2.f * turn / len : FLT_MAX;
+}
+
+// The neighbours of point @i (0 <= i < n) of a closed polyline: the same
+// indices as (i + n - 1) % n and (i + 1) % n, without an integer division
+// by the run-time n in the kernels' inner loops.
+static __device__ __forceinline__ int
+prev_of (int i, int n)
+{
+  return i > 0 ? i - 1 : n - 1;
+}
+
+static __device__ __forceinline__ int
+next_of (int i, int n)
+{
+  return i + 1 < n ? i + 1 : 0;
 }
 
 static __device__ float
@@ -100,7 +122,7 @@ sharpness_of (const float2 *pts, int n, float min_turn_radius, float *scratch)
   float m = 0.f;
 
   for (int i = threadIdx.x; i < n; i += TRACK_BLOCK)
-    m = fmaxf (m, curvature (pts[(i + n - 1) % n], pts[i], pts[(i + 1) % n]));
+    m = fmaxf (m, curvature (pts[prev_of (i, n)], pts[i], pts[next_of (i, n)]));
   return block_max (m, scratch) * min_turn_radius;
 }
 
@@ -207,61 +229,35 @@ star_point (const TrackShape &shape, int k, float4 u, float4 env)
   return make_float2 (r * c, r * s);
 }
 
-// One thread per control point of every env: family F's point k, and the
-// env's family.
+// Control point k of family F for the env of effective seed @key.
 template <int F>
-static __global__ void __launch_bounds__ (TRACK_BLOCK)
-control_kernel (TrackShape shape, uint32_t n_envs, const uint64_t *seeds,
-                const uint32_t *epochs, const uint8_t *mask, float2 *control,
-                uint8_t *families)
+static __device__ float2
+control_point (const TrackShape &shape, uint64_t key, int k)
 {
-  const int k_n = shape.n_control;
-  const uint64_t i = (uint64_t) blockIdx.x * TRACK_BLOCK + threadIdx.x, e = i / k_n;
-  const int k = (int) (i % k_n);
   curandStatePhilox4_32_10_t rng;
   float4 u, env;
-  float2 p;
-  uint64_t key;
 
-  if (e >= n_envs || !mask[e])
-    return;
-  key = tg_effective_seed (seeds[e], epochs[e]);
   curand_init (key, k, 0, &rng);
   u = curand_uniform4 (&rng);
   if (F == TRACK_FAMILY_POLAR)
-    p = polar_point (shape, k, u);
-  else
-    {
-      curand_init (key, ENV_SUBSEQ, 0, &rng);
-      env = curand_uniform4 (&rng);
-      p = F == TRACK_FAMILY_STADIUM ? stadium_point (shape, k, u, env)
-                                    : star_point (shape, k, u, env);
-    }
-  control[e * k_n + k] = p;
-  if (k == 0)
-    families[e] = F;
+    return polar_point (shape, k, u);
+  curand_init (key, ENV_SUBSEQ, 0, &rng);
+  env = curand_uniform4 (&rng);
+  return F == TRACK_FAMILY_STADIUM ? stadium_point (shape, k, u, env)
+                                   : star_point (shape, k, u, env);
 }
 
-static __global__ void __launch_bounds__ (TRACK_BLOCK)
-centerline_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
-                   const float2 *control, float2 *points, float *sharpness,
-                   int32_t *generated)
+// Env @e's centerline into @points, from its control points, which @smem
+// starts with; returns its sharpness, on every thread.  Ends past a
+// barrier, so the block can go on to another env.
+static __device__ float
+centerline_env (const TrackShape &shape, uint32_t e, float2 *points, float2 *smem)
 {
-  extern __shared__ float2 smem[];
-  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points, k_n = shape.n_control;
   const int d_n = DENSE * n;
   float2 *ctrl = smem, *dense = ctrl + k_n, *pts = dense + d_n;
   float *len = (float *) (pts + n), *cum = len + d_n, *scratch = cum + d_n;
-  float total, sharp;
-
-  if (e == 0 && t == 0) // whatever the mask: the validate stage runs
-    *generated = 1;
-  if (e >= n_envs || !mask[e])
-    return;
-  for (int k = t; k < k_n; k += TRACK_BLOCK)
-    ctrl[k] = control[(size_t) e * k_n + k];
-  __syncthreads ();
+  float total;
 
   // A dense closed Catmull-Rom curve through the control points ...
   for (int j = t; j < d_n; j += TRACK_BLOCK)
@@ -269,12 +265,12 @@ centerline_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
       int q = j * k_n, seg = q / d_n;
       float u = (float) (q % d_n) / (float) d_n;
 
-      dense[j] = catmull_rom (ctrl[(seg + k_n - 1) % k_n], ctrl[seg], ctrl[(seg + 1) % k_n],
-                              ctrl[(seg + 2) % k_n], u);
+      dense[j] = catmull_rom (ctrl[prev_of (seg, k_n)], ctrl[seg], ctrl[next_of (seg, k_n)],
+                              ctrl[next_of (next_of (seg, k_n), k_n)], u);
     }
   __syncthreads ();
   for (int j = t; j < d_n; j += TRACK_BLOCK)
-    len[j] = length (sub (dense[(j + 1) % d_n], dense[j]));
+    len[j] = length (sub (dense[next_of (j, d_n)], dense[j]));
   __syncthreads ();
   total = block_scan (len, cum, d_n, scratch);
 
@@ -296,41 +292,68 @@ centerline_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
       f = len[lo] > 0.f ? (s - (cum[lo] - len[lo])) / len[lo] : 0.f;
       f = fminf (fmaxf (f, 0.f), 1.f);
       a = dense[lo];
-      b = dense[(lo + 1) % d_n];
+      b = dense[next_of (lo, d_n)];
       p = make_float2 (a.x + f * (b.x - a.x), a.y + f * (b.y - a.y));
       pts[i] = p;
       points[(size_t) e * n + i] = p;
     }
   __syncthreads ();
-  sharp = sharpness_of (pts, n, shape.min_turn_radius, scratch);
-  if (t == 0)
-    sharpness[e] = sharp;
+  return sharpness_of (pts, n, shape.min_turn_radius, scratch);
 }
 
-// Smooths only around the points that turn too sharply, and only envs that
-// are still too sharp: an env that converged is left as it is, so its track
-// does not depend on how long other envs of the batch keep the loop going.
+// A block per listed env at a time: family F's control points (a thread
+// each), the env's family, its centerline and sharpness; the last block sets
+// the relaxation's flag.
+template <int F>
 static __global__ void __launch_bounds__ (TRACK_BLOCK)
-relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *points,
-              float *sharpness)
+generate_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
+                 const uint64_t *seeds, const uint32_t *epochs, float2 *control,
+                 uint8_t *families, float2 *points, float *sharpness, int32_t *flag,
+                 int32_t *generated)
 {
-  __shared__ float2 buf[2][TRACK_MAX_POINTS];
-  __shared__ uint8_t hot[TRACK_MAX_POINTS];
-  __shared__ float scratch[TRACK_BLOCK];
-  __shared__ int go;
-  const uint32_t e = blockIdx.x;
-  const int t = threadIdx.x, n = shape.n_points;
-  float2 *cur = buf[0], *nxt = buf[1], *env;
-  float sharp;
+  extern __shared__ float2 smem[];
+  const uint32_t n = list->n, blocks = list_blocks (n);
+  int sharp = 0, any;
 
-  // One thread decides for the block (thread 0 rewrites sharpness[e] at the
-  // end), so the whole block leaves or stays together.
-  if (t == 0)
-    go = e < n_envs && mask[e] && sharpness[e] > 1.f;
-  __syncthreads ();
-  if (!go)
+  if (blockIdx.x == 0 && threadIdx.x == 0) // whatever the list: validate runs
+    *generated = 1;
+  if (blockIdx.x >= blocks)
     return;
-  env = points + (size_t) e * n;
+  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
+    {
+      const uint32_t e = ids[i];
+      const uint64_t key = tg_effective_seed (seeds[e], epochs[e]);
+      float s;
+
+      for (int k = threadIdx.x; k < (int) shape.n_control; k += TRACK_BLOCK)
+        {
+          float2 p = control_point<F> (shape, key, k);
+
+          smem[k] = p;
+          control[(size_t) e * shape.n_control + k] = p;
+        }
+      if (threadIdx.x == 0)
+        families[e] = F;
+      __syncthreads ();
+      s = centerline_env (shape, e, points, smem);
+
+      if (threadIdx.x == 0)
+        sharpness[e] = s;
+      sharp |= s > 1.f;
+    }
+  if ((any = last_block (list, blocks, sharp)) >= 0)
+    *flag = any;
+}
+
+// Smooths env @e's track around the points that turn too sharply; returns
+// its new sharpness, on every thread.  Ends past a barrier.
+static __device__ float
+relax_env (const TrackShape &shape, uint32_t e, float2 *points,
+           float2 (*buf)[TRACK_MAX_POINTS], uint8_t *hot, float *scratch)
+{
+  const int t = threadIdx.x, n = shape.n_points;
+  float2 *cur = buf[0], *nxt = buf[1], *env = points + (size_t) e * n;
+
   for (int i = t; i < n; i += TRACK_BLOCK)
     cur[i] = env[i];
   __syncthreads ();
@@ -340,14 +363,14 @@ relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *po
       float2 *tmp;
 
       for (int i = t; i < n; i += TRACK_BLOCK)
-        hot[i] = curvature (cur[(i + n - 1) % n], cur[i], cur[(i + 1) % n])
+        hot[i] = curvature (cur[prev_of (i, n)], cur[i], cur[next_of (i, n)])
                      * shape.min_turn_radius
                  > 1.f;
       __syncthreads ();
       // Jacobi update: every point moves from the previous pass's positions.
       for (int i = t; i < n; i += TRACK_BLOCK)
         {
-          int prev = (i + n - 1) % n, next = (i + 1) % n;
+          int prev = prev_of (i, n), next = next_of (i, n);
           float2 p = cur[i];
 
           if (hot[prev] | hot[i] | hot[next])
@@ -365,29 +388,45 @@ relax_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask, float2 *po
 
   for (int i = t; i < n; i += TRACK_BLOCK)
     env[i] = cur[i];
-  sharp = sharpness_of (cur, n, shape.min_turn_radius, scratch);
-  if (t == 0)
-    sharpness[e] = sharp;
+  return sharpness_of (cur, n, shape.min_turn_radius, scratch);
 }
 
-// With @decides, the kernel also ends the relaxation's iteration: the block
-// knows whether any env is still too sharp, so it decides the loop's
-// continuation itself (tg_loop_next) and no kernel of TrackGen's runs.
-template <bool decides>
-static __global__ void
-reduce_flag_kernel (uint32_t n_envs, const uint8_t *mask, const float *sharpness,
-                    int32_t *flag, TgDeviceLoop loop)
+// One iteration of the relaxation: only the listed envs that are still too
+// sharp are smoothed, so an env that converged is left as it is and its
+// track does not depend on how long other envs keep the loop going.  The
+// last block knows whether any env is still too sharp, so it ends the
+// iteration itself (tg_loop_next) and no kernel of TrackGen's runs.
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+relax_kernel (TrackShape shape, TrackList *list, const uint32_t *ids, float2 *points,
+              float *sharpness, int32_t *flag, TgDeviceLoop loop)
 {
-  int any = 0;
+  __shared__ float2 buf[2][TRACK_MAX_POINTS];
+  __shared__ uint8_t hot[TRACK_MAX_POINTS];
+  __shared__ float scratch[TRACK_BLOCK];
+  const uint32_t n = list->n, blocks = list_blocks (n);
+  int sharp = 0, any;
 
-  for (uint32_t e = threadIdx.x; e < n_envs; e += blockDim.x)
-    any |= mask[e] && sharpness[e] > 1.f;
-  any = __syncthreads_or (any);
-  if (threadIdx.x == 0)
+  if (blockIdx.x >= blocks)
+    return;
+  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
+    {
+      const uint32_t e = ids[i];
+
+      // Thread 0 decides for the block (it rewrites sharpness[e] after), so
+      // the whole block smooths the env or skips it together.
+      if (__syncthreads_or (threadIdx.x == 0 && sharpness[e] > 1.f))
+        {
+          float s = relax_env (shape, e, points, buf, hot, scratch);
+
+          if (threadIdx.x == 0)
+            sharpness[e] = s;
+          sharp |= s > 1.f;
+        }
+    }
+  if ((any = last_block (list, blocks, sharp)) >= 0)
     {
       *flag = any;
-      if (decides)
-        tg_loop_next (loop, !any);
+      tg_loop_next (loop, !any);
     }
 }
 
@@ -405,14 +444,11 @@ segments_cross (float2 a, float2 b, float2 c, float2 d)
          && opposite (cross (sub (d, c), sub (a, c)), cross (sub (d, c), sub (b, c)));
 }
 
-static __global__ void __launch_bounds__ (TRACK_BLOCK)
-validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
-                 const float2 *points, uint8_t *valid, int32_t *flag, int32_t *generated)
+// Whether env @e's track is valid, on every thread.  Ends past a barrier.
+static __device__ bool
+valid_env (const TrackShape &shape, uint32_t e, const float2 *points, float2 *pts,
+           float *seg, float *arc, float *scratch)
 {
-  __shared__ float2 pts[TRACK_MAX_POINTS];
-  __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
-  __shared__ float scratch[TRACK_BLOCK];
-  const uint32_t e = blockIdx.x;
   const int t = threadIdx.x, n = shape.n_points;
   // Two centerline points closer than the width overlap the track, unless
   // they are near along it: a turn of radius >= width/2 brings points half
@@ -421,17 +457,11 @@ validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
   float total;
   int bad = 0;
 
-  // The last stage of a call: the next one starts with nothing generated and
-  // nothing to relax, so a call whose switch runs no case changes nothing.
-  if (e == 0 && t == 0)
-    *flag = *generated = 0;
-  if (e >= n_envs || !mask[e])
-    return;
   for (int i = t; i < n; i += TRACK_BLOCK)
     pts[i] = points[(size_t) e * n + i];
   __syncthreads ();
   for (int i = t; i < n; i += TRACK_BLOCK)
-    seg[i] = length (sub (pts[(i + 1) % n], pts[i]));
+    seg[i] = length (sub (pts[next_of (i, n)], pts[i]));
   __syncthreads ();
   total = block_scan (seg, arc, n, scratch); // arc[i]: length up to point i + 1
 
@@ -442,11 +472,11 @@ validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
   // n - 1 pairs on one thread, and one masked env waited for that thread.
   for (int i = t; i < n && !bad; i += TRACK_BLOCK)
     {
-      float2 a = pts[i], b = pts[(i + 1) % n];
+      float2 a = pts[i], b = pts[next_of (i, n)];
       float at = i > 0 ? arc[i - 1] : 0.f;
       int last = i < n / 2 ? n / 2 : n / 2 - 1;
 
-      for (int d = 1, j = (i + 1) % n; d <= last && !bad; d++, j = j + 1 < n ? j + 1 : 0)
+      for (int d = 1, j = next_of (i, n); d <= last && !bad; d++, j = next_of (j, n))
         {
           float along = fabsf ((j > 0 ? arc[j - 1] : 0.f) - at);
 
@@ -455,76 +485,90 @@ validate_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
             bad = 1;
           // Segments i and j, unless they share a point (n >= 32: d >= 2
           // leaves them apart on both sides).
-          else if (d >= 2 && segments_cross (a, b, pts[j], pts[(j + 1) % n]))
+          else if (d >= 2 && segments_cross (a, b, pts[j], pts[next_of (j, n)]))
             bad = 1;
         }
     }
-  bad = __syncthreads_or (bad);
-  if (t == 0)
-    valid[e] = !bad;
+  return !__syncthreads_or (bad);
+}
+
+// Only after a case of the switch ran (it set *generated): a call that
+// generated nothing changes nothing, and needs no conditional node around
+// this kernel, whose GPU time a taken IF would add to every regeneration.
+static __global__ void __launch_bounds__ (TRACK_BLOCK)
+validate_kernel (TrackShape shape, TrackList *list, const uint32_t *ids,
+                 const float2 *points, uint8_t *valid, int32_t *flag, int32_t *generated)
+{
+  __shared__ float2 pts[TRACK_MAX_POINTS];
+  __shared__ float seg[TRACK_MAX_POINTS], arc[TRACK_MAX_POINTS];
+  __shared__ float scratch[TRACK_BLOCK];
+  const uint32_t n = list->n, blocks = list_blocks (n);
+
+  // Thread 0 reads it for the block, before the block's ticket, so that the
+  // last block clears it only once every block has read it.
+  if (blockIdx.x >= blocks || !__syncthreads_or (threadIdx.x == 0 && *generated))
+    return;
+  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
+    {
+      const uint32_t e = ids[i];
+      bool ok = valid_env (shape, e, points, pts, seg, arc, scratch);
+
+      if (threadIdx.x == 0)
+        valid[e] = ok;
+    }
+  // The last stage of a call: the next one starts with nothing generated and
+  // nothing to relax, so a call whose switch runs no case changes nothing.
+  if (last_block (list, blocks, 0) >= 0)
+    *flag = *generated = 0;
 }
 
 extern "C" cudaError_t
-track_launch_control (cudaStream_t stream, int family, TrackShape shape, uint32_t n_envs,
-                      const uint64_t *seeds, const uint32_t *epochs, const uint8_t *mask,
-                      float2 *control, uint8_t *families)
+track_launch_list (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
+                   uint32_t *epochs, uint32_t *ids, TrackList *list)
 {
-  static void (*const kernels[]) (TrackShape, uint32_t, const uint64_t *,
-                                  const uint32_t *, const uint8_t *, float2 *, uint8_t *)
-      = { control_kernel<TRACK_FAMILY_POLAR>, control_kernel<TRACK_FAMILY_STADIUM>,
-          control_kernel<TRACK_FAMILY_STAR> };
+  uint64_t threads = ((uint64_t) n_envs + LIST_ENVS - 1) / LIST_ENVS;
+
+  return launch_kernel (list_kernel, (unsigned) ((threads + LIST_BLOCK - 1) / LIST_BLOCK),
+                        LIST_BLOCK, 0, stream, n_envs, mask, epochs, ids, list);
+}
+
+extern "C" cudaError_t
+track_launch_generate (cudaStream_t stream, int family, TrackShape shape, uint32_t n_blocks,
+                       TrackList *list, const uint32_t *ids, const uint64_t *seeds,
+                       const uint32_t *epochs, float2 *control, uint8_t *families,
+                       float2 *points, float *sharpness, int32_t *flag, int32_t *generated)
+{
+  static void (*const kernels[]) (TrackShape, TrackList *, const uint32_t *,
+                                  const uint64_t *, const uint32_t *, float2 *, uint8_t *,
+                                  float2 *, float *, int32_t *, int32_t *)
+      = { generate_kernel<TRACK_FAMILY_POLAR>, generate_kernel<TRACK_FAMILY_STADIUM>,
+          generate_kernel<TRACK_FAMILY_STAR> };
   static_assert (sizeof kernels / sizeof *kernels == TRACK_N_FAMILIES, "a kernel per family");
-  uint64_t n = (uint64_t) n_envs * shape.n_control;
-
-  if (family < 0 || family >= TRACK_N_FAMILIES)
-    return cudaErrorInvalidValue;
-  return launch_kernel (kernels[family], (unsigned) ((n + TRACK_BLOCK - 1) / TRACK_BLOCK),
-                        TRACK_BLOCK, 0, stream, shape, n_envs, seeds, epochs, mask, control,
-                        families);
-}
-
-extern "C" cudaError_t
-track_launch_centerline (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
-                         const uint8_t *mask, const float2 *control, float2 *points,
-                         float *sharpness, int32_t *generated)
-{
   size_t d_n = (size_t) DENSE * shape.n_points;
   size_t smem = (shape.n_control + d_n + shape.n_points) * sizeof (float2)
                 + (2 * d_n + TRACK_BLOCK) * sizeof (float);
 
-  return launch_kernel (centerline_kernel, n_envs, TRACK_BLOCK, smem, stream, shape, n_envs,
-                        mask, control, points, sharpness, generated);
+  if (family < 0 || family >= TRACK_N_FAMILIES)
+    return cudaErrorInvalidValue;
+  return launch_kernel (kernels[family], n_blocks, TRACK_BLOCK, smem, stream, shape, list,
+                        ids, seeds, epochs, control, families, points, sharpness, flag,
+                        generated);
 }
 
 extern "C" cudaError_t
-track_launch_relax (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
-                    const uint8_t *mask, float2 *points, float *sharpness)
+track_launch_relax (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
+                    TrackList *list, const uint32_t *ids, float2 *points, float *sharpness,
+                    int32_t *flag, TgDeviceLoop loop)
 {
-  return launch_kernel (relax_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs, mask,
-                        points, sharpness);
+  return launch_kernel (relax_kernel, n_blocks, TRACK_BLOCK, 0, stream, shape, list, ids,
+                        points, sharpness, flag, loop);
 }
 
 extern "C" cudaError_t
-track_launch_reduce_flag (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
-                          const float *sharpness, int32_t *flag)
+track_launch_validate (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
+                       TrackList *list, const uint32_t *ids, const float2 *points,
+                       uint8_t *valid, int32_t *flag, int32_t *generated)
 {
-  return launch_kernel (reduce_flag_kernel<false>, 1, 1024, 0, stream, n_envs, mask,
-                        sharpness, flag, TgDeviceLoop{});
-}
-
-extern "C" cudaError_t
-track_launch_reduce_next (cudaStream_t stream, uint32_t n_envs, const uint8_t *mask,
-                          const float *sharpness, int32_t *flag, TgDeviceLoop loop)
-{
-  return launch_kernel (reduce_flag_kernel<true>, 1, 1024, 0, stream, n_envs, mask,
-                        sharpness, flag, loop);
-}
-
-extern "C" cudaError_t
-track_launch_validate (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
-                       const uint8_t *mask, const float2 *points, uint8_t *valid,
-                       int32_t *flag, int32_t *generated)
-{
-  return launch_kernel (validate_kernel, n_envs, TRACK_BLOCK, 0, stream, shape, n_envs,
-                        mask, points, valid, flag, generated);
+  return launch_kernel (validate_kernel, n_blocks, TRACK_BLOCK, 0, stream, shape, list, ids,
+                        points, valid, flag, generated);
 }

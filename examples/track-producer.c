@@ -17,12 +17,14 @@ typedef enum
   BUF_FLAG,
   BUF_GENERATED,
   BUF_STATUS,
+  BUF_IDS,
+  BUF_LIST,
   N_BUFFERS
 } Buffer;
 
 static const char *const buffer_names[] = {
-  "mask",  "family",    "control", "points",    "families",
-  "valid", "sharpness", "flag",    "generated", "loop_status",
+  "mask",      "family", "control",   "points",      "families", "valid",
+  "sharpness", "flag",   "generated", "loop_status", "ids",      "list",
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (buffer_names) == N_BUFFERS);
 
@@ -35,6 +37,7 @@ typedef struct
   GStrv svg_labels;
   TgSeedState *seeds;
   gpointer buffers[N_BUFFERS];
+  guint n_blocks; /* of the kernels over the list of envs a call regenerates */
 } TrackContext;
 
 gboolean
@@ -142,6 +145,10 @@ buffer_size (const TrackConfig *c, Buffer b)
       return (gsize)c->n_envs * c->shape.n_points * sizeof (float2);
     case BUF_SHARPNESS:
       return c->n_envs * sizeof (float);
+    case BUF_IDS:
+      return c->n_envs * sizeof (guint32);
+    case BUF_LIST:
+      return sizeof (TrackList);
     case BUF_FAMILY:
     case BUF_FLAG:
     case BUF_GENERATED:
@@ -207,12 +214,18 @@ context_acquire (TrackContext *ctx)
 static gboolean
 allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
 {
-  int saved;
+  int saved, n_sms = 0;
   gboolean ok;
 
   if (!enter_device (tg_seed_state_get_device (ctx->seeds), &saved, error))
     return FALSE;
-  ok = TRUE;
+  /* A block per SM: up to that many envs regenerate side by side, and a
+   * call that regenerates one env launches few blocks that have nothing to
+   * do.  A larger grid would only help when most of the batch regenerates. */
+  ok = TRACK_CUDA_OK (cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount,
+                                              tg_seed_state_get_device (ctx->seeds)),
+                      error);
+  ctx->n_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
   for (guint b = 0; ok && b < N_BUFFERS; b++)
     {
       gsize size = buffer_size (&ctx->config, b);
@@ -247,9 +260,10 @@ declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
                                    NULL);
 }
 
-/* One case of the "generate" switch: the masked envs' epochs advance (with
- * config.advance), then family @family draws their control points, and the
- * shared kernels make their centerlines and the relaxation's flag. */
+/* One case of the "generate" switch: the masked envs are listed and their
+ * epochs advance (with config.advance) in one kernel, then another draws
+ * family @family's control points and makes their centerlines and the
+ * relaxation's flag. */
 static gboolean
 generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
                  GError **error)
@@ -257,25 +271,23 @@ generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
   const TrackConfig *c = &ctx->config;
   cudaStream_t stream = tg_launch_get_stream (launch);
   const guint8 *mask = binding (launch, BUF_MASK);
-  float2 *control = binding (launch, BUF_CONTROL);
-  float *sharpness = binding (launch, BUF_SHARPNESS);
+  guint32 *ids = binding (launch, BUF_IDS);
+  TrackList *list = binding (launch, BUF_LIST);
 
-  return (!c->advance
-          || tg_seed_state_advance (ctx->seeds, stream, mask, c->n_envs, error))
-         && TRACK_CUDA_OK (track_launch_control (stream, family, c->shape, c->n_envs,
-                                                 tg_seed_state_get_seeds (ctx->seeds),
-                                                 tg_seed_state_get_epochs (ctx->seeds),
-                                                 mask, control,
-                                                 binding (launch, BUF_FAMILIES)),
-                           error)
+  return TRACK_CUDA_OK (track_launch_list (
+                            stream, c->n_envs, mask,
+                            c->advance ? tg_seed_state_get_epochs (ctx->seeds) : NULL,
+                            ids, list),
+                        error)
          && TRACK_CUDA_OK (
-             track_launch_centerline (stream, c->shape, c->n_envs, mask, control,
-                                      binding (launch, BUF_POINTS), sharpness,
-                                      binding (launch, BUF_GENERATED)),
-             error)
-         && TRACK_CUDA_OK (track_launch_reduce_flag (stream, c->n_envs, mask, sharpness,
-                                                     binding (launch, BUF_FLAG)),
-                           error);
+             track_launch_generate (
+                 stream, family, c->shape, ctx->n_blocks, list, ids,
+                 tg_seed_state_get_seeds (ctx->seeds),
+                 tg_seed_state_get_epochs (ctx->seeds), binding (launch, BUF_CONTROL),
+                 binding (launch, BUF_FAMILIES), binding (launch, BUF_POINTS),
+                 binding (launch, BUF_SHARPNESS), binding (launch, BUF_FLAG),
+                 binding (launch, BUF_GENERATED)),
+             error);
 }
 
 static gboolean
@@ -301,19 +313,15 @@ relax_body (const TgLaunch *launch, gpointer data, GError **error)
 {
   TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
-  cudaStream_t stream = tg_launch_get_stream (launch);
-  const guint8 *mask = binding (launch, BUF_MASK);
-  float *sharpness = binding (launch, BUF_SHARPNESS);
 
-  /* The reduction that finds whether an env is still too sharp also ends the
+  /* The kernel that finds whether an env is still too sharp also ends the
    * iteration (tg_loop_next): the loop needs no kernel of TrackGen's. */
-  return TRACK_CUDA_OK (track_launch_relax (stream, c->shape, c->n_envs, mask,
-                                            binding (launch, BUF_POINTS), sharpness),
-                        error)
-         && TRACK_CUDA_OK (track_launch_reduce_next (stream, c->n_envs, mask, sharpness,
-                                                     binding (launch, BUF_FLAG),
-                                                     tg_launch_get_loop (launch)),
-                           error);
+  return TRACK_CUDA_OK (
+      track_launch_relax (tg_launch_get_stream (launch), c->shape, ctx->n_blocks,
+                          binding (launch, BUF_LIST), binding (launch, BUF_IDS),
+                          binding (launch, BUF_POINTS), binding (launch, BUF_SHARPNESS),
+                          binding (launch, BUF_FLAG), tg_launch_get_loop (launch)),
+      error);
 }
 
 static gboolean
@@ -323,9 +331,10 @@ validate_stage (const TgLaunch *launch, gpointer data, GError **error)
   const TrackConfig *c = &ctx->config;
 
   return TRACK_CUDA_OK (
-      track_launch_validate (tg_launch_get_stream (launch), c->shape, c->n_envs,
-                             binding (launch, BUF_MASK), binding (launch, BUF_POINTS),
-                             binding (launch, BUF_VALID), binding (launch, BUF_FLAG),
+      track_launch_validate (tg_launch_get_stream (launch), c->shape, ctx->n_blocks,
+                             binding (launch, BUF_LIST), binding (launch, BUF_IDS),
+                             binding (launch, BUF_POINTS), binding (launch, BUF_VALID),
+                             binding (launch, BUF_FLAG),
                              binding (launch, BUF_GENERATED)),
       error);
 }
@@ -400,23 +409,24 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
           = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, &sw,
                                           context_acquire (ctx), context_release, NULL);
       declare (p, stage, config,
-               BIT (BUF_MASK) | BIT (BUF_CONTROL) | BIT (BUF_POINTS)
-                   | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS) | BIT (BUF_FLAG)
-                   | BIT (BUF_GENERATED));
+               BIT (BUF_MASK) | BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_CONTROL)
+                   | BIT (BUF_POINTS) | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS)
+                   | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
       /* The loop declares its flag and status itself. */
       stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
                                           relax_body, context_acquire (ctx),
                                           context_release, NULL);
       declare (p, stage, config,
-               BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
+               BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
       /* Only after a case ran: a call that generated nothing changes nothing.
-       * The condition declares "generated". */
+       * The kernel reads "generated" itself: a stage condition would put a
+       * conditional node, and its GPU time, around every validation. */
       stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
                                             validate_stage, context_acquire (ctx),
                                             context_release, NULL);
-      tg_producer_set_stage_condition (p, stage, buffer_names[BUF_GENERATED], NULL);
       declare (p, stage, config,
-               BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_VALID) | BIT (BUF_FLAG));
+               BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_VALID)
+                   | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
       if (ctx->svg_path != NULL)
         {
           stage = tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,

@@ -7,17 +7,22 @@
  * Catmull-Rom centerline resampled to N points evenly spaced by arc length,
  * a bounded relaxation that smooths the sharp turns away, and a validity
  * test.  Only envs whose mask byte is non-zero are (re)generated; the
- * others keep their track.
+ * others keep their track.  The mask is read once per call, into a list of
+ * the envs to regenerate, and every later kernel takes those envs alone on
+ * a grid of one block per SM: a call costs in proportion to the envs it
+ * regenerates, not to the batch.
  *
  * Stages, in order:
- *   generate  SWITCH on "family": case f advances the masked envs' epochs
- *             (with config.advance), draws family f's control points, then
- *             the shared centerline, sharpness and "flag" kernels
- *   relax     LOOP while "flag", at most max_iters: smooth, re-measure, reduce;
- *             the reduction decides each continuation itself (set_by_body,
+ *   generate  SWITCH on "family": case f lists the masked envs in "ids"
+ *             and advances their epochs (with config.advance) in one kernel,
+ *             then draws family f's control points and makes the
+ *             centerlines, their sharpness and "flag" in another
+ *   relax     LOOP while "flag", at most max_iters: smooth, re-measure, and
+ *             decide each continuation in the same kernel (set_by_body,
  *             tg_loop_next), so no kernel of TrackGen's runs per iteration
- *   validate  (under "generated") no self-intersection, clearance for the
- *             track width: "valid"; clears "flag" and "generated"
+ *   validate  only after a case ran (its kernel reads "generated"): no
+ *             self-intersection, clearance for the track width: "valid";
+ *             clears "flag" and "generated"
  *   svg       (optional) HOST stage writing an SVG; not capture-safe
  *
  * The family is a device value, "family", read when the call runs: a
@@ -44,6 +49,8 @@
  *   "flag"        gint32        relaxation goes on (a masked env is too sharp)
  *   "generated"   gint32        a case of the switch ran in this call
  *   "loop_status" TgLoopStatus  outcome of the last relaxation
+ *   "ids"         guint32[E]    the envs the call regenerates, in any order
+ *   "list"        TrackList     how many, and the kernels' tallies
  * Each stage declares the bindings it uses with their sizes, so a binding may
  * be rebound to a buffer of the caller's (for example "mask" or "family")
  * before the producer is captured: TrackGen checks it is bound and large

@@ -45,4 +45,18 @@ typedef struct
   float min_turn_radius; /* relaxation target: the tightest turn allowed */
 } TrackShape;
 
+/* The envs a call regenerates: the first kernel after the epoch advance
+ * lists the masked envs' ids, and the kernels after it loop over that list
+ * alone on a small grid, so that a call costs in proportion to the envs it
+ * regenerates, not to the batch (track-kernels.cu).  The other fields are
+ * what the blocks of one kernel gather for its last block, which decides for
+ * all and leaves them at 0 for the next kernel. */
+typedef struct
+{
+  uint32_t n;       /* envs listed, in the "ids" binding */
+  uint32_t counted; /* the listing kernel's running count */
+  uint32_t blocks;  /* blocks of the running kernel that are done */
+  int32_t sharp;    /* whether a listed env is still too sharp, so far */
+} TrackList;
+
 #endif /* TRACK_SHAPE_H */

@@ -1,6 +1,6 @@
 /* examples-test-sim.c: the simulator loop sharded over shards of one or two
  * devices ends in the same state, env by env and bit for bit, as one shard
- * of all the envs. */
+ * of all the envs; and its floor regenerates nothing. */
 #include "config.h"
 #include "examples-test.h"
 #include "simloop-shard.h"
@@ -97,9 +97,52 @@ test_sharded_two_devices (TgTestGpu *gpu, gconstpointer data)
   assert_sharding_invisible (devices);
 }
 
+/* simloop's floor: the same step graph, whose step never sets any-done, so
+ * that episodes end (and are counted) but no track is regenerated; beside
+ * it in the same shard, the loop's own graph regenerates. */
+static void
+test_floor (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  SimOptions options;
+  SimShard *shard;
+  SimSnapshot snap;
+  SimCounters counters;
+
+  TG_TEST_REQUIRE_GPU ();
+  sim_options_init (&options);
+  options.lap_steps = 60.f;
+  shard = sim_shard_new (0, 0, SIM_ENVS, 2024, &options, &error);
+  g_assert_no_error (error);
+  sim_snapshot_init (&snap, SIM_ENVS, sim_shard_get_config (shard)->shape.n_points);
+  g_assert_true (sim_shard_capture (shard, &error)
+                 && sim_shard_capture_floor (shard, &error)
+                 && sim_shard_reset (shard, &error)
+                 && sim_shard_run_floor (shard, SIM_STEPS, &error)
+                 && sim_shard_read (shard, &snap, &counters, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (counters.steps, ==, SIM_STEPS);
+  g_assert_cmpuint (counters.skipped_steps, ==, SIM_STEPS);
+  g_assert_cmpuint (counters.regen_steps, ==, 0);
+  g_assert_cmpuint (counters.laps, >=, SIM_ENVS / 2);
+  for (guint e = 0; e < SIM_ENVS; e++)
+    g_assert_cmpuint (snap.epochs[e], ==, 1); /* reset's, and no other */
+
+  g_assert_true (sim_shard_reset (shard, &error)
+                 && sim_shard_run_graph (shard, SIM_STEPS, &error)
+                 && sim_shard_read (shard, &snap, &counters, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (counters.regen_steps, >, 0);
+  g_assert_cmpuint (counters.regen_steps + counters.skipped_steps, ==, SIM_STEPS);
+
+  sim_snapshot_clear (&snap);
+  sim_shard_free (shard);
+}
+
 void
 examples_test_add_sim (void)
 {
+  TG_TEST_ADD_GPU ("/examples/sim/floor-skips-regeneration", test_floor);
   TG_TEST_ADD_GPU ("/examples/sim/sharded-one-device", test_sharded_one_device);
   TG_TEST_ADD_GPU ("/examples/sim/sharded-two-devices", test_sharded_two_devices);
 }

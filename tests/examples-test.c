@@ -530,6 +530,7 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/examples/track/declared-bindings-checked", test_declared_bindings);
   TG_TEST_ADD_GPU ("/examples/track/svg-stage", test_svg_stage);
   examples_test_add_validate ();
+  examples_test_add_list ();
   examples_test_add_sim ();
   return g_test_run ();
 }

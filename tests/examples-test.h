@@ -38,9 +38,11 @@ void assert_relaxed (TgProducer *p, cudaStream_t s);
 void assert_sound (const float2 *points, const guint8 *valid, guint n_envs,
                    guint n_points);
 
-/* Register the cases of examples-test-families.c, -validate.c and -sim.c. */
+/* Register the cases of examples-test-families.c, -validate.c, -list.c and
+ * -sim.c. */
 void examples_test_add_families (void);
 void examples_test_add_validate (void);
+void examples_test_add_list (void);
 void examples_test_add_sim (void);
 
 G_END_DECLS

@@ -36,6 +36,8 @@ examples-test:/examples/track/mask-keeps-unmasked-envs
 examples-test:/examples/track/reproducible-from-seed-epoch-and-family
 examples-test:/examples/track/declared-bindings-checked
 examples-test:/examples/track/svg-stage
+examples-test:/examples/track/list/more-envs-than-blocks
+examples-test:/examples/sim/floor-skips-regeneration
 examples-test:/examples/sim/sharded-one-device
 examples-test:/examples/sim/sharded-two-devices
 "

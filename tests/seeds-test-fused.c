@@ -80,18 +80,21 @@ test_matches_two_calls (Fixture *f, gconstpointer data)
 }
 
 /* Every shape the launcher can take, against the host: the bench may make
- * any of them the default. */
+ * any of them the default.  The sizes above, and one whose groups outnumber
+ * the threads of a persistent grid on any GPU of up to 256 SMs, so that its
+ * threads walk several groups, each loaded before the one before is stored. */
 static void
 test_kernel_shapes (Fixture *f, gconstpointer data)
 {
-  static const guint groups[] = { 0, 1, 2, 4 };
+  const guint shape_sizes[]
+      = { sizes[0], sizes[1], sizes[2], 4 * 256 * 4 * 256 * 2 + 3 };
 
   TG_TEST_REQUIRE_GPU ();
-  for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
-    for (guint g = 0; g < G_N_ELEMENTS (groups); g++)
+  for (guint k = 0; k < G_N_ELEMENTS (shape_sizes); k++)
+    for (guint g = TG_SEEDS_SHAPE_DEFAULT; g < TG_SEEDS_N_SHAPES; g++)
       for (guint masked = 0; masked <= 1; masked++)
         {
-          const guint n = sizes[k];
+          const guint n = shape_sizes[k];
           TgSeedState *state = tgs_state_new (n, TGS_BASE);
           guint8 *mask = masked ? round_mask (n, g) : NULL;
           guint64 *out = tg_test_device_alloc (n * sizeof (guint64));
@@ -101,7 +104,7 @@ test_kernel_shapes (Fixture *f, gconstpointer data)
           tgs_readback (state, f->stream, &before);
           TG_TEST_CUDA (tg__launch_seeds_advance_fill (
               f->stream, out, tg_seed_state_get_seeds (state),
-              tg_seed_state_get_epochs (state), mask, n, groups[g]));
+              tg_seed_state_get_epochs (state), mask, n, (TgSeedsShape)g));
           tgs_readback (state, f->stream, &after);
           tg_test_download (got, out, n * sizeof (guint64));
           for (guint i = 0; i < n; i++)
@@ -120,9 +123,9 @@ test_kernel_shapes (Fixture *f, gconstpointer data)
           tg_seed_state_unref (state);
         }
   /* A shape the launcher does not have launches nothing. */
-  g_assert_cmpint (
-      tg__launch_seeds_advance_fill (f->stream, NULL, NULL, NULL, NULL, 16, 3), ==,
-      cudaErrorInvalidValue);
+  g_assert_cmpint (tg__launch_seeds_advance_fill (f->stream, NULL, NULL, NULL, NULL, 16,
+                                                  TG_SEEDS_N_SHAPES),
+                   ==, cudaErrorInvalidValue);
 }
 
 static void

@@ -38,14 +38,32 @@ extern "C"
                                      const uint64_t *seeds, const uint32_t *epochs,
                                      unsigned int n);
 
+  /* The shapes of the advance_fill kernel, for bench/seeds-bench.c to
+   * compare; each takes envs by groups of 4 where the arrays are aligned. */
+  typedef enum
+  {
+    TG_SEEDS_SHAPE_DEFAULT = 0, /* the one tg_seed_state_advance_fill() takes */
+    TG_SEEDS_SHAPE_GROUPS_1,    /* a thread per group, a block per 256 */
+    TG_SEEDS_SHAPE_GROUPS_2,    /* a thread per 2 groups, both loaded first */
+    TG_SEEDS_SHAPE_GROUPS_4,    /* a thread per 4 groups, all loaded first */
+    TG_SEEDS_SHAPE_STREAM_2,    /* 2 blocks an SM, each thread loading its next
+                                 * group before storing the current one */
+    TG_SEEDS_SHAPE_STREAM_4,    /* the same, 4 blocks an SM */
+    TG_SEEDS_N_SHAPES
+  } TgSeedsShape;
+
+/* The shape tg_seed_state_advance_fill() takes.  Chosen by the code (bytes
+ * in flight, loads overlapping stores and compute), not yet by a measure:
+ * bench/seeds-bench.c shows every shape beside the copy in one run. */
+#define TG_SEEDS_ADVANCE_FILL_SHAPE TG_SEEDS_SHAPE_STREAM_4
+
   /* epochs[i] += (mask == NULL || mask[i] != 0), wrapping; then out[i] =
-   * tg_effective_seed(seeds[i], epochs[i]): advance then fill, one kernel.
-   * @groups: the groups of 4 envs a thread takes (1, 2 or 4; 0: the
-   * default), for bench/seeds-bench.c to compare. */
+   * tg_effective_seed(seeds[i], epochs[i]): advance then fill, one kernel,
+   * of @shape (cudaErrorInvalidValue for a shape out of range). */
   cudaError_t tg__launch_seeds_advance_fill (cudaStream_t stream, uint64_t *out,
                                              const uint64_t *seeds, uint32_t *epochs,
                                              const uint8_t *mask, unsigned int n,
-                                             unsigned int groups);
+                                             TgSeedsShape shape);
 
 #ifdef __cplusplus
 }

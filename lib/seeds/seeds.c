@@ -693,9 +693,9 @@ tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
   ok = check_mask (state, device_mask, mask_len, error)
        && check_output (state, device_out, error)
        && masked_output_apart (state, device_mask, mask_len, device_out, error)
-       && TG_CUDA_OK (tg__launch_seeds_advance_fill (stream, device_out, state->seeds,
-                                                     state->epochs, device_mask,
-                                                     state->n_envs, 0),
+       && TG_CUDA_OK (tg__launch_seeds_advance_fill (
+                          stream, device_out, state->seeds, state->epochs, device_mask,
+                          state->n_envs, TG_SEEDS_SHAPE_DEFAULT),
                       error);
   tg__device_leave (&guard);
   return ok;

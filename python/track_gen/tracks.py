@@ -40,6 +40,8 @@ _LAYOUT = {
     "flag": ("int32", None),
     "generated": ("int32", None),
     "loop_status": ("int32", None),
+    "ids": ("int32", 1),
+    "list": ("int32", None),
 }
 
 
@@ -84,7 +86,9 @@ class TrackProducer(Producer):
         2) float32, ``"control"`` (n_envs, n_control, 2), the per-env bytes
         (``"mask"``, ``"families"``, ``"valid"``) (n_envs,) uint8,
         ``"sharpness"`` float32, ``"family"`` and ``"flag"`` one int32,
-        ``"loop_status"`` two int32 (iterations, end)."""
+        ``"loop_status"`` two int32 (iterations, end), ``"ids"`` (n_envs,)
+        int32 (the envs the last call regenerated, in any order) and
+        ``"list"`` four int32 (how many, then the kernels' tallies)."""
         import torch
         from track_gen.interop.torch import tensor_at
 
