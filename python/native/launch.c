@@ -305,6 +305,7 @@ device_word (PyObject *obj, const char *what, gsize size, void **ptr)
   return 0;
 }
 
+/* The tuple of the callables in @seq (a switch's cases), checked. */
 static int
 callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
 {
@@ -321,6 +322,29 @@ callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
         return -1;
       }
   return 0;
+}
+
+/* The tuple of the bodies @funcs, arguments named @names, each checked to
+ * be callable (otherwise NULL when absent): a new reference, or NULL with
+ * TypeError naming the argument. */
+static PyObject *
+bodies_tuple (Py_ssize_t n, PyObject *const *funcs, const char *const *names)
+{
+  PyObject *tuple;
+
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (!PyCallable_Check (funcs[i]))
+      return PyErr_Format (PyExc_TypeError,
+                           "%s: a callable taking the LaunchContext, not %R", names[i],
+                           (PyObject *)Py_TYPE (funcs[i]));
+  if ((tuple = PyTuple_New (n)) == NULL)
+    return NULL;
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      Py_INCREF (funcs[i]);
+      PyTuple_SetItem (tuple, i, funcs[i]);
+    }
+  return tuple;
 }
 
 /* Runs @run with the GIL released, bracketed for the bodies' exceptions. */
@@ -352,11 +376,10 @@ launch_if (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
                                        &otherwise)
       || tgpy_condition (tgpy_state_of (self), cond, &condition) < 0)
     return NULL;
-  if (otherwise == Py_None)
-    b.funcs = PyTuple_Pack (1, then);
-  else
-    b.funcs = PyTuple_Pack (2, then, otherwise);
-  if (b.funcs == NULL || callable_tuple (b.funcs, "if_", &b.funcs) < 0)
+  if ((b.funcs = bodies_tuple (otherwise == Py_None ? 1 : 2,
+                              (PyObject *const[]){ then, otherwise },
+                              (const char *const[]){ "then", "otherwise" }))
+      == NULL)
     return NULL;
   if (otherwise == Py_None)
     RUN_BODIES (self, ok, tg_launch_if (launch, condition, body_then, &b, &error_));
@@ -424,8 +447,7 @@ launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   if (max_iters < 1 || max_iters > G_MAXINT32)
     return tgpy_argument_error (PyExc_ValueError, "max_iters",
                                 "%u is not between 1 and 2**31 - 1", max_iters);
-  if ((b.funcs = PyTuple_Pack (1, body)) == NULL
-      || callable_tuple (b.funcs, "body", &b.funcs) < 0)
+  if ((b.funcs = bodies_tuple (1, &body, (const char *const[]){ "body" })) == NULL)
     return NULL;
   RUN_BODIES (
       self, ok,
