@@ -147,10 +147,10 @@ native_retain (PyObject *module, PyObject *args)
 
   if (n < 1)
     return tgpy_argument_error (PyExc_TypeError, "graph", "missing");
-  graph = PyLong_AsVoidPtr (PyTuple_GetItem (args, 0));
+  if (tgpy_address (PyTuple_GetItem (args, 0), "graph", (void **)&graph) < 0)
+    return NULL;
   if (graph == NULL)
-    return PyErr_Occurred () ? NULL
-                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
+    return tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
   for (Py_ssize_t i = 1; i < n; i++)
     {
       if (!retain_one (state, graph, PyTuple_GetItem (args, i), &error))
@@ -209,15 +209,13 @@ native_is_registered (PyObject *module, PyObject *stream_obj)
 static PyObject *
 native_release_wait (PyObject *module, PyObject *args)
 {
-  double timeout_s = -1;
+  PyObject *timeout = Py_None;
   gint64 us;
   gboolean done;
 
-  if (!PyArg_ParseTuple (args, "|d:release_wait", &timeout_s))
+  if (!PyArg_ParseTuple (args, "|O:release_wait", &timeout)
+      || tgpy_timeout (timeout, "timeout", &us) < 0)
     return NULL;
-  us = timeout_s < 0 || timeout_s * 1e6 >= (double)G_MAXINT64
-           ? G_MAXINT64
-           : (gint64)(timeout_s * 1e6);
   Py_BEGIN_ALLOW_THREADS;
   done = tg_release_wait (us);
   Py_END_ALLOW_THREADS;
@@ -230,13 +228,14 @@ native_release_wait (PyObject *module, PyObject *args)
 static PyObject *
 native_resolve_stream (PyObject *module, PyObject *args)
 {
-  PyObject *stream_obj = Py_None;
-  int device = 0;
+  PyObject *stream_obj = Py_None, *device_obj = NULL;
+  int device;
   cudaStream_t stream, resolved;
   GError *error = NULL;
 
-  if (!PyArg_ParseTuple (args, "|Oi:resolve_stream", &stream_obj, &device)
-      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+  if (!PyArg_ParseTuple (args, "|OO:resolve_stream", &stream_obj, &device_obj)
+      || tgpy_stream (stream_obj, "stream", &stream) < 0
+      || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   resolved = tg_stream_resolve (stream, device, &error);
@@ -249,11 +248,13 @@ native_resolve_stream (PyObject *module, PyObject *args)
 static PyObject *
 native_default_stream (PyObject *module, PyObject *args)
 {
-  int device = 0;
+  PyObject *device_obj = NULL;
+  int device;
   cudaStream_t stream;
   GError *error = NULL;
 
-  if (!PyArg_ParseTuple (args, "|i:default_stream", &device))
+  if (!PyArg_ParseTuple (args, "|O:default_stream", &device_obj)
+      || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   stream = tg_default_stream (device, &error);
@@ -266,11 +267,13 @@ native_default_stream (PyObject *module, PyObject *args)
 static PyObject *
 native_device_check (PyObject *module, PyObject *args)
 {
-  int device = 0;
+  PyObject *device_obj = NULL;
+  int device;
   GError *error = NULL;
   gboolean ok;
 
-  if (!PyArg_ParseTuple (args, "|i:device_check", &device))
+  if (!PyArg_ParseTuple (args, "|O:device_check", &device_obj)
+      || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_device_check (device, &error);
@@ -293,23 +296,27 @@ native_live_objects (PyObject *module, PyObject *unused)
 static PyObject *
 native_effective_seed (PyObject *module, PyObject *args)
 {
-  unsigned long long seed;
-  unsigned int epoch;
+  PyObject *seed_obj, *epoch_obj;
+  guint64 seed, epoch;
 
-  if (!PyArg_ParseTuple (args, "KI:effective_seed", &seed, &epoch))
+  if (!PyArg_ParseTuple (args, "OO:effective_seed", &seed_obj, &epoch_obj)
+      || tgpy_uint (seed_obj, "seed", G_MAXUINT64, &seed) < 0
+      || tgpy_uint (epoch_obj, "epoch", G_MAXUINT32, &epoch) < 0)
     return NULL;
-  return PyLong_FromUnsignedLongLong (tg_effective_seed (seed, epoch));
+  return PyLong_FromUnsignedLongLong (tg_effective_seed (seed, (guint32)epoch));
 }
 
 static PyObject *
 native_env_seed (PyObject *module, PyObject *args)
 {
-  unsigned long long base;
-  unsigned int env;
+  PyObject *base_obj, *env_obj;
+  guint64 base, env;
 
-  if (!PyArg_ParseTuple (args, "KI:env_seed", &base, &env))
+  if (!PyArg_ParseTuple (args, "OO:env_seed", &base_obj, &env_obj)
+      || tgpy_uint (base_obj, "base_seed", G_MAXUINT64, &base) < 0
+      || tgpy_uint (env_obj, "env", G_MAXUINT32, &env) < 0)
     return NULL;
-  return PyLong_FromUnsignedLongLong (tg_env_seed (base, env));
+  return PyLong_FromUnsignedLongLong (tg_env_seed (base, (guint32)env));
 }
 
 static PyObject *
@@ -337,13 +344,14 @@ native_array_dtype (PyObject *module, PyObject *obj)
 static PyObject *
 native_graph_n_nodes (PyObject *module, PyObject *graph_obj)
 {
-  cudaGraph_t graph = PyLong_AsVoidPtr (graph_obj);
+  cudaGraph_t graph;
   size_t n = 0;
   cudaError_t err;
 
+  if (tgpy_address (graph_obj, "graph", (void **)&graph) < 0)
+    return NULL;
   if (graph == NULL)
-    return PyErr_Occurred () ? NULL
-                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
+    return tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
   if ((err = cudaGraphGetNodes (graph, NULL, &n)) != cudaSuccess)
     {
       if (cudaPeekAtLastError () == err)

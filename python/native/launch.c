@@ -431,27 +431,25 @@ static PyObject *
 launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "flag", "max_iters", "status", "body", NULL };
-  PyObject *flag_obj = NULL, *status_obj = NULL, *body = NULL;
+  PyObject *flag_obj = NULL, *max_iters_obj, *status_obj = NULL, *body = NULL;
   const TgLaunch *launch = valid (self);
   Bodies b = { NULL, self };
-  unsigned int max_iters = 0;
+  gint64 max_iters;
   void *flag, *status;
   gboolean ok;
 
   if (launch == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OIOO:while_", names, &flag_obj,
-                                       &max_iters, &status_obj, &body)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOOO:while_", names, &flag_obj,
+                                       &max_iters_obj, &status_obj, &body)
+      || tgpy_count (max_iters_obj, "max_iters", 1, G_MAXINT32, &max_iters) < 0
       || device_word (flag_obj, "flag", sizeof (gint32), &flag) < 0
       || device_word (status_obj, "status", sizeof (TgLoopStatus), &status) < 0)
     return NULL;
-  if (max_iters < 1 || max_iters > G_MAXINT32)
-    return tgpy_argument_error (PyExc_ValueError, "max_iters",
-                                "%u is not between 1 and 2**31 - 1", max_iters);
   if ((b.funcs = bodies_tuple (1, &body, (const char *const[]){ "body" })) == NULL)
     return NULL;
   RUN_BODIES (
       self, ok,
-      tg_launch_while (launch, flag, max_iters, status, body_then, &b, &error_));
+      tg_launch_while (launch, flag, (guint)max_iters, status, body_then, &b, &error_));
   Py_DECREF (b.funcs);
   if (!ok)
     return NULL;
@@ -498,7 +496,8 @@ valid_ops (TgpyLaunch *self)
 /* Host memory to copy from or to: bytes-like, an object with the array
  * interface (numpy), or an int address with @size. */
 static int
-host_buffer (PyObject *obj, gboolean writable, void **ptr, Py_ssize_t *size)
+host_buffer (PyObject *obj, const char *what, gboolean writable, void **ptr,
+             Py_ssize_t *size)
 {
   PyObject *ai;
 
@@ -515,9 +514,8 @@ host_buffer (PyObject *obj, gboolean writable, void **ptr, Py_ssize_t *size)
     }
   if (PyLong_Check (obj))
     {
-      *ptr = PyLong_AsVoidPtr (obj);
       *size = -1;
-      return PyErr_Occurred () ? -1 : 0;
+      return tgpy_address (obj, what, ptr);
     }
   if ((ai = PyObject_GetAttrString (obj, "__array_interface__")) != NULL)
     {
@@ -526,19 +524,21 @@ host_buffer (PyObject *obj, gboolean writable, void **ptr, Py_ssize_t *size)
 
       if (data != NULL && PyTuple_Check (data))
         {
-          *ptr = PyLong_AsVoidPtr (PyTuple_GetItem (data, 0));
           *size = -1;
-          rc = PyErr_Occurred () ? -1 : 0;
+          rc = tgpy_address (PyTuple_GetItem (data, 0), what, ptr);
         }
       else
-        PyErr_SetString (PyExc_TypeError, "malformed __array_interface__");
+        tgpy_argument_error (PyExc_TypeError, what, "malformed __array_interface__");
       Py_DECREF (ai);
       return rc;
     }
+  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
+    return -1;
   PyErr_Clear ();
-  PyErr_SetString (PyExc_TypeError,
-                   "host memory: pass a bytearray (or bytes to read from), an object "
-                   "with __array_interface__ (numpy), or an int address with a size");
+  tgpy_argument_error (PyExc_TypeError, what,
+                       "host memory: pass a bytearray (or bytes to read from), an "
+                       "object with __array_interface__ (numpy), or an int address "
+                       "with a size");
   return -1;
 }
 
@@ -556,16 +556,18 @@ static PyObject *
 ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj;
-  Py_ssize_t size = -1, dst_size;
+  PyObject *dst_obj, *src_obj, *size_obj = Py_None;
+  Py_ssize_t dst_size;
+  gint64 size;
   TgHostOps *ops = valid_ops (self);
   void *dst, *src;
   gboolean ok;
 
   if (ops == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|n:copy_to_host", names,
-                                       &dst_obj, &src_obj, &size)
-      || host_buffer (dst_obj, TRUE, &dst, &dst_size) < 0
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:copy_to_host", names,
+                                       &dst_obj, &src_obj, &size_obj)
+      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
+      || host_buffer (dst_obj, "dst", TRUE, &dst, &dst_size) < 0
       || device_word (src_obj, "src", 0, &src) < 0)
     return NULL;
   if (size < 0)
@@ -583,17 +585,19 @@ static PyObject *
 ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj;
-  Py_ssize_t size = -1, src_size;
+  PyObject *dst_obj, *src_obj, *size_obj = Py_None;
+  Py_ssize_t src_size;
+  gint64 size;
   TgHostOps *ops = valid_ops (self);
   void *dst, *src;
   gboolean ok;
 
   if (ops == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|n:copy_to_device", names,
-                                       &dst_obj, &src_obj, &size)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:copy_to_device", names,
+                                       &dst_obj, &src_obj, &size_obj)
+      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
       || device_word (dst_obj, "dst", 0, &dst) < 0
-      || host_buffer (src_obj, FALSE, &src, &src_size) < 0)
+      || host_buffer (src_obj, "src", FALSE, &src, &src_size) < 0)
     return NULL;
   if (size < 0)
     size = src_size;

@@ -128,6 +128,7 @@ native_exec (PyObject *module)
       || tgpy_condition_init_type (module, state) < 0
       || tgpy_seeds_init_type (module, state) < 0
       || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0
+      || tgpy_convert_init (module) < 0
       || register_at_exit (module) < 0)
     return -1;
   /* version.h comes from the configure run that built the archives too. */

@@ -95,6 +95,29 @@ PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *for
                                ...);
 
 /* ------------------------------------------------------------------------ */
+/* convert.c: numbers from Python, each range checked in one place; @what
+ * names the argument in errors.  0 on success, -1 with the exception set. */
+
+/* An int in [0, @max]: a seed, an epoch, an env id, flags (values of a C
+ * width): OverflowError outside it, TypeError for a non-int. */
+int tgpy_uint (PyObject *obj, const char *what, guint64 max, guint64 *out);
+/* An int in [@min, @max]: a size, a count, an index: ValueError outside it. */
+int tgpy_count (PyObject *obj, const char *what, gint64 min, gint64 max, gint64 *out);
+/* The same, or -1 for None (or a missing argument, @obj NULL). */
+int tgpy_optional_count (PyObject *obj, const char *what, gint64 min, gint64 max,
+                         gint64 *out);
+/* A CUDA device ordinal (0 when @obj is NULL). */
+int tgpy_device (PyObject *obj, const char *what, int *device);
+/* An address or a handle given as an int: ValueError when negative (never
+ * sign-extended into another value), OverflowError past 2**64 - 1. */
+int tgpy_address (PyObject *obj, const char *what, void **address);
+/* A timeout in seconds as microseconds: None (or NULL) is forever
+ * (G_MAXINT64), as is anything past it; NaN and negatives are ValueError. */
+int tgpy_timeout (PyObject *obj, const char *what, gint64 *us);
+/* Adds _pack_uints() to the module. */
+int tgpy_convert_init (PyObject *module);
+
+/* ------------------------------------------------------------------------ */
 /* objects.c: streams and arrays as the ecosystem passes them                */
 
 /* None is TG_STREAM_AUTO; an int is a cudaStream_t (0: the legacy default

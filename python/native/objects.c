@@ -7,21 +7,20 @@
 
 #include <string.h>
 
-/* An int attribute's value as a pointer; -1 when @obj lacks it, -2 on error. */
+/* An int attribute's value as a handle; -1 when @obj lacks it, -2 on error. */
 static int
-pointer_attr (PyObject *obj, const char *name, void **out)
+pointer_attr (PyObject *obj, const char *name, const char *what, void **out)
 {
   PyObject *v;
+  int rc;
 
   if (!PyObject_HasAttrString (obj, name))
     return -1;
   if ((v = PyObject_GetAttrString (obj, name)) == NULL)
     return -2;
-  *out = PyLong_Check (v) ? PyLong_AsVoidPtr (v) : NULL;
-  if (!PyLong_Check (v))
-    PyErr_Format (PyExc_TypeError, "%s is not an int", name);
+  rc = tgpy_address (v, what, out) < 0 ? -2 : 0;
   Py_DECREF (v);
-  return PyErr_Occurred () ? -2 : 0;
+  return rc;
 }
 
 int
@@ -37,13 +36,7 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
       return 0;
     }
   if (PyLong_Check (obj))
-    {
-      handle = PyLong_AsVoidPtr (obj);
-      if (handle == NULL && PyErr_Occurred ())
-        return -1;
-      *stream = handle;
-      return 0;
-    }
+    return tgpy_address (obj, what, (void **)stream);
   /* CUDA's stream protocol: (version, handle). */
   if (PyObject_HasAttrString (obj, "__cuda_stream__"))
     {
@@ -63,16 +56,16 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
                                "__cuda_stream__() must return (version, handle)");
           return -1;
         }
-      handle = PyLong_AsVoidPtr (h);
+      found = tgpy_address (h, what, &handle);
       Py_DECREF (pair);
-      if (PyErr_Occurred ())
+      if (found < 0)
         return -1;
       *stream = handle;
       return 0;
     }
   /* torch.cuda.Stream and ExternalStream, then CuPy's streams. */
-  if ((found = pointer_attr (obj, "cuda_stream", &handle)) == -1)
-    found = pointer_attr (obj, "ptr", &handle);
+  if ((found = pointer_attr (obj, "cuda_stream", what, &handle)) == -1)
+    found = pointer_attr (obj, "ptr", what, &handle);
   if (found == 0)
     {
       *stream = handle;
@@ -327,10 +320,7 @@ tgpy_array (PyObject *obj, const char *what, TgpyArray *array)
   memset (array, 0, sizeof *array);
   array->device = -1;
   if (PyLong_Check (obj))
-    {
-      array->ptr = PyLong_AsVoidPtr (obj);
-      return PyErr_Occurred () ? -1 : 0;
-    }
+    return tgpy_address (obj, what, &array->ptr);
   if (PyObject_HasAttrString (obj, "__cuda_array_interface__"))
     {
       if (from_cuda_array_interface (obj, what, array) == 0)

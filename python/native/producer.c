@@ -120,17 +120,17 @@ producer_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   TgpyState *state = tgpy_state_of_type (type);
   allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
   const char *name = NULL;
-  int device = 0;
+  PyObject *device_obj = NULL;
+  int device;
   TgpyProducer *self;
 
   if (state == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "s|i:Producer", names, &name,
-                                       &device))
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "s|O:Producer", names, &name,
+                                       &device_obj)
+      || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
   if (name[0] == '\0')
     return tgpy_argument_error (PyExc_ValueError, "name", "an empty name");
-  if (device < 0)
-    return tgpy_argument_error (PyExc_ValueError, "device", "%d is negative", device);
   if ((self = (TgpyProducer *)alloc (type, 0)) == NULL)
     return NULL;
   if (attach (self, state, tg_producer_new (name, device)) < 0)
@@ -259,21 +259,46 @@ stage_new (TgpyProducer *self, PyObject *func, gboolean host)
   return stage;
 }
 
+/* Stage flags (StageFlags) from @obj, NULL for none. */
+static int
+stage_flags (PyObject *obj, TgStageFlags *flags)
+{
+  guint64 v = 0;
+
+  if (obj != NULL && tgpy_uint (obj, "flags", G_MAXUINT32, &v) < 0)
+    return -1;
+  *flags = (TgStageFlags)v;
+  return 0;
+}
+
+/* A stage index from @obj. */
+static int
+stage_arg (PyObject *obj, guint *index)
+{
+  gint64 v;
+
+  if (tgpy_count (obj, "stage", 0, G_MAXINT32, &v) < 0)
+    return -1;
+  *index = (guint)v;
+  return 0;
+}
+
 static PyObject *
 producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "name", "func", "flags", "host", NULL };
   TgpyProducer *self = open_producer (obj);
   const char *name;
-  PyObject *func;
-  unsigned int flags = 0;
+  PyObject *func, *flags_obj = NULL;
+  TgStageFlags flags;
   int host = 0;
   TgpyStage *stage;
   guint index;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|Ip:add_stage", names, &name,
-                                       &func, &flags, &host)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|Op:add_stage", names, &name,
+                                       &func, &flags_obj, &host)
+      || stage_flags (flags_obj, &flags) < 0
       || (stage = stage_new (self, func, host)) == NULL)
     return NULL;
   tgpy_critical_reset ();
@@ -297,19 +322,20 @@ producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyProducer *self = open_producer (obj);
   TgLoopSpec loop = { 0 };
   const char *name;
-  PyObject *body;
-  unsigned int flags = 0;
+  PyObject *body, *max_iters_obj, *flags_obj = NULL;
+  TgStageFlags flags;
+  gint64 max_iters;
   TgpyStage *stage;
   guint index;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOssI|I:add_loop_stage", names,
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOssO|O:add_loop_stage", names,
                                        &name, &body, &loop.flag_binding,
-                                       &loop.status_binding, &loop.max_iters, &flags))
+                                       &loop.status_binding, &max_iters_obj, &flags_obj)
+      || tgpy_count (max_iters_obj, "max_iters", 1, G_MAXINT32, &max_iters) < 0
+      || stage_flags (flags_obj, &flags) < 0)
     return NULL;
-  if (loop.max_iters < 1 || loop.max_iters > G_MAXINT32)
-    return tgpy_argument_error (PyExc_ValueError, "max_iters",
-                                "%u is not between 1 and 2**31 - 1", loop.max_iters);
+  loop.max_iters = (guint)max_iters;
   if (strcmp (loop.flag_binding, loop.status_binding) == 0)
     return tgpy_argument_error (PyExc_ValueError, "status_binding",
                                 "the flag's binding '%s': the status write would clear "
@@ -347,15 +373,16 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyProducer *self = open_producer (obj);
   TgSwitchSpec sw = { 0 };
   const char *name;
-  PyObject *cases, *tuple;
-  unsigned int flags = 0;
+  PyObject *cases, *tuple, *flags_obj = NULL;
+  TgStageFlags flags;
   TgDeviceFunc *funcs;
   TgpyStage *stage;
   guint index;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOs|I:add_switch_stage", names,
-                                       &name, &cases, &sw.index_binding, &flags)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOs|O:add_switch_stage", names,
+                                       &name, &cases, &sw.index_binding, &flags_obj)
+      || stage_flags (flags_obj, &flags) < 0
       || (tuple = PySequence_Tuple (cases)) == NULL)
     return NULL;
   sw.n_cases = (guint)PyTuple_Size (tuple);
@@ -413,15 +440,17 @@ static PyObject *
 producer_declare_binding (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  unsigned int stage;
+  PyObject *stage_obj, *min_size_obj;
+  guint stage;
   const char *name;
-  Py_ssize_t min_size;
+  gint64 min_size;
 
   if (self == NULL
-      || !PyArg_ParseTuple (args, "Isn:declare_binding", &stage, &name, &min_size))
+      || !PyArg_ParseTuple (args, "OsO:declare_binding", &stage_obj, &name,
+                            &min_size_obj)
+      || stage_arg (stage_obj, &stage) < 0
+      || tgpy_count (min_size_obj, "min_size", 1, G_MAXINT64, &min_size) < 0)
     return NULL;
-  if (min_size < 1)
-    return tgpy_argument_error (PyExc_ValueError, "min_size", "at least 1 byte");
   tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
   tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size);
@@ -435,11 +464,13 @@ static PyObject *
 producer_set_stage_condition (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  unsigned int stage;
+  PyObject *stage_obj;
+  guint stage;
   const char *flag_binding = NULL;
 
   if (self == NULL
-      || !PyArg_ParseTuple (args, "Iz:set_stage_condition", &stage, &flag_binding))
+      || !PyArg_ParseTuple (args, "Oz:set_stage_condition", &stage_obj, &flag_binding)
+      || stage_arg (stage_obj, &stage) < 0)
     return NULL;
   tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
@@ -454,11 +485,12 @@ static PyObject *
 producer_set_stage_else (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  unsigned int index;
-  PyObject *func;
+  PyObject *index_obj, *func;
+  guint index;
   TgpyStage *stage;
 
-  if (self == NULL || !PyArg_ParseTuple (args, "IO:set_stage_else", &index, &func)
+  if (self == NULL || !PyArg_ParseTuple (args, "OO:set_stage_else", &index_obj, &func)
+      || stage_arg (index_obj, &index) < 0
       || (stage = python_stage (self, index)) == NULL)
     return NULL;
   if (func != Py_None && !PyCallable_Check (func))
@@ -485,8 +517,8 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   static char *names[] = { "name", "array", "size", NULL };
   TgpyProducer *self = open_producer (obj);
   TgpyState *state = tgpy_state_of (obj);
-  PyObject *array_obj, *owner, *old;
-  Py_ssize_t size = -1;
+  PyObject *array_obj, *size_obj = Py_None, *owner, *old;
+  gint64 size;
   const char *name;
   GError *error = NULL;
   TgpyArray a;
@@ -494,20 +526,22 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   gboolean ok;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|n:bind", names, &name,
-                                       &array_obj, &size))
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|O:bind", names, &name,
+                                       &array_obj, &size_obj)
+      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0)
     return NULL;
   if (array_obj == Py_None)
     a = (TgpyArray){ NULL, 0, "", -1 };
   else if (tgpy_array (array_obj, name, &a) < 0)
     return NULL;
   if (size < 0)
-    size = (Py_ssize_t)a.nbytes;
-  else if (a.nbytes != 0 && (size_t)size > a.nbytes)
+    size = (gint64)a.nbytes;
+  else if (a.nbytes != 0 && (guint64)size > a.nbytes)
     return tgpy_raise (state,
                        g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                                    "binding '%s' of producer '%s': %zd bytes, but the "
-                                    "array holds %zu; pass at most its size",
+                                    "binding '%s' of producer '%s': %" G_GINT64_FORMAT
+                                    " bytes, but the array holds %zu; pass at most "
+                                    "its size",
                                     name, tg_producer_get_name (self->producer), size,
                                     a.nbytes),
                        NULL);
@@ -622,7 +656,7 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
 {
   static const char *const names[] = { "stream", "policy", "condition" };
   PyObject *values[3] = { NULL, NULL, NULL };
-  long p = TG_POLICY_AUTO;
+  gint64 p = TG_POLICY_AUTO;
 
   if (nargs > 3)
     {
@@ -650,18 +684,9 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
       }
   if (tgpy_stream (values[0], "stream", stream) < 0)
     return -1;
-  if (values[1] != NULL && values[1] != Py_None)
-    {
-      p = PyLong_AsLong (values[1]);
-      if (p == -1 && PyErr_Occurred ())
-        return -1;
-      if (p < TG_POLICY_AUTO || p > TG_POLICY_RECORD)
-        {
-          tgpy_argument_error (PyExc_ValueError, "policy",
-                               "%ld is not a Policy (AUTO, EAGER, REPLAY, RECORD)", p);
-          return -1;
-        }
-    }
+  if (values[1] != NULL && values[1] != Py_None
+      && tgpy_count (values[1], "policy", TG_POLICY_AUTO, TG_POLICY_RECORD, &p) < 0)
+    return -1;
   *policy = (TgPolicy)p;
   return tgpy_condition (state, values[2], condition);
 }

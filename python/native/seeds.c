@@ -71,18 +71,26 @@ seed_state_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   static char *names[]
       = { "n_envs", "base_seed", "device", "first_env", "seeds", NULL };
   allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
-  unsigned long long base_seed = 0;
-  unsigned int n_envs = 0, first_env = 0;
-  int device = 0;
-  PyObject *seeds_obj = Py_None;
+  PyObject *n_envs_obj, *base_seed_obj = NULL, *device_obj = NULL,
+                        *first_env_obj = NULL, *seeds_obj = Py_None;
+  guint64 base_seed = 0, first_env = 0;
+  gint64 n_envs;
+  int device;
   const char *seeds = NULL;
   Py_ssize_t seeds_size = 0;
   TgSeedState *state = NULL;
   TgpySeedState *self;
   gboolean ok;
 
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "I|KiIO:SeedState", names, &n_envs,
-                                    &base_seed, &device, &first_env, &seeds_obj))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|OOOO:SeedState", names,
+                                    &n_envs_obj, &base_seed_obj, &device_obj,
+                                    &first_env_obj, &seeds_obj)
+      || tgpy_count (n_envs_obj, "n_envs", 0, G_MAXUINT32, &n_envs) < 0
+      || (base_seed_obj != NULL
+          && tgpy_uint (base_seed_obj, "base_seed", G_MAXUINT64, &base_seed) < 0)
+      || tgpy_device (device_obj, "device", &device) < 0
+      || (first_env_obj != NULL
+          && tgpy_uint (first_env_obj, "first_env", G_MAXUINT32, &first_env) < 0))
     return NULL;
   if (seeds_obj != Py_None)
     {
@@ -90,9 +98,10 @@ seed_state_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
       if ((size_t)seeds_size != (size_t)n_envs * sizeof (guint64))
         return tgpy_argument_error (PyExc_ValueError, "seeds",
-                                    "%zd bytes for %u envs: pass %u little-endian "
-                                    "uint64 (%zu bytes)",
-                                    seeds_size, n_envs, n_envs,
+                                    "%zd bytes for %" G_GINT64_FORMAT
+                                    " envs: pass as many little-endian uint64 (%zu "
+                                    "bytes)",
+                                    seeds_size, n_envs,
                                     (size_t)n_envs * sizeof (guint64));
       if (first_env != 0)
         return tgpy_argument_error (PyExc_ValueError, "first_env",
@@ -103,14 +112,15 @@ seed_state_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
     guint64 *copy = seeds != NULL ? g_memdup2 (seeds, seeds_size) : NULL;
 
 #if G_BYTE_ORDER != G_LITTLE_ENDIAN
-    for (guint i = 0; copy != NULL && i < n_envs; i++)
+    for (gint64 i = 0; copy != NULL && i < n_envs; i++)
       copy[i] = GUINT64_FROM_LE (copy[i]);
 #endif
     Py_BEGIN_ALLOW_THREADS;
     if (copy != NULL)
-      state = tg_seed_state_new_from_array (device, n_envs, copy, &error);
+      state = tg_seed_state_new_from_array (device, (guint)n_envs, copy, &error);
     else
-      state = tg_seed_state_new_shard (device, first_env, n_envs, base_seed, &error);
+      state = tg_seed_state_new_shard (device, (guint)first_env, (guint)n_envs,
+                                       base_seed, &error);
     Py_END_ALLOW_THREADS;
     g_free (copy);
     ok = state != NULL;
@@ -166,7 +176,7 @@ stream_arg (PyObject *obj, cudaStream_t *stream)
 /* A device array's address and its length in elements of @itemsize (the
  * array's, or @given when it is an address). */
 static int
-device_elems (PyObject *obj, const char *what, size_t itemsize, Py_ssize_t given,
+device_elems (PyObject *obj, const char *what, size_t itemsize, gint64 given,
               void **ptr, gsize *len)
 {
   TgpyArray a;
@@ -192,16 +202,17 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
 {
   static char *names[] = { "stream", "mask", "mask_len", NULL };
   TgSeedState *s = open_state (obj);
-  PyObject *stream_obj = Py_None, *mask_obj = Py_None;
-  Py_ssize_t given = -1;
+  PyObject *stream_obj = Py_None, *mask_obj = Py_None, *len_obj = Py_None;
+  gint64 given;
   cudaStream_t stream;
   void *mask = NULL;
   gsize len = 0;
   gboolean ok;
 
   if (s == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOn", names, &stream_obj,
-                                       &mask_obj, &given)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO", names, &stream_obj,
+                                       &mask_obj, &len_obj)
+      || tgpy_optional_count (len_obj, "mask_len", 0, G_MAXUINT32, &given) < 0
       || stream_arg (stream_obj, &stream) < 0
       || (mask_obj != Py_None
           && device_elems (mask_obj, "mask", 1, given, &mask, &len) < 0))
@@ -232,16 +243,17 @@ seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "out", "stream", "out_len", NULL };
   TgSeedState *s = open_state (obj);
-  PyObject *out_obj, *stream_obj = Py_None;
-  Py_ssize_t given = -1;
+  PyObject *out_obj, *stream_obj = Py_None, *len_obj = Py_None;
+  gint64 given;
   cudaStream_t stream;
   void *out;
   gsize len;
   gboolean ok;
 
   if (s == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|On:fill_effective", names,
-                                       &out_obj, &stream_obj, &given)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|OO:fill_effective", names,
+                                       &out_obj, &stream_obj, &len_obj)
+      || tgpy_optional_count (len_obj, "out_len", 0, G_MAXUINT32, &given) < 0
       || stream_arg (stream_obj, &stream) < 0
       || device_elems (out_obj, "out", sizeof (guint64), given, &out, &len) < 0)
     return NULL;
@@ -256,16 +268,17 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "env_ids", "seeds", "stream", "n", NULL };
   TgSeedState *s = open_state (obj);
-  PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None;
-  Py_ssize_t given = -1;
+  PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None, *n_obj = Py_None;
+  gint64 given;
   cudaStream_t stream;
   void *ids, *seeds;
   gsize n_ids, n_seeds;
   gboolean ok;
 
   if (s == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|On:set_seeds_device", names,
-                                       &ids_obj, &seeds_obj, &stream_obj, &given)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|OO:set_seeds_device", names,
+                                       &ids_obj, &seeds_obj, &stream_obj, &n_obj)
+      || tgpy_optional_count (n_obj, "n", 0, G_MAXUINT32, &given) < 0
       || stream_arg (stream_obj, &stream) < 0
       || device_elems (ids_obj, "env_ids", sizeof (guint32), given, &ids, &n_ids) < 0
       || device_elems (seeds_obj, "seeds", sizeof (guint64), given, &seeds, &n_seeds)

@@ -328,7 +328,7 @@ class Producer(_native.Producer):
                                     "stage declared %s; pass %s" % (name, self.name, got,
                                                                     want, want),
                                     "tg-argument-error-quark", 0)
-        self._bind(name, array, -1 if size is None else size)
+        self._bind(name, array, size)
 
     def unbind(self, name: str) -> None:
         """Unbinds *name* (tg_producer_bind() with NULL)."""
@@ -418,7 +418,7 @@ def release_wait(timeout: Optional[float] = None) -> bool:
     """Waits until every reference that graphs held (retained producers, seed
     states, objects) was released, at most *timeout* seconds (None: forever)
     (tg_release_wait()).  True when none is outstanding."""
-    return _native.release_wait(-1.0 if timeout is None else timeout)
+    return _native.release_wait(timeout)
 
 
 # track_gen.interop.torch once torch is loaded: every stage call asks, so

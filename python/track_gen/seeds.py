@@ -47,8 +47,10 @@ def env_seed(base_seed: int, env: int) -> int:
     return _native.env_seed(base_seed, env)
 
 
-def _pack(fmt: str, values: Sequence[int]) -> bytes:
-    return struct.pack("<%d%s" % (len(values), fmt), *values)
+def _pack(what: str, fmt: str, values: Sequence[int]) -> bytes:
+    """*values* as little-endian uint32 ("I") or uint64 ("Q"), each checked:
+    OverflowError naming ``what[i]`` for one out of range."""
+    return _native._pack_uints(what, values, struct.calcsize(fmt))
 
 
 class SeedState(_native.SeedState):
@@ -82,7 +84,7 @@ class SeedState(_native.SeedState):
     def from_seeds(cls, seeds: Sequence[int], *, device: int = 0) -> "SeedState":
         """A state of ``len(seeds)`` envs with these seeds, every epoch 0
         (tg_seed_state_new_from_array())."""
-        return cls(len(seeds), device=device, _seeds=_pack("Q", seeds))
+        return cls(len(seeds), device=device, _seeds=_pack("seeds", "Q", seeds))
 
     @classmethod
     def at(cls, seeds: Sequence[int], epochs: Sequence[int], *, device: int = 0,
@@ -91,9 +93,10 @@ class SeedState(_native.SeedState):
         tracks standalone, bit for bit.  Blocks."""
         if len(seeds) != len(epochs):
             raise ValueError("epochs: %d of them for %d seeds" % (len(epochs), len(seeds)))
+        snapshot = (_MAGIC + struct.pack("<IIII", _VERSION, len(seeds), 0, 0)
+                    + _pack("seeds", "Q", seeds) + _pack("epochs", "I", epochs))
         state = cls.from_seeds(seeds, device=device)
-        state.restore(_MAGIC + struct.pack("<IIII", _VERSION, len(seeds), 0, 0)
-                      + _pack("Q", seeds) + _pack("I", epochs), stream)
+        state.restore(snapshot, stream)
         return state
 
     def set_seeds(self, env_ids: Sequence[int], seeds: Sequence[int],
@@ -103,7 +106,8 @@ class SeedState(_native.SeedState):
         nothing changed."""
         if len(env_ids) != len(seeds):
             raise ValueError("seeds: %d of them for %d env ids" % (len(seeds), len(env_ids)))
-        self._set_seeds(_pack("I", env_ids), _pack("Q", seeds), stream)
+        self._set_seeds(_pack("env_ids", "I", env_ids), _pack("seeds", "Q", seeds),
+                        stream)
 
     def read(self, stream: Any = None) -> Tuple[List[int], List[int]]:
         """(seeds, epochs) of every env, as lists, ordered on *stream* after what
