@@ -324,20 +324,10 @@ native_array_info (PyObject *module, PyObject *obj)
 {
   TgpyArray a;
 
-  if (tgpy_array (obj, "array", &a) < 0)
+  if (tgpy_array (PyModule_GetState (module), obj, "array", &a) < 0)
     return NULL;
   return Py_BuildValue ("(Nnsi)", PyLong_FromVoidPtr (a.ptr), (Py_ssize_t)a.nbytes,
                         a.dtype, a.device);
-}
-
-static PyObject *
-native_array_dtype (PyObject *module, PyObject *obj)
-{
-  TgpyArray a;
-
-  if (tgpy_array (obj, "array", &a) < 0)
-    return NULL;
-  return PyUnicode_FromString (a.dtype);
 }
 
 /* For tests and diagnostics: the nodes of a graph, its top level. */
@@ -420,8 +410,6 @@ static PyMethodDef interop_functions[] = {
   { "array_info", native_array_info, METH_O,
     "array_info(array, /)\n--\n\n(address, nbytes, dtype, device) of a device array "
     "as TrackGen reads it (nbytes 0, dtype \"\" and device -1 when unknown)." },
-  { "_array_dtype", native_array_dtype, METH_O,
-    "_array_dtype(array, /)\n--\n\nThe dtype's name, \"\" when unknown." },
   { "_graph_n_nodes", native_graph_n_nodes, METH_O,
     "_graph_n_nodes(graph, /)\n--\n\nThe number of nodes at the top level of the "
     "cudaGraph_t *graph* (an int)." },

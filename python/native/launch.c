@@ -286,21 +286,14 @@ body_case (const TgLaunch *launch, gpointer data, GError **error)
                       error);
 }
 
-/* A device word the bodies are driven by: an array of at least @size bytes
- * or an address. */
+/* Device memory to copy from or to. */
 static int
-device_word (PyObject *obj, const char *what, gsize size, void **ptr)
+device_memory (TgpyLaunch *self, PyObject *obj, const char *what, void **ptr)
 {
   TgpyArray a;
 
-  if (tgpy_array (obj, what, &a) < 0)
+  if (tgpy_array (tgpy_state_of (self), obj, what, &a) < 0)
     return -1;
-  if (a.nbytes != 0 && a.nbytes < size)
-    {
-      tgpy_argument_error (PyExc_ValueError, what, "%zu bytes, at least %zu needed",
-                           a.nbytes, (size_t)size);
-      return -1;
-    }
   *ptr = a.ptr;
   return 0;
 }
@@ -408,7 +401,7 @@ launch_switch (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   if (launch == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO:switch", names, &index_obj,
                                        &cases)
-      || device_word (index_obj, "index", sizeof (gint32), &index) < 0
+      || tgpy_int32_array (tgpy_state_of (self), index_obj, "index", 1, &index) < 0
       || callable_tuple (cases, "cases", &b.funcs) < 0)
     return NULL;
   if ((n = PyTuple_Size (b.funcs)) < 1)
@@ -442,8 +435,10 @@ launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOOO:while_", names, &flag_obj,
                                        &max_iters_obj, &status_obj, &body)
       || tgpy_count (max_iters_obj, "max_iters", 1, G_MAXINT32, &max_iters) < 0
-      || device_word (flag_obj, "flag", sizeof (gint32), &flag) < 0
-      || device_word (status_obj, "status", sizeof (TgLoopStatus), &status) < 0)
+      || tgpy_int32_array (tgpy_state_of (self), flag_obj, "flag", 1, &flag) < 0
+      || tgpy_int32_array (tgpy_state_of (self), status_obj, "status",
+                           sizeof (TgLoopStatus) / sizeof (gint32), &status)
+             < 0)
     return NULL;
   if ((b.funcs = bodies_tuple (1, &body, (const char *const[]){ "body" })) == NULL)
     return NULL;
@@ -568,7 +563,7 @@ ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
                                        &dst_obj, &src_obj, &size_obj)
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
       || host_buffer (dst_obj, "dst", TRUE, &dst, &dst_size) < 0
-      || device_word (src_obj, "src", 0, &src) < 0)
+      || device_memory (self, src_obj, "src", &src) < 0)
     return NULL;
   if (size < 0)
     size = dst_size;
@@ -596,7 +591,7 @@ ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:copy_to_device", names,
                                        &dst_obj, &src_obj, &size_obj)
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
-      || device_word (dst_obj, "dst", 0, &dst) < 0
+      || device_memory (self, dst_obj, "dst", &dst) < 0
       || host_buffer (src_obj, "src", FALSE, &src, &src_size) < 0)
     return NULL;
   if (size < 0)

@@ -127,9 +127,9 @@ int tgpy_convert_init (PyObject *module);
 int tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream);
 PyObject *tgpy_stream_to_object (cudaStream_t stream);
 
-/* A device array: its address, its size in bytes (0 when unknown), the
- * dtype's name ("float32", ...; "" when unknown) and its CUDA device (-1
- * when unknown). */
+/* A device array: its address, its size in bytes (0 for an int address,
+ * whose size is not known), the dtype's name ("float32", ...; "" when
+ * unknown) and its CUDA device (-1 when unknown). */
 typedef struct
 {
   void *ptr;
@@ -140,9 +140,23 @@ typedef struct
 
 /* An int is an address of unknown size; an object with
  * __cuda_array_interface__ (CuPy, Numba, torch) or __dlpack__ (torch, JAX)
- * is read without touching any stream.  Only C-contiguous arrays.  0 on
- * success. */
-int tgpy_array (PyObject *obj, const char *what, TgpyArray *array);
+ * is read without touching any stream.  Only C-contiguous, non-empty arrays
+ * in GPU memory: anything else is an ArgumentError that names @what (the
+ * argument as the caller words it: "binding 'x' of producer 'p'"), the
+ * array's type and the fix.  An exception the array's own properties raise
+ * propagates unchanged.  0 on success. */
+int tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array);
+
+/* Refuses @array (read from @obj) when it carries a dtype other than
+ * @dtype, naming the fix: an int32 is never reinterpreted. */
+int tgpy_array_dtype_check (TgpyState *state, PyObject *obj, const char *what,
+                            const TgpyArray *array, const char *dtype);
+
+/* The address of at least @n int32 in device memory (a flag, a switch's
+ * index, a loop's status): arrays of another dtype (bool, uint8) are
+ * refused, never reinterpreted; NULL is refused. */
+int tgpy_int32_array (TgpyState *state, PyObject *obj, const char *what, gsize n,
+                      void **ptr);
 
 /* ------------------------------------------------------------------------ */
 /* release.c: Python objects held by libtrackgen                            */

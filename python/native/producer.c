@@ -514,26 +514,36 @@ producer_set_stage_else (PyObject *obj, PyObject *args)
 static PyObject *
 producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
-  static char *names[] = { "name", "array", "size", NULL };
+  static char *names[] = { "name", "array", "size", "dtype", NULL };
   TgpyProducer *self = open_producer (obj);
   TgpyState *state = tgpy_state_of (obj);
   PyObject *array_obj, *size_obj = Py_None, *owner, *old;
   gint64 size;
-  const char *name;
+  const char *name, *dtype = NULL;
   GError *error = NULL;
   TgpyArray a;
   TgpyCall call;
   gboolean ok;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|O:bind", names, &name,
-                                       &array_obj, &size_obj)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|Oz:bind", names, &name,
+                                       &array_obj, &size_obj, &dtype)
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0)
     return NULL;
   if (array_obj == Py_None)
     a = (TgpyArray){ NULL, 0, "", -1 };
-  else if (tgpy_array (array_obj, name, &a) < 0)
-    return NULL;
+  else
+    {
+      char *what = g_strdup_printf ("binding '%s' of producer '%s'", name,
+                                    tg_producer_get_name (self->producer));
+      int rc = tgpy_array (state, array_obj, what, &a);
+
+      if (rc == 0 && dtype != NULL)
+        rc = tgpy_array_dtype_check (state, array_obj, what, &a, dtype);
+      g_free (what);
+      if (rc < 0)
+        return NULL;
+    }
   if (size < 0)
     size = (gint64)a.nbytes;
   else if (a.nbytes != 0 && (guint64)size > a.nbytes)
@@ -835,7 +845,8 @@ static PyMethodDef producer_methods[] = {
     "Python) an else branch, ``func(ctx)``, run when its flag is 0; None removes it "
     "(tg_producer_set_stage_else())." },
   { "_bind", (PyCFunction)(void (*) (void))producer_bind, METH_VARARGS | METH_KEYWORDS,
-    "_bind(name, array, size=-1)\n--\n\ntg_producer_bind(); None unbinds." },
+    "_bind(name, array, size=None, dtype=None)\n--\n\ntg_producer_bind(); None "
+    "unbinds; an array that carries a dtype other than *dtype* is refused." },
   { "get_binding", producer_get_binding, METH_O,
     "get_binding(name, /)\n--\n\n(address, size) bound as *name*, or None." },
   { "binding_owner", producer_binding_owner, METH_O,

@@ -176,12 +176,12 @@ stream_arg (PyObject *obj, cudaStream_t *stream)
 /* A device array's address and its length in elements of @itemsize (the
  * array's, or @given when it is an address). */
 static int
-device_elems (PyObject *obj, const char *what, size_t itemsize, gint64 given,
-              void **ptr, gsize *len)
+device_elems (TgpyState *state, PyObject *obj, const char *what, size_t itemsize,
+              gint64 given, void **ptr, gsize *len)
 {
   TgpyArray a;
 
-  if (tgpy_array (obj, what, &a) < 0)
+  if (tgpy_array (state, obj, what, &a) < 0)
     return -1;
   *ptr = a.ptr;
   if (given >= 0)
@@ -215,7 +215,7 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
       || tgpy_optional_count (len_obj, "mask_len", 0, G_MAXUINT32, &given) < 0
       || stream_arg (stream_obj, &stream) < 0
       || (mask_obj != Py_None
-          && device_elems (mask_obj, "mask", 1, given, &mask, &len) < 0))
+          && device_elems (tgpy_state_of (obj), mask_obj, "mask", 1, given, &mask, &len) < 0))
     return NULL;
   if (reset)
     CALL (obj, ok, tg_seed_state_reset_epochs (s, stream, mask, len, &error_));
@@ -255,7 +255,7 @@ seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
                                        &out_obj, &stream_obj, &len_obj)
       || tgpy_optional_count (len_obj, "out_len", 0, G_MAXUINT32, &given) < 0
       || stream_arg (stream_obj, &stream) < 0
-      || device_elems (out_obj, "out", sizeof (guint64), given, &out, &len) < 0)
+      || device_elems (tgpy_state_of (obj), out_obj, "out", sizeof (guint64), given, &out, &len) < 0)
     return NULL;
   CALL (obj, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
   if (!ok)
@@ -280,8 +280,8 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
                                        &ids_obj, &seeds_obj, &stream_obj, &n_obj)
       || tgpy_optional_count (n_obj, "n", 0, G_MAXUINT32, &given) < 0
       || stream_arg (stream_obj, &stream) < 0
-      || device_elems (ids_obj, "env_ids", sizeof (guint32), given, &ids, &n_ids) < 0
-      || device_elems (seeds_obj, "seeds", sizeof (guint64), given, &seeds, &n_seeds)
+      || device_elems (tgpy_state_of (obj), ids_obj, "env_ids", sizeof (guint32), given, &ids, &n_ids) < 0
+      || device_elems (tgpy_state_of (obj), seeds_obj, "seeds", sizeof (guint64), given, &seeds, &n_seeds)
              < 0)
     return NULL;
   if (n_ids != n_seeds || n_ids > G_MAXUINT)

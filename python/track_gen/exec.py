@@ -276,8 +276,11 @@ class Producer(_native.Producer):
         _check_name("name", name)
         _check_name("flag", flag)
         _check_name("status", status)
-        return self._add_loop_stage(name, body, flag, status, max_iters,
-                                    _flags(capture_safe))
+        index = self._add_loop_stage(name, body, flag, status, max_iters,
+                                     _flags(capture_safe))
+        self._declare_dtype(flag, "int32")
+        self._declare_dtype(status, "int32")
+        return index
 
     def add_switch_stage(self, name: str, cases: Sequence[Callable[[LaunchContext], Any]],
                          *, index: str, capture_safe: bool = False) -> int:
@@ -286,7 +289,17 @@ class Producer(_native.Producer):
         """
         _check_name("name", name)
         _check_name("index", index)
-        return self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
+        stage = self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
+        self._declare_dtype(index, "int32")
+        return stage
+
+    def set_stage_condition(self, stage: int, flag_binding: Optional[str]) -> None:
+        """Guards stage *stage* by the int32 bound as *flag_binding* (None
+        removes the guard): an IF node under a capture, a readback eagerly
+        (tg_producer_set_stage_condition())."""
+        super().set_stage_condition(stage, flag_binding)
+        if flag_binding is not None:
+            self._declare_dtype(flag_binding, "int32")
 
     def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
                         dtype: Optional[str] = None) -> None:
@@ -299,12 +312,15 @@ class Producer(_native.Producer):
         _check_name("name", name)
         if min_size is None:
             min_size = 1
-        if dtype is not None:
-            known = self._dtypes.setdefault(name, dtype)
-            if known != dtype:
-                raise ValueError("binding %r is declared as %s and as %s"
-                                 % (name, known, dtype))
         self._declare_binding(stage, name, min_size)
+        if dtype is not None:
+            self._declare_dtype(name, dtype)
+
+    def _declare_dtype(self, name: str, dtype: str) -> None:
+        known = self._dtypes.setdefault(name, dtype)
+        if known != dtype:
+            raise ValueError("dtype: binding %r is declared as %s and as %s"
+                             % (name, known, dtype))
 
     # -- bindings ----------------------------------------------------------
 
@@ -320,15 +336,7 @@ class Producer(_native.Producer):
         yours that recorded it, which must be captured again.
         """
         _check_name("name", name)
-        want = self._dtypes.get(name)
-        if want is not None and array is not None and not isinstance(array, int):
-            got = _native._array_dtype(array)
-            if got and got != want:
-                raise ArgumentError("binding %r of producer %r: an array of %s, but its "
-                                    "stage declared %s; pass %s" % (name, self.name, got,
-                                                                    want, want),
-                                    "tg-argument-error-quark", 0)
-        self._bind(name, array, size)
+        self._bind(name, array, size, self._dtypes.get(name))
 
     def unbind(self, name: str) -> None:
         """Unbinds *name* (tg_producer_bind() with NULL)."""
