@@ -15,9 +15,16 @@ static const TgLaunch *
 valid (TgpyLaunch *self)
 {
   if (self->launch == NULL)
-    PyErr_SetString (PyExc_RuntimeError,
-                     "this launch context belongs to a stage call that returned; use "
-                     "the context a stage receives only during that call");
+    tgpy_raise (tgpy_state_of (self),
+                g_error_new (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                             "this %s belongs to a stage call that returned; use the "
+                             "one a stage receives, during that call only",
+                             PyObject_TypeCheck ((PyObject *)self,
+                                                 (PyTypeObject *)tgpy_state_of (self)
+                                                     ->host_ops_type)
+                                 ? "HostOps"
+                                 : "LaunchContext"),
+                NULL);
   return self->launch;
 }
 
@@ -242,9 +249,13 @@ call_python (PyObject *func, PyObject *ctx_type, const TgLaunch *launch, TgHostO
   PyObject *result = NULL;
   gboolean ok;
 
+  /* Held for the call: the stage may drop the producer's reference to
+   * itself (set_stage_else, close). */
+  Py_INCREF (func);
   if (ctx != NULL)
     result = runner != NULL ? PyObject_CallFunctionObjArgs (runner, func, ctx, NULL)
                             : PyObject_CallFunctionObjArgs (func, ctx, NULL);
+  Py_DECREF (func);
   ok = result != NULL;
 
   if (ctx != NULL)

@@ -518,6 +518,8 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyProducer *self = open_producer (obj);
   TgpyState *state = tgpy_state_of (obj);
   PyObject *array_obj, *size_obj = Py_None, *owner, *old;
+  TgProducer *producer;
+  Binds *b;
   gint64 size;
   const char *name, *dtype = NULL;
   GError *error = NULL;
@@ -559,13 +561,16 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "the size of an int address is not known: pass size=");
   rebound = FALSE;
+  /* Held, with its Binds, for the call: the rebind warning runs Python code,
+   * and another thread may close the producer meanwhile. */
+  producer = tg_producer_ref (self->producer);
+  b = self->binds;
   tgpy_call_begin (&call);
   Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_bind (self->producer, name, a.ptr, (gsize)size, &error);
+  ok = tg_producer_bind (producer, name, a.ptr, (gsize)size, &error);
   Py_END_ALLOW_THREADS;
   if (ok)
     {
-      Binds *b = self->binds;
       PyObject *key = PyUnicode_FromString (name);
 
       /* The old object: still needed by graphs that recorded it after a
@@ -581,10 +586,12 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
       Py_XDECREF (key);
       if (!ok)
         {
+          tg_producer_unref (producer);
           (void)tgpy_call_end (state, &call, TRUE, NULL);
           return NULL;
         }
     }
+  tg_producer_unref (producer);
   if (tgpy_call_end (state, &call, ok, error) < 0)
     return NULL;
   Py_RETURN_NONE;
@@ -705,6 +712,7 @@ static PyObject *
 producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
   TgpyProducer *self = open_producer (obj);
+  TgProducer *producer;
   TgpyState *state = tgpy_state_of (obj);
   cudaStream_t stream;
   TgPolicy policy;
@@ -716,10 +724,15 @@ producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *
   if (self == NULL
       || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0)
     return NULL;
+  /* Held for the call: a stage that closes its own producer (or another
+   * thread that does) frees it only once the call is over. */
+  producer = tg_producer_ref (self->producer);
   tgpy_call_begin (&call);
   Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_run (self->producer, stream, policy, condition, &error);
+  ok = tg_producer_run (producer, stream, policy, condition, &error);
   Py_END_ALLOW_THREADS;
+  /* The last reference calls the stages' destroy notifies: under the GIL. */
+  tg_producer_unref (producer);
   if (tgpy_call_end (state, &call, ok, error) < 0)
     return NULL;
   Py_RETURN_NONE;

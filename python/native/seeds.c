@@ -33,12 +33,16 @@ tgpy_seed_state_get (TgpyState *state, PyObject *obj)
   return open_state (obj);
 }
 
-/* Runs @call (a libtrackgen seed call setting error_) without the GIL. */
-#define CALL(obj, ok, call)                                                            \
+/* Runs @call (a libtrackgen seed call on @s, setting error_) without the
+ * GIL, holding a reference to @s: a close() from another thread meanwhile
+ * frees it only after the call. */
+#define CALL(obj, s, ok, call)                                                         \
   G_STMT_START                                                                         \
   {                                                                                    \
     GError *error_ = NULL;                                                             \
+    tg_seed_state_ref (s);                                                             \
     Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
+    tg_seed_state_unref (s);                                                           \
     Py_END_ALLOW_THREADS if (!ok) tgpy_raise (tgpy_state_of (obj), error_, NULL);      \
   }                                                                                    \
   G_STMT_END
@@ -218,9 +222,9 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
           && device_elems (tgpy_state_of (obj), mask_obj, "mask", 1, given, &mask, &len) < 0))
     return NULL;
   if (reset)
-    CALL (obj, ok, tg_seed_state_reset_epochs (s, stream, mask, len, &error_));
+    CALL (obj, s, ok, tg_seed_state_reset_epochs (s, stream, mask, len, &error_));
   else
-    CALL (obj, ok, tg_seed_state_advance (s, stream, mask, len, &error_));
+    CALL (obj, s, ok, tg_seed_state_advance (s, stream, mask, len, &error_));
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -257,7 +261,7 @@ seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
       || stream_arg (stream_obj, &stream) < 0
       || device_elems (tgpy_state_of (obj), out_obj, "out", sizeof (guint64), given, &out, &len) < 0)
     return NULL;
-  CALL (obj, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
+  CALL (obj, s, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -288,7 +292,7 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
     return tgpy_argument_error (PyExc_ValueError, "seeds",
                                 "%zu seeds for %zu env ids: pass as many of each",
                                 n_seeds, n_ids);
-  CALL (obj, ok,
+  CALL (obj, s, ok,
         tg_seed_state_set_seeds_device (s, stream, ids, seeds, (guint)n_ids, &error_));
   if (!ok)
     return NULL;
@@ -333,7 +337,7 @@ seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
       seeds[k] = GUINT64_FROM_LE (seeds[k]);
     }
 #endif
-  CALL (obj, ok, tg_seed_state_set_seeds (s, stream, ids, seeds, (guint)n, &error_));
+  CALL (obj, s, ok, tg_seed_state_set_seeds (s, stream, ids, seeds, (guint)n, &error_));
   g_free (ids);
   g_free (seeds);
   if (!ok)
@@ -357,7 +361,7 @@ seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:snapshot", names, &stream_obj)
       || stream_arg (stream_obj, &stream) < 0)
     return NULL;
-  CALL (obj, ok, (bytes = tg_seed_state_snapshot (s, stream, &error_)) != NULL);
+  CALL (obj, s, ok, (bytes = tg_seed_state_snapshot (s, stream, &error_)) != NULL);
   if (!ok)
     return NULL;
   data = g_bytes_get_data (bytes, &size);
@@ -385,7 +389,7 @@ seed_state_restore (PyObject *obj, PyObject *args, PyObject *kwargs)
       || host_bytes (snapshot_obj, "snapshot", &data, &size) < 0)
     return NULL;
   bytes = g_bytes_new (data, (gsize)size);
-  CALL (obj, ok, tg_seed_state_restore (s, stream, bytes, &error_));
+  CALL (obj, s, ok, tg_seed_state_restore (s, stream, bytes, &error_));
   g_bytes_unref (bytes);
   if (!ok)
     return NULL;
