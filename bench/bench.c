@@ -262,8 +262,8 @@ tg_bench_tiny_producer (const char *name, guint32 *word, guint n_stages)
     {
       g_autofree char *stage = g_strdup_printf ("tiny-%u", i);
       guint index = tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE,
-                                                  tiny_stage, NULL, NULL);
-      tg_producer_declare_binding (p, index, "word", sizeof *word);
+                                                  tiny_stage, NULL, NULL, NULL);
+      tg_producer_declare_binding (p, index, "word", sizeof *word, NULL);
     }
   tg_bench_bind (p, "word", word, sizeof *word);
   return p;

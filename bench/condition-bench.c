@@ -303,9 +303,9 @@ decided_producer (Ctx *c, const char *name)
 {
   TgProducer *p = tg_producer_new (name, 0);
   guint stage = tg_producer_add_device_stage (p, "decided", TG_STAGE_CAPTURE_SAFE,
-                                              decided_stage, c, NULL);
+                                              decided_stage, c, NULL, NULL);
 
-  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
+  tg_producer_declare_binding (p, stage, "word", sizeof (guint32), NULL);
   tg_bench_bind (p, "word", c->word, sizeof (guint32));
   return p;
 }
@@ -392,10 +392,10 @@ bench_if_else (TgBench *bench, Ctx *c)
   guint stage;
 
   stage = tg_producer_add_device_stage (p, "then", TG_STAGE_CAPTURE_SAFE, then_body,
-                                        NULL, NULL);
-  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
-  tg_producer_set_stage_condition (p, stage, "flag");
-  tg_producer_set_stage_else (p, stage, else_body);
+                                        NULL, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "word", sizeof (guint32), NULL);
+  tg_producer_set_stage_condition (p, stage, "flag", NULL);
+  tg_producer_set_stage_else (p, stage, else_body, NULL);
   tg_bench_bind (p, "word", c->word, sizeof (guint32));
   tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
 
@@ -449,8 +449,8 @@ bench_switch (TgBench *bench, Ctx *c)
     }
   TgSwitchSpec sw = { .index_binding = "index", .n_cases = CASES, .cases = cases };
   stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw, NULL,
-                                        NULL);
-  tg_producer_declare_binding (p, stage, "word", sizeof (guint32));
+                                        NULL, NULL);
+  tg_producer_declare_binding (p, stage, "word", sizeof (guint32), NULL);
   tg_bench_bind (p, "word", c->word, sizeof (guint32));
   tg_bench_bind (p, "index", c->index, sizeof (gint32));
 

@@ -75,13 +75,13 @@ add_relax_stages (TgProducer *p, const TgBenchLoop *loop, TgDeviceFunc body,
   guint reset, relax;
 
   reset = tg_producer_add_device_stage (p, "reset", TG_STAGE_CAPTURE_SAFE, reset_stage,
-                                        NULL, NULL);
+                                        NULL, NULL, NULL);
   relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &spec, body,
-                                      NULL, NULL);
-  tg_producer_declare_binding (p, reset, "value", sizeof (gint32));
-  tg_producer_declare_binding (p, reset, "flag", sizeof (gint32));
-  tg_producer_declare_binding (p, relax, "value", sizeof (gint32));
-  tg_producer_declare_binding (p, relax, "target", sizeof (gint32));
+                                      NULL, NULL, NULL);
+  tg_producer_declare_binding (p, reset, "value", sizeof (gint32), NULL);
+  tg_producer_declare_binding (p, reset, "flag", sizeof (gint32), NULL);
+  tg_producer_declare_binding (p, relax, "value", sizeof (gint32), NULL);
+  tg_producer_declare_binding (p, relax, "target", sizeof (gint32), NULL);
   tg_bench_bind (p, "flag", loop->flag, sizeof (gint32));
   tg_bench_bind (p, "value", loop->value, sizeof (gint32));
   tg_bench_bind (p, "target", loop->target, sizeof (gint32));

@@ -243,7 +243,8 @@ declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
 {
   for (guint b = 0; b < N_BUFFERS; b++)
     if (set & BIT (b))
-      tg_producer_declare_binding (p, stage, buffer_names[b], buffer_size (config, b));
+      tg_producer_declare_binding (p, stage, buffer_names[b], buffer_size (config, b),
+                                   NULL);
 }
 
 /* One case of the "generate" switch: the masked envs' epochs advance (with
@@ -395,8 +396,9 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
       TgSwitchSpec sw = { .index_binding = buffer_names[BUF_FAMILY],
                           .n_cases = G_N_ELEMENTS (family_cases),
                           .cases = family_cases };
-      stage = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, &sw,
-                                            context_acquire (ctx), context_release);
+      stage
+          = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, &sw,
+                                          context_acquire (ctx), context_release, NULL);
       declare (p, stage, config,
                BIT (BUF_MASK) | BIT (BUF_CONTROL) | BIT (BUF_POINTS)
                    | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS) | BIT (BUF_FLAG)
@@ -404,21 +406,22 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
       /* The loop declares its flag and status itself. */
       stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
                                           relax_body, context_acquire (ctx),
-                                          context_release);
+                                          context_release, NULL);
       declare (p, stage, config,
                BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
       /* Only after a case ran: a call that generated nothing changes nothing.
        * The condition declares "generated". */
       stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
                                             validate_stage, context_acquire (ctx),
-                                            context_release);
-      tg_producer_set_stage_condition (p, stage, buffer_names[BUF_GENERATED]);
+                                            context_release, NULL);
+      tg_producer_set_stage_condition (p, stage, buffer_names[BUF_GENERATED], NULL);
       declare (p, stage, config,
                BIT (BUF_MASK) | BIT (BUF_POINTS) | BIT (BUF_VALID) | BIT (BUF_FLAG));
       if (ctx->svg_path != NULL)
         {
           stage = tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,
-                                              context_acquire (ctx), context_release);
+                                              context_acquire (ctx), context_release,
+                                              NULL);
           declare (p, stage, config, BIT (BUF_POINTS) | BIT (BUF_VALID));
         }
       for (guint b = 0; ok && b < N_BUFFERS; b++)

@@ -130,21 +130,21 @@ test_empty_bodies (Fixture *f, gconstpointer data)
         const gint32 go = 1;
         g_autoptr (TgProducer) p = tg_producer_new ("empty", 0);
         guint s = tg_producer_add_device_stage (p, "branches", TG_STAGE_CAPTURE_SAFE,
-                                                empty_bodies_stage, NULL, NULL);
+                                                empty_bodies_stage, NULL, NULL, NULL);
         guint guarded;
         Dev d;
 
-        tg_producer_declare_binding (p, s, "flag", sizeof (gint32));
-        tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
+        tg_producer_declare_binding (p, s, "flag", sizeof (gint32), NULL);
+        tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
         /* A guarded stage whose else branch is empty. */
         guarded = tg_producer_add_device_stage (p, "guarded", TG_STAGE_CAPTURE_SAFE,
-                                                count, NULL, NULL);
-        tg_producer_declare_binding (p, guarded, "counter", sizeof (guint32));
-        tg_producer_set_stage_condition (p, guarded, "flag");
-        tg_producer_set_stage_else (p, guarded, nothing);
+                                                count, NULL, NULL, NULL);
+        tg_producer_declare_binding (p, guarded, "counter", sizeof (guint32), NULL);
+        tg_producer_set_stage_condition (p, guarded, "flag", NULL);
+        tg_producer_set_stage_else (p, guarded, nothing, NULL);
         /* A loop whose body launches nothing: its flag is never cleared. */
         tg_producer_add_loop_stage (p, "idle", TG_STAGE_CAPTURE_SAFE, &loop, nothing,
-                                    NULL, NULL);
+                                    NULL, NULL, NULL);
         bind_dev (f, p);
         tg_test_device_clear (f->dev, sizeof (Dev));
         tg_test_upload (&f->dev->flag, &flag, sizeof flag);
@@ -192,10 +192,10 @@ test_many_cases (Fixture *f, gconstpointer data)
       g_autoptr (TgProducer) p = tg_producer_new ("many", 0);
       g_autoptr (GError) error = NULL;
       guint s = tg_producer_add_switch_stage (p, "pick", TG_STAGE_CAPTURE_SAFE, &sw,
-                                              NULL, NULL);
+                                              NULL, NULL, NULL);
       TgPolicy resolved = TG_POLICY_AUTO;
 
-      tg_producer_declare_binding (p, s, "picked", sizeof (gint32));
+      tg_producer_declare_binding (p, s, "picked", sizeof (gint32), NULL);
       bind_dev (f, p);
       g_assert_true (tg_producer_resolve (p, f->gpu.stream, TG_POLICY_AUTO,
                                           tg_unconditional (), &resolved, NULL,
@@ -254,12 +254,12 @@ test_bodies_see_bindings (Fixture *f, gconstpointer data)
     {
       g_autoptr (TgProducer) p = tg_producer_new ("see", 0);
       guint s = tg_producer_add_device_stage (p, "branches", TG_STAGE_CAPTURE_SAFE,
-                                              bindings_stage, NULL, NULL);
+                                              bindings_stage, NULL, NULL, NULL);
 
       /* Declared smaller than bound: the body learns the bound size. */
-      tg_producer_declare_binding (p, s, "flag", sizeof (gint32));
-      tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
-      tg_producer_declare_binding (p, s, "sizes", sizeof (guint32));
+      tg_producer_declare_binding (p, s, "flag", sizeof (gint32), NULL);
+      tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
+      tg_producer_declare_binding (p, s, "sizes", sizeof (guint32), NULL);
       bind_dev (f, p);
       tg_test_device_clear (f->dev, sizeof (Dev));
       run_once (f, p, policies[i]);

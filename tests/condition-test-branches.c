@@ -152,7 +152,7 @@ declare_and_bind (Fixture *f, TgProducer *p, guint stage)
 
   for (guint u = 0; u < G_N_ELEMENTS (uses); u++)
     {
-      tg_producer_declare_binding (p, stage, uses[u].name, uses[u].size);
+      tg_producer_declare_binding (p, stage, uses[u].name, uses[u].size, NULL);
       g_assert_true (tg_producer_bind (
           p, uses[u].name, (guint8 *)f->dev + uses[u].offset, uses[u].size, &error));
       g_assert_no_error (error);
@@ -215,22 +215,22 @@ shape_producer (Fixture *f, const Shape *shape)
 
   if (shape->kind == KIND_IF_ELSE && !shape->stage_level)
     stage = tg_producer_add_device_stage (p, "if-else", TG_STAGE_CAPTURE_SAFE,
-                                          if_else_stage, NULL, NULL);
+                                          if_else_stage, NULL, NULL, NULL);
   else if (shape->kind == KIND_IF_ELSE)
     {
       stage = tg_producer_add_device_stage (p, "then", TG_STAGE_CAPTURE_SAFE, mix_then,
-                                            NULL, NULL);
-      tg_producer_set_stage_condition (p, stage, "ctl");
-      tg_producer_set_stage_else (p, stage, mix_else);
+                                            NULL, NULL, NULL);
+      tg_producer_set_stage_condition (p, stage, "ctl", NULL);
+      tg_producer_set_stage_else (p, stage, mix_else, NULL);
     }
   else if (!shape->stage_level)
     stage = tg_producer_add_device_stage (p, "switch", TG_STAGE_CAPTURE_SAFE,
-                                          switch_stage, cases, NULL);
+                                          switch_stage, cases, NULL, NULL);
   else
     {
       TgSwitchSpec sw = { .index_binding = "ctl", .n_cases = N_CASES, .cases = cases };
       stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw,
-                                            NULL, NULL);
+                                            NULL, NULL, NULL);
     }
   declare_and_bind (f, p, stage);
   return p;
@@ -424,13 +424,13 @@ test_refuse_guarded_host_stage (Fixture *f, gconstpointer data)
    * would be a host node inside an IF node. */
   p = tg_producer_new ("guarded-host", 0);
   stage = tg_producer_add_device_stage (p, "then", TG_STAGE_CAPTURE_SAFE, mix_then,
-                                        NULL, NULL);
-  tg_producer_set_stage_condition (p, stage, "ctl");
-  tg_producer_set_stage_else (p, stage, mix_else);
+                                        NULL, NULL, NULL);
+  tg_producer_set_stage_condition (p, stage, "ctl", NULL);
+  tg_producer_set_stage_else (p, stage, mix_else, NULL);
   declare_and_bind (f, p, stage);
   stage = tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage,
-                                      NULL, NULL);
-  tg_producer_set_stage_condition (p, stage, "ctl");
+                                      NULL, NULL, NULL);
+  tg_producer_set_stage_condition (p, stage, "ctl", NULL);
   expect_not_capturable (f, p);
 }
 
@@ -444,7 +444,7 @@ test_refuse_host_function_in_case (Fixture *f, gconstpointer data)
   p = tg_producer_new ("host-in-case", 0);
   TgSwitchSpec sw = { .index_binding = "ctl", .n_cases = N_CASES, .cases = host_cases };
   stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw, NULL,
-                                        NULL);
+                                        NULL, NULL);
   declare_and_bind (f, p, stage);
   expect_not_capturable (f, p);
 }

@@ -124,9 +124,9 @@ producer_new (Fixture *f, const Behaviour *behaviour)
 {
   TgProducer *p = tg_producer_new ("eager", 0);
   guint i = tg_producer_add_device_stage (p, "stage", TG_STAGE_CAPTURE_SAFE, stage,
-                                          (gpointer)behaviour, NULL);
+                                          (gpointer)behaviour, NULL, NULL);
 
-  tg_producer_declare_binding (p, i, "dev", sizeof (Dev));
+  tg_producer_declare_binding (p, i, "dev", sizeof (Dev), NULL);
   g_assert_true (tg_producer_bind (p, "dev", f->dev, sizeof (Dev), NULL));
   return p;
 }
@@ -330,8 +330,8 @@ test_misuse (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   p = tg_producer_new ("misused", 0);
   i = tg_producer_add_device_stage (p, "misused", TG_STAGE_CAPTURE_SAFE, misused_stage,
-                                    NULL, NULL);
-  tg_producer_declare_binding (p, i, "dev", sizeof (Dev));
+                                    NULL, NULL, NULL);
+  tg_producer_declare_binding (p, i, "dev", sizeof (Dev), NULL);
   g_assert_true (tg_producer_bind (p, "dev", f->dev, sizeof (Dev), NULL));
   model_init (f, &e);
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,

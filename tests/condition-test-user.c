@@ -217,19 +217,20 @@ kind_producer (Fixture *f, Kind kind)
                                 .set_by_body = TRUE };
 
       stage = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE, setup,
-                                            NULL, NULL);
-      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev));
+                                            NULL, NULL, NULL);
+      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
       stage = tg_producer_add_loop_stage (p, "loop", TG_STAGE_CAPTURE_SAFE, &loop,
-                                          loop_body, NULL, NULL);
+                                          loop_body, NULL, NULL, NULL);
       g_assert_true (
           tg_producer_bind (p, "entry", &f->dev->entry, sizeof (gint32), &error));
       g_assert_true (tg_producer_bind (p, "status", &f->dev->status,
                                        sizeof (TgLoopStatus), &error));
     }
   else
-    stage = tg_producer_add_device_stage (p, "decided", TG_STAGE_CAPTURE_SAFE,
-                                          kind_stage, GINT_TO_POINTER (kind), NULL);
-  tg_producer_declare_binding (p, stage, "dev", sizeof (Dev));
+    stage
+        = tg_producer_add_device_stage (p, "decided", TG_STAGE_CAPTURE_SAFE, kind_stage,
+                                        GINT_TO_POINTER (kind), NULL, NULL);
+  tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
   g_assert_true (tg_producer_bind (p, "dev", f->dev, sizeof (Dev), &error));
   g_assert_no_error (error);
   return p;
@@ -494,11 +495,11 @@ test_refusals (Fixture *f, gconstpointer data)
   for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
     {
       g_autoptr (TgProducer) p = tg_producer_new ("refused", 0);
-      guint stage
-          = tg_producer_add_device_stage (p, "refused", TG_STAGE_CAPTURE_SAFE,
-                                          refused_stage, GINT_TO_POINTER (i), NULL);
+      guint stage = tg_producer_add_device_stage (p, "refused", TG_STAGE_CAPTURE_SAFE,
+                                                  refused_stage, GINT_TO_POINTER (i),
+                                                  NULL, NULL);
 
-      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev));
+      tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
       g_assert_true (tg_producer_bind (p, "dev", f->dev, sizeof (Dev), NULL));
       /* The caller's capture keeps exactly its nodes, still active. */
       tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),

@@ -32,7 +32,7 @@ TG_TEST_DEFINE_GPU_FIXTURE (Dev, dev, 1)
 
 /* Declares that @stage reads the field bound by BIND. */
 #define DECLARE(p, stage, field)                                                       \
-  tg_producer_declare_binding (p, stage, #field, sizeof (((Dev *)NULL)->field))
+  tg_producer_declare_binding (p, stage, #field, sizeof (((Dev *)NULL)->field), NULL)
 
 static gboolean
 work_stage (const TgLaunch *launch, gpointer data, GError **error)
@@ -93,9 +93,9 @@ static TgProducer *
 pattern_producer (Fixture *f, guint32 pattern)
 {
   TgProducer *p = tg_producer_new ("pattern", 0);
-  guint stage
-      = tg_producer_add_device_stage (p, "pattern", TG_STAGE_CAPTURE_SAFE,
-                                      pattern_stage, GUINT_TO_POINTER (pattern), NULL);
+  guint stage = tg_producer_add_device_stage (p, "pattern", TG_STAGE_CAPTURE_SAFE,
+                                              pattern_stage, GUINT_TO_POINTER (pattern),
+                                              NULL, NULL);
 
   DECLARE (p, stage, flag);
   DECLARE (p, stage, pattern_at);
@@ -166,7 +166,7 @@ test_if_flag_patterns (Fixture *f, gconstpointer data)
           g_autoptr (TgProducer) p = tg_producer_new ("guarded", 0);
 
           guint stage = tg_producer_add_device_stage (p, "work", TG_STAGE_CAPTURE_SAFE,
-                                                      work_stage, NULL, NULL);
+                                                      work_stage, NULL, NULL, NULL);
 
           DECLARE (p, stage, work);
           BIND (p, f, work);
@@ -201,13 +201,13 @@ loop_producer (Fixture *f, TgDeviceFunc body)
 
   setup = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE,
                                         tg_test_loop_setup_stage,
-                                        GINT_TO_POINTER (MAX_ITERS), NULL);
+                                        GINT_TO_POINTER (MAX_ITERS), NULL, NULL);
   DECLARE (p, setup, value);
   DECLARE (p, setup, loop_flag);
   DECLARE (p, setup, target);
   DECLARE (p, setup, setup_at);
   relax = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop, body,
-                                      NULL, NULL);
+                                      NULL, NULL, NULL);
   g_assert_cmpuint (relax, ==, LOOP_STAGE);
   DECLARE (p, relax, value);
   DECLARE (p, relax, target);
@@ -356,7 +356,7 @@ test_refused_bodies (Fixture *f, gconstpointer data)
     /* A HOST stage inside a conditional call. */
     g_autoptr (TgProducer) p = tg_producer_new ("host-in-call", 0);
     tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL,
-                                NULL);
+                                NULL, NULL);
     tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO,
                             tg_conditional (&f->dev->flag), TG_CAPTURE_ERROR,
                             TG_CAPTURE_ERROR_NOT_CAPTURABLE);
@@ -365,8 +365,8 @@ test_refused_bodies (Fixture *f, gconstpointer data)
     /* A HOST stage guarded by a stage condition. */
     g_autoptr (TgProducer) p = tg_producer_new ("guarded-host", 0);
     tg_producer_add_host_stage (p, "host", TG_STAGE_CAPTURE_SAFE, host_stage, NULL,
-                                NULL);
-    tg_producer_set_stage_condition (p, 0, "flag");
+                                NULL, NULL);
+    tg_producer_set_stage_condition (p, 0, "flag", NULL);
     BIND (p, f, flag);
     tg_test_expect_refusal (p, f->gpu.stream, TG_POLICY_AUTO, tg_unconditional (),
                             TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
@@ -378,8 +378,9 @@ test_refused_bodies (Fixture *f, gconstpointer data)
       g_autoptr (TgProducer) in_loop = loop_producer (f, bodies[i]);
       g_autoptr (GError) error = NULL;
 
-      guint stage = tg_producer_add_device_stage (
-          in_if, "guarded", TG_STAGE_CAPTURE_SAFE, guarded_body_stage, bodies[i], NULL);
+      guint stage
+          = tg_producer_add_device_stage (in_if, "guarded", TG_STAGE_CAPTURE_SAFE,
+                                          guarded_body_stage, bodies[i], NULL, NULL);
 
       DECLARE (in_if, stage, flag);
       BIND (in_if, f, flag);

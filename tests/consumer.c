@@ -37,8 +37,8 @@ main (void)
   producer = tg_producer_new ("consumer", 0);
   tg_producer_add_device_stage (producer, "fill", TG_STAGE_CAPTURE_SAFE, fill_stage,
                                 tg_seed_state_ref (seeds),
-                                (GDestroyNotify)tg_seed_state_unref);
-  tg_producer_declare_binding (producer, 0, "out", sizeof host);
+                                (GDestroyNotify)tg_seed_state_unref, NULL);
+  tg_producer_declare_binding (producer, 0, "out", sizeof host, NULL);
   if (!tg_producer_bind (producer, "out", out, sizeof host, &error)
       || !tg_producer_run (producer, stream, TG_POLICY_AUTO, tg_unconditional (),
                            &error))

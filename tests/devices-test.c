@@ -89,12 +89,12 @@ worker_init (Worker *w, int device)
   with_device (0);
   w->producer = tg_producer_new ("worker", device);
   s = tg_producer_add_device_stage (w->producer, "seed", TG_STAGE_CAPTURE_SAFE,
-                                    seed_stage, NULL, NULL);
-  tg_producer_declare_binding (w->producer, s, "out", N * sizeof (guint32));
-  tg_producer_declare_binding (w->producer, s, "param", sizeof (guint32));
+                                    seed_stage, NULL, NULL, NULL);
+  tg_producer_declare_binding (w->producer, s, "out", N * sizeof (guint32), NULL);
+  tg_producer_declare_binding (w->producer, s, "param", sizeof (guint32), NULL);
   s = tg_producer_add_device_stage (w->producer, "mix", TG_STAGE_CAPTURE_SAFE,
-                                    mix_stage, NULL, NULL);
-  tg_producer_declare_binding (w->producer, s, "out", N * sizeof (guint32));
+                                    mix_stage, NULL, NULL, NULL);
+  tg_producer_declare_binding (w->producer, s, "out", N * sizeof (guint32), NULL);
   g_assert_true (
       tg_producer_bind (w->producer, "out", w->out, N * sizeof (guint32), &error));
   g_assert_true (
@@ -307,7 +307,7 @@ test_mismatches (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   advancer = tg_producer_new ("advancer", 0);
   tg_producer_add_device_stage (advancer, "advance", TG_STAGE_CAPTURE_SAFE,
-                                advance_stage, state1, NULL);
+                                advance_stage, state1, NULL, NULL);
   g_assert_false (tg_producer_run (advancer, w.stream, TG_POLICY_EAGER,
                                    tg_unconditional (), &error));
   assert_mismatch (&error);

@@ -4,7 +4,8 @@
  * entry points; a call refused for a device out of range leaves the
  * thread's current device as it was.  Hostile values (host memory as a
  * flag, a loop whose status overlaps its flag, a stage that fails without
- * an error) are refused with an error that says so, before anything ran. */
+ * an error) are refused with an error that says so, before anything ran.
+ * Errors carry the producer, stage and binding they concern as fields. */
 #include "config.h"
 #include "tg-test.h"
 #include "../lib/exec/driver-private.h"
@@ -59,7 +60,7 @@ test_device_errors (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaGetDevice (&before));
   p = tg_producer_new ("elsewhere", 64);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
-                                NULL, NULL);
+                                NULL, NULL, NULL);
   g_assert_false (
       tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
@@ -140,12 +141,12 @@ test_host_memory_flags (Fixture *fx, gconstpointer data)
       {
         g_autoptr (TgProducer) p = tg_producer_new ("hostile", 0);
         g_autoptr (GError) error = NULL;
-        guint s
-            = tg_producer_add_device_stage (p, "hostile", TG_STAGE_CAPTURE_SAFE,
-                                            hostile_stage, GINT_TO_POINTER (h), NULL);
+        guint s = tg_producer_add_device_stage (p, "hostile", TG_STAGE_CAPTURE_SAFE,
+                                                hostile_stage, GINT_TO_POINTER (h),
+                                                NULL, NULL);
 
-        tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
-        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32));
+        tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
+        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32), NULL);
         g_assert_true (
             tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
         g_assert_true (tg_producer_bind (p, "words", words, 4 * sizeof (gint32), NULL));
@@ -202,14 +203,17 @@ test_loop_bindings_overlap (Fixture *fx, gconstpointer data)
   counter = tg_test_device_alloc (sizeof (guint32));
   words = tg_test_device_alloc (4 * sizeof (gint32));
   s = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop,
-                                  tg_test_count_bound_stage, NULL, NULL);
-  tg_producer_declare_binding (p, s, "counter", sizeof (guint32));
+                                  tg_test_count_bound_stage, NULL, NULL, NULL);
+  tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
   g_assert_true (tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
   g_assert_true (tg_producer_bind (p, "go", words + 1, sizeof (gint32), NULL));
   g_assert_true (tg_producer_bind (p, "status", words, sizeof (TgLoopStatus), NULL));
   g_assert_false (
       tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_OVERLAP);
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "overlap");
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "relax");
+  g_assert_cmpstr (tg_error_get_binding (error), ==, "go");
   g_clear_error (&error);
   /* Apart, it runs. */
   g_assert_true (tg_producer_bind (p, "go", words + 3, sizeof (gint32), NULL));
@@ -238,13 +242,91 @@ test_stage_fails_silently (Fixture *fx, gconstpointer data)
   g_autoptr (GError) error = NULL;
 
   TG_TEST_REQUIRE_GPU ();
-  tg_producer_add_device_stage (p, "mute", TG_STAGE_NONE, silent_failure, NULL, NULL);
+  tg_producer_add_device_stage (p, "mute", TG_STAGE_NONE, silent_failure, NULL, NULL,
+                                NULL);
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
                          "*stage 'mute' failed without setting an error*");
   g_assert_false (
       tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
   g_test_assert_expected_messages ();
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "silent");
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "mute");
+  g_assert_null (tg_error_get_binding (error));
+}
+
+/* A caller's domain registered with fields, as the Python package's is. */
+static GQuark
+own_error_quark (void)
+{
+  return tg_error_domain_register ("tgt-own-error-quark");
+}
+
+static gboolean
+own_error_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  g_set_error_literal (error, data == NULL ? own_error_quark () : G_FILE_ERROR, 7,
+                       "no track today");
+  return FALSE;
+}
+
+/* The fields set by C: a builder's refusal names its producer, stage and
+ * binding; g_error_copy() keeps them; a domain without fields has none. */
+static void
+test_fields_set_by_c (void)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("fields", 0);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GError) copy = NULL;
+  g_autoptr (GError) foreign = g_error_new_literal (G_FILE_ERROR, 1, "producer 'x'");
+  guint s;
+
+  s = tg_producer_add_device_stage (p, "first", TG_STAGE_NONE, silent_failure, NULL,
+                                    NULL, NULL);
+  g_assert_false (tg_producer_declare_binding (p, s, "buf", 0, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
+  copy = g_error_copy (error);
+  g_assert_cmpstr (tg_error_get_producer (copy), ==, "fields");
+  g_assert_cmpstr (tg_error_get_stage (copy), ==, "first");
+  g_assert_cmpstr (tg_error_get_binding (copy), ==, "buf");
+  g_clear_error (&error);
+  g_assert_false (tg_producer_set_stage_condition (p, 9, "go", &error));
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "fields");
+  g_assert_null (tg_error_get_stage (error));
+  g_assert_null (tg_error_get_binding (error));
+  /* The message is never parsed. */
+  g_assert_null (tg_error_get_producer (foreign));
+  /* Registering is idempotent; the quark name is kept. */
+  g_assert_cmpuint (own_error_quark (), ==, own_error_quark ());
+  g_assert_cmpstr (g_quark_to_string (own_error_quark ()), ==, "tgt-own-error-quark");
+  g_assert_cmpstr (g_quark_to_string (TG_STATE_ERROR), ==, "tg-state-error-quark");
+}
+
+/* A stage's error gets the producer and the stage as fields when its
+ * domain has them, and keeps its domain and code either way. */
+static void
+test_stage_error_fields (Fixture *fx, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("own", 0);
+  g_autoptr (TgProducer) io = tg_producer_new ("io", 0);
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_producer_add_device_stage (p, "boom", TG_STAGE_NONE, own_error_stage, NULL, NULL,
+                                NULL);
+  tg_producer_add_device_stage (io, "boom", TG_STAGE_NONE, own_error_stage, io, NULL,
+                                NULL);
+  g_assert_false (
+      tg_producer_run (p, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, own_error_quark (), 7);
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "own");
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "boom");
+  g_clear_error (&error);
+  g_assert_false (
+      tg_producer_run (io, fx->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_error (error, G_FILE_ERROR, 7);
+  g_assert_cmpstr (error->message, ==, "producer 'io', stage 'boom': no track today");
+  g_assert_null (tg_error_get_stage (error));
 }
 
 int
@@ -260,5 +342,7 @@ main (int argc, char **argv)
                    test_host_memory_condition);
   TG_TEST_ADD_GPU ("/errors/state/loop-bindings-overlap", test_loop_bindings_overlap);
   TG_TEST_ADD_GPU ("/errors/state/stage-fails-silently", test_stage_fails_silently);
+  g_test_add_func ("/errors/fields/set-by-c", test_fields_set_by_c);
+  TG_TEST_ADD_GPU ("/errors/fields/stage-error", test_stage_error_fields);
   return g_test_run ();
 }

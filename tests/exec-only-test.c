@@ -32,8 +32,8 @@ test_producer (void)
   g_assert_cmpint (cudaMalloc (&buf, sizeof host), ==, cudaSuccess);
   p = tg_producer_new ("exec-only", 0);
   tg_producer_add_device_stage (p, "memset", TG_STAGE_CAPTURE_SAFE, memset_stage,
-                                GINT_TO_POINTER (0x5A), NULL);
-  tg_producer_declare_binding (p, 0, "buf", sizeof host);
+                                GINT_TO_POINTER (0x5A), NULL, NULL);
+  tg_producer_declare_binding (p, 0, "buf", sizeof host, NULL);
   g_assert_true (tg_producer_bind (p, "buf", buf, sizeof host, &error));
   for (int policy = TG_POLICY_AUTO; policy <= TG_POLICY_REPLAY; policy++)
     {

@@ -114,7 +114,7 @@ branch (const TgLaunch *launch, gpointer data, GError **error)
 }
 
 #define DECLARE(p, stage, field)                                                       \
-  tg_producer_declare_binding (p, stage, #field, sizeof (((Dev *)NULL)->field))
+  tg_producer_declare_binding (p, stage, #field, sizeof (((Dev *)NULL)->field), NULL)
 #define BIND(p, dev, field, error)                                                     \
   tg_producer_bind (p, #field, &(dev)->field, sizeof ((dev)->field), error)
 
@@ -128,20 +128,20 @@ condition_producer (Dev *dev, GError **error)
   guint stage;
 
   stage = tg_producer_add_device_stage (p, "guarded", TG_STAGE_CAPTURE_SAFE, guarded,
-                                        NULL, NULL);
-  tg_producer_set_stage_condition (p, stage, "go");
+                                        NULL, NULL, NULL);
+  tg_producer_set_stage_condition (p, stage, "go", NULL);
   DECLARE (p, stage, ran);
   stage = tg_producer_add_device_stage (p, "loop-init", TG_STAGE_CAPTURE_SAFE,
-                                        loop_init, NULL, NULL);
+                                        loop_init, NULL, NULL, NULL);
   DECLARE (p, stage, value);
   DECLARE (p, stage, loop_flag);
   stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop, relax,
-                                      NULL, NULL);
+                                      NULL, NULL, NULL);
   DECLARE (p, stage, value);
   DECLARE (p, stage, target);
   DECLARE (p, stage, ran);
   stage = tg_producer_add_device_stage (p, "branch", TG_STAGE_CAPTURE_SAFE, branch,
-                                        NULL, NULL);
+                                        NULL, NULL, NULL);
   DECLARE (p, stage, pick);
   DECLARE (p, stage, index);
   DECLARE (p, stage, ran);

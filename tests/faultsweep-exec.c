@@ -66,21 +66,22 @@ exec_producer (Exec *e, GError **error)
   guint stage;
 
   stage = tg_producer_add_device_stage (p, "seed-a", TG_STAGE_CAPTURE_SAFE, seed_a,
-                                        NULL, NULL);
-  tg_producer_declare_binding (p, stage, "a", size);
-  tg_producer_declare_binding (p, stage, "param", sizeof (guint32));
-  tg_producer_add_host_stage (p, "upload-k", TG_STAGE_CAPTURE_SAFE, upload_k, e, NULL);
+                                        NULL, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "a", size, NULL);
+  tg_producer_declare_binding (p, stage, "param", sizeof (guint32), NULL);
+  tg_producer_add_host_stage (p, "upload-k", TG_STAGE_CAPTURE_SAFE, upload_k, e, NULL,
+                              NULL);
   stage = tg_producer_add_device_stage (p, "seed-b", TG_STAGE_CAPTURE_SAFE, seed_b,
-                                        NULL, NULL);
-  tg_producer_declare_binding (p, stage, "b", size);
-  tg_producer_declare_binding (p, stage, "k", sizeof (guint32));
+                                        NULL, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "b", size, NULL);
+  tg_producer_declare_binding (p, stage, "k", sizeof (guint32), NULL);
   stage = tg_producer_add_device_stage (p, "combine", TG_STAGE_CAPTURE_SAFE, combine,
-                                        NULL, NULL);
-  tg_producer_declare_binding (p, stage, "a", size);
-  tg_producer_declare_binding (p, stage, "b", size);
+                                        NULL, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "a", size, NULL);
+  tg_producer_declare_binding (p, stage, "b", size, NULL);
   stage = tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
-                                        fs_count_runs, NULL, NULL);
-  tg_producer_declare_binding (p, stage, "runs", sizeof (guint32));
+                                        fs_count_runs, NULL, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "runs", sizeof (guint32), NULL);
   if (tg_producer_bind (p, "param", e->param, sizeof (guint32), error)
       && tg_producer_bind (p, "k", e->k, sizeof (guint32), error)
       && tg_producer_bind (p, "a", e->a, size, error)

@@ -15,9 +15,9 @@ interop_producer (guint32 *runs, GError **error)
 {
   TgProducer *p = tg_producer_new ("fs-interop", 0);
   guint stage = tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
-                                              fs_count_runs, NULL, NULL);
+                                              fs_count_runs, NULL, NULL, NULL);
 
-  tg_producer_declare_binding (p, stage, "runs", sizeof (guint32));
+  tg_producer_declare_binding (p, stage, "runs", sizeof (guint32), NULL);
   if (tg_producer_bind (p, "runs", runs, sizeof (guint32), error))
     return p;
   tg_producer_unref (p);

@@ -40,7 +40,7 @@ watched_producer (Watch *w)
   TgProducer *p = tg_producer_new ("watched", 0);
 
   tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, watched_stage, w,
-                                watch_finalized);
+                                watch_finalized, NULL);
   return p;
 }
 
@@ -315,7 +315,8 @@ test_release_wait_forever (Fixture *f, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   buf = tg_test_device_alloc (RELEASE_N * sizeof (guint32));
   p = tg_producer_new ("retained", 0);
-  tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, mix_stage, buf, NULL);
+  tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, mix_stage, buf, NULL,
+                                NULL);
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeGlobal));
   g_assert_true (
       tg_producer_run (p, f->stream, TG_POLICY_RECORD, tg_unconditional (), &error));

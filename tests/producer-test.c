@@ -38,6 +38,9 @@ expect_unbound (Fixture *f, TgProducer *p, const char *why)
   g_assert_nonnull (strstr (error->message, "stage 'count'"));
   g_assert_nonnull (strstr (error->message, "binding 'buf'"));
   g_assert_nonnull (strstr (error->message, why));
+  g_assert_cmpstr (tg_error_get_producer (error), ==, tg_producer_get_name (p));
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "count");
+  g_assert_cmpstr (tg_error_get_binding (error), ==, "buf");
   TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
   g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 0);
 }
@@ -53,7 +56,7 @@ test_bindings_declared (Fixture *f, gconstpointer data)
   small = tg_test_device_alloc (BUF_MIN / 2);
   right = tg_test_device_alloc (BUF_MIN);
   p = tg_test_counter_producer (f->counts, TG_STAGE_CAPTURE_SAFE, count_mix_stage);
-  tg_producer_declare_binding (p, 0, "buf", BUF_MIN);
+  tg_producer_declare_binding (p, 0, "buf", BUF_MIN, NULL);
   expect_unbound (f, p, "not bound");
   g_assert_true (tg_producer_bind (p, "buf", small, BUF_MIN / 2, &error));
   expect_unbound (f, p, "too small");
@@ -71,6 +74,8 @@ test_bindings_declared (Fixture *f, gconstpointer data)
 static gboolean
 undeclared_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
+  /* Asking for the size is no misuse: 0, and no critical. */
+  g_assert_cmpuint (tg_launch_get_binding_size (launch, "counter"), ==, 0);
   /* The lookup's critical is fatal in a test program. */
   return tg_launch_get_binding (launch, "counter") != NULL;
 }
@@ -85,7 +90,7 @@ test_bindings_undeclared (Fixture *f, gconstpointer data)
 
       /* Bound but not declared: the lookup fails for the declaration alone. */
       tg_producer_add_device_stage (p, "lookup", TG_STAGE_CAPTURE_SAFE,
-                                    undeclared_stage, NULL, NULL);
+                                    undeclared_stage, NULL, NULL, NULL);
       g_assert_true (
           tg_producer_bind (p, "counter", &f->counts[0], sizeof (guint32), NULL));
       tg_producer_run (p, f->gpu.stream, TG_POLICY_EAGER, tg_unconditional (), NULL);
@@ -131,8 +136,8 @@ test_unbound_binding (TgTestGpu *f, gconstpointer data)
   tg_test_upload (flag, &on, sizeof on);
   p = tg_producer_new ("guarded", 0);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE, tg_test_count_stage,
-                                counter, NULL);
-  tg_producer_set_stage_condition (p, 0, "flag");
+                                counter, NULL, NULL);
+  tg_producer_set_stage_condition (p, 0, "flag", NULL);
   run_expecting_unbound (p, f->stream, "not bound");
   g_assert_false (tg_producer_bind (p, "flag", &error, 4, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
@@ -312,7 +317,8 @@ test_reentrant_call_fails (TgTestGpu *f, gconstpointer data)
 
   TG_TEST_REQUIRE_GPU ();
   p = tg_producer_new ("reentrant", 0);
-  tg_producer_add_device_stage (p, "again", TG_STAGE_NONE, reentrant_stage, NULL, NULL);
+  tg_producer_add_device_stage (p, "again", TG_STAGE_NONE, reentrant_stage, NULL, NULL,
+                                NULL);
   g_assert_false (
       tg_producer_run (p, f->stream, TG_POLICY_EAGER, tg_unconditional (), &error));
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
@@ -359,8 +365,8 @@ test_nested_calls (TgTestGpu *f, gconstpointer data)
       nest[d].next = d + 1 < DEPTH ? p[d + 1] : NULL;
       p[d] = tg_producer_new ("nested", 0);
       stage = tg_producer_add_device_stage (p[d], "nest", TG_STAGE_NONE, nested_stage,
-                                            &nest[d], NULL);
-      tg_producer_declare_binding (p[d], stage, "counter", sizeof (guint32));
+                                            &nest[d], NULL, NULL);
+      tg_producer_declare_binding (p[d], stage, "counter", sizeof (guint32), NULL);
       g_assert_true (
           tg_producer_bind (p[d], "counter", counter, sizeof (guint32), NULL));
     }

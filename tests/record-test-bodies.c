@@ -84,7 +84,7 @@ relax_body (const TgLaunch *launch, gpointer data, GError **error)
 }
 
 #define DECLARE(p, stage, field)                                                       \
-  tg_producer_declare_binding (p, stage, #field, sizeof (((Work *)NULL)->field))
+  tg_producer_declare_binding (p, stage, #field, sizeof (((Work *)NULL)->field), NULL)
 #define BIND(p, w, field)                                                              \
   g_assert_true (tg_producer_bind (p, #field, &(w)->field, sizeof ((w)->field), NULL))
 
@@ -101,28 +101,28 @@ body_producer (Work *w, gboolean conditions)
   guint s;
 
   s = tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, mix_stage,
-                                    GUINT_TO_POINTER (5), NULL);
+                                    GUINT_TO_POINTER (5), NULL, NULL);
   DECLARE (p, s, out);
   BIND (p, w, out);
   if (!conditions)
     return p;
   s = tg_producer_add_device_stage (p, "pattern", TG_STAGE_CAPTURE_SAFE, pattern_stage,
-                                    NULL, NULL);
+                                    NULL, NULL, NULL);
   DECLARE (p, s, inner_flag);
   DECLARE (p, s, pattern_at);
   s = tg_producer_add_device_stage (p, "guarded", TG_STAGE_CAPTURE_SAFE, mix_stage,
-                                    GUINT_TO_POINTER (9), NULL);
-  tg_producer_set_stage_condition (p, s, "inner_flag");
+                                    GUINT_TO_POINTER (9), NULL, NULL);
+  tg_producer_set_stage_condition (p, s, "inner_flag", NULL);
   DECLARE (p, s, out);
   s = tg_producer_add_device_stage (p, "setup", TG_STAGE_CAPTURE_SAFE,
                                     tg_test_loop_setup_stage,
-                                    GINT_TO_POINTER (MAX_ITERS), NULL);
+                                    GINT_TO_POINTER (MAX_ITERS), NULL, NULL);
   DECLARE (p, s, value);
   DECLARE (p, s, loop_flag);
   DECLARE (p, s, target);
   DECLARE (p, s, setup_at);
   s = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop, relax_body,
-                                  NULL, NULL);
+                                  NULL, NULL, NULL);
   DECLARE (p, s, value);
   DECLARE (p, s, target);
   DECLARE (p, s, out);
@@ -353,10 +353,10 @@ unholdable_producer (gboolean host, gint *host_runs)
 
   if (host)
     tg_producer_add_host_stage (p, "enqueue", TG_STAGE_CAPTURE_SAFE, enqueue_stage,
-                                host_runs, NULL);
+                                host_runs, NULL, NULL);
   else
     tg_producer_add_device_stage (p, "allocate", TG_STAGE_CAPTURE_SAFE,
-                                  allocating_stage, NULL, NULL);
+                                  allocating_stage, NULL, NULL, NULL);
   return p;
 }
 
@@ -479,7 +479,7 @@ test_keep_in_body (Fixture *f, gconstpointer data)
       cudaStream_t s = f->gpu.stream, side = tg_test_stream_new ();
       TgProducer *p = tg_producer_new ("keeping", 0);
       guint stage = tg_producer_add_device_stage (p, "keep", TG_STAGE_CAPTURE_SAFE,
-                                                  keeping_stage, NULL, NULL);
+                                                  keeping_stage, NULL, NULL, NULL);
       TgCondition cond
           = conditional ? tg_conditional (&f->dev[0].outer_flag) : tg_unconditional ();
       cudaGraphConditionalHandle h;
@@ -487,7 +487,7 @@ test_keep_in_body (Fixture *f, gconstpointer data)
       cudaGraphExec_t exec = NULL;
       g_autoptr (GError) error = NULL;
 
-      tg_producer_declare_binding (p, stage, "out", sizeof (guint32) * N);
+      tg_producer_declare_binding (p, stage, "out", sizeof (guint32) * N, NULL);
       g_assert_true (tg_producer_bind (p, "out", f->dev[0].work.out,
                                        sizeof f->dev[0].work.out, &error));
       tg_test_kept_reset ();

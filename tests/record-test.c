@@ -70,14 +70,14 @@ test_record_refuses_what_stages_hide (Fixture *f, gconstpointer data)
   counter = tg_test_device_alloc (sizeof (guint32));
   lying = tg_producer_new ("lying", 0);
   tg_producer_add_device_stage (lying, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_count_stage, counter, NULL);
+                                tg_test_count_stage, counter, NULL, NULL);
   tg_producer_add_host_stage (lying, "peek", TG_STAGE_CAPTURE_SAFE, lying_host_stage,
-                              counter, NULL);
+                              counter, NULL, NULL);
   syncing = tg_producer_new ("syncing", 0);
   tg_producer_add_device_stage (syncing, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_count_stage, counter, NULL);
+                                tg_test_count_stage, counter, NULL, NULL);
   tg_producer_add_device_stage (syncing, "sync", TG_STAGE_CAPTURE_SAFE,
-                                syncing_device_stage, NULL, NULL);
+                                syncing_device_stage, NULL, NULL, NULL);
   /* The dry run catches both before the caller's capture is touched. */
   tg_test_expect_refusal (lying, f->stream, TG_POLICY_AUTO, tg_unconditional (),
                           TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
@@ -236,7 +236,7 @@ test_stage_breaks_caller (Fixture *fx, gconstpointer data)
   TG_TEST_CUDA (cudaStreamCreate (&blocking));
   p = tg_producer_new ("careless", 0);
   tg_producer_add_device_stage (p, breaker_names[c.how], TG_STAGE_CAPTURE_SAFE,
-                                careless_stage, &c, NULL);
+                                careless_stage, &c, NULL, NULL);
 
   TG_TEST_CUDA (cudaStreamBeginCapture (blocking, cudaStreamCaptureModeGlobal));
   TG_TEST_CUDA (tgt_launch_count (blocking, c.buf));
@@ -404,8 +404,8 @@ test_rebind_after_record (Fixture *f, gconstpointer data)
   second = tg_test_device_alloc (4);
   p = tg_producer_new ("recorded", 0);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_optional_count_stage, NULL, NULL);
-  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
+                                tg_test_optional_count_stage, NULL, NULL, NULL);
+  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32), NULL);
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
   TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
   g_assert_true (

@@ -60,8 +60,8 @@ test_rebind (Fixture *f, gconstpointer data)
   extra = tg_test_device_alloc (4);
   p = tg_producer_new ("rebind", 0);
   tg_producer_add_device_stage (p, "count", TG_STAGE_CAPTURE_SAFE,
-                                tg_test_optional_count_stage, NULL, NULL);
-  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32));
+                                tg_test_optional_count_stage, NULL, NULL, NULL);
+  tg_producer_declare_binding (p, 0, "counter", sizeof (guint32), NULL);
   g_assert_true (tg_producer_bind (p, "counter", first, 4, &error));
   g_assert_true (
       tg_producer_run (p, f->stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
@@ -140,7 +140,7 @@ test_replay_allocating_stage (Fixture *fx, gconstpointer data)
   a.param = tg_test_device_alloc (sizeof (guint32));
   p = tg_producer_new ("allocating", 0);
   tg_producer_add_device_stage (p, "alloc", TG_STAGE_CAPTURE_SAFE, allocating_stage, &a,
-                                NULL);
+                                NULL, NULL);
   for (guint call = 0; call < 100; call++)
     {
       TG_TEST_CUDA (tgt_launch_set (fx->stream, (gint32 *)a.param, (gint32)call));

@@ -1,6 +1,6 @@
 /* seeds-test-snapshot.c: snapshots of the seed state on a GPU: a round trip
  * in the current format, the first env of a shard, and version 1 (0.1's)
- * restoring. */
+ * restoring; and tg_seed_state_write() of every env. */
 #include "config.h"
 #include "seeds-test.h"
 
@@ -75,6 +75,34 @@ test_gpu_snapshot_round_trip (Fixture *f, gconstpointer data)
   tg_seed_state_unref (other);
   tg_seed_state_unref (state);
   tg_test_device_free (d_mask);
+}
+
+/* Every env put back at given (seed, epoch) pairs, and one half alone. */
+static void
+test_write_round_trip (Fixture *f, gconstpointer data)
+{
+  const guint n = 1000;
+  g_autofree guint64 *seeds = g_new (guint64, n);
+  g_autofree guint32 *epochs = g_new (guint32, n);
+  g_autoptr (GError) error = NULL;
+  TgSeedState *state;
+
+  TG_TEST_REQUIRE_GPU ();
+  state = tgs_state_new (n, 7);
+  for (guint i = 0; i < n; i++)
+    {
+      seeds[i] = G_MAXUINT64 - 3 * i;
+      epochs[i] = i == 0 ? G_MAXUINT32 : i;
+    }
+  g_assert_true (tg_seed_state_write (state, f->stream, seeds, epochs, &error));
+  g_assert_no_error (error);
+  tgs_assert_state (state, f->stream, seeds, epochs);
+  /* NULL keeps that half. */
+  epochs[5] = 0;
+  g_assert_true (tg_seed_state_write (state, f->stream, NULL, epochs, &error));
+  g_assert_no_error (error);
+  tgs_assert_state (state, f->stream, seeds, epochs);
+  tg_seed_state_unref (state);
 }
 
 static void
@@ -173,5 +201,6 @@ void
 tgs_add_snapshot_tests (void)
 {
   TG_TEST_ADD_GPU ("/seeds/snapshot/round-trip", test_gpu_snapshot_round_trip);
+  TG_TEST_ADD_GPU ("/seeds/write/round-trip", test_write_round_trip);
   TG_TEST_ADD_GPU ("/seeds/snapshot/first-env-and-version-1", test_snapshot_first_env);
 }

@@ -89,6 +89,8 @@ test_blocking_refuse_capture (TgTestGpu *gpu, gconstpointer data)
                             &error, s);
   assert_refused_capturing (tg_seed_state_read (state, s, NULL, epochs, &error), &error,
                             s);
+  assert_refused_capturing (tg_seed_state_write (state, s, NULL, epochs, &error),
+                            &error, s);
   assert_refused_capturing (tg_seed_state_snapshot (state, s, &error) != NULL, &error,
                             s);
   assert_refused_capturing (tg_seed_state_restore (state, s, snapshot, &error), &error,

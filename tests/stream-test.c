@@ -125,8 +125,8 @@ legacy_producer (guint32 *buf)
 
   stage = tg_producer_add_device_stage (p, "plugin",
                                         TG_STAGE_CAPTURE_SAFE | TG_STAGE_LEGACY_STREAM,
-                                        legacy_mix_stage, NULL, NULL);
-  tg_producer_declare_binding (p, stage, "buf", N * sizeof (guint32));
+                                        legacy_mix_stage, NULL, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "buf", N * sizeof (guint32), NULL);
   g_assert_true (tg_producer_bind (p, "buf", buf, N * sizeof (guint32), &error));
   return p;
 }

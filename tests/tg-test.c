@@ -239,22 +239,22 @@ tg_test_chain_new (const char *name, guint32 n, gboolean with_host,
   c->b = tg_test_device_alloc (size);
   TG_TEST_CUDA (cudaMallocHost ((void **)&c->host_k, sizeof (guint32)));
   stage = tg_producer_add_device_stage (p, "seed-a", TG_STAGE_CAPTURE_SAFE,
-                                        chain_seed_a, c, NULL);
-  tg_producer_declare_binding (p, stage, "a", size);
-  tg_producer_declare_binding (p, stage, "param", sizeof (guint32));
+                                        chain_seed_a, c, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "a", size, NULL);
+  tg_producer_declare_binding (p, stage, "param", sizeof (guint32), NULL);
   stage = tg_producer_add_device_stage (p, "mix-a", TG_STAGE_CAPTURE_SAFE, chain_mix_a,
-                                        c, NULL);
-  tg_producer_declare_binding (p, stage, "a", size);
+                                        c, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "a", size, NULL);
   if (with_host)
-    tg_producer_add_host_stage (p, "upload", host_flags, chain_upload, c, NULL);
+    tg_producer_add_host_stage (p, "upload", host_flags, chain_upload, c, NULL, NULL);
   stage = tg_producer_add_device_stage (p, "seed-b", TG_STAGE_CAPTURE_SAFE,
-                                        chain_seed_b, c, NULL);
-  tg_producer_declare_binding (p, stage, "b", size);
-  tg_producer_declare_binding (p, stage, "k", sizeof (guint32));
+                                        chain_seed_b, c, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "b", size, NULL);
+  tg_producer_declare_binding (p, stage, "k", sizeof (guint32), NULL);
   stage = tg_producer_add_device_stage (p, "combine", TG_STAGE_CAPTURE_SAFE,
-                                        chain_combine, c, NULL);
-  tg_producer_declare_binding (p, stage, "a", size);
-  tg_producer_declare_binding (p, stage, "b", size);
+                                        chain_combine, c, NULL, NULL);
+  tg_producer_declare_binding (p, stage, "a", size, NULL);
+  tg_producer_declare_binding (p, stage, "b", size, NULL);
   g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
   g_assert_true (tg_producer_bind (p, "k", c->k, sizeof (guint32), &error));
   g_assert_true (tg_producer_bind (p, "a", c->a, size, &error));
@@ -351,9 +351,10 @@ tg_test_counter_producer (guint32 *counter, TgStageFlags flags, TgDeviceFunc fun
 {
   TgProducer *p = tg_producer_new ("count", 0);
   g_autoptr (GError) error = NULL;
-  guint stage = tg_producer_add_device_stage (p, "count", flags, func, NULL, NULL);
+  guint stage
+      = tg_producer_add_device_stage (p, "count", flags, func, NULL, NULL, NULL);
 
-  tg_producer_declare_binding (p, stage, "counter", sizeof (guint32));
+  tg_producer_declare_binding (p, stage, "counter", sizeof (guint32), NULL);
   g_assert_true (tg_producer_bind (p, "counter", counter, sizeof (guint32), &error));
   g_assert_no_error (error);
   return p;
@@ -447,10 +448,11 @@ tg_test_counted_new (TgTestCounted *c, TgStageFlags flags)
   const gsize size = TG_TEST_COUNTED_N * sizeof (guint32);
   TgProducer *p = tg_producer_new ("counted", 0);
   g_autoptr (GError) error = NULL;
-  guint s = tg_producer_add_device_stage (p, "seed", flags, counted_stage, c, NULL);
+  guint s
+      = tg_producer_add_device_stage (p, "seed", flags, counted_stage, c, NULL, NULL);
 
-  tg_producer_declare_binding (p, s, "out", size);
-  tg_producer_declare_binding (p, s, "param", sizeof (guint32));
+  tg_producer_declare_binding (p, s, "out", size, NULL);
+  tg_producer_declare_binding (p, s, "param", sizeof (guint32), NULL);
   g_assert_true (tg_producer_bind (p, "out", c->out, size, &error));
   g_assert_true (tg_producer_bind (p, "param", c->param, sizeof (guint32), &error));
   g_assert_no_error (error);

@@ -78,12 +78,12 @@ tgpy_chain_new (guint32 n, guint32 *out, guint32 *param, char *buf, int len)
 
   c->n = n;
   stage = tg_producer_add_device_stage (p, "seed", TG_STAGE_CAPTURE_SAFE, py_seed, c,
-                                        py_chain_free);
-  tg_producer_declare_binding (p, stage, "out", n * sizeof (guint32));
-  tg_producer_declare_binding (p, stage, "param", sizeof (guint32));
-  stage
-      = tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, py_mix, c, NULL);
-  tg_producer_declare_binding (p, stage, "out", n * sizeof (guint32));
+                                        py_chain_free, NULL);
+  tg_producer_declare_binding (p, stage, "out", n * sizeof (guint32), NULL);
+  tg_producer_declare_binding (p, stage, "param", sizeof (guint32), NULL);
+  stage = tg_producer_add_device_stage (p, "mix", TG_STAGE_CAPTURE_SAFE, py_mix, c,
+                                        NULL, NULL);
+  tg_producer_declare_binding (p, stage, "out", n * sizeof (guint32), NULL);
   if (!report (tg_producer_bind (p, "out", out, n * sizeof (guint32), &error)
                    && tg_producer_bind (p, "param", param, sizeof (guint32), &error),
                error, buf, len))
@@ -218,7 +218,7 @@ tgpy_reaper_hold (char *buf, int len)
   gboolean ok;
 
   tg_producer_add_device_stage (gate, "gate", TG_STAGE_CAPTURE_SAFE, never_run, NULL,
-                                gate_wait);
+                                gate_wait, NULL);
   ok = tg_test_launched (cudaGraphCreate (&graph, 0), &error)
        && tg_retain (graph, gate, &error);
   /* Not retained: this unref frees it here, and must pass the gate. */

@@ -182,7 +182,7 @@ adder_main (gpointer data)
       before = refusals_here;
       g_atomic_int_inc (&setup->attempts);
       s->index = tg_producer_add_device_stage (p, s->name, TG_STAGE_CAPTURE_SAFE,
-                                               slot_stage, s, slot_destroy);
+                                               slot_stage, s, slot_destroy, NULL);
       g_assert_cmpuint (refusals_here, ==, before + (s->index == G_MAXUINT));
       if (last)
         {
@@ -193,10 +193,10 @@ adder_main (gpointer data)
         continue;
       /* Setup goes on call by call; the run may seal it in between. */
       before = refusals_here;
-      tg_producer_set_stage_condition (p, s->index, k % 2 ? "flag" : NULL);
+      tg_producer_set_stage_condition (p, s->index, k % 2 ? "flag" : NULL, NULL);
       s->conditional = k % 2 && refusals_here == before;
       before = refusals_here;
-      tg_producer_declare_binding (p, s->index, "buf", k % 8 + 1);
+      tg_producer_declare_binding (p, s->index, "buf", k % 8 + 1, NULL);
       s->declared = refusals_here == before;
     }
   setup->n_refused[a->thread] = refusals_here;
@@ -433,7 +433,7 @@ test_set_stream_vs_run (Fixture *f, gconstpointer data)
       g_assert_nonnull (r.fallback);
     }
   g_assert_cmpuint (tg_producer_add_device_stage (r.producer, "stream", TG_STAGE_NONE,
-                                                  stream_stage, &r, NULL),
+                                                  stream_stage, &r, NULL, NULL),
                     ==, 0);
   threads[0] = g_thread_new ("setter", setter_main, &r);
   threads[1] = g_thread_new ("getter", getter_main, &r);

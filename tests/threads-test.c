@@ -210,7 +210,7 @@ test_concurrent_call_waits (Fixture *f, gconstpointer data)
       c.n_calls = phases[ph].n_calls;
       c.stage_us = phases[ph].stage_us;
       tg_producer_add_host_stage (c.producer, "exclusive", TG_STAGE_NONE,
-                                  exclusive_host_stage, &c, NULL);
+                                  exclusive_host_stage, &c, NULL, NULL);
       for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
         threads[i] = g_thread_new ("caller", concurrent_caller, &c);
       for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
@@ -267,7 +267,7 @@ test_thread_exit_inside_call (Fixture *f, gconstpointer data)
   e.producer = tg_producer_new ("exiting", 0);
   e.stream = f->stream;
   tg_producer_add_host_stage (e.producer, "exit", TG_STAGE_NONE, exiting_stage, &e,
-                              NULL);
+                              NULL, NULL);
   g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
                          "*thread exited inside a call of producer 'exiting'*");
   g_thread_join (g_thread_new ("trackgen-exits", run_exiting, &e));

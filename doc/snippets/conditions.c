@@ -79,19 +79,19 @@ layout_producer_new (const SimBuffers *sim)
                       .n_cases = G_N_ELEMENTS (layouts),
                       .cases = layouts };
   shape = tg_producer_add_switch_stage (p, "shape", TG_STAGE_CAPTURE_SAFE, &sw,
-                                        (gpointer)sim, NULL);
+                                        (gpointer)sim, NULL, NULL);
   /* An IF node with two bodies on the gint32 bound as "night". */
   decorate = tg_producer_add_device_stage (p, "scenery", TG_STAGE_CAPTURE_SAFE,
-                                           night_scenery, (gpointer)sim, NULL);
-  tg_producer_set_stage_condition (p, decorate, "night");
-  tg_producer_set_stage_else (p, decorate, day_scenery);
+                                           night_scenery, (gpointer)sim, NULL, NULL);
+  tg_producer_set_stage_condition (p, decorate, "night", NULL);
+  tg_producer_set_stage_else (p, decorate, day_scenery, NULL);
 
   /* "kind" and "night" are declared by the stages that use them as index and
    * condition; the bodies' own bindings are declared here. */
-  tg_producer_declare_binding (p, shape, "done", sim->n_envs);
-  tg_producer_declare_binding (p, shape, "tracks", tracks);
-  tg_producer_declare_binding (p, decorate, "done", sim->n_envs);
-  tg_producer_declare_binding (p, decorate, "tracks", tracks);
+  tg_producer_declare_binding (p, shape, "done", sim->n_envs, NULL);
+  tg_producer_declare_binding (p, shape, "tracks", tracks, NULL);
+  tg_producer_declare_binding (p, decorate, "done", sim->n_envs, NULL);
+  tg_producer_declare_binding (p, decorate, "tracks", tracks, NULL);
   return p;
 }
 //! [producer]

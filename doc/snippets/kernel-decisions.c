@@ -64,10 +64,11 @@ deciding_producer_new (const SimBuffers *sim)
 {
   TgProducer *p = tg_producer_new ("step", 0);
   guint stage = tg_producer_add_device_stage (p, "step", TG_STAGE_CAPTURE_SAFE,
-                                              step_stage, (gpointer)sim, NULL);
+                                              step_stage, (gpointer)sim, NULL, NULL);
 
-  tg_producer_declare_binding (p, stage, "done", sim->n_envs);
-  tg_producer_declare_binding (p, stage, "tracks", sim->n_envs * 64 * sizeof (float));
+  tg_producer_declare_binding (p, stage, "done", sim->n_envs, NULL);
+  tg_producer_declare_binding (p, stage, "tracks", sim->n_envs * 64 * sizeof (float),
+                               NULL);
   return p;
 }
 
@@ -81,10 +82,11 @@ add_relax_stage (TgProducer *p, const SimBuffers *sim)
                             .max_iters = 32,
                             .set_by_body = TRUE };
   guint stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &loop,
-                                            relax, (gpointer)sim, NULL);
+                                            relax, (gpointer)sim, NULL, NULL);
 
-  tg_producer_declare_binding (p, stage, "done", sim->n_envs);
-  tg_producer_declare_binding (p, stage, "tracks", sim->n_envs * 64 * sizeof (float));
+  tg_producer_declare_binding (p, stage, "done", sim->n_envs, NULL);
+  tg_producer_declare_binding (p, stage, "tracks", sim->n_envs * 64 * sizeof (float),
+                               NULL);
   return stage;
 }
 //! [stage]

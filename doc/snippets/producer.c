@@ -80,26 +80,26 @@ track_producer_new (TgSeedState *seeds, const SimBuffers *sim, GError **error)
   /* Every stage only enqueues on the stream it is given: capture-safe. */
   advance = tg_producer_add_device_stage (p, "advance", TG_STAGE_CAPTURE_SAFE,
                                           advance_stage, tg_seed_state_ref (seeds),
-                                          (GDestroyNotify)tg_seed_state_unref);
+                                          (GDestroyNotify)tg_seed_state_unref, NULL);
   fill = tg_producer_add_device_stage (p, "keys", TG_STAGE_CAPTURE_SAFE, keys_stage,
                                        tg_seed_state_ref (seeds),
-                                       (GDestroyNotify)tg_seed_state_unref);
+                                       (GDestroyNotify)tg_seed_state_unref, NULL);
   sample = tg_producer_add_device_stage (p, "sample", TG_STAGE_CAPTURE_SAFE,
-                                         sample_stage, (gpointer)sim, NULL);
+                                         sample_stage, (gpointer)sim, NULL, NULL);
   relaxation = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
-                                           relax_body, (gpointer)sim, NULL);
+                                           relax_body, (gpointer)sim, NULL, NULL);
 
   /* Each stage declares the bindings it looks up and the bytes it uses of
    * them; the loop's flag and status are declared by the loop itself.  A
    * call with one missing or too small is refused before anything runs. */
-  tg_producer_declare_binding (p, advance, "done", n);
-  tg_producer_declare_binding (p, fill, "keys", keys);
-  tg_producer_declare_binding (p, sample, "done", n);
-  tg_producer_declare_binding (p, sample, "keys", keys);
-  tg_producer_declare_binding (p, sample, "tracks", tracks);
-  tg_producer_declare_binding (p, sample, "again", sizeof (gint32));
-  tg_producer_declare_binding (p, relaxation, "done", n);
-  tg_producer_declare_binding (p, relaxation, "tracks", tracks);
+  tg_producer_declare_binding (p, advance, "done", n, NULL);
+  tg_producer_declare_binding (p, fill, "keys", keys, NULL);
+  tg_producer_declare_binding (p, sample, "done", n, NULL);
+  tg_producer_declare_binding (p, sample, "keys", keys, NULL);
+  tg_producer_declare_binding (p, sample, "tracks", tracks, NULL);
+  tg_producer_declare_binding (p, sample, "again", sizeof (gint32), NULL);
+  tg_producer_declare_binding (p, relaxation, "done", n, NULL);
+  tg_producer_declare_binding (p, relaxation, "tracks", tracks, NULL);
 
   /* Everything a graph bakes in is a binding. */
   if (!tg_producer_bind (p, "done", sim->done, n, error)

@@ -91,13 +91,14 @@ rules_producer_new (guint32 *device_params, guint32 *pinned_params)
   r->device_params = device_params;
   r->pinned_params = pinned_params;
   tg_producer_add_host_stage (p, "upload", TG_STAGE_CAPTURE_SAFE, upload_params, r,
-                              g_free);
+                              g_free, NULL);
   clear = tg_producer_add_device_stage (p, "maybe-clear", TG_STAGE_CAPTURE_SAFE,
-                                        maybe_clear, r, NULL);
-  tg_producer_add_host_stage (p, "checksum", TG_STAGE_NONE, read_checksum, r, NULL);
+                                        maybe_clear, r, NULL, NULL);
+  tg_producer_add_host_stage (p, "checksum", TG_STAGE_NONE, read_checksum, r, NULL,
+                              NULL);
   /* The flag maybe-clear looks up: bound before the first run, or every call
    * is refused with TG_STATE_ERROR_UNBOUND. */
-  tg_producer_declare_binding (p, clear, "reset", sizeof (gint32));
+  tg_producer_declare_binding (p, clear, "reset", sizeof (gint32), NULL);
   return p;
 }
 //! [declare]
@@ -120,7 +121,7 @@ legacy_plugin_producer_new (void)
   /* Declared, since no CUDA error would reveal that its work escapes a
    * capture or the stream the call was given. */
   tg_producer_add_device_stage (p, "plugin", TG_STAGE_LEGACY_STREAM, plugin_stage, NULL,
-                                NULL);
+                                NULL, NULL);
   return p;
 }
 

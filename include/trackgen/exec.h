@@ -135,6 +135,10 @@ typedef enum
    * failed without saying why, a device that computes wrong values); the
    * message says what. */
   TG_STATE_ERROR_FAILED,
+  /** The producer already ran, so its stages are fixed (a stage builder
+   * called after the first run).  Fix: set the stages up before the first
+   * run, or build a second producer. */
+  TG_STATE_ERROR_SEALED,
 } TgStateError;
 
 /** @return the quark of #TG_CAPTURE_ERROR. */
@@ -145,6 +149,41 @@ GQuark tg_cuda_error_quark (void);
 GQuark tg_argument_error_quark (void);
 /** @return the quark of #TG_STATE_ERROR. */
 GQuark tg_state_error_quark (void);
+
+/**
+ * The producer an error concerns.  Errors of TrackGen's four domains (and
+ * of domains registered with tg_error_domain_register()) carry, as fields
+ * of GLib's extended errors, the producer, stage and binding their message
+ * names, set where TrackGen makes the error or prefixes a stage's error
+ * with `producer 'NAME', stage 'NAME': `; a binding that reads them never
+ * parses the message.
+ * @param error an error
+ * @return the producer's name (transfer none, valid as long as @p error),
+ *         or NULL when the error concerns none or its domain has no fields
+ */
+const char *tg_error_get_producer (const GError *error);
+/**
+ * @param error an error
+ * @return the stage an error concerns, as tg_error_get_producer(), or NULL
+ */
+const char *tg_error_get_stage (const GError *error);
+/**
+ * @param error an error
+ * @return the binding an error concerns, as tg_error_get_producer(), or NULL
+ */
+const char *tg_error_get_binding (const GError *error);
+
+/**
+ * Registers @p name as an error domain whose errors carry the fields read by
+ * tg_error_get_producer() and its kin, for the errors your stages set:
+ * TrackGen fills them in when it prefixes such an error with the producer
+ * and the stage.  Call it before the first error of the domain is made
+ * (from your domain's quark function); calling it again for the same name
+ * returns the same quark.  At most 12 such domains per process.
+ * @param name the domain's quark name (static: not copied)
+ * @return the domain's quark; 0 when no more domains can be registered
+ */
+GQuark tg_error_domain_register (const char *name);
 
 /** @} */
 
@@ -451,19 +490,33 @@ cudaStream_t tg_producer_get_stream (TgProducer *producer);
 
 /**
  * Appends a DEVICE stage.  Stages are added before the first run.
+ *
+ * Errors of the stage builders (this one, the other
+ * tg_producer_add_*_stage(), tg_producer_declare_binding(),
+ * tg_producer_set_stage_condition(), tg_producer_set_stage_else()): every
+ * refusal of the caller's data is a GError naming the producer, the stage
+ * and the argument; a NULL producer is a programming error
+ * (`g_return_val_if_fail`).  When @p error is NULL and the call fails, the
+ * message is also logged as a critical, so that a caller who ignores errors
+ * still sees the misuse.
  * @param producer  a producer that has not run yet
  * @param name      unique stage name (copied)
  * @param flags     declarations, see #TgStageFlags
  * @param func      the launcher
  * @param user_data passed to @p func (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed (may be NULL)
- * @return the stage's index; G_MAXUINT on misuse (a NULL argument, an empty
- *         or already used name, a producer that already ran), and then
- *         @p destroy is not called: the caller keeps @p user_data
+ * @param error     #TG_ARGUMENT_ERROR_INVALID (an empty name, flags not
+ *                  valid for the stage, a missing function),
+ *                  #TG_ARGUMENT_ERROR_DUPLICATE (a name already used),
+ *                  #TG_STATE_ERROR_SEALED (the producer already ran),
+ *                  #TG_STATE_ERROR_BUSY (called from a stage of the producer)
+ * @return the stage's index; G_MAXUINT on failure, and then @p destroy is not
+ *         called: the caller keeps @p user_data
  */
 guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
                                     TgStageFlags flags, TgDeviceFunc func,
-                                    gpointer user_data, GDestroyNotify destroy);
+                                    gpointer user_data, GDestroyNotify destroy,
+                                    GError **error);
 
 /**
  * Appends a HOST stage: under EAGER and REPLAY it runs on the host at its
@@ -477,12 +530,14 @@ guint tg_producer_add_device_stage (TgProducer *producer, const char *name,
  * @param func      the host function
  * @param user_data passed to @p func (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed (may be NULL)
- * @return the stage's index; G_MAXUINT on misuse, and then @p destroy is not
+ * @param error     as tg_producer_add_device_stage()
+ * @return the stage's index; G_MAXUINT on failure, and then @p destroy is not
  *         called: the caller keeps @p user_data
  */
 guint tg_producer_add_host_stage (TgProducer *producer, const char *name,
                                   TgStageFlags flags, TgHostFunc func,
-                                  gpointer user_data, GDestroyNotify destroy);
+                                  gpointer user_data, GDestroyNotify destroy,
+                                  GError **error);
 
 /**
  * A bounded loop stage, see tg_producer_add_loop_stage().  Name the fields:
@@ -527,13 +582,17 @@ typedef struct
  * @param user_data passed to @p body (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed
  *                  (may be NULL)
- * @return the stage's index; G_MAXUINT on misuse, and then @p destroy is not
+ * @param error     as tg_producer_add_device_stage(); also
+ *                  #TG_ARGUMENT_ERROR_INVALID (a missing or empty binding
+ *                  name), #TG_ARGUMENT_ERROR_DUPLICATE (the flag's binding is
+ *                  the status's), #TG_ARGUMENT_ERROR_OUT_OF_RANGE (the cap)
+ * @return the stage's index; G_MAXUINT on failure, and then @p destroy is not
  *         called: the caller keeps @p user_data
  */
 guint tg_producer_add_loop_stage (TgProducer *producer, const char *name,
                                   TgStageFlags flags, const TgLoopSpec *loop,
                                   TgDeviceFunc body, gpointer user_data,
-                                  GDestroyNotify destroy);
+                                  GDestroyNotify destroy, GError **error);
 
 /**
  * A switch stage, see tg_producer_add_switch_stage().  Name the fields:
@@ -563,12 +622,16 @@ typedef struct
  * @param sw        the switch (copied, cases included)
  * @param user_data passed to every case (transfer full when @p destroy is set)
  * @param destroy   called on @p user_data when the producer is freed
- * @return the stage's index; G_MAXUINT on misuse, and then @p destroy is not
+ * @param error     as tg_producer_add_device_stage(); also
+ *                  #TG_ARGUMENT_ERROR_INVALID (an empty index binding name,
+ *                  a missing case), #TG_ARGUMENT_ERROR_EMPTY (no case)
+ * @return the stage's index; G_MAXUINT on failure, and then @p destroy is not
  *         called: the caller keeps @p user_data
  */
 guint tg_producer_add_switch_stage (TgProducer *producer, const char *name,
                                     TgStageFlags flags, const TgSwitchSpec *sw,
-                                    gpointer user_data, GDestroyNotify destroy);
+                                    gpointer user_data, GDestroyNotify destroy,
+                                    GError **error);
 
 /**
  * Declares that stage @p stage reads the buffer bound as @p name, at least
@@ -583,9 +646,14 @@ guint tg_producer_add_switch_stage (TgProducer *producer, const char *name,
  * @param stage    the index returned when the stage was added
  * @param name     binding name (copied)
  * @param min_size the fewest bytes the stage reads or writes, at least 1
+ * @param error    #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such stage),
+ *                 #TG_ARGUMENT_ERROR_INVALID (an empty name),
+ *                 #TG_ARGUMENT_ERROR_EMPTY (a size of 0), #TG_STATE_ERROR_SEALED,
+ *                 #TG_STATE_ERROR_BUSY (see tg_producer_add_device_stage())
+ * @return TRUE on success; FALSE with @p error set, nothing changed
  */
-void tg_producer_declare_binding (TgProducer *producer, guint stage, const char *name,
-                                  gsize min_size);
+gboolean tg_producer_declare_binding (TgProducer *producer, guint stage,
+                                      const char *name, gsize min_size, GError **error);
 
 /**
  * Guards stage @p stage by the `gint32` bound as @p flag_binding: the stage
@@ -595,9 +663,13 @@ void tg_producer_declare_binding (TgProducer *producer, guint stage, const char 
  * @param producer     a producer that has not run yet
  * @param stage        the index returned when the stage was added
  * @param flag_binding binding name of the guard flag (copied), or NULL
+ * @param error        #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such stage),
+ *                     #TG_ARGUMENT_ERROR_INVALID (an empty name),
+ *                     #TG_STATE_ERROR_SEALED, #TG_STATE_ERROR_BUSY
+ * @return TRUE on success; FALSE with @p error set, nothing changed
  */
-void tg_producer_set_stage_condition (TgProducer *producer, guint stage,
-                                      const char *flag_binding);
+gboolean tg_producer_set_stage_condition (TgProducer *producer, guint stage,
+                                          const char *flag_binding, GError **error);
 
 /**
  * Gives the guarded DEVICE stage @p stage an else branch: @p else_func runs,
@@ -609,9 +681,13 @@ void tg_producer_set_stage_condition (TgProducer *producer, guint stage,
  * @param producer  a producer that has not run yet
  * @param stage     a DEVICE stage with a condition
  * @param else_func the else branch, or NULL
+ * @param error     #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such stage),
+ *                  #TG_ARGUMENT_ERROR_INVALID (not a DEVICE stage with a
+ *                  condition), #TG_STATE_ERROR_SEALED, #TG_STATE_ERROR_BUSY
+ * @return TRUE on success; FALSE with @p error set, nothing changed
  */
-void tg_producer_set_stage_else (TgProducer *producer, guint stage,
-                                 TgDeviceFunc else_func);
+gboolean tg_producer_set_stage_else (TgProducer *producer, guint stage,
+                                     TgDeviceFunc else_func, GError **error);
 
 /**
  * @param producer a producer
@@ -865,11 +941,13 @@ gpointer tg_launch_get_binding (const TgLaunch *launch, const char *name);
 /**
  * The size bound with a binding the running stage declared: at least the
  * size it declared, maybe more (a buffer bound for more envs than the stage
- * needs).  Same rules as tg_launch_get_binding().
+ * needs).  A name the stage did not declare is no misuse here: the size is
+ * 0, without a warning, so that a caller (a language binding) can ask
+ * whether the stage declared @p name before tg_launch_get_binding().
  * @param launch a launch context
- * @param name   binding name, declared by the running stage
- * @return the bound size in bytes; 0, with a critical warning, when the
- *         stage did not declare @p name
+ * @param name   binding name
+ * @return the bound size in bytes, at least 1 for a declared binding; 0 when
+ *         the stage did not declare @p name
  */
 gsize tg_launch_get_binding_size (const TgLaunch *launch, const char *name);
 

@@ -263,6 +263,24 @@ gboolean tg_seed_state_read (TgSeedState *state, cudaStream_t stream, guint64 *s
                              guint32 *epochs, GError **error);
 
 /**
+ * Sets the seed and the epoch of every env from host arrays of n_envs
+ * elements (either may be NULL: that half is kept), ordered on @p stream
+ * after what was enqueued there: to put envs back at given (seed, epoch)
+ * pairs, for example to regenerate given tracks standalone.  Blocks.  The
+ * converse of tg_seed_state_read().
+ * @param state  a seed state
+ * @param stream a stream, NULL or #TG_STREAM_AUTO; not capturing
+ * @param seeds  (optional) host array of n_envs `guint64`
+ * @param epochs (optional) host array of n_envs `guint32`
+ * @param error  #TG_CAPTURE_ERROR_NOT_CAPTURABLE (a capturing stream),
+ *               #TG_CUDA_ERROR
+ * @return TRUE when the state holds the arrays' values
+ */
+gboolean tg_seed_state_write (TgSeedState *state, cudaStream_t stream,
+                              const guint64 *seeds, const guint32 *epochs,
+                              GError **error);
+
+/**
  * Serializes the state to host bytes for a checkpoint, ordered on @p stream.
  * Format (little endian): "TGSEEDS\0", guint32 version (2), guint32 n_envs,
  * guint32 first_env, guint32 0, n_envs guint64 seeds, n_envs guint32 epochs.

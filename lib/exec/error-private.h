@@ -68,6 +68,25 @@ cudaError_t tg__fault_override_status (gboolean hit, cudaError_t status);
 void tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...)
     G_GNUC_PRINTF (4, 5);
 
+/* Sets the producer, stage and binding @error concerns (NULL: none), read
+ * back with tg_error_get_producer() and its kin; nothing for an error of a
+ * domain without fields. */
+void tg__error_about (GError *error, const char *producer, const char *stage,
+                      const char *binding);
+
+/* tg__set_error(), with the producer, stage and binding it concerns. */
+void tg__set_error_about (GError **error, const char *producer, const char *stage,
+                          const char *binding, GQuark domain, gint code,
+                          const char *format, ...) G_GNUC_PRINTF (7, 8);
+
+/* A refusal of the caller's data by a setup call @func: sets @error with the
+ * message prefixed "producer 'p', stage 's': " (@stage may be NULL) and its
+ * fields, or, when the caller passed no @error, logs it as a critical, so
+ * that misuse stays visible to callers who ignore errors.  Always FALSE. */
+gboolean tg__refuse (GError **error, const char *func, const char *producer,
+                     const char *stage, const char *binding, GQuark domain, gint code,
+                     const char *format, ...) G_GNUC_PRINTF (8, 9);
+
 G_END_DECLS
 
 #endif

@@ -3,27 +3,172 @@
 #include "error-private.h"
 #include "tsan-private.h"
 
-/* G_DEFINE_QUARK, but race-free: GLib's caches the quark in a plain static
- * that the first errors of two threads write at once, a data race (harmless
- * in practice: both write the same value) that ThreadSanitizer reports. */
-#define TG_DEFINE_QUARK(QN, q_n)                                                       \
+/* What an error of a domain with fields concerns (GLib's extended errors):
+ * the private data GLib allocates, zeroed, with every GError of the domain. */
+typedef struct
+{
+  char *producer;
+  char *stage;
+  char *binding;
+} TgErrorFields;
+
+static TgErrorFields *
+fields_of (const GError *error)
+{
+  /* Where GLib places it: before the GError, aligned as GType's private
+   * data (gerror.h, G_DEFINE_EXTENDED_ERROR's _get_private). */
+  const gsize sa = 2 * sizeof (gsize);
+  const gsize as = (sizeof (TgErrorFields) + (sa - 1)) & -sa;
+
+  return (TgErrorFields *)(((guint8 *)error) - as);
+}
+
+static void
+fields_init (GError *error)
+{
+}
+
+static void
+fields_copy (const GError *src, GError *dest)
+{
+  const TgErrorFields *from = fields_of (src);
+  TgErrorFields *to = fields_of (dest);
+
+  to->producer = g_strdup (from->producer);
+  to->stage = g_strdup (from->stage);
+  to->binding = g_strdup (from->binding);
+}
+
+static void
+fields_clear (GError *error)
+{
+  TgErrorFields *f = fields_of (error);
+
+  g_clear_pointer (&f->producer, g_free);
+  g_clear_pointer (&f->stage, g_free);
+  g_clear_pointer (&f->binding, g_free);
+}
+
+/* The domains whose errors carry TgErrorFields: TrackGen's four and those of
+ * tg_error_domain_register().  Only their errors may be read as having
+ * fields: GLib allocates none for others.  Entries are written before the
+ * count that publishes them, and never change. */
+#define MAX_DOMAINS 16
+static GQuark domains[MAX_DOMAINS];
+static gint n_domains;
+static GMutex domains_lock;
+
+static gboolean
+has_fields (GQuark domain)
+{
+  gint n = g_atomic_int_get (&n_domains);
+
+  for (gint i = 0; i < n; i++)
+    if ((GQuark)g_atomic_int_get ((gint *)&domains[i]) == domain)
+      return TRUE;
+  return FALSE;
+}
+
+GQuark
+tg_error_domain_register (const char *name)
+{
+  GQuark q;
+
+  g_return_val_if_fail (name != NULL, 0);
+  tg__mutex_lock (&domains_lock);
+  q = g_quark_try_string (name);
+  if (q == 0 || !has_fields (q))
+    {
+      if (n_domains == MAX_DOMAINS)
+        g_critical ("%s: %s: already %d domains registered", G_STRFUNC, name,
+                    MAX_DOMAINS);
+      else if ((q = g_error_domain_register_static (name, sizeof (TgErrorFields),
+                                                    fields_init, fields_copy,
+                                                    fields_clear))
+               != 0)
+        {
+          g_atomic_int_set ((gint *)&domains[n_domains], (gint)q);
+          g_atomic_int_inc (&n_domains);
+        }
+    }
+  tg__mutex_unlock (&domains_lock);
+  return q;
+}
+
+/* The quark function of a domain of TrackGen's, registered with its fields
+ * at the first call.  The quark is read and published atomically, not
+ * through GOnce, which ThreadSanitizer cannot see into. */
+#define TG_DEFINE_ERROR_DOMAIN(QN, q_n)                                                \
   GQuark q_n##_quark (void)                                                            \
   {                                                                                    \
     static gint q;                                                                     \
     gint value = g_atomic_int_get (&q);                                                \
                                                                                        \
     if (G_UNLIKELY (value == 0))                                                       \
-      g_atomic_int_set (&q, value = (gint)g_quark_from_static_string (#QN));           \
+      g_atomic_int_set (&q, value = (gint)tg_error_domain_register (#QN));             \
     return (GQuark)value;                                                              \
   }
 
 /* Quark names are strings, not expressions. */
 /* clang-format off */
-TG_DEFINE_QUARK (tg-capture-error-quark, tg_capture_error)
-TG_DEFINE_QUARK (tg-cuda-error-quark, tg_cuda_error)
-TG_DEFINE_QUARK (tg-argument-error-quark, tg_argument_error)
-TG_DEFINE_QUARK (tg-state-error-quark, tg_state_error)
+TG_DEFINE_ERROR_DOMAIN (tg-capture-error-quark, tg_capture_error)
+TG_DEFINE_ERROR_DOMAIN (tg-cuda-error-quark, tg_cuda_error)
+TG_DEFINE_ERROR_DOMAIN (tg-argument-error-quark, tg_argument_error)
+TG_DEFINE_ERROR_DOMAIN (tg-state-error-quark, tg_state_error)
 /* clang-format on */
+
+static void
+replace (char **field, const char *value)
+{
+  char *copy = g_strdup (value); /* @value may be *field itself */
+
+  g_free (*field);
+  *field = copy;
+}
+
+void
+tg__error_about (GError *error, const char *producer, const char *stage,
+                 const char *binding)
+{
+  TgErrorFields *f;
+
+  if (error == NULL || !has_fields (error->domain))
+    return;
+  f = fields_of (error);
+  replace (&f->producer, producer);
+  replace (&f->stage, stage);
+  replace (&f->binding, binding);
+}
+
+/* The field at @offset of @error's fields, or NULL. */
+static const char *
+field (const GError *error, gsize offset)
+{
+  if (!has_fields (error->domain))
+    return NULL;
+  return G_STRUCT_MEMBER (const char *, fields_of (error), offset);
+}
+
+const char *
+tg_error_get_producer (const GError *error)
+{
+  g_return_val_if_fail (error != NULL, NULL);
+  return field (error, G_STRUCT_OFFSET (TgErrorFields, producer));
+}
+
+const char *
+tg_error_get_stage (const GError *error)
+{
+  g_return_val_if_fail (error != NULL, NULL);
+  return field (error, G_STRUCT_OFFSET (TgErrorFields, stage));
+}
+
+const char *
+tg_error_get_binding (const GError *error)
+{
+  g_return_val_if_fail (error != NULL, NULL);
+  return field (error, G_STRUCT_OFFSET (TgErrorFields, binding));
+}
 
 void
 tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...)
@@ -35,6 +180,44 @@ tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...
   va_start (args, format);
   *error = g_error_new_valist (domain, code, format, args);
   va_end (args);
+}
+
+void
+tg__set_error_about (GError **error, const char *producer, const char *stage,
+                     const char *binding, GQuark domain, gint code, const char *format,
+                     ...)
+{
+  va_list args;
+
+  if (error == NULL || *error != NULL)
+    return;
+  va_start (args, format);
+  *error = g_error_new_valist (domain, code, format, args);
+  va_end (args);
+  tg__error_about (*error, producer, stage, binding);
+}
+
+gboolean
+tg__refuse (GError **error, const char *func, const char *producer, const char *stage,
+            const char *binding, GQuark domain, gint code, const char *format, ...)
+{
+  g_autofree char *what = NULL;
+  va_list args;
+  GError *e;
+
+  va_start (args, format);
+  what = g_strdup_vprintf (format, args);
+  va_end (args);
+  if (stage != NULL)
+    e = g_error_new (domain, code, "producer '%s', stage '%s': %s", producer, stage,
+                     what);
+  else
+    e = g_error_new (domain, code, "producer '%s': %s", producer, what);
+  tg__error_about (e, producer, stage, binding);
+  if (error == NULL)
+    g_critical ("%s: %s", func, e->message);
+  g_propagate_error (error, e);
+  return FALSE;
 }
 
 void

@@ -127,40 +127,32 @@ tg_launch_keep (const TgLaunch *launch, gpointer data, GDestroyNotify release)
   g_ptr_array_add (*launch->kept, k);
 }
 
-/* The binding @name of the running stage, and its bound size; a critical
- * from @func, and NULL, when the stage did not declare it. */
-static gpointer
-stage_binding (const TgLaunch *launch, const char *name, gsize *size, const char *func)
+gpointer
+tg_launch_get_binding (const TgLaunch *launch, const char *name)
 {
-  *size = 0;
+  g_return_val_if_fail (launch != NULL && name != NULL, NULL);
   /* A typo must not become a NULL that a kernel takes for "all envs". */
   if (launch->stage == NULL || !declared (launch->stage, name))
     {
       g_critical ("%s: stage '%s' of producer '%s' looked up binding '%s', which it "
                   "did not declare; declare it with tg_producer_declare_binding()",
-                  func, launch->stage != NULL ? launch->stage->name : "(none)",
+                  G_STRFUNC, launch->stage != NULL ? launch->stage->name : "(none)",
                   launch->producer->name, name);
       return NULL;
     }
-  return tg__producer_binding (launch->producer, name, size);
-}
-
-gpointer
-tg_launch_get_binding (const TgLaunch *launch, const char *name)
-{
-  gsize size;
-
-  g_return_val_if_fail (launch != NULL && name != NULL, NULL);
-  return stage_binding (launch, name, &size, G_STRFUNC);
+  return tg__producer_binding (launch->producer, name, NULL);
 }
 
 gsize
 tg_launch_get_binding_size (const TgLaunch *launch, const char *name)
 {
-  gsize size;
+  gsize size = 0;
 
   g_return_val_if_fail (launch != NULL && name != NULL, 0);
-  (void)stage_binding (launch, name, &size, G_STRFUNC);
+  /* Undeclared: 0 and no warning, so that a caller may ask whether the stage
+   * declared @name (a declared binding is bound with at least a byte). */
+  if (launch->stage != NULL && declared (launch->stage, name))
+    (void)tg__producer_binding (launch->producer, name, &size);
   return size;
 }
 

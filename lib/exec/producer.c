@@ -154,10 +154,11 @@ tg__producer_lock_slow (TgProducer *p, GError **error)
 {
   if (held_here (p))
     {
-      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY,
-                     "producer '%s' is already running on this thread (a stage "
-                     "called back into it); use a second producer",
-                     p->name);
+      tg__set_error_about (error, p->name, NULL, NULL, TG_STATE_ERROR,
+                           TG_STATE_ERROR_BUSY,
+                           "producer '%s' is already running on this thread (a stage "
+                           "called back into it); use a second producer",
+                           p->name);
       return FALSE;
     }
   acquire (p);
@@ -291,32 +292,30 @@ stage_name_free (const TgProducer *p, const char *name)
  * them: setup and the first run never overlap, and a stage added after it
  * is refused, never run unvetted. */
 static gboolean
-setup_enter (TgProducer *p, const char *func)
+setup_enter (TgProducer *p, const char *func, const char *stage, GError **error)
 {
   if (!tg__producer_lock (p, NULL))
-    {
-      g_critical ("%s: producer '%s' is running on this thread; set its stages up "
-                  "before its first run",
-                  func, p->name);
-      return FALSE;
-    }
+    return tg__refuse (error, func, p->name, stage, NULL, TG_STATE_ERROR,
+                       TG_STATE_ERROR_BUSY,
+                       "the producer is running on this thread; set its stages up "
+                       "before its first run");
   if (p->sealed)
     {
       tg__producer_unlock (p);
-      g_critical ("%s: producer '%s' already ran, so its stages are fixed; set them "
-                  "up before its first run",
-                  func, p->name);
-      return FALSE;
+      return tg__refuse (error, func, p->name, stage, NULL, TG_STATE_ERROR,
+                         TG_STATE_ERROR_SEALED,
+                         "the producer already ran, so its stages are fixed; set them "
+                         "up before its first run");
     }
   return TRUE;
 }
 
 static guint
-add_stage (TgProducer *p, TgStage *stage, const char *func)
+add_stage (TgProducer *p, TgStage *stage, const char *func, GError **error)
 {
   guint index = G_MAXUINT;
 
-  if (setup_enter (p, func))
+  if (setup_enter (p, func, stage->name, error))
     {
       if (stage_name_free (p, stage->name))
         {
@@ -324,8 +323,9 @@ add_stage (TgProducer *p, TgStage *stage, const char *func)
           index = p->stages->len - 1;
         }
       else
-        g_critical ("%s: producer '%s' already has a stage named '%s'", func, p->name,
-                    stage->name);
+        tg__refuse (error, func, p->name, stage->name, NULL, TG_ARGUMENT_ERROR,
+                    TG_ARGUMENT_ERROR_DUPLICATE,
+                    "an earlier stage has this name; name each stage once");
       tg__producer_unlock (p);
     }
   if (index == G_MAXUINT)
@@ -363,167 +363,269 @@ binding_name_valid (const char *name)
   return name != NULL && name[0] != '\0';
 }
 
-#define STAGE_ADD_PRECONDITIONS(p, name, flags, func)                                  \
-  g_return_val_if_fail (p != NULL, G_MAXUINT);                                         \
-  g_return_val_if_fail (binding_name_valid (name) && func != NULL, G_MAXUINT);         \
-  g_return_val_if_fail (((flags) & ~STAGE_FLAGS_ALL) == 0, G_MAXUINT)
+/* What every stage builder checks of its own arguments: @what names the
+ * function argument (func, body, cases). */
+static gboolean
+stage_args_valid (const TgProducer *p, const char *func, const char *name,
+                  TgStageFlags flags, TgStageFlags allowed, gconstpointer fn,
+                  const char *what, GError **error)
+{
+  if (!binding_name_valid (name))
+    return tg__refuse (error, func, p->name, NULL, NULL, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_INVALID,
+                       "a stage name must be a non-empty string");
+  if ((flags & ~allowed) != 0)
+    return tg__refuse (error, func, p->name, name, NULL, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_INVALID,
+                       "flags 0x%x are not valid for this kind of stage (allowed: "
+                       "0x%x)",
+                       (guint)flags, (guint)allowed);
+  if (fn == NULL)
+    return tg__refuse (error, func, p->name, name, NULL, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_INVALID, "%s is missing", what);
+  return TRUE;
+}
 
 guint
 tg_producer_add_device_stage (TgProducer *producer, const char *name,
                               TgStageFlags flags, TgDeviceFunc func, gpointer user_data,
-                              GDestroyNotify destroy)
+                              GDestroyNotify destroy, GError **error)
 {
   TgStage *stage;
 
-  STAGE_ADD_PRECONDITIONS (producer, name, flags, func);
+  g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  if (!stage_args_valid (producer, G_STRFUNC, name, flags, STAGE_FLAGS_ALL, func,
+                         "the stage function", error))
+    return G_MAXUINT;
   stage = stage_new (name, TG_STAGE_KIND_DEVICE, flags, user_data, destroy);
   stage->device = func;
-  return add_stage (producer, stage, G_STRFUNC);
+  return add_stage (producer, stage, G_STRFUNC, error);
 }
 
 guint
 tg_producer_add_host_stage (TgProducer *producer, const char *name, TgStageFlags flags,
-                            TgHostFunc func, gpointer user_data, GDestroyNotify destroy)
+                            TgHostFunc func, gpointer user_data, GDestroyNotify destroy,
+                            GError **error)
 {
   TgStage *stage;
 
-  STAGE_ADD_PRECONDITIONS (producer, name, flags, func);
-  g_return_val_if_fail (!(flags & TG_STAGE_LEGACY_STREAM), G_MAXUINT);
+  g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  /* A HOST stage launches nothing itself, so no legacy stream. */
+  if (!stage_args_valid (producer, G_STRFUNC, name, flags, TG_STAGE_CAPTURE_SAFE, func,
+                         "the host function", error))
+    return G_MAXUINT;
   stage = stage_new (name, TG_STAGE_KIND_HOST, flags, user_data, destroy);
   stage->host = func;
-  return add_stage (producer, stage, G_STRFUNC);
+  return add_stage (producer, stage, G_STRFUNC, error);
+}
+
+static gboolean
+loop_valid (const TgProducer *p, const char *name, const TgLoopSpec *loop,
+            GError **error)
+{
+  if (loop == NULL)
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "the loop spec is missing");
+  /* A body that decides needs no flag: without one the loop always enters. */
+  if (!(loop->set_by_body && loop->flag_binding == NULL)
+      && !binding_name_valid (loop->flag_binding))
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "the flag binding must be a non-empty name (it may be missing "
+                       "only when the body decides)");
+  if (!binding_name_valid (loop->status_binding))
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "the status binding must be a non-empty name");
+  /* The status write would overwrite the flag: the loop would stop after one
+   * iteration. */
+  if (loop->flag_binding != NULL
+      && g_str_equal (loop->flag_binding, loop->status_binding))
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name,
+                       loop->flag_binding, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_DUPLICATE,
+                       "the flag binding and the status binding are both '%s': the "
+                       "status write would clear the flag; name two bindings",
+                       loop->flag_binding);
+  /* The iteration counter on the device is a gint32. */
+  if (loop->max_iters < 1 || loop->max_iters > G_MAXINT32)
+    return tg__refuse (error, "tg_producer_add_loop_stage", p->name, name, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+                       "max_iters %u is not between 1 and %d", loop->max_iters,
+                       G_MAXINT32);
+  return TRUE;
 }
 
 guint
 tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags flags,
                             const TgLoopSpec *loop, TgDeviceFunc body,
-                            gpointer user_data, GDestroyNotify destroy)
+                            gpointer user_data, GDestroyNotify destroy, GError **error)
 {
   TgStage *stage;
 
-  STAGE_ADD_PRECONDITIONS (producer, name, flags, body);
-  g_return_val_if_fail (loop != NULL, G_MAXUINT);
-  /* A body that decides needs no flag: without one the loop always enters. */
-  g_return_val_if_fail ((loop->set_by_body && loop->flag_binding == NULL)
-                            || binding_name_valid (loop->flag_binding),
-                        G_MAXUINT);
-  g_return_val_if_fail (binding_name_valid (loop->status_binding), G_MAXUINT);
-  /* The status write would overwrite the flag: the loop would stop after one
-   * iteration. */
-  g_return_val_if_fail (loop->flag_binding == NULL
-                            || !g_str_equal (loop->flag_binding, loop->status_binding),
-                        G_MAXUINT);
-  /* The iteration counter on the device is a gint32. */
-  g_return_val_if_fail (loop->max_iters >= 1 && loop->max_iters <= G_MAXINT32,
-                        G_MAXUINT);
+  g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  if (!stage_args_valid (producer, G_STRFUNC, name, flags, STAGE_FLAGS_ALL, body,
+                         "the loop body", error)
+      || !loop_valid (producer, name, loop, error))
+    return G_MAXUINT;
   stage = stage_new (name, TG_STAGE_KIND_LOOP, flags, user_data, destroy);
   stage->device = body;
   stage->loop_flag = g_strdup (loop->flag_binding);
   stage->loop_status = g_strdup (loop->status_binding);
   stage->max_iters = loop->max_iters;
   stage->loop_by_body = loop->set_by_body;
-  return add_stage (producer, stage, G_STRFUNC);
+  return add_stage (producer, stage, G_STRFUNC, error);
+}
+
+static gboolean
+switch_valid (const TgProducer *p, const char *name, const TgSwitchSpec *sw,
+              GError **error)
+{
+  if (!binding_name_valid (sw->index_binding))
+    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "the index binding must be a non-empty name");
+  if (sw->n_cases == 0)
+    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
+                       "a switch needs at least one case");
+  if (sw->cases == NULL)
+    return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "the array of cases is missing");
+  for (guint i = 0; i < sw->n_cases; i++)
+    if (sw->cases[i] == NULL)
+      return tg__refuse (error, "tg_producer_add_switch_stage", p->name, name, NULL,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                         "case %u is missing", i);
+  return TRUE;
 }
 
 guint
 tg_producer_add_switch_stage (TgProducer *producer, const char *name,
                               TgStageFlags flags, const TgSwitchSpec *sw,
-                              gpointer user_data, GDestroyNotify destroy)
+                              gpointer user_data, GDestroyNotify destroy,
+                              GError **error)
 {
   TgStage *stage;
 
-  g_return_val_if_fail (sw != NULL, G_MAXUINT);
-  STAGE_ADD_PRECONDITIONS (producer, name, flags, sw->cases);
-  g_return_val_if_fail (binding_name_valid (sw->index_binding) && sw->n_cases >= 1,
-                        G_MAXUINT);
-  for (guint i = 0; i < sw->n_cases; i++)
-    g_return_val_if_fail (sw->cases[i] != NULL, G_MAXUINT);
+  g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  if (!stage_args_valid (producer, G_STRFUNC, name, flags, STAGE_FLAGS_ALL, sw,
+                         "the switch spec", error)
+      || !switch_valid (producer, name, sw, error))
+    return G_MAXUINT;
   stage = stage_new (name, TG_STAGE_KIND_SWITCH, flags, user_data, destroy);
   stage->index = g_strdup (sw->index_binding);
   stage->cases = g_memdup2 (sw->cases, sw->n_cases * sizeof *sw->cases);
   stage->n_cases = sw->n_cases;
-  return add_stage (producer, stage, G_STRFUNC);
+  return add_stage (producer, stage, G_STRFUNC, error);
 }
 
-/* The stage @index of @p, under setup_enter(); NULL (and critical) if none. */
+/* Enters setup of stage @index of @p: the stage, or NULL with @error set
+ * (and the producer not held). */
 static TgStage *
-setup_stage (TgProducer *p, guint index, const char *func)
+setup_stage (TgProducer *p, guint index, const char *func, GError **error)
 {
+  if (!setup_enter (p, func, NULL, error))
+    return NULL;
   if (index < p->stages->len)
     return p->stages->pdata[index];
-  g_critical ("%s: producer '%s' has no stage %u", func, p->name, index);
+  tg__producer_unlock (p);
+  tg__refuse (error, func, p->name, NULL, NULL, TG_ARGUMENT_ERROR,
+              TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+              "stage %u does not exist (the producer has %u stages)", index,
+              p->stages->len);
   return NULL;
 }
 
-void
+gboolean
 tg_producer_declare_binding (TgProducer *producer, guint stage, const char *name,
-                             gsize min_size)
+                             gsize min_size, GError **error)
 {
   TgStage *s;
+  TgUse use;
+  guint u;
 
-  g_return_if_fail (producer != NULL && binding_name_valid (name));
-  g_return_if_fail (min_size >= 1);
-  if (!setup_enter (producer, G_STRFUNC))
-    return;
-  if ((s = setup_stage (producer, stage, G_STRFUNC)) != NULL)
+  g_return_val_if_fail (producer != NULL, FALSE);
+  if ((s = setup_stage (producer, stage, G_STRFUNC, error)) == NULL)
+    return FALSE;
+  if (!binding_name_valid (name))
     {
-      TgUse use = { g_strdup (name), min_size };
-      guint u;
-
-      for (u = 0; u < s->uses->len; u++)
-        if (g_str_equal (g_array_index (s->uses, TgUse, u).name, name))
-          break;
-      if (u < s->uses->len)
-        {
-          TgUse *old = &g_array_index (s->uses, TgUse, u);
-          old->min_size = MAX (old->min_size, min_size);
-          g_free (use.name);
-        }
-      else
-        g_array_append_val (s->uses, use);
+      tg__producer_unlock (producer);
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, NULL,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                         "a binding name must be a non-empty string");
+    }
+  if (min_size == 0)
+    {
+      tg__producer_unlock (producer);
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, name,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
+                         "binding '%s': min_size must be at least 1 byte", name);
+    }
+  for (u = 0; u < s->uses->len; u++)
+    if (g_str_equal (g_array_index (s->uses, TgUse, u).name, name))
+      break;
+  if (u < s->uses->len)
+    {
+      TgUse *old = &g_array_index (s->uses, TgUse, u);
+      old->min_size = MAX (old->min_size, min_size);
+    }
+  else
+    {
+      use = (TgUse){ g_strdup (name), min_size };
+      g_array_append_val (s->uses, use);
     }
   tg__producer_unlock (producer);
+  return TRUE;
 }
 
-void
+gboolean
 tg_producer_set_stage_condition (TgProducer *producer, guint stage,
-                                 const char *flag_binding)
+                                 const char *flag_binding, GError **error)
 {
   TgStage *s;
 
-  g_return_if_fail (producer != NULL);
-  g_return_if_fail (flag_binding == NULL || binding_name_valid (flag_binding));
-  if (!setup_enter (producer, G_STRFUNC))
-    return;
-  if ((s = setup_stage (producer, stage, G_STRFUNC)) != NULL)
+  g_return_val_if_fail (producer != NULL, FALSE);
+  if ((s = setup_stage (producer, stage, G_STRFUNC, error)) == NULL)
+    return FALSE;
+  if (flag_binding != NULL && flag_binding[0] == '\0')
     {
-      g_free (s->condition);
-      s->condition = g_strdup (flag_binding);
-      if (flag_binding == NULL)
-        s->otherwise = NULL;
+      tg__producer_unlock (producer);
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, NULL,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                         "the flag's binding name must be non-empty (NULL removes "
+                         "the condition)");
     }
+  g_free (s->condition);
+  s->condition = g_strdup (flag_binding);
+  if (flag_binding == NULL)
+    s->otherwise = NULL;
   tg__producer_unlock (producer);
+  return TRUE;
 }
 
-void
-tg_producer_set_stage_else (TgProducer *producer, guint stage, TgDeviceFunc else_func)
+gboolean
+tg_producer_set_stage_else (TgProducer *producer, guint stage, TgDeviceFunc else_func,
+                            GError **error)
 {
   TgStage *s;
 
-  g_return_if_fail (producer != NULL);
-  if (!setup_enter (producer, G_STRFUNC))
-    return;
-  if ((s = setup_stage (producer, stage, G_STRFUNC)) != NULL)
+  g_return_val_if_fail (producer != NULL, FALSE);
+  if ((s = setup_stage (producer, stage, G_STRFUNC, error)) == NULL)
+    return FALSE;
+  if (else_func != NULL && (s->kind != TG_STAGE_KIND_DEVICE || s->condition == NULL))
     {
-      if (else_func != NULL
-          && (s->kind != TG_STAGE_KIND_DEVICE || s->condition == NULL))
-        g_critical ("%s: stage '%s' of producer '%s' is not a DEVICE stage with a "
-                    "condition; set its condition first",
-                    G_STRFUNC, s->name, producer->name);
-      else
-        s->otherwise = else_func;
+      tg__producer_unlock (producer);
+      return tg__refuse (error, G_STRFUNC, producer->name, s->name, NULL,
+                         TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                         "not a DEVICE stage with a condition; set its condition "
+                         "first");
     }
+  s->otherwise = else_func;
   tg__producer_unlock (producer);
+  return TRUE;
 }
 
 guint
@@ -557,8 +659,9 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
 
       if (size == 0)
         {
-          tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
-                         "%s: a size of 0 bytes; pass the buffer's size", what);
+          tg__set_error_about (error, producer->name, NULL, name, TG_ARGUMENT_ERROR,
+                               TG_ARGUMENT_ERROR_EMPTY,
+                               "%s: a size of 0 bytes; pass the buffer's size", what);
           return FALSE;
         }
       if (!tg__device_enter (&guard, producer->device, error))
@@ -566,7 +669,11 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
       ok = tg__check_device_buffer (what, device_ptr, size, producer->device, error);
       tg__device_leave (&guard);
       if (!ok)
-        return FALSE;
+        {
+          if (error != NULL)
+            tg__error_about (*error, producer->name, NULL, name);
+          return FALSE;
+        }
     }
   if (!tg__producer_lock (producer, error))
     return FALSE;

@@ -19,19 +19,24 @@ typedef struct
 static GError *
 stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
 {
+  GError *e;
+
   if (stage->flags & TG_STAGE_LEGACY_STREAM)
-    return g_error_new (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM,
-                        "producer '%s', stage '%s' launches on the legacy default "
-                        "stream, so its work would escape %s: port it to launch on "
-                        "tg_launch_get_stream(), or run the producer eagerly on "
-                        "cudaStreamLegacy outside any capture",
-                        p->name, stage->name, into);
-  return g_error_new (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                      "producer '%s', stage '%s' is not capture-safe, so it cannot "
-                      "be captured into %s: run the producer outside a capture "
-                      "(TG_POLICY_AUTO picks EAGER), or declare the stage "
-                      "TG_STAGE_CAPTURE_SAFE if it only enqueues work",
-                      p->name, stage->name, into);
+    e = g_error_new (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM,
+                     "producer '%s', stage '%s' launches on the legacy default "
+                     "stream, so its work would escape %s: port it to launch on "
+                     "tg_launch_get_stream(), or run the producer eagerly on "
+                     "cudaStreamLegacy outside any capture",
+                     p->name, stage->name, into);
+  else
+    e = g_error_new (TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                     "producer '%s', stage '%s' is not capture-safe, so it cannot "
+                     "be captured into %s: run the producer outside a capture "
+                     "(TG_POLICY_AUTO picks EAGER), or declare the stage "
+                     "TG_STAGE_CAPTURE_SAFE if it only enqueues work",
+                     p->name, stage->name, into);
+  tg__error_about (e, p->name, stage->name, NULL);
+  return e;
 }
 
 /* Fixes the stages and derives, once, what the policy needs from them.  A
@@ -140,11 +145,15 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
   if (condition.flag != NULL && record_refusal == NULL)
     {
       if (p->first_host != NULL && r->capture.state == TG_CAPTURE_ACTIVE)
-        record_refusal = host_in_condition = g_error_new (
-            TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-            "a conditional call of producer '%s' cannot be recorded: its HOST stage "
-            "'%s' would sit inside the condition's body, which cannot hold host work",
-            p->name, p->first_host->name);
+        {
+          record_refusal = host_in_condition = g_error_new (
+              TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+              "a conditional call of producer '%s' cannot be recorded: its HOST stage "
+              "'%s' would sit inside the condition's body, which cannot hold host "
+              "work",
+              p->name, p->first_host->name);
+          tg__error_about (host_in_condition, p->name, p->first_host->name, NULL);
+        }
       else if (p->first_host == NULL)
         record_refusal = p->no_conditionals;
     }
@@ -166,12 +175,13 @@ binding_bound (const TgProducer *p, const TgStage *stage, const TgUse *use,
 
   if (tg__producer_binding (p, use->name, &size) != NULL && size >= use->min_size)
     return TRUE;
-  tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND,
-                 "producer '%s', stage '%s' uses binding '%s', which is %s: bind at "
-                 "least %" G_GSIZE_FORMAT " bytes of device memory to it with "
-                 "tg_producer_bind()",
-                 p->name, stage->name, use->name, size == 0 ? "not bound" : "too small",
-                 use->min_size);
+  tg__set_error_about (
+      error, p->name, stage->name, use->name, TG_STATE_ERROR, TG_STATE_ERROR_UNBOUND,
+      "producer '%s', stage '%s' uses binding '%s', which is %s: bind at "
+      "least %" G_GSIZE_FORMAT " bytes of device memory to it with "
+      "tg_producer_bind()",
+      p->name, stage->name, use->name, size == 0 ? "not bound" : "too small",
+      use->min_size);
   return FALSE;
 }
 
@@ -187,12 +197,13 @@ loop_bindings_apart (const TgProducer *p, const TgStage *stage, GError **error)
   status = tg__producer_binding (p, stage->loop_status, NULL);
   if (!tg__ranges_overlap (flag, sizeof (gint32), status, sizeof (TgLoopStatus)))
     return TRUE;
-  tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_OVERLAP,
-                 "producer '%s', loop stage '%s': its flag binding '%s' (%p) and its "
-                 "status binding '%s' (%p) overlap, so the status write would clear "
-                 "the flag after one iteration; bind separate buffers",
-                 p->name, stage->name, stage->loop_flag, flag, stage->loop_status,
-                 status);
+  tg__set_error_about (
+      error, p->name, stage->name, stage->loop_flag, TG_STATE_ERROR,
+      TG_STATE_ERROR_OVERLAP,
+      "producer '%s', loop stage '%s': its flag binding '%s' (%p) and its "
+      "status binding '%s' (%p) overlap, so the status write would clear "
+      "the flag after one iteration; bind separate buffers",
+      p->name, stage->name, stage->loop_flag, flag, stage->loop_status, status);
   return FALSE;
 }
 

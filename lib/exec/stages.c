@@ -121,6 +121,11 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
               local = g_error_new_literal (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
                                            "the stage failed without setting an error");
             }
+          /* A binding named by a nested producer's error is not this one's. */
+          tg__error_about (local, p->name, stage->name,
+                           g_strcmp0 (tg_error_get_producer (local), p->name) == 0
+                               ? tg_error_get_binding (local)
+                               : NULL);
           g_propagate_prefixed_error (
               error, local, "producer '%s', stage '%s': ", p->name, stage->name);
           return FALSE;
@@ -169,8 +174,12 @@ tg__stages_capture (TgProducer *p, const TgLaunch *base,
       g_autofree char *why = trial != NULL ? g_strdup (trial->message)
                                            : g_strdup_printf ("producer '%s': %s",
                                                               p->name, broke->message);
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "%s; it cannot be captured, and nothing was recorded", why);
+      tg__set_error_about (error,
+                           trial != NULL ? tg_error_get_producer (trial) : p->name,
+                           trial != NULL ? tg_error_get_stage (trial) : NULL,
+                           trial != NULL ? tg_error_get_binding (trial) : NULL,
+                           TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                           "%s; it cannot be captured, and nothing was recorded", why);
       ok = FALSE;
     }
   else if (!ok)

@@ -446,6 +446,17 @@ tg_seed_state_read (TgSeedState *state, cudaStream_t stream, guint64 *seeds,
   return transfer (state, stream, seeds, epochs, cudaMemcpyDeviceToHost, error);
 }
 
+gboolean
+tg_seed_state_write (TgSeedState *state, cudaStream_t stream, const guint64 *seeds,
+                     const guint32 *epochs, GError **error)
+{
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return transfer (state, stream, (gpointer)seeds, (gpointer)epochs,
+                   cudaMemcpyHostToDevice, error);
+}
+
 GBytes *
 tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream, GError **error)
 {
@@ -508,7 +519,7 @@ tg_seed_state_restore (TgSeedState *state, cudaStream_t stream, GBytes *snapshot
       epochs[i] = GUINT32_FROM_LE (epochs[i]);
     }
 #endif
-  return transfer (state, stream, seeds, epochs, cudaMemcpyHostToDevice, error);
+  return tg_seed_state_write (state, stream, seeds, epochs, error);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -203,6 +203,41 @@ tgpy_timeout (PyObject *obj, const char *what, gint64 *us)
   return 0;
 }
 
+int
+tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
+                 gpointer *out, gsize *n)
+{
+  PyObject *tuple = PySequence_Tuple (obj);
+  guint8 *values;
+
+  *out = NULL;
+  if (tuple == NULL)
+    return -1;
+  *n = (gsize)PyTuple_Size (tuple);
+  values = g_malloc0 (*n * width + 1);
+  for (gsize i = 0; i < *n; i++)
+    {
+      char *item = g_strdup_printf ("%s[%zu]", what, i);
+      guint64 v;
+      int rc = tgpy_uint (PyTuple_GetItem (tuple, (Py_ssize_t)i), item, max, &v);
+
+      g_free (item);
+      if (rc < 0)
+        {
+          g_free (values);
+          Py_DECREF (tuple);
+          return -1;
+        }
+      if (width == sizeof (guint64))
+        ((guint64 *)values)[i] = v;
+      else
+        ((guint32 *)values)[i] = (guint32)v;
+    }
+  Py_DECREF (tuple);
+  *out = values;
+  return 0;
+}
+
 /* _pack_uints(what, values, itemsize): @values as little-endian unsigned
  * integers of @itemsize bytes (4 or 8), each range-checked as @what[i]:
  * the host arrays of seeds and env ids that SeedState takes as bytes. */
@@ -210,37 +245,29 @@ static PyObject *
 native_pack_uints (PyObject *module, PyObject *args)
 {
   const char *what;
-  PyObject *values, *seq, *result = NULL;
+  PyObject *values, *result;
   int itemsize;
-  Py_ssize_t n;
-  guint8 *out;
+  gpointer out;
+  gsize n;
 
   if (!PyArg_ParseTuple (args, "sOi:_pack_uints", &what, &values, &itemsize))
     return NULL;
   if (itemsize != 4 && itemsize != 8)
     return tgpy_argument_error (PyExc_ValueError, "itemsize", "4 or 8, not %d",
                                 itemsize);
-  if ((seq = PySequence_Tuple (values)) == NULL)
+  if (tgpy_uint_array (values, what, itemsize == 8 ? G_MAXUINT64 : G_MAXUINT32,
+                       (gsize)itemsize, &out, &n)
+      < 0)
     return NULL;
-  n = PyTuple_Size (seq);
-  out = g_malloc0 ((gsize)n * itemsize + 1);
-  for (Py_ssize_t i = 0; i < n; i++)
-    {
-      char *item = g_strdup_printf ("%s[%zd]", what, i);
-      guint64 v;
-      int rc = tgpy_uint (PyTuple_GetItem (seq, i), item,
-                          itemsize == 8 ? G_MAXUINT64 : G_MAXUINT32, &v);
-
-      g_free (item);
-      if (rc < 0)
-        goto out;
-      for (int b = 0; b < itemsize; b++)
-        out[i * itemsize + b] = (guint8)(v >> (8 * b));
-    }
-  result = PyBytes_FromStringAndSize ((const char *)out, n * itemsize);
-out:
+#if G_BYTE_ORDER != G_LITTLE_ENDIAN
+  for (gsize i = 0; i < n; i++)
+    if (itemsize == 8)
+      ((guint64 *)out)[i] = GUINT64_TO_LE (((guint64 *)out)[i]);
+    else
+      ((guint32 *)out)[i] = GUINT32_TO_LE (((guint32 *)out)[i]);
+#endif
+  result = PyBytes_FromStringAndSize (out, (Py_ssize_t)(n * itemsize));
   g_free (out);
-  Py_DECREF (seq);
   return result;
 }
 

@@ -1,7 +1,7 @@
 /* errors.c: GErrors as Python exceptions, and Python exceptions raised in
  * callbacks as GErrors.  The classes live in track_gen/_errors.py; each
- * instance carries the GError's domain (its quark's name), code and
- * message. */
+ * instance carries the GError's domain (its quark's name), code, message,
+ * and the producer, stage and binding fields libtrackgen set. */
 #include "native.h"
 
 #include <stdarg.h>
@@ -12,8 +12,10 @@ tgpy_python_error_quark (void)
   /* Once per process, under the GIL: every caller holds it. */
   static GQuark q;
 
+  /* With fields, so that libtrackgen names the producer and the stage of a
+   * Python stage's error as it does for its own. */
   if (q == 0)
-    q = g_quark_from_static_string ("tg-python-error-quark");
+    q = tg_error_domain_register ("tg-python-error-quark");
   return q;
 }
 
@@ -125,9 +127,11 @@ error_class (TgpyState *state, const GError *error)
 PyObject *
 tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
 {
-  PyObject *exc
-      = PyObject_CallFunction (error_class (state, error), "ssi", error->message,
-                               g_quark_to_string (error->domain), error->code);
+  /* The fields as libtrackgen set them: never parsed from the message. */
+  PyObject *exc = PyObject_CallFunction (
+      error_class (state, error), "ssizzz", error->message,
+      g_quark_to_string (error->domain), error->code, tg_error_get_producer (error),
+      tg_error_get_stage (error), tg_error_get_binding (error));
 
   g_error_free (error);
   if (exc != NULL)
@@ -162,6 +166,32 @@ tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error)
   return -1;
 }
 
+void
+tgpy_error_about (TgpyState *state, const char *producer, const char *binding)
+{
+  PyObject *type, *exc, *traceback;
+  const struct
+  {
+    const char *field, *value;
+  } fields[] = { { "producer", producer }, { "binding", binding } };
+
+  PyErr_Fetch (&type, &exc, &traceback);
+  PyErr_NormalizeException (&type, &exc, &traceback);
+  if (exc != NULL && PyObject_IsInstance (exc, state->error) == 1)
+    for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
+      {
+        PyObject *old = PyObject_GetAttrString (exc, fields[i].field);
+        PyObject *value = old == Py_None ? PyUnicode_FromString (fields[i].value) : NULL;
+
+        if (value != NULL)
+          PyObject_SetAttrString (exc, fields[i].field, value);
+        Py_XDECREF (value);
+        Py_XDECREF (old);
+      }
+  PyErr_Clear ();
+  PyErr_Restore (type, exc, traceback);
+}
+
 PyObject *
 tgpy_argument_error (PyObject *type, const char *what, const char *format, ...)
 {
@@ -174,51 +204,4 @@ tgpy_argument_error (PyObject *type, const char *what, const char *format, ...)
   PyErr_Format (type, "%s: %s", what, message);
   g_free (message);
   return NULL;
-}
-
-/* libtrackgen reports a misuse with a critical in log domain "TrackGen"
- * (GLib's g_return_if_fail): made on a thread inside a native call, it is
- * kept for that call to raise; elsewhere (the reaper's failed releases) it
- * goes to stderr as GLib would print it. */
-static _Thread_local char *critical;
-
-static void
-log_handler (const char *domain, GLogLevelFlags level, const char *message,
-             gpointer data)
-{
-  if ((level & G_LOG_LEVEL_CRITICAL) && critical == NULL)
-    {
-      critical = g_strdup (message);
-      return;
-    }
-  g_log_default_handler (domain, level, message, data);
-}
-
-void
-tgpy_log_init (void)
-{
-  static gsize done;
-
-  if (g_once_init_enter (&done))
-    {
-      g_log_set_handler ("TrackGen", G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING,
-                         log_handler, NULL);
-      g_once_init_leave (&done, 1);
-    }
-}
-
-void
-tgpy_critical_reset (void)
-{
-  g_clear_pointer (&critical, g_free);
-}
-
-int
-tgpy_critical_check (void)
-{
-  if (critical == NULL)
-    return 0;
-  PyErr_Format (PyExc_ValueError, "refused by libtrackgen: %s", critical);
-  g_clear_pointer (&critical, g_free);
-  return -1;
 }

@@ -307,6 +307,17 @@ native_effective_seed (PyObject *module, PyObject *args)
 }
 
 static PyObject *
+native_mix64 (PyObject *module, PyObject *z)
+{
+  /* An int of 64 bits: no other value wraps to one. */
+  unsigned long long v = PyLong_AsUnsignedLongLong (z);
+
+  if (v == (unsigned long long)-1 && PyErr_Occurred ())
+    return NULL;
+  return PyLong_FromUnsignedLongLong (tg_mix64 (v));
+}
+
+static PyObject *
 native_env_seed (PyObject *module, PyObject *args)
 {
   PyObject *base_obj, *env_obj;
@@ -404,6 +415,9 @@ static PyMethodDef interop_functions[] = {
     "effective_seed(seed, epoch)\n--\n\ntg_effective_seed(): the seed keying "
     "generation "
     "*epoch* of an env seeded *seed*, bit-identical to the device." },
+  { "mix64", native_mix64, METH_O,
+    "mix64(z, /)\n--\n\ntg_mix64(): SplitMix64's finalizer, a bijection of 64-bit "
+    "integers." },
   { "env_seed", native_env_seed, METH_VARARGS,
     "env_seed(base_seed, env)\n--\n\ntg_env_seed(): env *env*'s seed in a population "
     "seeded *base_seed*." },

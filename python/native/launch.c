@@ -144,8 +144,8 @@ static PyGetSetDef launch_getset[] = {
 /* ------------------------------------------------------------------------ */
 /* Bindings                                                                  */
 
-/* The binding @name's address through libtrackgen, which checks that the
- * stage declared it (a critical otherwise, made an exception here). */
+/* The binding @name's address.  A declared binding is bound with at least
+ * one byte, so a size of 0 says the stage did not declare it. */
 static int
 binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
 {
@@ -160,11 +160,8 @@ binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
       return -1;
     }
   s = PyUnicode_AsUTF8AndSize (name, NULL);
-  /* An undeclared name is a critical of libtrackgen's: a KeyError here. */
-  tgpy_critical_reset ();
   *size = tg_launch_get_binding_size (launch, s);
   *ptr = *size == 0 ? NULL : tg_launch_get_binding (launch, s);
-  tgpy_critical_reset ();
   if (*ptr == NULL)
     {
       PyErr_Format (PyExc_KeyError,

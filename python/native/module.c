@@ -122,7 +122,6 @@ native_exec (PyObject *module)
 {
   TgpyState *state = state_of_module (module);
 
-  tgpy_log_init ();
   if (load_errors (state) < 0 || tgpy_producer_init_type (module, state) < 0
       || tgpy_launch_init_types (module, state) < 0
       || tgpy_condition_init_type (module, state) < 0

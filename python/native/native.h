@@ -83,12 +83,9 @@ void tgpy_call_begin (TgpyCall *call);
  * for a call that succeeded the callback's own (a warning made an error). */
 int tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error);
 
-/* Misuse that libtrackgen logs as a critical, on this thread, raised as a
- * ValueError: reset before a call, check after it (-1 with the exception
- * set when one was logged).  tgpy_log_init() installs the handler. */
-void tgpy_log_init (void);
-void tgpy_critical_reset (void);
-int tgpy_critical_check (void);
+/* Gives the TrackGenError being raised the @producer and @binding it
+ * concerns, where it names none (an array refused for a binding). */
+void tgpy_error_about (TgpyState *state, const char *producer, const char *binding);
 
 /* Raises TypeError or ValueError naming @what: "@what: @message". */
 PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *format,
@@ -114,6 +111,11 @@ int tgpy_address (PyObject *obj, const char *what, void **address);
 /* A timeout in seconds as microseconds: None (or NULL) is forever
  * (G_MAXINT64), as is anything past it; NaN and negatives are ValueError. */
 int tgpy_timeout (PyObject *obj, const char *what, gint64 *us);
+/* The ints of the sequence @obj, each in [0, @max] (OverflowError naming
+ * "@what[i]" otherwise), as an array of *@n values of @width bytes (4 or
+ * 8) in host order, to g_free(). */
+int tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
+                     gpointer *out, gsize *n);
 /* Adds _pack_uints() to the module. */
 int tgpy_convert_init (PyObject *module);
 

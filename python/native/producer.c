@@ -216,22 +216,16 @@ producer_dealloc (TgpyProducer *self)
 /* ------------------------------------------------------------------------ */
 /* Stages                                                                    */
 
-/* Turns G_MAXUINT (a refusal libtrackgen logged as a critical) into an
- * exception; the critical's text was captured by the module's log handler. */
+/* The index of a stage libtrackgen added, or its refusal raised. */
 static PyObject *
-stage_index (guint index, TgpyStage *stage, TgpyProducer *self, const char *what)
+stage_index (guint index, GError *error, TgpyStage *stage, TgpyProducer *self)
 {
   if (index == G_MAXUINT)
     {
-      /* Refused: libtrackgen kept nothing, and said why in a critical. */
+      /* Refused: libtrackgen kept nothing. */
       tgpy_stage_free (stage);
-      if (tgpy_critical_check () < 0)
-        return NULL;
-      return tgpy_argument_error (PyExc_ValueError, what,
-                                  "refused (a duplicate or invalid stage name, unknown "
-                                  "flags, or a producer that already ran)");
+      return tgpy_raise (tgpy_state_of (self), error, NULL);
     }
-  tgpy_critical_reset ();
   g_ptr_array_add (self->stages, stage);
   return PyLong_FromUnsignedLong (index);
 }
@@ -293,6 +287,7 @@ producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgStageFlags flags;
   int host = 0;
   TgpyStage *stage;
+  GError *error = NULL;
   guint index;
 
   if (self == NULL
@@ -301,16 +296,15 @@ producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
       || stage_flags (flags_obj, &flags) < 0
       || (stage = stage_new (self, func, host)) == NULL)
     return NULL;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
   if (host)
     index = tg_producer_add_host_stage (self->producer, name, flags, tgpy_stage_host,
-                                        stage, tgpy_stage_free);
+                                        stage, tgpy_stage_free, &error);
   else
-    index = tg_producer_add_device_stage (self->producer, name, flags,
-                                          tgpy_stage_device, stage, tgpy_stage_free);
+    index = tg_producer_add_device_stage (
+        self->producer, name, flags, tgpy_stage_device, stage, tgpy_stage_free, &error);
   Py_END_ALLOW_THREADS;
-  return stage_index (index, stage, self, name);
+  return stage_index (index, error, stage, self);
 }
 
 static PyObject *
@@ -324,31 +318,28 @@ producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   const char *name;
   PyObject *body, *max_iters_obj, *flags_obj = NULL;
   TgStageFlags flags;
-  gint64 max_iters;
+  guint64 max_iters;
   TgpyStage *stage;
+  GError *error = NULL;
   guint index;
 
+  /* libtrackgen refuses a cap it cannot run (0, past 2**31 - 1). */
   if (self == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOssO|O:add_loop_stage", names,
                                        &name, &body, &loop.flag_binding,
                                        &loop.status_binding, &max_iters_obj, &flags_obj)
-      || tgpy_count (max_iters_obj, "max_iters", 1, G_MAXINT32, &max_iters) < 0
+      || tgpy_uint (max_iters_obj, "max_iters", G_MAXUINT32, &max_iters) < 0
       || stage_flags (flags_obj, &flags) < 0)
     return NULL;
   loop.max_iters = (guint)max_iters;
-  if (strcmp (loop.flag_binding, loop.status_binding) == 0)
-    return tgpy_argument_error (PyExc_ValueError, "status_binding",
-                                "the flag's binding '%s': the status write would clear "
-                                "the flag; name two bindings",
-                                loop.flag_binding);
   if ((stage = stage_new (self, body, FALSE)) == NULL)
     return NULL;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
-  index = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
-                                      tgpy_stage_device, stage, tgpy_stage_free);
+  index
+      = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
+                                    tgpy_stage_device, stage, tgpy_stage_free, &error);
   Py_END_ALLOW_THREADS;
-  return stage_index (index, stage, self, name);
+  return stage_index (index, error, stage, self);
 }
 
 /* Every case of a switch stage: the case number comes from the launch. */
@@ -377,6 +368,7 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgStageFlags flags;
   TgDeviceFunc *funcs;
   TgpyStage *stage;
+  GError *error = NULL;
   guint index;
 
   if (self == NULL
@@ -393,11 +385,6 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
         return tgpy_argument_error (PyExc_TypeError, "cases", "case %u is not callable",
                                     i);
       }
-  if (sw.n_cases == 0)
-    {
-      Py_DECREF (tuple);
-      return tgpy_argument_error (PyExc_ValueError, "cases", "at least one case");
-    }
   /* The stage's func is the tuple of cases. */
   stage = stage_new (self, tuple, FALSE);
   Py_DECREF (tuple);
@@ -407,13 +394,12 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   for (guint i = 0; i < sw.n_cases; i++)
     funcs[i] = switch_case;
   sw.cases = funcs;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
   index = tg_producer_add_switch_stage (self->producer, name, flags, &sw, stage,
-                                        tgpy_stage_free);
+                                        tgpy_stage_free, &error);
   Py_END_ALLOW_THREADS;
   g_free (funcs);
-  return stage_index (index, stage, self, name);
+  return stage_index (index, error, stage, self);
 }
 
 /* The Python stage at @index, or NULL with an exception. */
@@ -444,19 +430,22 @@ producer_declare_binding (PyObject *obj, PyObject *args)
   guint stage;
   const char *name;
   gint64 min_size;
+  GError *error = NULL;
+  gboolean ok;
 
   if (self == NULL
       || !PyArg_ParseTuple (args, "OsO:declare_binding", &stage_obj, &name,
                             &min_size_obj)
       || stage_arg (stage_obj, &stage) < 0
-      || tgpy_count (min_size_obj, "min_size", 1, G_MAXINT64, &min_size) < 0)
+      || tgpy_count (min_size_obj, "min_size", 0, G_MAXINT64, &min_size) < 0)
     return NULL;
-  tgpy_critical_reset ();
+  /* A size of 0 is libtrackgen's to refuse. */
   Py_BEGIN_ALLOW_THREADS;
-  tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size);
+  ok = tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size,
+                                    &error);
   Py_END_ALLOW_THREADS;
-  if (tgpy_critical_check () < 0)
-    return NULL;
+  if (!ok)
+    return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_RETURN_NONE;
 }
 
@@ -467,17 +456,18 @@ producer_set_stage_condition (PyObject *obj, PyObject *args)
   PyObject *stage_obj;
   guint stage;
   const char *flag_binding = NULL;
+  GError *error = NULL;
+  gboolean ok;
 
   if (self == NULL
       || !PyArg_ParseTuple (args, "Oz:set_stage_condition", &stage_obj, &flag_binding)
       || stage_arg (stage_obj, &stage) < 0)
     return NULL;
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
-  tg_producer_set_stage_condition (self->producer, stage, flag_binding);
+  ok = tg_producer_set_stage_condition (self->producer, stage, flag_binding, &error);
   Py_END_ALLOW_THREADS;
-  if (tgpy_critical_check () < 0)
-    return NULL;
+  if (!ok)
+    return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_RETURN_NONE;
 }
 
@@ -488,6 +478,8 @@ producer_set_stage_else (PyObject *obj, PyObject *args)
   PyObject *index_obj, *func;
   guint index;
   TgpyStage *stage;
+  GError *error = NULL;
+  gboolean ok;
 
   if (self == NULL || !PyArg_ParseTuple (args, "OO:set_stage_else", &index_obj, &func)
       || stage_arg (index_obj, &index) < 0
@@ -495,13 +487,12 @@ producer_set_stage_else (PyObject *obj, PyObject *args)
     return NULL;
   if (func != Py_None && !PyCallable_Check (func))
     return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
-  tgpy_critical_reset ();
   Py_BEGIN_ALLOW_THREADS;
-  tg_producer_set_stage_else (self->producer, index,
-                              func != Py_None ? tgpy_stage_else : NULL);
+  ok = tg_producer_set_stage_else (self->producer, index,
+                                   func != Py_None ? tgpy_stage_else : NULL, &error);
   Py_END_ALLOW_THREADS;
-  if (tgpy_critical_check () < 0)
-    return NULL;
+  if (!ok)
+    return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_XDECREF (stage->else_func);
   stage->else_func = func != Py_None ? func : NULL;
   Py_XINCREF (stage->else_func);
@@ -544,7 +535,10 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
         rc = tgpy_array_dtype_check (state, array_obj, what, &a, dtype);
       g_free (what);
       if (rc < 0)
-        return NULL;
+        {
+          tgpy_error_about (state, tg_producer_get_name (self->producer), name);
+          return NULL;
+        }
     }
   if (size < 0)
     size = (gint64)a.nbytes;

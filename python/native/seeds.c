@@ -346,6 +346,99 @@ seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
+seed_state_read (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "stream", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *stream_obj = Py_None, *seeds_list = NULL, *epochs_list = NULL;
+  cudaStream_t stream;
+  guint64 *seeds;
+  guint32 *epochs;
+  guint n;
+  gboolean ok;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:read", names, &stream_obj)
+      || stream_arg (stream_obj, &stream) < 0)
+    return NULL;
+  n = tg_seed_state_get_n_envs (s);
+  seeds = g_new (guint64, n);
+  epochs = g_new (guint32, n);
+  CALL (obj, s, ok, tg_seed_state_read (s, stream, seeds, epochs, &error_));
+  if (ok && (seeds_list = PyList_New (n)) != NULL
+      && (epochs_list = PyList_New (n)) != NULL)
+    for (guint i = 0; i < n && ok; i++)
+      {
+        PyObject *seed = PyLong_FromUnsignedLongLong (seeds[i]);
+        PyObject *epoch = PyLong_FromUnsignedLong (epochs[i]);
+
+        ok = seed != NULL && epoch != NULL;
+        /* PyList_SetItem steals a reference even when it fails. */
+        ok = PyList_SetItem (seeds_list, i, seed) == 0 && ok;
+        ok = PyList_SetItem (epochs_list, i, epoch) == 0 && ok;
+      }
+  g_free (seeds);
+  g_free (epochs);
+  if (!ok || epochs_list == NULL)
+    {
+      Py_XDECREF (seeds_list);
+      Py_XDECREF (epochs_list);
+      return NULL;
+    }
+  return Py_BuildValue ("(NN)", seeds_list, epochs_list);
+}
+
+/* @obj's n integers, each at most @max, into @out; None leaves @out NULL. */
+static int
+host_ints (PyObject *obj, const char *what, guint n, guint64 max, gsize width,
+           gpointer *out)
+{
+  gsize len;
+
+  *out = NULL;
+  if (obj == Py_None)
+    return 0;
+  if (tgpy_uint_array (obj, what, max, width, out, &len) < 0)
+    return -1;
+  if (len != n)
+    {
+      g_clear_pointer (out, g_free);
+      tgpy_argument_error (PyExc_ValueError, what, "%zu values for %u envs", len, n);
+      return -1;
+    }
+  return 0;
+}
+
+static PyObject *
+seed_state_write (PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "seeds", "epochs", "stream", NULL };
+  TgSeedState *s = open_state (obj);
+  PyObject *seeds_obj = Py_None, *epochs_obj = Py_None, *stream_obj = Py_None;
+  gpointer seeds = NULL, epochs = NULL;
+  cudaStream_t stream;
+  gboolean ok = FALSE;
+
+  if (s == NULL
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO:write", names, &seeds_obj,
+                                       &epochs_obj, &stream_obj)
+      || stream_arg (stream_obj, &stream) < 0)
+    return NULL;
+  if (host_ints (seeds_obj, "seeds", tg_seed_state_get_n_envs (s), G_MAXUINT64,
+                 sizeof (guint64), &seeds)
+          == 0
+      && host_ints (epochs_obj, "epochs", tg_seed_state_get_n_envs (s), G_MAXUINT32,
+                    sizeof (guint32), &epochs)
+             == 0)
+    CALL (obj, s, ok, tg_seed_state_write (s, stream, seeds, epochs, &error_));
+  g_free (seeds);
+  g_free (epochs);
+  if (!ok)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *
 seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "stream", NULL };
@@ -449,6 +542,14 @@ static PyMethodDef seed_state_methods[] = {
     METH_VARARGS | METH_KEYWORDS,
     "_set_seeds(env_ids, seeds, stream=None)\n--\n\ntg_seed_state_set_seeds(): "
     "little-endian uint32 ids and uint64 seeds as bytes.  Blocks." },
+  { "read", (PyCFunction)(void (*) (void))seed_state_read, METH_VARARGS | METH_KEYWORDS,
+    "read(stream=None)\n--\n\n(seeds, epochs) of every env, as lists, ordered on "
+    "*stream* after what was enqueued there (tg_seed_state_read()).  Blocks." },
+  { "write", (PyCFunction)(void (*) (void))seed_state_write,
+    METH_VARARGS | METH_KEYWORDS,
+    "write(seeds=None, epochs=None, stream=None)\n--\n\nSets the seed and the "
+    "epoch of every env from sequences of n_envs ints (None keeps that half), "
+    "ordered on *stream* (tg_seed_state_write()).  Blocks." },
   { "snapshot", (PyCFunction)(void (*) (void))seed_state_snapshot,
     METH_VARARGS | METH_KEYWORDS,
     "snapshot(stream=None)\n--\n\nThe state as bytes, for a checkpoint "

@@ -4,12 +4,11 @@ libtrackgen, the capture family under CaptureError.
 The native module raises them; track_gen.exec exports them.  Every instance
 carries the GError it stands for: ``domain`` (the quark's name, such as
 ``"tg-capture-error-quark"``), ``code`` (the enum value), ``message``, and
-the ``producer``, ``stage`` and ``binding`` the message names (None when it
-names none).
+the ``producer``, ``stage`` and ``binding`` it concerns, as libtrackgen set
+them (None when it concerns none).
 """
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 __all__ = [
@@ -24,16 +23,6 @@ __all__ = [
     "RebindAfterCaptureWarning",
 ]
 
-# libtrackgen names what a message is about this way, always quoted.
-_PRODUCER = re.compile(r"producer '([^']*)'")
-_STAGE = re.compile(r"(?:, (?:loop )?stage|stage) '([^']*)'")
-_BINDING = re.compile(r"binding '([^']*)'")
-
-
-def _first(pattern: "re.Pattern[str]", message: str) -> Optional[str]:
-    match = pattern.search(message)
-    return match.group(1) if match else None
-
 
 class TrackGenError(Exception):
     """Base of every error TrackGen raises: a libtrackgen GError.
@@ -45,22 +34,28 @@ class TrackGenError(Exception):
             ``"tg-state-error-quark"``, or ``"tg-python-error-quark"`` for an
             exception a Python stage raised).
         code: the code in that domain (for CudaError the ``cudaError_t``).
-        producer: the producer the message names, or None.
-        stage: the stage the message names, or None.
-        binding: the binding the message names, or None.
+        producer: the name of the producer the error concerns, or None.
+        stage: the name of the stage it concerns, or None.
+        binding: the name of the binding it concerns, or None.
+
+    libtrackgen sets the last three (tg_error_get_producer() and its kin);
+    they are never read from the message.
     """
 
-    def __init__(self, message: str, domain: str = "", code: int = 0) -> None:
+    def __init__(self, message: str, domain: str = "", code: int = 0,
+                 producer: Optional[str] = None, stage: Optional[str] = None,
+                 binding: Optional[str] = None) -> None:
         super().__init__(message)
         self.message = message
         self.domain = domain
         self.code = code
-        self.producer = _first(_PRODUCER, message)
-        self.stage = _first(_STAGE, message)
-        self.binding = _first(_BINDING, message)
+        self.producer = producer
+        self.stage = stage
+        self.binding = binding
 
     def __reduce__(self):
-        return (type(self), (self.message, self.domain, self.code))
+        return (type(self), (self.message, self.domain, self.code, self.producer,
+                             self.stage, self.binding))
 
 
 class CaptureError(TrackGenError):

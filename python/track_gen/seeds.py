@@ -15,23 +15,17 @@ be captured; the blocking ones (``set_seeds``, ``read``, ``snapshot``,
 from __future__ import annotations
 
 import struct
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence
 
 from track_gen import _native
 
 __all__ = ["SeedState", "effective_seed", "env_seed", "mix64"]
 
-_MASK64 = (1 << 64) - 1
-_MAGIC = b"TGSEEDS\0"
-_VERSION = 2
-
 
 def mix64(z: int) -> int:
-    """SplitMix64's finalizer (tg_mix64()), a bijection of 64-bit integers."""
-    z &= _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
+    """SplitMix64's finalizer (tg_mix64()), a bijection of 64-bit integers;
+    *z* is an int from 0 to 2**64 - 1."""
+    return _native.mix64(z)
 
 
 def effective_seed(seed: int, epoch: int) -> int:
@@ -91,12 +85,12 @@ class SeedState(_native.SeedState):
            stream: Any = None) -> "SeedState":
         """A state whose env i is at (seeds[i], epochs[i]): to regenerate given
         tracks standalone, bit for bit.  Blocks."""
-        if len(seeds) != len(epochs):
-            raise ValueError("epochs: %d of them for %d seeds" % (len(epochs), len(seeds)))
-        snapshot = (_MAGIC + struct.pack("<IIII", _VERSION, len(seeds), 0, 0)
-                    + _pack("seeds", "Q", seeds) + _pack("epochs", "I", epochs))
         state = cls.from_seeds(seeds, device=device)
-        state.restore(snapshot, stream)
+        try:
+            state.write(None, epochs, stream)
+        except BaseException:
+            state.close()
+            raise
         return state
 
     def set_seeds(self, env_ids: Sequence[int], seeds: Sequence[int],
@@ -108,16 +102,6 @@ class SeedState(_native.SeedState):
             raise ValueError("seeds: %d of them for %d env ids" % (len(seeds), len(env_ids)))
         self._set_seeds(_pack("env_ids", "I", env_ids), _pack("seeds", "Q", seeds),
                         stream)
-
-    def read(self, stream: Any = None) -> Tuple[List[int], List[int]]:
-        """(seeds, epochs) of every env, as lists, ordered on *stream* after what
-        was enqueued there (tg_seed_state_read()).  Blocks."""
-        data = self.snapshot(stream)
-        n = self.n_envs
-        header = 24
-        seeds = list(struct.unpack_from("<%dQ" % n, data, header))
-        epochs = list(struct.unpack_from("<%dI" % n, data, header + 8 * n))
-        return seeds, epochs
 
     def __enter__(self) -> "SeedState":
         return self

@@ -1,5 +1,5 @@
 """The exception classes of track_gen: one per GError domain, the capture
-family under CaptureError, the producer, stage and binding a message names,
+family under CaptureError, the producer, stage and binding C sets,
 and RebindAfterCaptureWarning as a real warning category.  Host only."""
 import pickle
 import sys
@@ -22,25 +22,29 @@ class Classes(unittest.TestCase):
         self.assertTrue(issubclass(tx.StateError, RuntimeError))
         self.assertTrue(issubclass(tx.RebindAfterCaptureWarning, UserWarning))
 
-    def test_names_parsed_from_the_message(self):
-        e = tx.StateError("producer 'tracks', stage 'relax' uses binding 'flag', which is "
-                          "not bound: bind at least 4 bytes", "tg-state-error-quark", 1)
-        self.assertEqual((e.producer, e.stage, e.binding), ("tracks", "relax", "flag"))
-        self.assertEqual((e.domain, e.code), ("tg-state-error-quark", 1))
-        e = tx.StateError("producer 'p', loop stage 'l': its flag binding 'go' (0x1) and "
-                          "its status binding 'st' (0x1) overlap", "tg-state-error-quark", 6)
-        self.assertEqual((e.stage, e.binding), ("l", "go"))
-        e = tx.CudaError("cudaMalloc failed: cudaErrorMemoryAllocation", "tg-cuda-error-quark",
-                         2)
+    def test_fields_come_from_c_never_from_the_message(self):
+        e = tx.StateError("producer 'tracks', stage 'relax' uses binding 'flag'",
+                          "tg-state-error-quark", 1)
         self.assertEqual((e.producer, e.stage, e.binding), (None, None, None))
+        p = tx.Producer("fields")
+        first = p.add_device_stage("first", lambda ctx: None)
+        with self.assertRaises(tx.ArgumentError) as caught:
+            p.declare_binding(first, "x", 0)
+        e = caught.exception
+        self.assertEqual((e.producer, e.stage, e.binding), ("fields", "first", "x"))
+        with self.assertRaises(tx.ArgumentError) as caught:
+            p.add_device_stage("first", lambda ctx: None)
+        self.assertEqual((caught.exception.producer, caught.exception.stage,
+                          caught.exception.binding), ("fields", "first", None))
+        p.close()
 
     def test_pickles(self):
         e = tx.NotCapturableError("producer 'a', stage 'b' is not capture-safe",
-                                  "tg-capture-error-quark", 1)
+                                  "tg-capture-error-quark", 1, producer="a", stage="b")
         f = pickle.loads(pickle.dumps(e))
         self.assertIs(type(f), tx.NotCapturableError)
-        self.assertEqual((f.message, f.domain, f.code, f.stage), (e.message, e.domain,
-                                                                  e.code, "b"))
+        self.assertEqual((f.message, f.domain, f.code, f.producer, f.stage, f.binding),
+                         (e.message, e.domain, e.code, "a", "b", None))
 
     def test_raised_by_the_native_module(self):
         with self.assertRaises(tx.ArgumentError) as caught:
@@ -56,6 +60,38 @@ class Classes(unittest.TestCase):
 
 class Arguments(unittest.TestCase):
     """What the Python layer refuses before any CUDA call."""
+
+    def test_stage_builders_raise_libtrackgens_errors(self):
+        p = tx.Producer("builders")
+        first = p.add_device_stage("first", lambda ctx: None)
+        cases = [
+            (lambda: p.add_device_stage("first", lambda ctx: None), tx.ArgumentError, 2,
+             "stage 'first': an earlier stage has this name"),
+            (lambda: p.add_loop_stage("loop", lambda ctx: None, flag="go", status="go",
+                                      max_iters=4), tx.ArgumentError, 2, "both 'go'"),
+            (lambda: p.add_loop_stage("loop", lambda ctx: None, flag="go", status="st",
+                                      max_iters=0), tx.ArgumentError, 1, "max_iters 0"),
+            (lambda: p.add_switch_stage("sw", [], index="i"), tx.ArgumentError, 5,
+             "at least one case"),
+            (lambda: p.declare_binding(7, "x", 4), tx.ArgumentError, 1,
+             "stage 7 does not exist"),
+            (lambda: p.declare_binding(first, "x", 0), tx.ArgumentError, 5,
+             "binding 'x': min_size"),
+            (lambda: p.set_stage_condition(9, "go"), tx.ArgumentError, 1,
+             "stage 9 does not exist"),
+            (lambda: p.set_stage_else(first, lambda ctx: None), tx.ArgumentError, 0,
+             "not a DEVICE stage with a condition"),
+        ]
+        for call, cls, code, text in cases:
+            with self.subTest(text=text), self.assertRaises(cls) as caught:
+                call()
+            e = caught.exception
+            self.assertEqual(e.domain, "tg-argument-error-quark")
+            self.assertEqual(e.code, code)
+            self.assertIn("producer 'builders'", e.message)
+            self.assertIn(text, e.message)
+        self.assertEqual(p.n_stages, 1)
+        p.close()
 
     def test_conditions(self):
         self.assertIsNone(tx.unconditional().flag_ptr)

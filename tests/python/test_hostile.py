@@ -78,7 +78,7 @@ for value in (-1, 2 ** 32):
     row("env_seed env %d" % value, lambda f, v=value: seeds.env_seed(1, v),
         OverflowError, "env")
     row("at epochs %d" % value, lambda f, v=value: seeds.SeedState.at([1, 2], [0, v]),
-        OverflowError, "epochs[1]")
+        OverflowError, "epochs[1]", gpu=True)
 row("effective_seed float seed", lambda f: seeds.effective_seed(1.0, 0), TypeError,
     "seed")
 row("effective_seed bool epoch", lambda f: seeds.effective_seed(1, True), TypeError,
@@ -127,11 +127,13 @@ row("Producer device float", lambda f: tx.Producer("p", 0.0), TypeError, "device
 row("Producer device str", lambda f: tx.Producer("p", "0"), TypeError, "device")
 row("Producer empty name", lambda f: tx.Producer(""), ValueError, "name")
 row("Producer name not str", lambda f: tx.Producer(3), TypeError)
-for value in (0, -1, 2 ** 31, 2 ** 32 + 1):
+# The C width is checked here, the cap's range by libtrackgen (ArgumentError).
+for value, exc in ((0, tx.ArgumentError), (2 ** 31, tx.ArgumentError),
+                   (-1, OverflowError), (2 ** 32 + 1, OverflowError)):
     row("add_loop_stage max_iters %d" % value,
         lambda f, v=value: f.producer().add_loop_stage(
             "loop", lambda ctx: None, flag="go", status="status", max_iters=v),
-        ValueError, "max_iters")
+        exc, "max_iters")
 row("add_loop_stage max_iters float",
     lambda f: f.producer().add_loop_stage("loop", lambda ctx: None, flag="go",
                                           status="status", max_iters=3.0),

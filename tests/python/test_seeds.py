@@ -57,6 +57,12 @@ class Host(unittest.TestCase):
                                (M64, 0xFFFFFFFF, 0xD3C3FC2C2DE810EC)]:
             self.assertEqual(seeds.env_seed(base, env), out)
 
+    def test_mix64_takes_64_bit_ints_only(self):
+        # libtrackgen's tg_mix64(): no value wraps to another.
+        for bad, cls in ((-1, OverflowError), (1 << 64, OverflowError), (1.0, TypeError)):
+            with self.subTest(bad=bad), self.assertRaises(cls):
+                seeds.mix64(bad)
+
     def test_zero_envs_refused(self):
         with self.assertRaises(tx.ArgumentError) as caught:
             seeds.SeedState(0)
@@ -113,6 +119,22 @@ class Device(tgtest.GpuCase):
                              [seeds.effective_seed(x, k)
                               for x, k in zip(s[:5], [0, 1, 2, 2 ** 32 - 1, 9])])
             at.close()
+
+    def test_write_every_env(self):
+        n = 8
+        with seeds.SeedState(n, 3) as state:
+            want_s = [M64 - i for i in range(n)]
+            want_e = [2 ** 32 - 1] + list(range(1, n))
+            state.write(want_s, want_e)
+            self.assertEqual(state.read(), (want_s, want_e))
+            state.write(epochs=[0] * n)
+            self.assertEqual(state.read(), (want_s, [0] * n))
+            for kwargs, cls in (({"seeds": [0] * (n - 1)}, ValueError),
+                                ({"epochs": [2 ** 32] * n}, OverflowError),
+                                ({"seeds": [-1] * n}, OverflowError)):
+                with self.subTest(kwargs=kwargs), self.assertRaises(cls):
+                    state.write(**kwargs)
+            self.assertEqual(state.read(), (want_s, [0] * n))
 
     def test_shards_equal_one_state(self):
         base, n = 5, 300
