@@ -124,15 +124,33 @@ error_class (TgpyState *state, const GError *error)
   return state->error;
 }
 
+/* @error's code: a member of its domain's code enum (an int for CUDA's
+ * codes and other domains). */
+static PyObject *
+error_code (TgpyState *state, const GError *error)
+{
+  PyObject *cls = error->domain == TG_CAPTURE_ERROR    ? state->capture_error_code
+                  : error->domain == TG_ARGUMENT_ERROR ? state->argument_error_code
+                  : error->domain == TG_STATE_ERROR    ? state->state_error_code
+                                                       : NULL;
+
+  return cls != NULL ? tgpy_enum_value (cls, error->code) : PyLong_FromLong (error->code);
+}
+
 PyObject *
 tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
 {
+  PyObject *code = error_code (state, error);
   /* The fields as libtrackgen set them: never parsed from the message. */
-  PyObject *exc = PyObject_CallFunction (
-      error_class (state, error), "ssizzz", error->message,
-      g_quark_to_string (error->domain), error->code, tg_error_get_producer (error),
-      tg_error_get_stage (error), tg_error_get_binding (error));
+  PyObject *exc = code == NULL ? NULL
+                               : PyObject_CallFunction (
+                                     error_class (state, error), "ssOzzz", error->message,
+                                     g_quark_to_string (error->domain), code,
+                                     tg_error_get_producer (error),
+                                     tg_error_get_stage (error),
+                                     tg_error_get_binding (error));
 
+  Py_XDECREF (code);
   g_error_free (error);
   if (exc != NULL)
     {

@@ -191,7 +191,11 @@ native_capture_info (PyObject *module, PyObject *stream_obj)
           graph = NULL;
         }
     }
-  return Py_BuildValue ("(iKN)", (int)capture, id,
+  return Py_BuildValue ("(NKN)",
+                        tgpy_enum_value (
+                            ((TgpyState *)PyModule_GetState (module))->capture_state_enum,
+                            capture),
+                        id,
                         graph != NULL ? PyLong_FromVoidPtr (graph)
                                       : (Py_INCREF (Py_None), Py_None));
 }

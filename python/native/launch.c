@@ -85,7 +85,8 @@ launch_dealloc (TgpyLaunch *self)
 
 GETTER (device, PyLong_FromLong (tg_launch_get_device (launch)))
 GETTER (stream, PyLong_FromVoidPtr (tg_launch_get_stream (launch)))
-GETTER (policy, PyLong_FromLong (tg_launch_get_policy (launch)))
+GETTER (policy, tgpy_enum_value (tgpy_state_of (self)->policy_enum,
+                                  tg_launch_get_policy (launch)))
 GETTER (is_capturing, PyBool_FromLong (tg_launch_is_capturing (launch)))
 GETTER (capture_id, PyLong_FromUnsignedLongLong (tg_launch_get_capture_id (launch)))
 GETTER (depth, PyLong_FromUnsignedLong (tg_launch_get_depth (launch)))

@@ -122,7 +122,8 @@ native_exec (PyObject *module)
 {
   TgpyState *state = state_of_module (module);
 
-  if (load_errors (state) < 0 || tgpy_producer_init_type (module, state) < 0
+  if (load_errors (state) < 0 || tgpy_enums_init (module, state) < 0
+      || tgpy_producer_init_type (module, state) < 0
       || tgpy_launch_init_types (module, state) < 0
       || tgpy_condition_init_type (module, state) < 0
       || tgpy_seeds_init_type (module, state) < 0
@@ -154,6 +155,14 @@ native_exec (PyObject *module)
   X (seed_state_type)                                                                  \
   X (scope_type)                                                                       \
   X (unconditional)                                                                    \
+  X (policy_enum)                                                                      \
+  X (stage_flags_enum)                                                                 \
+  X (capture_state_enum)                                                               \
+  X (loop_end_enum)                                                                    \
+  X (rebind_outcome_enum)                                                              \
+  X (capture_error_code)                                                               \
+  X (argument_error_code)                                                              \
+  X (state_error_code)                                                                 \
   X (runner)
 
 static int

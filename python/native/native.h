@@ -41,6 +41,15 @@ typedef struct
   PyObject *seed_state_type;
   PyObject *scope_type;
   PyObject *unconditional; /* the Condition that always runs */
+  /* The C enums as Python enum classes (enums.c). */
+  PyObject *policy_enum;
+  PyObject *stage_flags_enum;
+  PyObject *capture_state_enum;
+  PyObject *loop_end_enum;
+  PyObject *rebind_outcome_enum;
+  PyObject *capture_error_code;
+  PyObject *argument_error_code;
+  PyObject *state_error_code;
   /* runner(func, ctx) calls every stage, body and host stage written in
    * Python (track_gen.exec sets it: torch's stream and memory pool around
    * the call); NULL calls func(ctx). */
@@ -118,6 +127,14 @@ int tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
                      gpointer *out, gsize *n);
 /* Adds _pack_uints() to the module. */
 int tgpy_convert_init (PyObject *module);
+
+/* ------------------------------------------------------------------------ */
+/* enums.c                                                                   */
+
+/* Builds the enum classes into @state and the module. */
+int tgpy_enums_init (PyObject *module, TgpyState *state);
+/* The member of enum class @cls for @value, or an int for a value it lacks. */
+PyObject *tgpy_enum_value (PyObject *cls, long value);
 
 /* ------------------------------------------------------------------------ */
 /* objects.c: streams and arrays as the ecosystem passes them                */

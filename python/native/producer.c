@@ -753,7 +753,8 @@ producer_resolve (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
   Py_END_ALLOW_THREADS;
   if (!ok)
     return tgpy_raise (state, error, NULL);
-  return Py_BuildValue ("(iN)", (int)decided, PyLong_FromVoidPtr (resolved));
+  return Py_BuildValue ("(NN)", tgpy_enum_value (state->policy_enum, decided),
+                        PyLong_FromVoidPtr (resolved));
 }
 
 static PyObject *
@@ -767,11 +768,13 @@ producer_runner_stats (PyObject *obj, PyObject *unused)
   Py_BEGIN_ALLOW_THREADS;
   tg_producer_get_runner_stats (self->producer, &s);
   Py_END_ALLOW_THREADS;
-  return Py_BuildValue ("(IKKKKKi)", s.n_segments, (unsigned long long)s.n_captures,
+  return Py_BuildValue ("(IKKKKKN)", s.n_segments, (unsigned long long)s.n_captures,
                         (unsigned long long)s.n_replays,
                         (unsigned long long)s.n_updates,
                         (unsigned long long)s.n_recaptures,
-                        (unsigned long long)s.n_rebinds, (int)s.last_rebind);
+                        (unsigned long long)s.n_rebinds,
+                        tgpy_enum_value (tgpy_state_of (obj)->rebind_outcome_enum,
+                                         s.last_rebind));
 }
 
 static PyObject *

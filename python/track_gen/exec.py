@@ -27,7 +27,6 @@ lives as long as the graph holding the work (see ``LaunchContext.keep``).
 """
 from __future__ import annotations
 
-import enum
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Tuple
@@ -51,6 +50,9 @@ __all__ = [
     "CaptureState",
     "LoopEnd",
     "RebindOutcome",
+    "CaptureErrorCode",
+    "ArgumentErrorCode",
+    "StateErrorCode",
     "Condition",
     "unconditional",
     "conditional",
@@ -86,58 +88,16 @@ StreamLike = Any
 ArrayLike = Any
 
 
-class Policy(enum.IntEnum):
-    """How a producer call reaches the GPU (TgPolicy)."""
-
-    #: RECORD under a capture, else REPLAY when every device stage is
-    #: capture-safe, else EAGER.
-    AUTO = 0
-    #: Launch every stage on the stream now; HOST stages run inline.
-    EAGER = 1
-    #: Capture the device stages once into graphs of the producer's own and
-    #: launch those; HOST stages run between them.
-    REPLAY = 2
-    #: Record every stage into the capture in progress on the stream.
-    RECORD = 3
-
-
-class StageFlags(enum.IntFlag):
-    """Declarations a stage makes up front (TgStageFlags)."""
-
-    #: Not capture-safe: AUTO runs the producer eagerly.
-    NONE = 0
-    #: The stage only enqueues work on ``ctx.stream``.
-    CAPTURE_SAFE = 1
-    #: The stage launches only on the legacy default stream (a plugin).
-    LEGACY_STREAM = 2
-
-
-class CaptureState(enum.IntEnum):
-    """A stream's capture state as TrackGen sees it (TgCaptureState)."""
-
-    NONE = 0
-    ACTIVE = 1
-    INVALIDATED = 2
-    #: The legacy stream while a blocking stream captures.
-    IMPLICIT = 3
-
-
-class LoopEnd(enum.IntEnum):
-    """Why a bounded loop ended: the second int32 of its status (TgLoopEnd)."""
-
-    NONE = 0
-    CONVERGED = 1
-    CAPPED = 2
-    SKIPPED = 3
-
-
-class RebindOutcome(enum.IntEnum):
-    """How the last rebind of an own graph was absorbed (TgRebindOutcome)."""
-
-    NONE = 0
-    UPDATED = 1
-    RECAPTURED = 2
-
+# The C headers' enums, exported by the native module (values never
+# retyped here).
+Policy = _native.Policy
+StageFlags = _native.StageFlags
+CaptureState = _native.CaptureState
+LoopEnd = _native.LoopEnd
+RebindOutcome = _native.RebindOutcome
+CaptureErrorCode = _native.CaptureErrorCode
+ArgumentErrorCode = _native.ArgumentErrorCode
+StateErrorCode = _native.StateErrorCode
 
 Condition = _native.Condition
 LaunchContext = _native.LaunchContext
@@ -202,8 +162,7 @@ class GraphRunner:
     @property
     def stats(self) -> RunnerStats:
         """The counters now (tg_producer_get_runner_stats())."""
-        s = self._producer._runner_stats()
-        return RunnerStats(*s[:6], RebindOutcome(s[6]))
+        return RunnerStats(*self._producer._runner_stats())
 
     def __repr__(self) -> str:
         return "GraphRunner(%r, %r)" % (self._producer.name, self.stats)
@@ -366,8 +325,7 @@ def resolve(producer: Producer, stream: StreamLike = None, policy: int = Policy.
             condition: Optional[Condition] = None) -> Tuple[Policy, int]:
     """The policy and the stream a call of *producer* would use, without running
     it (tg_producer_resolve()): the policy table of the design, once."""
-    p, s = producer.resolve(stream, policy, condition)
-    return Policy(p), s
+    return producer.resolve(stream, policy, condition)
 
 
 def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
@@ -382,7 +340,7 @@ def capture_state(stream: StreamLike) -> Tuple[CaptureState, int]:
     """(state, capture id) of *stream*, without disturbing a capture in
     progress (tg_stream_get_capture_state())."""
     state, capture_id, _graph = _native.capture_info(stream)
-    return CaptureState(state), capture_id
+    return state, capture_id
 
 
 def is_capturing(stream: StreamLike) -> bool:
