@@ -157,7 +157,7 @@ binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
     return -1;
   if (!PyUnicode_Check (name))
     {
-      PyErr_SetString (PyExc_TypeError, "a binding name is a str");
+      PyErr_SetString (PyExc_TypeError, "name: a binding's name is a str");
       return -1;
     }
   s = PyUnicode_AsUTF8AndSize (name, NULL);
@@ -546,6 +546,18 @@ host_buffer (PyObject *obj, const char *what, gboolean writable, void **ptr,
   return -1;
 }
 
+/* A copy of some bytes needs both ends: libtrackgen takes NULL for misuse. */
+static int
+copy_ends_null (const void *dst, const void *src)
+{
+  if (dst != NULL && src != NULL)
+    return 0;
+  tgpy_argument_error (PyExc_ValueError, dst == NULL ? "dst" : "src",
+                       "a NULL address; pass the memory to copy %s",
+                       dst == NULL ? "to" : "from");
+  return -1;
+}
+
 #define RUN_OPS(self, ok, call)                                                        \
   G_STMT_START                                                                         \
   {                                                                                    \
@@ -579,6 +591,8 @@ ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   if (size < 0 || (dst_size >= 0 && size > dst_size))
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "pass a size that fits the destination");
+  if (size > 0 && copy_ends_null (dst, src) < 0)
+    return NULL;
   RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
   if (!ok)
     return NULL;
@@ -608,6 +622,8 @@ ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   if (size < 0 || (src_size >= 0 && size > src_size))
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "pass a size that fits the source");
+  if (size > 0 && copy_ends_null (dst, src) < 0)
+    return NULL;
   /* A copy replayed by a graph reads its source again: keep the object. */
   if (tg_launch_is_capturing (self->launch))
     {

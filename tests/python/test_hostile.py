@@ -438,6 +438,56 @@ for label, use in (("synchronize", lambda ops: ops.synchronize()),
     row("HostOps kept: " + label,
         lambda f, u=use: u(ran(f, lambda ops: ops, host=True)), tx.StateError,
         "HostOps", "returned", gpu=True)
+row("HostOps.copy_to_host to address 0",
+    lambda f: ran(f, lambda ops: ops.copy_to_host(0, f.tensor(4), 16), host=True),
+    ValueError, "dst", "NULL", gpu=True)
+row("HostOps.copy_to_device from address 0",
+    lambda f: ran(f, lambda ops: ops.copy_to_device(f.tensor(4), 0, 16), host=True),
+    ValueError, "src", "NULL", gpu=True)
+row("HostOps.copy_to_host size -1",
+    lambda f: ran(f, lambda ops: ops.copy_to_host(bytearray(4), f.tensor(1), -1),
+                  host=True), ValueError, "size", gpu=True)
+row("HostOps.copy_to_host past the destination",
+    lambda f: ran(f, lambda ops: ops.copy_to_host(bytearray(4), f.tensor(4), 16),
+                  host=True), ValueError, "size", gpu=True)
+row("HostOps.copy_to_device from a str",
+    lambda f: ran(f, lambda ops: ops.copy_to_device(f.tensor(4), "data"), host=True),
+    TypeError, "src", gpu=True)
+row("HostOps.enqueue not callable",
+    lambda f: ran(f, lambda ops: ops.enqueue(42), host=True), TypeError, "func",
+    gpu=True)
+row("ctx.if_ then not callable",
+    lambda f: ran(f, lambda ctx: ctx.if_(None, 42)), TypeError, "then", gpu=True)
+row("ctx.if_ otherwise not callable",
+    lambda f: ran(f, lambda ctx: ctx.if_(None, print, 42)), TypeError, "otherwise",
+    gpu=True)
+row("ctx.while_ body not callable",
+    lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1), 2, f.tensor(2), 42)),
+    TypeError, "body", gpu=True)
+for value in (0, -1, 2 ** 31):
+    row("ctx.while_ max_iters %d" % value,
+        lambda f, v=value: ran(f, lambda ctx: ctx.while_(f.tensor(1), v, f.tensor(2),
+                                                          print)),
+        ValueError, "max_iters", gpu=True)
+row("ctx.while_ bool flag",
+    lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1, "bool"), 2, f.tensor(2), print)),
+    tx.ArgumentError, "flag", ".int()", gpu=True)
+row("ctx.while_ status of one int32",
+    lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1), 2, f.tensor(1), print)),
+    tx.ArgumentError, "status", "fewer", gpu=True)
+row("ctx.switch uint8 index",
+    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1, "uint8"), [print])),
+    tx.ArgumentError, "index", ".int()", gpu=True)
+row("ctx.switch no case",
+    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1), [])), ValueError, "cases",
+    gpu=True)
+row("ctx.switch case not callable",
+    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1), [print, 3])), TypeError,
+    "cases", gpu=True)
+row("ctx.binding undeclared",
+    lambda f: ran(f, lambda ctx: ctx.binding("nothing")), KeyError, "nothing", gpu=True)
+row("ctx.binding not a str",
+    lambda f: ran(f, lambda ctx: ctx.binding(3)), TypeError, "binding", gpu=True)
 row("a stage re-runs its own producer",
     lambda f: reentrant(f, lambda p, ctx: p.run(ctx.stream)), tx.StateError,
     "already running", gpu=True)
