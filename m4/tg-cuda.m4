@@ -42,6 +42,8 @@ AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cuda_runtime_api.h>
   [AC_MSG_RESULT([yes])],
   [AC_MSG_RESULT([no])
    AC_MSG_ERROR([the CUDA runtime (cuda_runtime_api.h and libcudart, version >= 12.4) was not found under $CUDA_HOME; pass --with-cuda=DIR])])
+AC_CHECK_HEADER([nvtx3/nvToolsExt.h], [],
+  [AC_MSG_ERROR([NVTX 3 (nvtx3/nvToolsExt.h, header-only, part of the CUDA toolkit) was not found under $CUDA_HOME/include])])
 CPPFLAGS=$tg_save_CPPFLAGS; LIBS=$tg_save_LIBS
 
 AC_MSG_CHECKING([which GPU targets to build])

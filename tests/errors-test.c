@@ -255,6 +255,28 @@ test_stage_fails_silently (Fixture *fx, gconstpointer data)
   g_assert_null (tg_error_get_binding (error));
 }
 
+/* A CUDA error names its call site from the source tree's root, never the
+ * build machine's directories (-fmacro-prefix-map): without a device, the
+ * device check's first CUDA call fails on the host. */
+static void
+test_cuda_error_names_no_build_path (void)
+{
+  g_autoptr (GError) error = NULL;
+  const char *at;
+
+  if (tg_test_have_gpu ())
+    {
+      g_test_skip ("no CUDA call fails on a working device (faultsweep's "
+                   "injected errors name their call sites there)");
+      return;
+    }
+  g_assert_false (tg_device_check (0, &error));
+  g_assert_true (error->domain == TG_CUDA_ERROR);
+  at = strstr (error->message, " failed at ");
+  g_assert_nonnull (at);
+  g_assert_true (g_str_has_prefix (at + strlen (" failed at "), "lib/exec/device.c:"));
+}
+
 /* A caller's domain registered with fields, as the Python package's is. */
 static GQuark
 own_error_quark (void)
@@ -294,7 +316,13 @@ test_fields_set_by_c (void)
   g_assert_cmpstr (tg_error_get_producer (error), ==, "fields");
   g_assert_null (tg_error_get_stage (error));
   g_assert_null (tg_error_get_binding (error));
-  /* The message is never parsed. */
+  /* Set by whoever makes the error (a binding's own checks), and cleared;
+   * the message is never parsed. */
+  tg_error_set_fields (error, NULL, "s", "b");
+  g_assert_null (tg_error_get_producer (error));
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "s");
+  g_assert_cmpstr (tg_error_get_binding (error), ==, "b");
+  tg_error_set_fields (foreign, "x", NULL, NULL);
   g_assert_null (tg_error_get_producer (foreign));
   /* Registering is idempotent; the quark name is kept. */
   g_assert_cmpuint (own_error_quark (), ==, own_error_quark ());
@@ -342,6 +370,7 @@ main (int argc, char **argv)
                    test_host_memory_condition);
   TG_TEST_ADD_GPU ("/errors/state/loop-bindings-overlap", test_loop_bindings_overlap);
   TG_TEST_ADD_GPU ("/errors/state/stage-fails-silently", test_stage_fails_silently);
+  g_test_add_func ("/errors/cuda/no-build-path", test_cuda_error_names_no_build_path);
   g_test_add_func ("/errors/fields/set-by-c", test_fields_set_by_c);
   TG_TEST_ADD_GPU ("/errors/fields/stage-error", test_stage_error_fields);
   return g_test_run ();

@@ -197,6 +197,16 @@ count_code (Tally *t, const GError *error)
   g_hash_table_replace (t->codes, key, GUINT_TO_POINTER (n + 1));
 }
 
+/* A CUDA error's call site is named from the source tree's root
+ * (-fmacro-prefix-map), never from the build machine's directories. */
+static gboolean
+names_build_path (const char *message)
+{
+  const char *at = strstr (message, " failed at ");
+
+  return at != NULL && !g_str_has_prefix (at + strlen (" failed at "), "lib/");
+}
+
 /* (1): how the failure of call @k came back; the run made @made calls. */
 static void
 classify (Tally *t, guint64 k, guint64 made, gboolean ok, const GError *error,
@@ -211,6 +221,12 @@ classify (Tally *t, guint64 k, guint64 made, gboolean ok, const GError *error,
       g_string_append_printf (
           line, "FAIL not reached: the run made only %" G_GUINT64_FORMAT " calls",
           made);
+    }
+  else if (!ok && error != NULL && error->domain != FS_ERROR && message[0] != '\0'
+           && names_build_path (message))
+    {
+      t->wrong++;
+      g_string_append_printf (line, "FAIL a call site outside lib/: %s", message);
     }
   else if (!ok && error != NULL && error->domain != FS_ERROR && message[0] != '\0')
     {

@@ -394,6 +394,53 @@ test_nested_calls (TgTestGpu *f, gconstpointer data)
   tg_test_device_free (counter);
 }
 
+/* NVTX ranges: off by default, TG_NVTX=1 turns them on until tg_set_nvtx(). */
+static void
+test_nvtx_switch (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_assert_true (g_setenv ("TG_NVTX", "1", TRUE));
+      g_assert_true (tg_get_nvtx ());
+      tg_set_nvtx (FALSE);
+      g_assert_false (tg_get_nvtx ());
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+  g_unsetenv ("TG_NVTX");
+  g_assert_false (tg_get_nvtx ());
+  tg_set_nvtx (TRUE);
+  g_assert_true (tg_get_nvtx ());
+  tg_set_nvtx (FALSE);
+}
+
+/* With ranges on, every policy gives the same results (no tool attached:
+ * NVTX's calls are its own no-ops; under nsys the ranges show). */
+static void
+test_nvtx_ranges_change_nothing (TgTestGpu *f, gconstpointer data)
+{
+  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_AUTO };
+  g_autoptr (GError) error = NULL;
+  TgTestCounted c;
+  TgProducer *p;
+
+  TG_TEST_REQUIRE_GPU ();
+  tg_set_nvtx (TRUE);
+  tg_test_counted_init (&c, 5);
+  p = tg_test_counted_new (&c, TG_STAGE_CAPTURE_SAFE);
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+    g_assert_true (
+        tg_producer_run (p, f->stream, policies[i], tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  tg_test_counted_expect (&c, 5);
+  g_assert_cmpint (c.calls, ==, 2); /* EAGER, REPLAY's capture; AUTO replays */
+  tg_set_nvtx (FALSE);
+  tg_producer_unref (p);
+  tg_test_counted_clear (&c);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -409,5 +456,8 @@ main (int argc, char **argv)
                        test_rebind_handler);
   TG_TEST_ADD_GPU ("/producer/run/reentrant-call-fails", test_reentrant_call_fails);
   TG_TEST_ADD_GPU ("/producer/run/nested-ten-deep", test_nested_calls);
+  g_test_add_func ("/producer/nvtx/env-and-switch", test_nvtx_switch);
+  TG_TEST_ADD_GPU ("/producer/nvtx/ranges-change-nothing",
+                   test_nvtx_ranges_change_nothing);
   return g_test_run ();
 }

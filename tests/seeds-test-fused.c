@@ -164,6 +164,27 @@ test_refusals (Fixture *f, gconstpointer data)
       tg_seed_state_advance_fill (state, f->stream, host_mask, n, out, n, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
   g_clear_error (&error);
+  /* Arrays that share memory with the state's own, or with each other: the
+   * kernel would overwrite what it reads (issue 27 §5). */
+  g_assert_false (tg_seed_state_advance_fill (
+      state, f->stream, mask, n, (guint64 *)tg_seed_state_get_seeds (state), n,
+      &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "overlaps the state's own"));
+  g_clear_error (&error);
+  g_assert_false (tg_seed_state_fill_effective (
+      state, f->stream, (guint64 *)tg_seed_state_get_epochs (state), n, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (tg_seed_state_advance (
+      state, f->stream, (const guint8 *)tg_seed_state_get_epochs (state), n, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (tg_seed_state_advance_fill (state, f->stream, (const guint8 *)out, n,
+                                              out, n, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "the mask"));
+  g_clear_error (&error);
   tgs_assert_unchanged (state, f->stream, &before);
 
   tgs_readback_clear (&before);

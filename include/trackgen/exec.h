@@ -156,7 +156,10 @@ GQuark tg_state_error_quark (void);
  * of GLib's extended errors, the producer, stage and binding their message
  * names, set where TrackGen makes the error or prefixes a stage's error
  * with `producer 'NAME', stage 'NAME': `; a binding that reads them never
- * parses the message.
+ * parses the message.  The TG_*_ERROR macros register a domain with its
+ * fields at first use: make errors of these domains through them (a quark
+ * taken from the domain's name before that would make errors without
+ * fields, which GLib then frees as errors with fields).
  * @param error an error
  * @return the producer's name (transfer none, valid as long as @p error),
  *         or NULL when the error concerns none or its domain has no fields
@@ -172,6 +175,19 @@ const char *tg_error_get_stage (const GError *error);
  * @return the binding an error concerns, as tg_error_get_producer(), or NULL
  */
 const char *tg_error_get_binding (const GError *error);
+
+/**
+ * Sets the producer, stage and binding @p error concerns (each copied; NULL
+ * clears one), for code that makes errors of TrackGen's domains itself (a
+ * language binding checking an argument on TrackGen's behalf).  Nothing for
+ * an error of a domain without fields.
+ * @param error    an error
+ * @param producer the producer's name, or NULL
+ * @param stage    the stage's name, or NULL
+ * @param binding  the binding's name, or NULL
+ */
+void tg_error_set_fields (GError *error, const char *producer, const char *stage,
+                          const char *binding);
 
 /**
  * Registers @p name as an error domain whose errors carry the fields read by
@@ -211,7 +227,7 @@ GQuark tg_error_domain_register (const char *name);
  * @param device CUDA device ordinal
  * @param error  #TG_CUDA_ERROR (no device, driver too old, launch failure),
  *               #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such device) or
- *               #TG_ARGUMENT_ERROR_INVALID (the kernel wrote wrong values)
+ *               #TG_STATE_ERROR_FAILED (the kernel wrote wrong values)
  * @return TRUE when the device works
  */
 gboolean tg_device_check (int device, GError **error);
@@ -1233,7 +1249,7 @@ gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user
 /**
  * @defgroup exec-diagnostics Diagnostics
  * @ingroup exec
- * Live-object counters for leak checks.
+ * Live-object counters for leak checks, and NVTX ranges for profilers.
  * @{
  */
 
@@ -1259,6 +1275,25 @@ typedef struct
  * @param live (out) the counters
  */
 void tg_get_live_objects (TgLiveObjects *live);
+
+/**
+ * Turns NVTX ranges on or off, for every thread: a range named after the
+ * producer around each tg_producer_run(), and one named "producer/stage"
+ * around each stage the call runs on the host (EAGER, RECORD, the capture of
+ * REPLAY's own graph; a replay of that graph runs no stage on the host), so
+ * that Nsight Systems (`nsys profile --trace=cuda,nvtx`) shows TrackGen's
+ * work by name.  Off by default, at the cost of one predictable branch per
+ * call and stage; the environment variable `TG_NVTX=1` turns them on until
+ * this is called.  The ranges are NVTX 3's (header-only, from the CUDA
+ * toolkit): without a tool attached each is a no-op of NVTX's own.
+ * @param on TRUE to open ranges
+ */
+void tg_set_nvtx (gboolean on);
+
+/**
+ * @return whether NVTX ranges are on (tg_set_nvtx(), else `TG_NVTX=1`)
+ */
+gboolean tg_get_nvtx (void);
 
 /** @} */
 

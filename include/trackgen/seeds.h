@@ -186,7 +186,8 @@ gboolean tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream
  * @param mask_len    the mask's length in bytes (ignored when it is NULL)
  * @param error #TG_ARGUMENT_ERROR_SIZE_MISMATCH (mask_len != n_envs, or a
  *              mask allocation shorter than that), #TG_ARGUMENT_ERROR_INVALID
- *              (not device memory), #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+ *              (not device memory, or a mask that overlaps the state's own
+ *              seeds or epochs), #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
  *              #TG_CAPTURE_ERROR (see @ref seeds), #TG_CUDA_ERROR
  * @return TRUE when the work is enqueued
  */
@@ -217,7 +218,9 @@ gboolean tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
  * @param out_len    the length of @p device_out in elements
  * @param error #TG_ARGUMENT_ERROR_SIZE_MISMATCH (out_len < n_envs, or an
  *              allocation shorter than n_envs elements),
- *              #TG_ARGUMENT_ERROR_INVALID, #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+ *              #TG_ARGUMENT_ERROR_INVALID (not device memory, or an output
+ *              that overlaps the state's own seeds or epochs),
+ *              #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
  *              #TG_CAPTURE_ERROR (see @ref seeds), #TG_CUDA_ERROR
  * @return TRUE when the work is enqueued
  */
@@ -240,7 +243,9 @@ gboolean tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
  * @param mask_len    the mask's length in bytes (ignored when it is NULL)
  * @param device_out  device memory of the state's device
  * @param out_len     the length of @p device_out in elements
- * @param error as tg_seed_state_advance() and tg_seed_state_fill_effective()
+ * @param error as tg_seed_state_advance() and tg_seed_state_fill_effective();
+ *              #TG_ARGUMENT_ERROR_INVALID also for a mask that overlaps the
+ *              output
  * @return TRUE when the work is enqueued
  */
 gboolean tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,

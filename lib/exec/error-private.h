@@ -68,12 +68,6 @@ cudaError_t tg__fault_override_status (gboolean hit, cudaError_t status);
 void tg__set_error (GError **error, GQuark domain, gint code, const char *format, ...)
     G_GNUC_PRINTF (4, 5);
 
-/* Sets the producer, stage and binding @error concerns (NULL: none), read
- * back with tg_error_get_producer() and its kin; nothing for an error of a
- * domain without fields. */
-void tg__error_about (GError *error, const char *producer, const char *stage,
-                      const char *binding);
-
 /* tg__set_error(), with the producer, stage and binding it concerns. */
 void tg__set_error_about (GError **error, const char *producer, const char *stage,
                           const char *binding, GQuark domain, gint code,

@@ -127,12 +127,13 @@ replace (char **field, const char *value)
 }
 
 void
-tg__error_about (GError *error, const char *producer, const char *stage,
-                 const char *binding)
+tg_error_set_fields (GError *error, const char *producer, const char *stage,
+                     const char *binding)
 {
   TgErrorFields *f;
 
-  if (error == NULL || !has_fields (error->domain))
+  g_return_if_fail (error != NULL);
+  if (!has_fields (error->domain))
     return;
   f = fields_of (error);
   replace (&f->producer, producer);
@@ -194,7 +195,7 @@ tg__set_error_about (GError **error, const char *producer, const char *stage,
   va_start (args, format);
   *error = g_error_new_valist (domain, code, format, args);
   va_end (args);
-  tg__error_about (*error, producer, stage, binding);
+  tg_error_set_fields (*error, producer, stage, binding);
 }
 
 gboolean
@@ -213,7 +214,7 @@ tg__refuse (GError **error, const char *func, const char *producer, const char *
                      what);
   else
     e = g_error_new (domain, code, "producer '%s': %s", producer, what);
-  tg__error_about (e, producer, stage, binding);
+  tg_error_set_fields (e, producer, stage, binding);
   if (error == NULL)
     g_critical ("%s: %s", func, e->message);
   g_propagate_error (error, e);

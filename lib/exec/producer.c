@@ -671,7 +671,7 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
       if (!ok)
         {
           if (error != NULL)
-            tg__error_about (*error, producer->name, NULL, name);
+            tg_error_set_fields (*error, producer->name, NULL, name);
           return FALSE;
         }
     }

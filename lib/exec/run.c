@@ -1,6 +1,7 @@
 /* run.c: one call of a producer: stream resolution, policy, and the EAGER
  * and RECORD paths (REPLAY is runner.c, the stage walker stages.c). */
 #include "config.h"
+#include "nvtx-private.h"
 #include "policy-private.h"
 #include "resource-private.h"
 #include "runner-private.h"
@@ -35,7 +36,7 @@ stage_refusal (const TgProducer *p, const TgStage *stage, const char *into)
                      "(TG_POLICY_AUTO picks EAGER), or declare the stage "
                      "TG_STAGE_CAPTURE_SAFE if it only enqueues work",
                      p->name, stage->name, into);
-  tg__error_about (e, p->name, stage->name, NULL);
+  tg_error_set_fields (e, p->name, stage->name, NULL);
   return e;
 }
 
@@ -152,7 +153,7 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
               "'%s' would sit inside the condition's body, which cannot hold host "
               "work",
               p->name, p->first_host->name);
-          tg__error_about (host_in_condition, p->name, p->first_host->name, NULL);
+          tg_error_set_fields (host_in_condition, p->name, p->first_host->name, NULL);
         }
       else if (p->first_host == NULL)
         record_refusal = p->no_conditionals;
@@ -431,12 +432,13 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   Resolution r;
   TgLaunch launch;
   GPtrArray *kept = NULL;
-  gboolean ok = FALSE;
+  gboolean ok = FALSE, ranged;
 
   g_return_val_if_fail (producer != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
+  ranged = tg__nvtx_push (producer->name, NULL);
   /* The most common call only launches a current own graph: it needs no
    * launch context. */
   if (check_bindings (producer, error) && check_condition (producer, condition, error)
@@ -457,6 +459,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
           break;
         }
     }
+  tg__nvtx_pop (ranged);
   call_leave (producer, &guard);
   /* What EAGER stages kept, or what a failed call kept: released once the
    * producer is left (a release is the caller's code). */

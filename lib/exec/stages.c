@@ -2,6 +2,7 @@
  * of the producer's own.  See stages-private.h. */
 #include "config.h"
 #include "condition-private.h"
+#include "nvtx-private.h"
 #include "resource-private.h"
 #include "stages-private.h"
 
@@ -86,7 +87,7 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
     {
       const TgStage *stage = tg__producer_stage (p, i);
       GError *local = NULL, *broken = NULL;
-      gboolean ok;
+      gboolean ok, ranged = tg__nvtx_push (p->name, stage->name);
 
       launch.stage = stage;
       if (stage->condition != NULL)
@@ -95,6 +96,7 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
             stage->otherwise != NULL ? guarded_else : NULL, (gpointer)stage, &local);
       else
         ok = run_stage (&launch, (gpointer)stage, &local);
+      tg__nvtx_pop (ranged);
       if (!caller_intact (&launch, &broken))
         {
           /* What broke the caller's capture matters more than what the stage
@@ -122,10 +124,10 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
                                            "the stage failed without setting an error");
             }
           /* A binding named by a nested producer's error is not this one's. */
-          tg__error_about (local, p->name, stage->name,
-                           g_strcmp0 (tg_error_get_producer (local), p->name) == 0
-                               ? tg_error_get_binding (local)
-                               : NULL);
+          tg_error_set_fields (local, p->name, stage->name,
+                               g_strcmp0 (tg_error_get_producer (local), p->name) == 0
+                                   ? tg_error_get_binding (local)
+                                   : NULL);
           g_propagate_prefixed_error (
               error, local, "producer '%s', stage '%s': ", p->name, stage->name);
           return FALSE;

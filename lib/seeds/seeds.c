@@ -525,6 +525,24 @@ tg_seed_state_restore (TgSeedState *state, cudaStream_t stream, GBytes *snapshot
 /* ------------------------------------------------------------------------ */
 /* Enqueued operations: capturable                                           */
 
+/* An array a kernel reads or writes beside the state's own seeds and
+ * epochs must not share memory with them: the kernel would overwrite what
+ * it reads (the seeds, with an output bound to them). */
+static gboolean
+apart_from_state (const TgSeedState *state, const char *what, gconstpointer ptr,
+                  gsize size, GError **error)
+{
+  if (!tg__ranges_overlap (ptr, size, state->seeds, state->n_envs * sizeof (guint64))
+      && !tg__ranges_overlap (ptr, size, state->epochs,
+                              state->n_envs * sizeof (guint32)))
+    return TRUE;
+  tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                 "%s (%p) overlaps the state's own seeds or epochs, which the call "
+                 "reads and writes; pass a separate array",
+                 what, ptr);
+  return FALSE;
+}
+
 /* Checks a mask (or NULL: every env) against the state, on the device too. */
 static gboolean
 check_mask (const TgSeedState *state, const guint8 *mask, gsize mask_len,
@@ -532,6 +550,7 @@ check_mask (const TgSeedState *state, const guint8 *mask, gsize mask_len,
 {
   return mask == NULL
          || (tg__seeds_check_len ("the mask", mask_len, state->n_envs, FALSE, error)
+             && apart_from_state (state, "the mask", mask, mask_len, error)
              && tg__check_device_buffer ("the mask", mask, mask_len, state->device,
                                          error));
 }
@@ -541,8 +560,10 @@ check_mask (const TgSeedState *state, const guint8 *mask, gsize mask_len,
 static gboolean
 check_output (const TgSeedState *state, guint64 *out, GError **error)
 {
-  return tg__check_device_buffer ("the output", out, state->n_envs * sizeof (guint64),
-                                  state->device, error);
+  gsize size = state->n_envs * sizeof (guint64);
+
+  return apart_from_state (state, "the output", out, size, error)
+         && tg__check_device_buffer ("the output", out, size, state->device, error);
 }
 
 gboolean
@@ -638,6 +659,21 @@ tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
   return ok;
 }
 
+/* The output is written while the mask is read, element by element. */
+static gboolean
+masked_output_apart (const TgSeedState *state, const guint8 *mask, gsize mask_len,
+                     const guint64 *out, GError **error)
+{
+  if (mask == NULL
+      || !tg__ranges_overlap (mask, mask_len, out, state->n_envs * sizeof (guint64)))
+    return TRUE;
+  tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                 "the mask (%p) and the output (%p) overlap, so the output would "
+                 "overwrite the mask while it is read; pass separate arrays",
+                 (gconstpointer)mask, (gconstpointer)out);
+  return FALSE;
+}
+
 gboolean
 tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
                             const guint8 *device_mask, gsize mask_len,
@@ -656,6 +692,7 @@ tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
     return FALSE;
   ok = check_mask (state, device_mask, mask_len, error)
        && check_output (state, device_out, error)
+       && masked_output_apart (state, device_mask, mask_len, device_out, error)
        && TG_CUDA_OK (tg__launch_seeds_advance_fill (stream, device_out, state->seeds,
                                                      state->epochs, device_mask,
                                                      state->n_envs, 0),

@@ -298,6 +298,23 @@ native_live_objects (PyObject *module, PyObject *unused)
 }
 
 static PyObject *
+native_set_nvtx (PyObject *module, PyObject *on)
+{
+  int truth = PyObject_IsTrue (on);
+
+  if (truth < 0)
+    return NULL;
+  tg_set_nvtx (truth);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+native_get_nvtx (PyObject *module, PyObject *unused)
+{
+  return PyBool_FromLong (tg_get_nvtx ());
+}
+
+static PyObject *
 native_effective_seed (PyObject *module, PyObject *args)
 {
   PyObject *seed_obj, *epoch_obj;
@@ -412,6 +429,10 @@ static PyMethodDef interop_functions[] = {
   { "device_check", native_device_check, METH_VARARGS,
     "device_check(device=0)\n--\n\nRuns TrackGen's kernels once on *device* and checks "
     "them (tg_device_check())." },
+  { "set_nvtx", native_set_nvtx, METH_O,
+    "set_nvtx(on, /)\n--\n\ntg_set_nvtx(): NVTX ranges on or off." },
+  { "get_nvtx", native_get_nvtx, METH_NOARGS,
+    "get_nvtx()\n--\n\ntg_get_nvtx(): whether NVTX ranges are on." },
   { "live_objects", native_live_objects, METH_NOARGS,
     "live_objects()\n--\n\n(producers, graphs, graph_execs, streams, captures, "
     "failed_releases, idle_streams) (tg_get_live_objects())." },

@@ -56,6 +56,14 @@ load_errors (TgpyState *state)
   };
   PyObject *errors = PyImport_ImportModule ("track_gen._errors");
 
+  /* The domains are registered with their fields before any error of theirs
+   * is made: errors.c remakes a raised TrackGenError's GError from its
+   * domain's name, which must not find the domain unregistered. */
+  tg_capture_error_quark ();
+  tg_cuda_error_quark ();
+  tg_argument_error_quark ();
+  tg_state_error_quark ();
+  tgpy_python_error_quark ();
   if (errors == NULL)
     return -1;
   for (size_t i = 0; i < G_N_ELEMENTS (classes); i++)

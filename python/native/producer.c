@@ -543,14 +543,16 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (size < 0)
     size = (gint64)a.nbytes;
   else if (a.nbytes != 0 && (guint64)size > a.nbytes)
-    return tgpy_raise (state,
-                       g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                                    "binding '%s' of producer '%s': %" G_GINT64_FORMAT
-                                    " bytes, but the array holds %zu; pass at most "
-                                    "its size",
-                                    name, tg_producer_get_name (self->producer), size,
-                                    a.nbytes),
-                       NULL);
+    {
+      GError *e = g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                               "binding '%s' of producer '%s': size=%" G_GINT64_FORMAT
+                               " bytes, but the array holds %zu; pass at most its size",
+                               name, tg_producer_get_name (self->producer), size,
+                               a.nbytes);
+
+      tg_error_set_fields (e, tg_producer_get_name (self->producer), NULL, name);
+      return tgpy_raise (state, e, NULL);
+    }
   if (a.ptr != NULL && size == 0)
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "the size of an int address is not known: pass size=");

@@ -64,6 +64,8 @@ __all__ = [
     "LiveObjects",
     "live_objects",
     "release_wait",
+    "set_nvtx",
+    "nvtx_enabled",
     "resolve_stream",
     "resolve",
     "is_capturing",
@@ -209,7 +211,6 @@ class Producer(_native.Producer):
         be replayed and recorded; *legacy_stream* that it launches only on the
         legacy default stream.  Stages are added before the first run.
         """
-        _check_name("name", name)
         return self._add_stage(name, func, _flags(capture_safe, legacy_stream))
 
     def add_host_stage(self, name: str, func: Callable[[HostOps], Any], *,
@@ -220,7 +221,6 @@ class Producer(_native.Producer):
         so it must be *capture_safe* (only enqueue host functions and pinned
         copies) to be recorded.
         """
-        _check_name("name", name)
         return self._add_stage(name, func, _flags(capture_safe), True)
 
     def add_loop_stage(self, name: str, body: Callable[[LaunchContext], Any], *,
@@ -232,33 +232,31 @@ class Producer(_native.Producer):
         *status* (tg_producer_add_loop_stage()).  A WHILE node under a capture,
         a host loop eagerly.
         """
-        _check_name("name", name)
-        _check_name("flag", flag)
-        _check_name("status", status)
-        index = self._add_loop_stage(name, body, flag, status, max_iters,
+        for binding in (flag, status):
+            self._check_dtype(binding, "int32")
+        stage = self._add_loop_stage(name, body, flag, status, max_iters,
                                      _flags(capture_safe))
-        self._declare_dtype(flag, "int32")
-        self._declare_dtype(status, "int32")
-        return index
+        self._dtypes.update(dict.fromkeys((flag, status), "int32"))
+        return stage
 
     def add_switch_stage(self, name: str, cases: Sequence[Callable[[LaunchContext], Any]],
                          *, index: str, capture_safe: bool = False) -> int:
         """Appends a SWITCH stage: ``cases[i](ctx)`` runs, i the int32 bound as
         *index*; nothing when i is out of range (tg_producer_add_switch_stage()).
         """
-        _check_name("name", name)
-        _check_name("index", index)
+        self._check_dtype(index, "int32")
         stage = self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
-        self._declare_dtype(index, "int32")
+        self._dtypes[index] = "int32"
         return stage
 
     def set_stage_condition(self, stage: int, flag_binding: Optional[str]) -> None:
         """Guards stage *stage* by the int32 bound as *flag_binding* (None
         removes the guard): an IF node under a capture, a readback eagerly
         (tg_producer_set_stage_condition())."""
+        self._check_dtype(flag_binding, "int32")
         super().set_stage_condition(stage, flag_binding)
         if flag_binding is not None:
-            self._declare_dtype(flag_binding, "int32")
+            self._dtypes[flag_binding] = "int32"
 
     def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
                         dtype: Optional[str] = None) -> None:
@@ -268,16 +266,17 @@ class Producer(_native.Producer):
         enough.  *dtype* (``"float32"``, ``"int32"``, ...), when given, is
         checked by :meth:`bind` for arrays that carry a dtype.
         """
-        _check_name("name", name)
         if min_size is None:
             min_size = 1
+        self._check_dtype(name, dtype)
+        # Recorded once libtrackgen took the declaration: a refused one leaves none.
         self._declare_binding(stage, name, min_size)
         if dtype is not None:
-            self._declare_dtype(name, dtype)
+            self._dtypes[name] = dtype
 
-    def _declare_dtype(self, name: str, dtype: str) -> None:
-        known = self._dtypes.setdefault(name, dtype)
-        if known != dtype:
+    def _check_dtype(self, name: Optional[str], dtype: Optional[str]) -> None:
+        known = self._dtypes.get(name, dtype)
+        if dtype is not None and known != dtype:
             raise ValueError("dtype: binding %r is declared as %s and as %s"
                              % (name, known, dtype))
 
@@ -378,6 +377,22 @@ class LiveObjects:
 def live_objects() -> LiveObjects:
     """The live-object counters, for leak checks (tg_get_live_objects())."""
     return LiveObjects(*_native.live_objects())
+
+
+def set_nvtx(on: bool) -> None:
+    """Turns NVTX ranges on or off, for every thread (tg_set_nvtx()): a range
+    named after the producer around each call, and ``"producer/stage"``
+    around each stage run on the host, so that Nsight Systems
+    (``nsys profile --trace=cuda,nvtx``) shows TrackGen's work by name.  Off
+    by default at the cost of one branch per call and stage; the environment
+    variable ``TG_NVTX=1`` turns them on until this is called."""
+    _native.set_nvtx(on)
+
+
+def nvtx_enabled() -> bool:
+    """Whether NVTX ranges are on (tg_get_nvtx()): :func:`set_nvtx`, else
+    ``TG_NVTX=1``."""
+    return _native.get_nvtx()
 
 
 def release_wait(timeout: Optional[float] = None) -> bool:

@@ -3,7 +3,10 @@ launch context a stage sees, rebinds after capture as a real Python warning
 (the old tensor kept alive for graphs that recorded it), HOST stages and
 their host operations, and the errors naming the stage and binding."""
 import gc
+import os
+import subprocess
 import sys
+import unittest
 import warnings
 import weakref
 
@@ -26,8 +29,10 @@ class Bindings(tgtest.GpuCase):
             p.run(torch.cuda.current_stream())
         p.bind("buf", torch.zeros(16, dtype=torch.int32, device="cuda"))
         p.run(torch.cuda.current_stream())
-        with self.assertRaises(tx.ArgumentError):
+        with self.assertRaises(tx.ArgumentError) as caught:
             p.bind("buf", torch.zeros(4, device="cuda"), size=64)  # more than it holds
+        self.assertEqual((caught.exception.producer, caught.exception.binding),
+                         ("unbound", "buf"))
         p.close()
 
     def test_dtype_and_host_memory(self):
@@ -102,6 +107,23 @@ class Bindings(tgtest.GpuCase):
             with self.assertRaises(tx.RebindAfterCaptureWarning):
                 chain.producer.bind("b", torch.zeros_like(chain.b))
         chain.producer.close()
+
+
+class Nvtx(unittest.TestCase):
+    """NVTX ranges: off by default, on with set_nvtx() or TG_NVTX=1.  Host only
+    (with no profiler attached the ranges are NVTX's own no-ops)."""
+
+    def test_switch_and_environment(self):
+        self.assertFalse(tx.nvtx_enabled())
+        tx.set_nvtx(True)
+        self.assertTrue(tx.nvtx_enabled())
+        tx.set_nvtx(False)
+        self.assertFalse(tx.nvtx_enabled())
+        code = "from track_gen import exec as tx; print(tx.nvtx_enabled())"
+        env = dict(os.environ, TG_NVTX="1")
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        self.assertEqual(out.strip(), "True")
 
 
 class HostStages(tgtest.GpuCase):
