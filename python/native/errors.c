@@ -140,7 +140,16 @@ error_code (TgpyState *state, const GError *error)
 PyObject *
 tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
 {
-  PyObject *code = error_code (state, error);
+  PyObject *code;
+
+  /* A call libtrackgen refused as misuse (a critical, no GError): a bug of
+   * this module's checks, raised rather than crashed on. */
+  if (error == NULL)
+    error = g_error_new_literal (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                                 "libtrackgen refused the call as a misuse (see the "
+                                 "critical it logged): track_gen should have refused "
+                                 "it first; please report this");
+  code = error_code (state, error);
   /* The fields as libtrackgen set them: never parsed from the message. */
   PyObject *exc = code == NULL ? NULL
                                : PyObject_CallFunction (

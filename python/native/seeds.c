@@ -187,6 +187,12 @@ device_elems (TgpyState *state, PyObject *obj, const char *what, size_t itemsize
 
   if (tgpy_array (state, obj, what, &a) < 0)
     return -1;
+  /* libtrackgen takes NULL for misuse, never for an argument error. */
+  if (a.ptr == NULL)
+    {
+      tgpy_argument_error (PyExc_ValueError, what, "a NULL address");
+      return -1;
+    }
   *ptr = a.ptr;
   if (given >= 0)
     *len = (gsize)given;

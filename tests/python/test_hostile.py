@@ -581,6 +581,16 @@ def reentrant(f, call):
     finally:
         p.close()
 
+row("SeedState.fill_effective to address 0",
+    lambda f: f.seed_state().fill_effective(0, out_len=4), ValueError, "out", "NULL",
+    gpu=True)
+row("SeedState.set_seeds_device ids at address 0",
+    lambda f: f.seed_state().set_seeds_device(0, f.tensor(1, "int64"), n=1), ValueError,
+    "env_ids", "NULL", gpu=True)
+row("SeedState.advance mask at address 0",
+    lambda f: f.seed_state().advance(mask=0, mask_len=4), ValueError, "mask", "NULL",
+    gpu=True)
+
 
 def numpy_or_skip():
     try:
