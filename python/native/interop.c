@@ -352,11 +352,14 @@ native_env_seed (PyObject *module, PyObject *args)
 }
 
 static PyObject *
-native_array_info (PyObject *module, PyObject *obj)
+native_array_info (PyObject *module, PyObject *args)
 {
+  PyObject *obj;
+  const char *what = "array";
   TgpyArray a;
 
-  if (tgpy_array (PyModule_GetState (module), obj, "array", &a) < 0)
+  if (!PyArg_ParseTuple (args, "O|s:array_info", &obj, &what)
+      || tgpy_array (PyModule_GetState (module), obj, what, &a) < 0)
     return NULL;
   return Py_BuildValue ("(Nnsi)", PyLong_FromVoidPtr (a.ptr), (Py_ssize_t)a.nbytes,
                         a.dtype, a.device);
@@ -446,9 +449,10 @@ static PyMethodDef interop_functions[] = {
   { "env_seed", native_env_seed, METH_VARARGS,
     "env_seed(base_seed, env)\n--\n\ntg_env_seed(): env *env*'s seed in a population "
     "seeded *base_seed*." },
-  { "array_info", native_array_info, METH_O,
-    "array_info(array, /)\n--\n\n(address, nbytes, dtype, device) of a device array "
-    "as TrackGen reads it (nbytes 0, dtype \"\" and device -1 when unknown)." },
+  { "array_info", native_array_info, METH_VARARGS,
+    "array_info(array, what='array', /)\n--\n\n(address, nbytes, dtype, device) of a "
+    "device array as TrackGen reads it (nbytes 0, dtype \"\" and device -1 when "
+    "unknown); errors name the argument *what*." },
   { "_graph_n_nodes", native_graph_n_nodes, METH_O,
     "_graph_n_nodes(graph, /)\n--\n\nThe number of nodes at the top level of the "
     "cudaGraph_t *graph* (an int)." },

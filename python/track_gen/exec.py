@@ -27,9 +27,10 @@ lives as long as the graph holding the work (see ``LaunchContext.keep``).
 """
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from track_gen import _native
 from track_gen._errors import (
@@ -59,6 +60,7 @@ __all__ = [
     "LaunchContext",
     "HostOps",
     "Producer",
+    "Binding",
     "GraphRunner",
     "RunnerStats",
     "LiveObjects",
@@ -170,6 +172,28 @@ class GraphRunner:
         return "GraphRunner(%r, %r)" % (self._producer.name, self.stats)
 
 
+@dataclass(frozen=True)
+class Binding:
+    """A binding a producer's stages declared (:meth:`Producer.declare_binding`)."""
+
+    #: The name it is bound under (:meth:`Producer.bind`).
+    name: str
+    #: The stages that declared it, by index.
+    stages: Tuple[int, ...]
+    #: The bytes the largest declaration needs.
+    min_size: int
+    #: The dtype :meth:`Producer.bind` checks, or None.
+    dtype: Optional[str]
+
+
+def _itemsize(dtype: str) -> int:
+    """The bytes of one element of *dtype* ("float32", "uint8", "bool")."""
+    match = re.fullmatch(r"(?:u?int|float|bfloat|complex)(8|16|32|64|128)|bool", dtype)
+    if match is None:
+        raise ValueError("dtype: %r; pass a name such as 'float32' or 'int64'" % dtype)
+    return int(match.group(1)) // 8 if match.group(1) else 1
+
+
 def _flags(capture_safe: bool, legacy_stream: bool = False) -> int:
     return int((StageFlags.CAPTURE_SAFE if capture_safe else StageFlags.NONE)
                | (StageFlags.LEGACY_STREAM if legacy_stream else StageFlags.NONE))
@@ -195,9 +219,15 @@ class Producer(_native.Producer):
         return super().__new__(cls, name, device)
 
     def __init__(self, name: str, device: int = 0, *, stream: StreamLike = None) -> None:
-        self._dtypes: dict = {}
+        self._init_declarations()
         if stream is not None:
             self.set_stream(stream)
+
+    def _init_declarations(self) -> None:
+        """What the Python side knows of the bindings: their dtypes and the
+        declarations :attr:`bindings` lists."""
+        self._dtypes: Dict[str, str] = {}
+        self._declared: Dict[str, Binding] = {}
 
     # -- stages ------------------------------------------------------------
 
@@ -259,20 +289,52 @@ class Producer(_native.Producer):
             self._dtypes[flag_binding] = "int32"
 
     def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
-                        dtype: Optional[str] = None) -> None:
+                        dtype: Optional[str] = None, like: Optional[ArrayLike] = None,
+                        shape: Optional[Sequence[int]] = None) -> None:
         """Declares that stage *stage* reads the buffer bound as *name*, at least
         *min_size* bytes of it (tg_producer_declare_binding()).  Every call then
         checks, before anything runs or is recorded, that it is bound and large
         enough.  *dtype* (``"float32"``, ``"int32"``, ...), when given, is
         checked by :meth:`bind` for arrays that carry a dtype.
+
+        Instead of *min_size*: ``like=array`` declares the size and dtype of
+        *array* (a tensor of the shape the stage reads), or *shape* with
+        *dtype* declares ``prod(shape)`` elements of *dtype*.
+        :attr:`bindings` lists the declarations.
         """
-        if min_size is None:
+        if sum(x is not None for x in (min_size, like, shape)) > 1:
+            raise TypeError("declare_binding: pass one of min_size, like and shape")
+        if like is not None:
+            _ptr, min_size, like_dtype, _device = _native.array_info(like, "like")
+            if dtype is not None and like_dtype and like_dtype != dtype:
+                raise ValueError("dtype: %s, but like is an array of %s"
+                                 % (dtype, like_dtype))
+            dtype = dtype or like_dtype or None
+        elif shape is not None:
+            if dtype is None:
+                raise TypeError("declare_binding: shape needs a dtype")
+            min_size = _itemsize(dtype)
+            for extent in shape:
+                if not isinstance(extent, int) or isinstance(extent, bool) or extent < 1:
+                    raise ValueError("shape: %r; pass positive int extents" % (shape,))
+                min_size *= extent
+        elif min_size is None:
             min_size = 1
         self._check_dtype(name, dtype)
         # Recorded once libtrackgen took the declaration: a refused one leaves none.
         self._declare_binding(stage, name, min_size)
         if dtype is not None:
             self._dtypes[name] = dtype
+        known = self._declared.get(name)
+        self._declared[name] = Binding(
+            name, (known.stages if known else ()) + (stage,),
+            max(min_size, known.min_size) if known else min_size, self._dtypes.get(name))
+
+    @property
+    def bindings(self) -> Tuple["Binding", ...]:
+        """The bindings declared so far, in the order of their first
+        declaration (:class:`Binding`)."""
+        return tuple(self._declared.values())
 
     def _check_dtype(self, name: Optional[str], dtype: Optional[str]) -> None:
         known = self._dtypes.get(name, dtype)

@@ -591,6 +591,32 @@ row("SeedState.advance mask at address 0",
     lambda f: f.seed_state().advance(mask=0, mask_len=4), ValueError, "mask", "NULL",
     gpu=True)
 
+row("declare_binding like a CPU array",
+    lambda f: f.producer().declare_binding(0, "x", like=numpy_or_skip().zeros(4)),
+    tx.ArgumentError, "like", "CPU")
+row("declare_binding like a malformed array",
+    lambda f: f.producer().declare_binding(0, "x", like=Interface(cai(shape=(0,)))),
+    tx.ArgumentError, "like", "no element")
+row("declare_binding like not an array",
+    lambda f: f.producer().declare_binding(0, "x", like="tensor"), TypeError, "like")
+row("declare_binding like and min_size",
+    lambda f: f.producer().declare_binding(0, "x", 4, like=Interface(cai())), TypeError,
+    "min_size", "like")
+row("declare_binding like of another dtype",
+    lambda f: f.producer().declare_binding(0, "x", like=Interface(cai()), dtype="float32"),
+    ValueError, "dtype", "int32")
+row("declare_binding shape without dtype",
+    lambda f: f.producer().declare_binding(0, "x", shape=(4,)), TypeError, "dtype")
+row("declare_binding shape negative",
+    lambda f: f.producer().declare_binding(0, "x", shape=(4, -1), dtype="int32"),
+    ValueError, "shape")
+row("declare_binding shape of floats",
+    lambda f: f.producer().declare_binding(0, "x", shape=(4.0,), dtype="int32"),
+    ValueError, "shape")
+row("declare_binding unknown dtype",
+    lambda f: f.producer().declare_binding(0, "x", shape=(4,), dtype="int33"),
+    ValueError, "dtype")
+
 
 def numpy_or_skip():
     try:
