@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* @bound as Python writes it in a message. */
 static char *
@@ -283,4 +284,30 @@ int
 tgpy_convert_init (PyObject *module)
 {
   return PyModule_AddFunctions (module, convert_functions);
+}
+
+int
+tgpy_name (PyObject *obj, const char *what, gboolean allow_empty, const char **out)
+{
+  Py_ssize_t size;
+
+  if (!PyUnicode_Check (obj))
+    {
+      PyErr_Format (PyExc_TypeError, "%s: a str, not %R", what, (PyObject *)Py_TYPE (obj));
+      return -1;
+    }
+  if ((*out = PyUnicode_AsUTF8AndSize (obj, &size)) == NULL)
+    return -1;
+  /* C would see the name end at the NUL: refused, never cut short. */
+  if ((gsize)size != strlen (*out))
+    {
+      PyErr_Format (PyExc_ValueError, "%s: %R holds a NUL character", what, obj);
+      return -1;
+    }
+  if (size == 0 && !allow_empty)
+    {
+      PyErr_Format (PyExc_ValueError, "%s: an empty name", what);
+      return -1;
+    }
+  return 0;
 }

@@ -155,12 +155,8 @@ binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
 
   if (launch == NULL)
     return -1;
-  if (!PyUnicode_Check (name))
-    {
-      PyErr_SetString (PyExc_TypeError, "name: a binding's name is a str");
-      return -1;
-    }
-  s = PyUnicode_AsUTF8AndSize (name, NULL);
+  if (tgpy_name (name, "name", FALSE, &s) < 0)
+    return -1;
   *size = tg_launch_get_binding_size (launch, s);
   *ptr = *size == 0 ? NULL : tg_launch_get_binding (launch, s);
   if (*ptr == NULL)

@@ -120,6 +120,10 @@ int tgpy_address (PyObject *obj, const char *what, void **address);
 /* A timeout in seconds as microseconds: None (or NULL) is forever
  * (G_MAXINT64), as is anything past it; NaN and negatives are ValueError. */
 int tgpy_timeout (PyObject *obj, const char *what, gint64 *us);
+/* A str @obj as a C string (borrowed from @obj): TypeError for another
+ * type, ValueError for a NUL inside it (C would cut it there) or, unless
+ * @allow_empty (libtrackgen refuses empty names itself), for "". */
+int tgpy_name (PyObject *obj, const char *what, gboolean allow_empty, const char **out);
 /* The ints of the sequence @obj, each in [0, @max] (OverflowError naming
  * "@what[i]" otherwise), as an array of *@n values of @width bytes (4 or
  * 8) in host order, to g_free(). */

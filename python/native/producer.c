@@ -120,17 +120,17 @@ producer_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   TgpyState *state = tgpy_state_of_type (type);
   allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
   const char *name = NULL;
-  PyObject *device_obj = NULL;
+  PyObject *name_obj, *device_obj = NULL;
   int device;
   TgpyProducer *self;
 
+  /* tg_producer_new() takes a NULL or empty name as misuse. */
   if (state == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "s|O:Producer", names, &name,
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|O:Producer", names, &name_obj,
                                        &device_obj)
+      || tgpy_name (name_obj, "name", FALSE, &name) < 0
       || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
-  if (name[0] == '\0')
-    return tgpy_argument_error (PyExc_ValueError, "name", "an empty name");
   if ((self = (TgpyProducer *)alloc (type, 0)) == NULL)
     return NULL;
   if (attach (self, state, tg_producer_new (name, device)) < 0)
@@ -230,15 +230,17 @@ stage_index (guint index, GError *error, TgpyStage *stage, TgpyProducer *self)
   return PyLong_FromUnsignedLong (index);
 }
 
-/* @func is a callable, or for a switch the tuple of its (checked) cases. */
+/* @func (the argument @what) is a callable, or for a switch the tuple of
+ * its (checked) cases. */
 static TgpyStage *
-stage_new (TgpyProducer *self, PyObject *func, gboolean host)
+stage_new (TgpyProducer *self, PyObject *func, const char *what, gboolean host)
 {
   TgpyStage *stage;
 
   if (!PyTuple_Check (func) && !PyCallable_Check (func))
     {
-      tgpy_argument_error (PyExc_TypeError, "func", "not callable");
+      PyErr_Format (PyExc_TypeError, "%s: a callable, not %R", what,
+                    (PyObject *)Py_TYPE (func));
       return NULL;
     }
   stage = g_new0 (TgpyStage, 1);
@@ -283,7 +285,7 @@ producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   static char *names[] = { "name", "func", "flags", "host", NULL };
   TgpyProducer *self = open_producer (obj);
   const char *name;
-  PyObject *func, *flags_obj = NULL;
+  PyObject *name_obj, *func, *flags_obj = NULL;
   TgStageFlags flags;
   int host = 0;
   TgpyStage *stage;
@@ -291,10 +293,11 @@ producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   guint index;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|Op:add_stage", names, &name,
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Op:add_stage", names, &name_obj,
                                        &func, &flags_obj, &host)
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
       || stage_flags (flags_obj, &flags) < 0
-      || (stage = stage_new (self, func, host)) == NULL)
+      || (stage = stage_new (self, func, "func", host)) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   if (host)
@@ -316,7 +319,7 @@ producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyProducer *self = open_producer (obj);
   TgLoopSpec loop = { 0 };
   const char *name;
-  PyObject *body, *max_iters_obj, *flags_obj = NULL;
+  PyObject *name_obj, *body, *flag_obj, *status_obj, *max_iters_obj, *flags_obj = NULL;
   TgStageFlags flags;
   guint64 max_iters;
   TgpyStage *stage;
@@ -325,14 +328,17 @@ producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
 
   /* libtrackgen refuses a cap it cannot run (0, past 2**31 - 1). */
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOssO|O:add_loop_stage", names,
-                                       &name, &body, &loop.flag_binding,
-                                       &loop.status_binding, &max_iters_obj, &flags_obj)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOOOO|O:add_loop_stage", names,
+                                       &name_obj, &body, &flag_obj, &status_obj,
+                                       &max_iters_obj, &flags_obj)
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
+      || tgpy_name (flag_obj, "flag_binding", TRUE, &loop.flag_binding) < 0
+      || tgpy_name (status_obj, "status_binding", TRUE, &loop.status_binding) < 0
       || tgpy_uint (max_iters_obj, "max_iters", G_MAXUINT32, &max_iters) < 0
       || stage_flags (flags_obj, &flags) < 0)
     return NULL;
   loop.max_iters = (guint)max_iters;
-  if ((stage = stage_new (self, body, FALSE)) == NULL)
+  if ((stage = stage_new (self, body, "body", FALSE)) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   index
@@ -364,7 +370,7 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyProducer *self = open_producer (obj);
   TgSwitchSpec sw = { 0 };
   const char *name;
-  PyObject *cases, *tuple, *flags_obj = NULL;
+  PyObject *name_obj, *cases, *index_obj, *tuple, *flags_obj = NULL;
   TgStageFlags flags;
   TgDeviceFunc *funcs;
   TgpyStage *stage;
@@ -372,8 +378,10 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   guint index;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOs|O:add_switch_stage", names,
-                                       &name, &cases, &sw.index_binding, &flags_obj)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOO|O:add_switch_stage", names,
+                                       &name_obj, &cases, &index_obj, &flags_obj)
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
+      || tgpy_name (index_obj, "index_binding", TRUE, &sw.index_binding) < 0
       || stage_flags (flags_obj, &flags) < 0
       || (tuple = PySequence_Tuple (cases)) == NULL)
     return NULL;
@@ -386,7 +394,7 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
                                     i);
       }
   /* The stage's func is the tuple of cases. */
-  stage = stage_new (self, tuple, FALSE);
+  stage = stage_new (self, tuple, "cases", FALSE);
   Py_DECREF (tuple);
   if (stage == NULL)
     return NULL;
@@ -426,7 +434,7 @@ static PyObject *
 producer_declare_binding (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  PyObject *stage_obj, *min_size_obj;
+  PyObject *stage_obj, *name_obj, *min_size_obj;
   guint stage;
   const char *name;
   gint64 min_size;
@@ -434,9 +442,10 @@ producer_declare_binding (PyObject *obj, PyObject *args)
   gboolean ok;
 
   if (self == NULL
-      || !PyArg_ParseTuple (args, "OsO:declare_binding", &stage_obj, &name,
+      || !PyArg_ParseTuple (args, "OOO:declare_binding", &stage_obj, &name_obj,
                             &min_size_obj)
       || stage_arg (stage_obj, &stage) < 0
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
       || tgpy_count (min_size_obj, "min_size", 0, G_MAXINT64, &min_size) < 0)
     return NULL;
   /* A size of 0 is libtrackgen's to refuse. */
@@ -453,15 +462,17 @@ static PyObject *
 producer_set_stage_condition (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  PyObject *stage_obj;
+  PyObject *stage_obj, *flag_obj;
   guint stage;
   const char *flag_binding = NULL;
   GError *error = NULL;
   gboolean ok;
 
   if (self == NULL
-      || !PyArg_ParseTuple (args, "Oz:set_stage_condition", &stage_obj, &flag_binding)
-      || stage_arg (stage_obj, &stage) < 0)
+      || !PyArg_ParseTuple (args, "OO:set_stage_condition", &stage_obj, &flag_obj)
+      || stage_arg (stage_obj, &stage) < 0
+      || (flag_obj != Py_None
+          && tgpy_name (flag_obj, "flag_binding", TRUE, &flag_binding) < 0))
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_set_stage_condition (self->producer, stage, flag_binding, &error);
@@ -508,7 +519,7 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   static char *names[] = { "name", "array", "size", "dtype", NULL };
   TgpyProducer *self = open_producer (obj);
   TgpyState *state = tgpy_state_of (obj);
-  PyObject *array_obj, *size_obj = Py_None, *owner, *old;
+  PyObject *name_obj, *array_obj, *size_obj = Py_None, *owner, *old;
   TgProducer *producer;
   Binds *b;
   gint64 size;
@@ -518,9 +529,11 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyCall call;
   gboolean ok;
 
+  /* tg_producer_bind() takes an empty name as misuse. */
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|Oz:bind", names, &name,
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Oz:bind", names, &name_obj,
                                        &array_obj, &size_obj, &dtype)
+      || tgpy_name (name_obj, "name", FALSE, &name) < 0
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0)
     return NULL;
   if (array_obj == Py_None)
@@ -601,7 +614,7 @@ producer_get_binding (PyObject *obj, PyObject *name_obj)
   gpointer ptr;
   gsize size = 0;
 
-  if (self == NULL || (name = PyUnicode_AsUTF8AndSize (name_obj, NULL)) == NULL)
+  if (self == NULL || tgpy_name (name_obj, "name", FALSE, &name) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ptr = tg_producer_get_binding (self->producer, name, &size);
@@ -616,8 +629,9 @@ producer_binding_owner (PyObject *obj, PyObject *name)
 {
   TgpyProducer *self = open_producer (obj);
   PyObject *owner;
+  const char *s;
 
-  if (self == NULL)
+  if (self == NULL || tgpy_name (name, "name", FALSE, &s) < 0)
     return NULL;
   owner = PyDict_GetItem (self->binds->owners, name);
   if (owner == NULL)

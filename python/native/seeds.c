@@ -26,7 +26,7 @@ tgpy_seed_state_get (TgpyState *state, PyObject *obj)
 {
   if (!PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
     {
-      PyErr_Format (PyExc_TypeError, "expected a track_gen SeedState, not %R",
+      PyErr_Format (PyExc_TypeError, "seeds: expected a track_gen SeedState, not %R",
                     (PyObject *)Py_TYPE (obj));
       return NULL;
     }

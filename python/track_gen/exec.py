@@ -199,11 +199,6 @@ def _flags(capture_safe: bool, legacy_stream: bool = False) -> int:
                | (StageFlags.LEGACY_STREAM if legacy_stream else StageFlags.NONE))
 
 
-def _check_name(what: str, name: str) -> None:
-    if not isinstance(name, str) or not name:
-        raise ValueError("%s: a non-empty str, not %r" % (what, name))
-
-
 class Producer(_native.Producer):
     """A producer of device work (TgProducer), with stages written in Python
     or in C.
@@ -355,7 +350,6 @@ class Producer(_native.Producer):
         updated at the next call, the old array is kept alive for graphs of
         yours that recorded it, which must be captured again.
         """
-        _check_name("name", name)
         self._bind(name, array, size, self._dtypes.get(name))
 
     def unbind(self, name: str) -> None:

@@ -618,6 +618,128 @@ row("declare_binding unknown dtype",
     ValueError, "dtype")
 
 
+# -- names, closed objects, the rest of the producer's methods -------------------
+for label, value, exc in (("with a NUL", "a\0b", ValueError), ("an int", 3, TypeError),
+                          ("bytes", b"name", TypeError), ("None", None, TypeError)):
+    row("Producer name " + label, lambda f, v=value: tx.Producer(v), exc, "name")
+    row("add_device_stage name " + label,
+        lambda f, v=value: f.producer().add_device_stage(v, print), exc, "name")
+    row("add_loop_stage flag " + label,
+        lambda f, v=value: f.producer().add_loop_stage("l", print, flag=v, status="s",
+                                                       max_iters=2),
+        exc, "flag")
+    row("add_switch_stage index " + label,
+        lambda f, v=value: f.producer().add_switch_stage("s", [print], index=v), exc,
+        "index")
+    row("declare_binding name " + label,
+        lambda f, v=value: f.producer().declare_binding(0, v, 4), exc, "name")
+    row("bind name " + label, lambda f, v=value: f.producer().bind(v, None), exc, "name")
+    row("get_binding name " + label, lambda f, v=value: f.producer().get_binding(v), exc,
+        "name")
+    row("binding_owner name " + label,
+        lambda f, v=value: f.producer().binding_owner(v), exc, "name")
+row("bind empty name", lambda f: f.producer().bind("", None), ValueError, "name")
+row("get_binding empty name", lambda f: f.producer().get_binding(""), ValueError, "name")
+row("set_stage_condition flag of NUL",
+    lambda f: f.producer().set_stage_condition(0, "a\0"), ValueError, "flag_binding")
+row("add_device_stage empty name", lambda f: f.producer().add_device_stage("", print),
+    tx.ArgumentError, "name")
+row("add_device_stage func not callable",
+    lambda f: f.producer().add_device_stage("s", 42), TypeError, "func")
+row("add_host_stage func not callable", lambda f: f.producer().add_host_stage("s", 42),
+    TypeError, "func")
+row("add_loop_stage body not callable",
+    lambda f: f.producer().add_loop_stage("l", 42, flag="f", status="s", max_iters=2),
+    TypeError, "body")
+row("add_loop_stage flag and status alike",
+    lambda f: f.producer().add_loop_stage("l", print, flag="f", status="f", max_iters=2),
+    tx.ArgumentError, "'f'")
+row("add_switch_stage cases not a sequence",
+    lambda f: f.producer().add_switch_stage("s", 42, index="i"), TypeError)
+row("add_switch_stage a case not callable",
+    lambda f: f.producer().add_switch_stage("s", [print, 42], index="i"), TypeError,
+    "cases")
+row("add_switch_stage no case",
+    lambda f: f.producer().add_switch_stage("s", [], index="i"), tx.ArgumentError, "case")
+row("set_stage_else func not callable",
+    lambda f: guarded(f).set_stage_else(0, 42), TypeError, "func")
+row("set_stage_else on an unguarded stage",
+    lambda f: f.producer().set_stage_else(0, print), tx.ArgumentError, "condition")
+row("set_stream a str", lambda f: f.producer().set_stream("x"), TypeError, "stream")
+row("run an int condition of 0", lambda f: f.producer().run(None, tx.Policy.AUTO, 0),
+    ValueError, "flag", "NULL")
+row("run four arguments", lambda f: f.producer().run(None, None, None, None), TypeError)
+row("run unknown keyword", lambda f: f.producer().run(strean=None), TypeError, "strean")
+row("run keyword twice", lambda f: f.producer().run(None, stream=None), TypeError,
+    "stream")
+for label, call in (("run", lambda p: p.run()), ("resolve", lambda p: p.resolve()),
+                    ("bind", lambda p: p.bind("buf", None)),
+                    ("add_device_stage", lambda p: p.add_device_stage("x", print)),
+                    ("declare_binding", lambda p: p.declare_binding(0, "x", 4)),
+                    ("name", lambda p: p.name), ("n_stages", lambda p: p.n_stages),
+                    ("runner.stats", lambda p: p.runner.stats),
+                    ("set_stream", lambda p: p.set_stream(None))):
+    row("closed producer: " + label, lambda f, c=call: c(closed(f.producer())),
+        ValueError, "closed")
+for label, call in (("advance", lambda s: s.advance()), ("n_envs", lambda s: s.n_envs),
+                    ("snapshot", lambda s: s.snapshot()), ("read", lambda s: s.read())):
+    row("closed SeedState: " + label, lambda f, c=call: c(closed(f.seed_state())),
+        ValueError, "closed", gpu=True)
+row("SeedState snapshot garbage", lambda f: f.seed_state().restore(b"garbage"),
+    tx.ArgumentError, "snapshot", gpu=True)
+row("SeedState restore a str", lambda f: f.seed_state().restore("TGSEEDS"), TypeError,
+    "snapshot", gpu=True)
+row("SeedState write too few epochs", lambda f: f.seed_state(4).write(None, [0, 1]),
+    ValueError, "epochs", gpu=True)
+row("SeedState write epoch 2**32", lambda f: f.seed_state(1).write(None, [2 ** 32]),
+    OverflowError, "epochs[0]", gpu=True)
+row("SeedState set_seeds lengths differ",
+    lambda f: f.seed_state().set_seeds([0, 1], [5]), ValueError, "seeds", gpu=True)
+
+# -- interop and tracks -------------------------------------------------------------
+from track_gen import interop  # noqa: E402 (beside the rows that use it)
+
+row("CaptureScope stream -1", lambda f: interop.CaptureScope(-1), ValueError, "stream")
+row("CaptureScope mode 5", lambda f: interop.CaptureScope(0, 5), ValueError, "mode")
+row("CaptureScope mode -1", lambda f: interop.CaptureScope(0, -1), ValueError, "mode")
+row("retain no graph", lambda f: _native.retain(), TypeError, "graph")
+row("retain_capture stream -1", lambda f: interop.retain_capture(-1, object()),
+    ValueError, "stream")
+row("is_registered stream -1", lambda f: interop.is_registered(-1), ValueError, "stream")
+row("retain_capture outside a capture",
+    lambda f: interop.retain_capture(f.torch.cuda.current_stream(), object()),
+    tx.StateError, "no capture", gpu=True)
+row("torch.registered unknown mode",
+    lambda f: torch_interop().registered("bogus").__enter__(), ValueError,
+    "capture_error_mode", gpu=True)
+row("TrackProducer seeds not a SeedState",
+    lambda f: tracks.TrackProducer(object()), TypeError, "seeds")
+row("TrackProducer unknown option",
+    lambda f: tracks.TrackProducer(f.seed_state(), bogus=1), TypeError, "bogus", gpu=True)
+row("TrackProducer n_points -1",
+    lambda f: tracks.TrackProducer(f.seed_state(), n_points=-1), ValueError, "n_points",
+    gpu=True)
+row("TrackProducer max_iters 2**40",
+    lambda f: tracks.TrackProducer(f.seed_state(), max_iters=2 ** 40), ValueError,
+    "max_iters", gpu=True)
+row("TrackProducer radius a str",
+    lambda f: tracks.TrackProducer(f.seed_state(), radius="big"), TypeError, gpu=True)
+row("write_svg points of the wrong size",
+    lambda f: tracks.write_svg("/dev/null", b"\0" * 8, b"\1", 1, 4, 1.0), ValueError,
+    "points")
+row("family_name a str", lambda f: tracks.family_name("polar"), TypeError, "family")
+
+
+def closed(obj):
+    obj.close()
+    return obj
+
+
+def torch_interop():
+    from track_gen.interop import torch as interop_torch
+    return interop_torch
+
+
 def numpy_or_skip():
     try:
         import numpy
