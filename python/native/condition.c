@@ -89,7 +89,7 @@ static PyType_Slot condition_slots[] = {
 static PyType_Spec condition_spec = {
   .name = "track_gen._native.Condition",
   .basicsize = sizeof (TgpyCondition),
-  .flags = Py_TPFLAGS_DEFAULT,
+  .flags = TGPY_TPFLAGS,
   .slots = condition_slots,
 };
 

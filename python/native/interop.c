@@ -108,7 +108,7 @@ static PyType_Slot scope_slots[] = {
 static PyType_Spec scope_spec = {
   .name = "track_gen._native.CaptureScope",
   .basicsize = sizeof (TgpyScope),
-  .flags = Py_TPFLAGS_DEFAULT,
+  .flags = TGPY_TPFLAGS,
   .slots = scope_slots,
 };
 

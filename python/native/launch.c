@@ -809,7 +809,7 @@ static PyType_Spec launch_spec = {
   .name = "track_gen._native.LaunchContext",
   .basicsize = sizeof (TgpyLaunch),
   /* HostOps derives from it. */
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+  .flags = TGPY_TPFLAGS | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
   .slots = launch_slots,
 };
 
@@ -823,7 +823,7 @@ static PyType_Slot host_ops_slots[] = {
 static PyType_Spec host_ops_spec = {
   .name = "track_gen._native.HostOps",
   .basicsize = sizeof (TgpyLaunch),
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+  .flags = TGPY_TPFLAGS | Py_TPFLAGS_DISALLOW_INSTANTIATION,
   .slots = host_ops_slots,
 };
 

@@ -14,25 +14,21 @@ state_of_module (PyObject *module)
 TgpyState *
 tgpy_state_of_type (PyTypeObject *type)
 {
-  PyObject *exc_type, *exc, *traceback;
-  void *state = NULL;
-
-  /* Asking a type that has no module raises: keep an exception the caller
-   * already has. */
-  PyErr_Fetch (&exc_type, &exc, &traceback);
-  /* A Python subclass has no module: its native base has. */
-  for (PyTypeObject *t = type; t != NULL && state == NULL;
+  /* The first immutable heap type up the bases is one of this module's
+   * (TGPY_TPFLAGS): asking a Python subclass, which has no module, would
+   * raise. */
+  for (PyTypeObject *t = type; t != NULL;
        t = (PyTypeObject *)PyType_GetSlot (t, Py_tp_base))
     {
-      if (!(PyType_GetFlags (t) & Py_TPFLAGS_HEAPTYPE))
+      unsigned long flags = PyType_GetFlags (t);
+
+      if (!(flags & Py_TPFLAGS_HEAPTYPE))
         break;
-      if ((state = PyType_GetModuleState (t)) == NULL)
-        PyErr_Clear ();
+      if (flags & Py_TPFLAGS_IMMUTABLETYPE)
+        return PyType_GetModuleState (t);
     }
-  PyErr_Restore (exc_type, exc, traceback);
-  if (state == NULL && !PyErr_Occurred ())
-    PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
-  return state;
+  PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
+  return NULL;
 }
 
 /* The classes of track_gen/_errors.py, which imports nothing of ours. */

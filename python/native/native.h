@@ -56,8 +56,13 @@ typedef struct
   PyObject *runner;
 } TgpyState;
 
+/* The flags of every type of the module: immutable heap types, which marks
+ * them for tgpy_state_of_type() (Python subclasses of them are mutable). */
+#define TGPY_TPFLAGS (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE)
+
 /* The state of the module that made @type or one of its bases (a Python
- * subclass of a native type has no module of its own). */
+ * subclass of a native type has no module of its own): found without
+ * raising, so it costs a few loads on every call. */
 TgpyState *tgpy_state_of_type (PyTypeObject *type);
 #define tgpy_state_of(obj) tgpy_state_of_type (Py_TYPE (obj))
 

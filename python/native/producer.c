@@ -936,7 +936,7 @@ static PyType_Slot producer_slots[] = {
 static PyType_Spec producer_spec = {
   .name = "track_gen._native.Producer",
   .basicsize = sizeof (TgpyProducer),
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+  .flags = TGPY_TPFLAGS | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
   .slots = producer_slots,
 };
 

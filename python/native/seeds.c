@@ -611,7 +611,7 @@ static PyType_Slot seed_state_slots[] = {
 static PyType_Spec seed_state_spec = {
   .name = "track_gen._native.SeedState",
   .basicsize = sizeof (TgpySeedState),
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  .flags = TGPY_TPFLAGS | Py_TPFLAGS_BASETYPE,
   .slots = seed_state_slots,
 };
 
