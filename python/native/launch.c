@@ -1,18 +1,12 @@
-/* launch.c: what a stage written in Python receives -- LaunchContext, and
- * HostOps for HOST stages -- and the trampolines through which libtrackgen
- * calls such stages and their bodies.  A context is valid only during the
- * call that made it: afterwards its methods raise. */
+/* launch.c: LaunchContext, what a stage written in Python receives (HOST
+ * stages receive its subclass HostOps, hostops.c), and the trampolines
+ * through which libtrackgen calls such stages and their bodies.  A context
+ * is valid only during the call that made it: afterwards its methods
+ * raise. */
 #include "native.h"
 
-typedef struct
-{
-  PyObject_HEAD const TgLaunch *launch; /* NULL once the stage returned */
-  TgHostOps *ops;                       /* HostOps only */
-  PyObject *owners;                     /* binding name -> the object bound */
-} TgpyLaunch;
-
-static const TgLaunch *
-valid (TgpyLaunch *self)
+const TgLaunch *
+tgpy_launch_valid (TgpyLaunch *self)
 {
   if (self->launch == NULL)
     tgpy_raise (tgpy_state_of (self),
@@ -79,7 +73,7 @@ launch_dealloc (TgpyLaunch *self)
 #define GETTER(name, expr)                                                             \
   static PyObject *launch_get_##name (TgpyLaunch *self, void *closure)                 \
   {                                                                                    \
-    const TgLaunch *launch = valid (self);                                             \
+    const TgLaunch *launch = tgpy_launch_valid (self);                                             \
     return launch == NULL ? NULL : (expr);                                             \
   }
 
@@ -96,7 +90,7 @@ GETTER (producer_name,
 static PyObject *
 launch_get_capture_graph (TgpyLaunch *self, void *closure)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   cudaGraph_t graph;
 
   if (launch == NULL)
@@ -109,7 +103,7 @@ launch_get_capture_graph (TgpyLaunch *self, void *closure)
 static PyObject *
 launch_get_stage_name (TgpyLaunch *self, void *closure)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   const char *name;
 
   if (launch == NULL)
@@ -150,7 +144,7 @@ static PyGetSetDef launch_getset[] = {
 static int
 binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   const char *s;
 
   if (launch == NULL)
@@ -210,7 +204,7 @@ launch_binding_size (TgpyLaunch *self, PyObject *name)
 static PyObject *
 launch_keep (TgpyLaunch *self, PyObject *obj)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
 
   if (launch == NULL)
     return NULL;
@@ -291,18 +285,6 @@ body_case (const TgLaunch *launch, gpointer data, GError **error)
                       error);
 }
 
-/* Device memory to copy from or to. */
-static int
-device_memory (TgpyLaunch *self, PyObject *obj, const char *what, void **ptr)
-{
-  TgpyArray a;
-
-  if (tgpy_array (tgpy_state_of (self), obj, what, &a) < 0)
-    return -1;
-  *ptr = a.ptr;
-  return 0;
-}
-
 /* The tuple of the callables in @seq (a switch's cases), checked. */
 static int
 callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
@@ -364,7 +346,7 @@ launch_if (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "condition", "then", "otherwise", NULL };
   PyObject *cond = NULL, *then = NULL, *otherwise = Py_None;
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   TgCondition condition;
   Bodies b = { NULL, self };
   gboolean ok;
@@ -396,7 +378,7 @@ launch_switch (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "index", "cases", NULL };
   PyObject *index_obj = NULL, *cases = NULL;
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   Bodies b = { NULL, self };
   TgDeviceFunc *funcs;
   void *index;
@@ -430,7 +412,7 @@ launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "flag", "max_iters", "status", "body", NULL };
   PyObject *flag_obj = NULL, *max_iters_obj, *status_obj = NULL, *body = NULL;
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   Bodies b = { NULL, self };
   gint64 max_iters;
   void *flag, *status;
@@ -481,251 +463,6 @@ static PyMethodDef launch_methods[] = {
     "while_(flag, max_iters, status, body)\n--\n\nRuns ``body(ctx)`` while the int32 "
     "*flag* is non-zero, at most *max_iters* times; the outcome goes to *status* (two "
     "int32: iterations, end) (tg_launch_while())." },
-  { NULL },
-};
-
-/* ------------------------------------------------------------------------ */
-/* HostOps                                                                   */
-
-static TgHostOps *
-valid_ops (TgpyLaunch *self)
-{
-  return valid (self) != NULL ? self->ops : NULL;
-}
-
-/* Host memory to copy from or to: bytes-like, an object with the array
- * interface (numpy), or an int address with @size. */
-static int
-host_buffer (PyObject *obj, const char *what, gboolean writable, void **ptr,
-             Py_ssize_t *size)
-{
-  PyObject *ai;
-
-  if (PyByteArray_Check (obj))
-    {
-      *ptr = PyByteArray_AsString (obj);
-      *size = PyByteArray_Size (obj);
-      return 0;
-    }
-  if (!writable && PyBytes_Check (obj))
-    {
-      char *data;
-      return PyBytes_AsStringAndSize (obj, &data, size) < 0 ? -1 : (*ptr = data, 0);
-    }
-  if (PyLong_Check (obj))
-    {
-      *size = -1;
-      return tgpy_address (obj, what, ptr);
-    }
-  if ((ai = PyObject_GetAttrString (obj, "__array_interface__")) != NULL)
-    {
-      PyObject *data = PyDict_Check (ai) ? PyDict_GetItemString (ai, "data") : NULL;
-      int rc = -1;
-
-      if (data != NULL && PyTuple_Check (data))
-        {
-          *size = -1;
-          rc = tgpy_address (PyTuple_GetItem (data, 0), what, ptr);
-        }
-      else
-        tgpy_argument_error (PyExc_TypeError, what, "malformed __array_interface__");
-      Py_DECREF (ai);
-      return rc;
-    }
-  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
-    return -1;
-  PyErr_Clear ();
-  tgpy_argument_error (PyExc_TypeError, what,
-                       "host memory: pass a bytearray (or bytes to read from), an "
-                       "object with __array_interface__ (numpy), or an int address "
-                       "with a size");
-  return -1;
-}
-
-/* A copy of some bytes needs both ends: libtrackgen takes NULL for misuse. */
-static int
-copy_ends_null (const void *dst, const void *src)
-{
-  if (dst != NULL && src != NULL)
-    return 0;
-  tgpy_argument_error (PyExc_ValueError, dst == NULL ? "dst" : "src",
-                       "a NULL address; pass the memory to copy %s",
-                       dst == NULL ? "to" : "from");
-  return -1;
-}
-
-#define RUN_OPS(self, ok, call)                                                        \
-  G_STMT_START                                                                         \
-  {                                                                                    \
-    TgpyState *state_ = tgpy_state_of (self);                                          \
-    GError *error_ = NULL;                                                             \
-    Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
-    Py_END_ALLOW_THREADS if (!ok) tgpy_raise (state_, error_, NULL);                   \
-  }                                                                                    \
-  G_STMT_END
-
-static PyObject *
-ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj, *size_obj = Py_None;
-  Py_ssize_t dst_size;
-  gint64 size;
-  TgHostOps *ops = valid_ops (self);
-  void *dst, *src;
-  gboolean ok;
-
-  if (ops == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:copy_to_host", names,
-                                       &dst_obj, &src_obj, &size_obj)
-      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
-      || host_buffer (dst_obj, "dst", TRUE, &dst, &dst_size) < 0
-      || device_memory (self, src_obj, "src", &src) < 0)
-    return NULL;
-  if (size < 0)
-    size = dst_size;
-  if (size < 0 || (dst_size >= 0 && size > dst_size))
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "pass a size that fits the destination");
-  if (size > 0 && copy_ends_null (dst, src) < 0)
-    return NULL;
-  RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj, *size_obj = Py_None;
-  Py_ssize_t src_size;
-  gint64 size;
-  TgHostOps *ops = valid_ops (self);
-  void *dst, *src;
-  gboolean ok;
-
-  if (ops == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:copy_to_device", names,
-                                       &dst_obj, &src_obj, &size_obj)
-      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
-      || device_memory (self, dst_obj, "dst", &dst) < 0
-      || host_buffer (src_obj, "src", FALSE, &src, &src_size) < 0)
-    return NULL;
-  if (size < 0)
-    size = src_size;
-  if (size < 0 || (src_size >= 0 && size > src_size))
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "pass a size that fits the source");
-  if (size > 0 && copy_ends_null (dst, src) < 0)
-    return NULL;
-  /* A copy replayed by a graph reads its source again: keep the object. */
-  if (tg_launch_is_capturing (self->launch))
-    {
-      Py_INCREF (src_obj);
-      tg_launch_keep (self->launch, src_obj, tgpy_release_object);
-    }
-  RUN_OPS (self, ok, tg_host_ops_copy_to_device (ops, dst, src, (gsize)size, &error_));
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-ops_synchronize (TgpyLaunch *self, PyObject *unused)
-{
-  TgHostOps *ops = valid_ops (self);
-  gboolean ok;
-
-  if (ops == NULL)
-    return NULL;
-  RUN_OPS (self, ok, tg_host_ops_synchronize (ops, &error_));
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-/* A host function runs on a driver thread: it takes the GIL, and an
- * exception it raises can go nowhere but sys.unraisablehook. */
-static void
-host_call (PyObject *func)
-{
-  PyObject *result = PyObject_CallNoArgs (func);
-
-  if (result == NULL)
-    PyErr_WriteUnraisable (func);
-  Py_XDECREF (result);
-}
-
-/* Enqueued eagerly: runs once, and owns its reference. */
-static void CUDART_CB
-host_once (gpointer data)
-{
-  PyGILState_STATE gil;
-
-  if (tgpy_is_finalizing ())
-    return;
-  gil = PyGILState_Ensure ();
-  host_call (data);
-  Py_DECREF ((PyObject *)data);
-  PyGILState_Release (gil);
-}
-
-/* Recorded: runs at every replay; the graph keeps the reference. */
-static void CUDART_CB
-host_replayed (gpointer data)
-{
-  PyGILState_STATE gil;
-
-  if (tgpy_is_finalizing ())
-    return;
-  gil = PyGILState_Ensure ();
-  host_call (data);
-  PyGILState_Release (gil);
-}
-
-static PyObject *
-ops_enqueue (TgpyLaunch *self, PyObject *func)
-{
-  TgHostOps *ops = valid_ops (self);
-  gboolean captured, ok;
-
-  if (ops == NULL)
-    return NULL;
-  if (!PyCallable_Check (func))
-    return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
-  captured = tg_launch_is_capturing (self->launch);
-  Py_INCREF (func);
-  if (captured)
-    tg_launch_keep (self->launch, func, tgpy_release_object);
-  RUN_OPS (
-      self, ok,
-      tg_host_ops_enqueue (ops, captured ? host_replayed : host_once, func, &error_));
-  if (!ok && !captured)
-    Py_DECREF (func);
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyMethodDef ops_methods[] = {
-  { "copy_to_host", (PyCFunction)(void (*) (void))ops_copy_to_host,
-    METH_VARARGS | METH_KEYWORDS,
-    "copy_to_host(dst, src, size=None)\n--\n\nCopies *size* bytes (all of *dst*) from "
-    "device memory *src* to host memory *dst* and waits for them; refused under "
-    "RECORD (it synchronizes)." },
-  { "copy_to_device", (PyCFunction)(void (*) (void))ops_copy_to_device,
-    METH_VARARGS | METH_KEYWORDS,
-    "copy_to_device(dst, src, size=None)\n--\n\nEnqueues a copy from host memory *src* "
-    "to device memory *dst*; under RECORD *src* must be pinned memory, read again at "
-    "every replay." },
-  { "synchronize", (PyCFunction)ops_synchronize, METH_NOARGS,
-    "synchronize()\n--\n\nWaits for the stream; refused under RECORD." },
-  { "enqueue", (PyCFunction)ops_enqueue, METH_O,
-    "enqueue(func, /)\n--\n\nEnqueues ``func()`` on the stream (a host node under "
-    "RECORD, run at every replay).  It runs on a CUDA driver thread and must not call "
-    "CUDA (no torch CUDA operations)." },
   { NULL },
 };
 
@@ -813,32 +550,13 @@ static PyType_Spec launch_spec = {
   .slots = launch_slots,
 };
 
-static PyType_Slot host_ops_slots[] = {
-  { Py_tp_doc, "The host operations a HOST stage uses for every stream operation "
-               "(TgHostOps); also a LaunchContext.  Valid only during the call." },
-  { Py_tp_methods, ops_methods },
-  { 0, NULL },
-};
-
-static PyType_Spec host_ops_spec = {
-  .name = "track_gen._native.HostOps",
-  .basicsize = sizeof (TgpyLaunch),
-  .flags = TGPY_TPFLAGS | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-  .slots = host_ops_slots,
-};
-
 int
 tgpy_launch_init_types (PyObject *module, TgpyState *state)
 {
   state->launch_type = PyType_FromModuleAndSpec (module, &launch_spec, NULL);
   if (state->launch_type == NULL)
     return -1;
-  state->host_ops_type
-      = PyType_FromModuleAndSpec (module, &host_ops_spec, state->launch_type);
-  if (state->host_ops_type == NULL)
-    return -1;
-  if (PyModule_AddObjectRef (module, "LaunchContext", state->launch_type) < 0
-      || PyModule_AddObjectRef (module, "HostOps", state->host_ops_type) < 0)
+  if (PyModule_AddObjectRef (module, "LaunchContext", state->launch_type) < 0)
     return -1;
   return 0;
 }

@@ -129,6 +129,7 @@ native_exec (PyObject *module)
   if (load_errors (state) < 0 || tgpy_enums_init (module, state) < 0
       || tgpy_producer_init_type (module, state) < 0
       || tgpy_launch_init_types (module, state) < 0
+      || tgpy_host_ops_init_type (module, state) < 0
       || tgpy_condition_init_type (module, state) < 0
       || tgpy_seeds_init_type (module, state) < 0
       || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0

@@ -211,7 +211,19 @@ TgProducer *tgpy_producer_get (TgpyState *state, PyObject *obj);
 PyObject *tgpy_producer_wrap (TgpyState *state, PyTypeObject *type,
                               TgProducer *producer);
 
+/* What LaunchContext and HostOps objects hold. */
+typedef struct
+{
+  PyObject_HEAD const TgLaunch *launch; /* NULL once the stage returned */
+  TgHostOps *ops;                       /* HostOps only */
+  PyObject *owners;                     /* binding name -> the object bound */
+} TgpyLaunch;
+
 int tgpy_launch_init_types (PyObject *module, TgpyState *state);
+/* HostOps, after LaunchContext (its base): hostops.c. */
+int tgpy_host_ops_init_type (PyObject *module, TgpyState *state);
+/* @self's launch, or NULL with StateError once its stage call returned. */
+const TgLaunch *tgpy_launch_valid (TgpyLaunch *self);
 /* A LaunchContext valid until tgpy_launch_invalidate(): @owners maps binding
  * names to the objects bound (borrowed for the call). */
 PyObject *tgpy_launch_new (TgpyState *state, const TgLaunch *launch, PyObject *owners);
