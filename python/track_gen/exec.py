@@ -321,8 +321,9 @@ class Producer(_native.Producer):
         if dtype is not None:
             self._dtypes[name] = dtype
         known = self._declared.get(name)
+        stages = known.stages if known else ()
         self._declared[name] = Binding(
-            name, (known.stages if known else ()) + (stage,),
+            name, stages if stage in stages else stages + (stage,),
             max(min_size, known.min_size) if known else min_size, self._dtypes.get(name))
 
     @property

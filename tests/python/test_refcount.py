@@ -109,6 +109,23 @@ class HostSide(Steady):
         p.close()
 
 
+    def test_refused_and_declared_arrays(self):
+        array, like, bad = FakeArray(), FakeArray(), FakeArray()
+        bad.interface["shape"] = (0,)
+        p = tx.Producer("arrays")
+        p.add_device_stage("s", lambda ctx: None)
+        p.declare_binding(0, "buf", 4)
+        # A made-up address: refused by CUDA's pointer check, or without a GPU
+        # by CUDA itself; either way after the array was read.
+        self.assertSteady(self.refused(tx.TrackGenError, p.bind, "buf", array), array,
+                          array.interface)
+        self.assertSteady(lambda: p.declare_binding(0, "x", like=like), like,
+                          like.interface)
+        self.assertSteady(self.refused(tx.ArgumentError, p.run, None, tx.Policy.AUTO,
+                                       bad), bad, bad.interface)
+        p.close()
+
+
 class Inside(Steady):
     """A stage's bodies and host operations, each called N_CALLS times inside
     one EAGER call."""
