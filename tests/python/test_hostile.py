@@ -487,7 +487,7 @@ row("ctx.switch case not callable",
 row("ctx.binding undeclared",
     lambda f: ran(f, lambda ctx: ctx.binding("nothing")), KeyError, "nothing", gpu=True)
 row("ctx.binding not a str",
-    lambda f: ran(f, lambda ctx: ctx.binding(3)), TypeError, "binding", gpu=True)
+    lambda f: ran(f, lambda ctx: ctx.binding(3)), TypeError, "name", gpu=True)
 row("a stage re-runs its own producer",
     lambda f: reentrant(f, lambda p, ctx: p.run(ctx.stream)), tx.StateError,
     "already running", gpu=True)
@@ -496,7 +496,7 @@ row("a stage rebinds its own producer",
     "already running", gpu=True)
 row("a stage adds a stage to its own producer",
     lambda f: reentrant(f, lambda p, ctx: p.add_device_stage("late", print)),
-    tx.StageError, "running", gpu=True)
+    tx.StateError, "running", gpu=True)
 
 CHILD = """
 import gc, sys, torch, weakref

@@ -41,18 +41,24 @@ class Steady(unittest.TestCase):
     def assertSteady(self, call, *watched, torch=None):
         """Calls call() N_CALLS times; the reference counts of *watched*, the
         tracked objects and torch's allocated memory end where they began."""
+        def settle():
+            # Host functions hold their callable until they ran on the
+            # driver's thread: synchronize (which lets go of the GIL) first.
+            if torch is not None:
+                torch.cuda.synchronize()
+            gc.collect()
+
         call()  # caches, interned names and the like, made once
-        gc.collect()
+        settle()
         refs = [sys.getrefcount(o) for o in watched]
         n_objects = len(gc.get_objects())
         memory = torch.cuda.memory_allocated() if torch is not None else 0
         for _ in range(N_CALLS):
             call()
-        gc.collect()
+        settle()
         self.assertEqual([sys.getrefcount(o) for o in watched], refs)
         self.assertLess(len(gc.get_objects()) - n_objects, OBJECT_SLACK)
         if torch is not None:
-            torch.cuda.synchronize()
             self.assertEqual(torch.cuda.memory_allocated(), memory)
 
     def refused(self, exc_class, func, *args, **kwargs):
