@@ -124,6 +124,34 @@ error_class (TgpyState *state, const GError *error)
   return state->error;
 }
 
+/* libtrackgen's messages name its C API; a Python caller reads the names
+ * it calls instead.  Longer names first: "TG_POLICY_" ends the list. */
+static const struct
+{
+  const char *c, *python;
+} python_names[] = {
+  { "tg_producer_declare_binding()", "producer.declare_binding()" },
+  { "tg_producer_bind()", "producer.bind()" },
+  { "tg_host_ops_enqueue()", "ops.enqueue()" },
+  { "tg_launch_get_stream()", "ctx.stream" },
+  { "tg_seed_state_snapshot()", "SeedState.snapshot()" },
+  { "tg_capture_scope_begin()", "track_gen.interop.torch.registered()" },
+  { "TG_STAGE_CAPTURE_SAFE", "capture_safe=True" },
+  { "TG_STREAM_AUTO", "stream=None" },
+  { "TG_POLICY_", "Policy." },
+};
+
+/* @message with the C API's names replaced by Python's (g_free it). */
+static char *
+python_message (const char *message)
+{
+  GString *s = g_string_new (message);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (python_names); i++)
+    g_string_replace (s, python_names[i].c, python_names[i].python, 0);
+  return g_string_free (s, FALSE);
+}
+
 /* @error's code: a member of its domain's code enum (an int for CUDA's
  * codes and other domains). */
 static PyObject *
@@ -140,7 +168,8 @@ error_code (TgpyState *state, const GError *error)
 PyObject *
 tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
 {
-  PyObject *code;
+  PyObject *code, *exc;
+  char *message;
 
   /* A call libtrackgen refused as misuse (a critical, no GError): a bug of
    * this module's checks, raised rather than crashed on. */
@@ -150,15 +179,16 @@ tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
                                  "critical it logged): track_gen should have refused "
                                  "it first; please report this");
   code = error_code (state, error);
+  message = python_message (error->message);
   /* The fields as libtrackgen set them: never parsed from the message. */
-  PyObject *exc = code == NULL ? NULL
-                               : PyObject_CallFunction (
-                                     error_class (state, error), "ssOzzz", error->message,
-                                     g_quark_to_string (error->domain), code,
-                                     tg_error_get_producer (error),
-                                     tg_error_get_stage (error),
-                                     tg_error_get_binding (error));
+  exc = code == NULL ? NULL
+                     : PyObject_CallFunction (error_class (state, error), "ssOzzz", message,
+                                              g_quark_to_string (error->domain), code,
+                                              tg_error_get_producer (error),
+                                              tg_error_get_stage (error),
+                                              tg_error_get_binding (error));
 
+  g_free (message);
   Py_XDECREF (code);
   g_error_free (error);
   if (exc != NULL)

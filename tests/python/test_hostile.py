@@ -686,7 +686,14 @@ for label, call in (("advance", lambda s: s.advance()), ("n_envs", lambda s: s.n
     row("closed SeedState: " + label, lambda f, c=call: c(closed(f.seed_state())),
         ValueError, "closed", gpu=True)
 row("SeedState snapshot garbage", lambda f: f.seed_state().restore(b"garbage"),
-    tx.ArgumentError, "snapshot", gpu=True)
+    tx.ArgumentError, "SeedState.snapshot()", gpu=True)
+# libtrackgen's messages name the C API; Python callers read Python's names.
+row("RECORD outside a capture names Policy",
+    lambda f: f.producer().run(f.torch.cuda.current_stream(), tx.Policy.RECORD),
+    tx.StateError, "Policy.RECORD", "Policy.AUTO", gpu=True)
+row("an unbound binding names producer.bind()",
+    lambda f: f.producer().run(f.torch.cuda.current_stream()), tx.StateError,
+    "producer.bind()", gpu=True)
 row("SeedState restore a str", lambda f: f.seed_state().restore("TGSEEDS"), TypeError,
     "snapshot", gpu=True)
 row("SeedState write too few epochs", lambda f: f.seed_state(4).write(None, [0, 1]),
