@@ -60,8 +60,9 @@ in_range (PyObject *v, gint64 min, guint64 max, guint64 *out, gboolean *inside)
     }
   if (overflow == 0)
     {
+      /* n >= min here: a negative n is inside (min < 0), else compare. */
       *out = (guint64)n;
-      *inside = (guint64)n <= max;
+      *inside = n < 0 || (guint64)n <= max;
       return 0;
     }
   /* Past 2**63 - 1: as an unsigned 64-bit value, or past that too. */
