@@ -219,12 +219,18 @@ tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
   values = g_malloc0 (*n * width + 1);
   for (gsize i = 0; i < *n; i++)
     {
-      char *item = g_strdup_printf ("%s[%zu]", what, i);
+      PyObject *value = PyTuple_GetItem (tuple, (Py_ssize_t)i);
+      char item[128];
       guint64 v;
-      int rc = tgpy_uint (PyTuple_GetItem (tuple, (Py_ssize_t)i), item, max, &v);
+      gboolean inside = FALSE;
 
-      g_free (item);
-      if (rc < 0)
+      /* A plain int in range needs no name; any other value goes the way
+       * of every argument, named for its error. */
+      if (PyLong_CheckExact (value) && in_range (value, 0, max, &v, &inside) < 0)
+        PyErr_Clear ();
+      if (!inside)
+        g_snprintf (item, sizeof item, "%s[%zu]", what, i);
+      if (!inside && tgpy_uint (value, item, max, &v) < 0)
         {
           g_free (values);
           Py_DECREF (tuple);
