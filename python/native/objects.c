@@ -9,17 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* @obj's attribute @name: 1 with it, 0 when @obj has none, -1 when asking
+ * raised anything but AttributeError (that exception stays, unchanged: a
+ * KeyboardInterrupt, or torch's own refusal, reaches the caller as is). */
+static int
+protocol (PyObject *obj, const char *name, PyObject **value)
+{
+  if ((*value = PyObject_GetAttrString (obj, name)) != NULL)
+    return 1;
+  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
+    return -1;
+  PyErr_Clear ();
+  return 0;
+}
+
 /* An int attribute's value as a handle; -1 when @obj lacks it, -2 on error. */
 static int
 pointer_attr (PyObject *obj, const char *name, const char *what, void **out)
 {
   PyObject *v;
-  int rc;
+  int found = protocol (obj, name, &v), rc;
 
-  if (!PyObject_HasAttrString (obj, name))
-    return -1;
-  if ((v = PyObject_GetAttrString (obj, name)) == NULL)
-    return -2;
+  if (found <= 0)
+    return found == 0 ? -1 : -2;
   rc = tgpy_address (v, what, out) < 0 ? -2 : 0;
   Py_DECREF (v);
   return rc;
@@ -29,7 +41,7 @@ int
 tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
 {
   void *handle = NULL;
-  PyObject *protocol;
+  PyObject *method, *pair, *h;
   int found;
 
   if (obj == NULL || obj == Py_None)
@@ -39,15 +51,13 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
     }
   if (PyLong_Check (obj))
     return tgpy_address (obj, what, (void **)stream);
-  /* CUDA's stream protocol: (version, handle). */
-  if (PyObject_HasAttrString (obj, "__cuda_stream__"))
+  /* CUDA's stream protocol: __cuda_stream__() gives (version, handle). */
+  if ((found = protocol (obj, "__cuda_stream__", &method)) < 0)
+    return -1;
+  if (found == 1)
     {
-      PyObject *pair = NULL, *h;
-
-      if ((protocol = PyObject_GetAttrString (obj, "__cuda_stream__")) == NULL)
-        return -1;
-      pair = PyObject_CallNoArgs (protocol);
-      Py_DECREF (protocol);
+      pair = PyObject_CallNoArgs (method);
+      Py_DECREF (method);
       if (pair == NULL)
         return -1;
       if (!PyTuple_Check (pair) || PyTuple_Size (pair) != 2
@@ -501,20 +511,6 @@ from_dlpack (TgpyState *state, PyObject *obj, PyObject *method, const char *what
     m->deleter (m);
   Py_DECREF (capsule);
   return rc;
-}
-
-/* @obj's attribute @name: 1 with it, 0 when @obj has none, -1 when asking
- * raised anything but AttributeError (that exception stays, unchanged: a
- * KeyboardInterrupt, or torch's own refusal, reaches the caller as is). */
-static int
-protocol (PyObject *obj, const char *name, PyObject **value)
-{
-  if ((*value = PyObject_GetAttrString (obj, name)) != NULL)
-    return 1;
-  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
-    return -1;
-  PyErr_Clear ();
-  return 0;
 }
 
 int

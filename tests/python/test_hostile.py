@@ -208,6 +208,32 @@ row("cuda_stream -1", lambda f: f.producer().run(TorchLikeStream(-1)), ValueErro
 row("cuda_stream str", lambda f: f.producer().run(TorchLikeStream("0")), TypeError,
     "stream")
 row("stream of no kind", lambda f: f.producer().run(object()), TypeError, "stream")
+
+
+class RaisingStream:
+    """A stream whose protocol raises *exc*."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __cuda_stream__(self):
+        raise self.exc
+
+
+class RaisingHandle:
+    @property
+    def cuda_stream(self):
+        raise KeyboardInterrupt("mine")
+
+
+row("__cuda_stream__ raising KeyboardInterrupt",
+    lambda f: f.producer().run(RaisingStream(KeyboardInterrupt("mine"))),
+    KeyboardInterrupt, "mine")
+row("__cuda_stream__ raising RuntimeError",
+    lambda f: f.producer().run(RaisingStream(RuntimeError("mine"))), RuntimeError,
+    "mine")
+row("cuda_stream property raising KeyboardInterrupt",
+    lambda f: f.producer().set_stream(RaisingHandle()), KeyboardInterrupt, "mine")
 for value in (-1, 2 ** 31):
     row("resolve_stream device %d" % value,
         lambda f, v=value: tx.resolve_stream(None, v), ValueError, "device")
