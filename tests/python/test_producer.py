@@ -129,6 +129,22 @@ class Declarations(unittest.TestCase):
                 tx.Binding("x", (first, second), 8 * 3 * 4, "float32"),
                 tx.Binding("count", (second,), 8, None)))
 
+    def test_subclasses_of_subclasses(self):
+        # The native module's state is found up the bases of any subclass.
+        class Mine(tx.Producer):
+            pass
+
+        class Deeper(Mine):
+            pass
+
+        with Deeper("deeper") as p:
+            s = p.add_device_stage("s", lambda ctx: None)
+            p.declare_binding(s, "x", like=self.Array())
+            with self.assertRaises(tx.ArgumentError):
+                p.add_device_stage("s", lambda ctx: None)
+        with self.assertRaises(TypeError):
+            tx.Producer.__new__(int, "not a producer")
+
     def test_a_refused_declaration_is_not_listed(self):
         with tx.Producer("refused") as p:
             with self.assertRaises(tx.ArgumentError):
