@@ -195,9 +195,10 @@ void tg_error_set_fields (GError *error, const char *producer, const char *stage
  * TrackGen fills them in when it prefixes such an error with the producer
  * and the stage.  Call it before the first error of the domain is made
  * (from your domain's quark function); calling it again for the same name
- * returns the same quark.  At most 12 such domains per process.
+ * returns the same quark.  At most 12 such domains per process; past them
+ * (a critical) the domain's errors carry no fields.
  * @param name the domain's quark name (static: not copied)
- * @return the domain's quark; 0 when no more domains can be registered
+ * @return the domain's quark
  */
 GQuark tg_error_domain_register (const char *name);
 

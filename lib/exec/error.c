@@ -90,6 +90,10 @@ tg_error_domain_register (const char *name)
           g_atomic_int_set ((gint *)&domains[n_domains], (gint)q);
           g_atomic_int_inc (&n_domains);
         }
+      /* Registered by another copy of TrackGen in the process (GLib said so
+       * in a critical): still a domain, its errors without fields here. */
+      if (q == 0)
+        q = g_quark_from_static_string (name);
     }
   tg__mutex_unlock (&domains_lock);
   return q;
