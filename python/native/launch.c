@@ -223,6 +223,9 @@ typedef struct
 {
   PyObject *funcs; /* a tuple */
   TgpyLaunch *parent;
+  /* LaunchContext: a body is never given host operations, even inside a
+   * HOST stage (HostOps inherits if_, switch and while_). */
+  PyObject *ctx_type;
 } Bodies;
 
 /* Calls @func with a context for @launch, made like @parent; FALSE with
@@ -257,32 +260,29 @@ call_python (PyObject *func, PyObject *ctx_type, const TgLaunch *launch, TgHostO
 }
 
 static gboolean
+body_call (Bodies *b, Py_ssize_t i, const TgLaunch *launch, GError **error)
+{
+  return call_python (PyTuple_GetItem (b->funcs, i), b->ctx_type, launch, NULL,
+                      b->parent->owners, error);
+}
+
+static gboolean
 body_then (const TgLaunch *launch, gpointer data, GError **error)
 {
-  Bodies *b = data;
-
-  return call_python (PyTuple_GetItem (b->funcs, 0), (PyObject *)Py_TYPE (b->parent),
-                      launch, NULL, b->parent->owners, error);
+  return body_call (data, 0, launch, error);
 }
 
 static gboolean
 body_else (const TgLaunch *launch, gpointer data, GError **error)
 {
-  Bodies *b = data;
-
-  return call_python (PyTuple_GetItem (b->funcs, 1), (PyObject *)Py_TYPE (b->parent),
-                      launch, NULL, b->parent->owners, error);
+  return body_call (data, 1, launch, error);
 }
 
 /* Every case of a switch: the case number comes from the launch. */
 static gboolean
 body_case (const TgLaunch *launch, gpointer data, GError **error)
 {
-  Bodies *b = data;
-
-  return call_python (PyTuple_GetItem (b->funcs, tg_launch_get_case (launch)),
-                      (PyObject *)Py_TYPE (b->parent), launch, NULL, b->parent->owners,
-                      error);
+  return body_call (data, tg_launch_get_case (launch), launch, error);
 }
 
 /* The tuple of the callables in @seq (a switch's cases), checked. */
@@ -348,7 +348,7 @@ launch_if (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   PyObject *cond = NULL, *then = NULL, *otherwise = Py_None;
   const TgLaunch *launch = tgpy_launch_valid (self);
   TgCondition condition;
-  Bodies b = { NULL, self };
+  Bodies b = { NULL, self, tgpy_state_of (self)->launch_type };
   gboolean ok;
 
   if (launch == NULL
@@ -379,7 +379,7 @@ launch_switch (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   static char *names[] = { "index", "cases", NULL };
   PyObject *index_obj = NULL, *cases = NULL;
   const TgLaunch *launch = tgpy_launch_valid (self);
-  Bodies b = { NULL, self };
+  Bodies b = { NULL, self, tgpy_state_of (self)->launch_type };
   TgDeviceFunc *funcs;
   void *index;
   Py_ssize_t n;
@@ -413,7 +413,7 @@ launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   static char *names[] = { "flag", "max_iters", "status", "body", NULL };
   PyObject *flag_obj = NULL, *max_iters_obj, *status_obj = NULL, *body = NULL;
   const TgLaunch *launch = tgpy_launch_valid (self);
-  Bodies b = { NULL, self };
+  Bodies b = { NULL, self, tgpy_state_of (self)->launch_type };
   gint64 max_iters;
   void *flag, *status;
   gboolean ok;
