@@ -116,6 +116,9 @@ def unconditional() -> Condition:
 def conditional(flag: ArrayLike) -> Condition:
     """Guards work by a device flag, one int32, non-zero runs (tg_conditional()).
 
+    Only int32 (or uint32) arrays are taken: a bool or uint8 flag, such as
+    ``done.any()``, is refused with ArgumentError; pass ``done.any().int()``.
+
     Under a capture the work sits in a CUDA conditional IF node that a replay
     skips on the device when the flag is 0; eagerly the flag is read back
     (one synchronization).  The condition keeps *flag* alive.
