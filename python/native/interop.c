@@ -400,12 +400,10 @@ native_stream_handle (PyObject *module, PyObject *obj)
 static PyObject *
 native_policy_name (PyObject *module, PyObject *arg)
 {
-  long p = PyLong_AsLong (arg);
+  gint64 p;
 
-  if (p == -1 && PyErr_Occurred ())
+  if (tgpy_count (arg, "policy", TG_POLICY_AUTO, TG_POLICY_RECORD, &p) < 0)
     return NULL;
-  if (p < TG_POLICY_AUTO || p > TG_POLICY_RECORD)
-    return tgpy_argument_error (PyExc_ValueError, "policy", "%ld is not a Policy", p);
   return PyUnicode_FromString (tg_policy_to_string ((TgPolicy)p));
 }
 

@@ -167,6 +167,8 @@ row("bind address 2**64", lambda f: f.producer().bind("buf", BIG, 16), OverflowE
 row("run policy 7", lambda f: f.producer().run(None, 7), ValueError, "policy")
 row("run policy -1", lambda f: f.producer().run(None, -1), ValueError, "policy")
 row("run policy float", lambda f: f.producer().run(None, 1.0), TypeError, "policy")
+row("policy_name 9", lambda f: _native.policy_name(9), ValueError, "policy")
+row("policy_name 2**64", lambda f: _native.policy_name(BIG), ValueError, "policy")
 row("resolve policy 2**64", lambda f: f.producer().resolve(None, BIG), ValueError,
     "policy")
 
