@@ -193,7 +193,13 @@ tgpy_timeout (PyObject *obj, const char *what, gint64 *us)
       return -1;
     }
   if ((s = PyFloat_AsDouble (obj)) == -1.0 && PyErr_Occurred ())
-    return -1;
+    {
+      /* An int past a double's range: forever, or as negative as any. */
+      if (!PyErr_ExceptionMatches (PyExc_OverflowError))
+        return -1;
+      PyErr_Clear ();
+      s = is_negative (obj) ? -1.0 : INFINITY;
+    }
   if (isnan (s) || s < 0)
     {
       PyErr_Format (PyExc_ValueError,

@@ -246,6 +246,8 @@ for value in (-1, 2 ** 31):
 for value in (math.nan, -1.0, -1, -math.inf):
     row("release_wait timeout %s" % value, lambda f, v=value: tx.release_wait(v),
         ValueError, "timeout")
+row("release_wait timeout -10**400", lambda f: tx.release_wait(-10 ** 400), ValueError,
+    "timeout")
 row("release_wait timeout str", lambda f: tx.release_wait("1"), TypeError, "timeout")
 row("retain graph -1", lambda f: _native.retain(-1, object()), ValueError, "graph")
 row("retain graph 0", lambda f: _native.retain(0, object()), ValueError, "graph")
