@@ -718,12 +718,15 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
   return tgpy_condition (state, values[2], condition);
 }
 
+/* run and resolve are METH_METHOD: the hot path reads the module state
+ * from the class that defines them, with no walk up a subclass's bases. */
 static PyObject *
-producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+producer_run (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
+              Py_ssize_t nargs, PyObject *kwnames)
 {
   TgpyProducer *self = open_producer (obj);
   TgProducer *producer;
-  TgpyState *state = tgpy_state_of (obj);
+  TgpyState *state = PyType_GetModuleState (defining_class);
   cudaStream_t stream;
   TgPolicy policy;
   TgCondition condition;
@@ -749,11 +752,11 @@ producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *
 }
 
 static PyObject *
-producer_resolve (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
-                  PyObject *kwnames)
+producer_resolve (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
+                  Py_ssize_t nargs, PyObject *kwnames)
 {
   TgpyProducer *self = open_producer (obj);
-  TgpyState *state = tgpy_state_of (obj);
+  TgpyState *state = PyType_GetModuleState (defining_class);
   cudaStream_t stream, resolved = NULL;
   TgPolicy policy, decided = TG_POLICY_AUTO;
   TgCondition condition;
@@ -880,7 +883,8 @@ static PyMethodDef producer_methods[] = {
   { "set_stream", producer_set_stream, METH_O,
     "set_stream(stream, /)\n--\n\nBinds the stream that calls passing None use "
     "(tg_producer_set_stream()); None unbinds." },
-  { "run", (PyCFunction)(void (*) (void))producer_run, METH_FASTCALL | METH_KEYWORDS,
+  { "run", (PyCFunction)(void (*) (void))producer_run,
+    METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
     "run(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
     "Runs the producer (tg_producer_run()): launched eagerly, replayed from its own "
     "graph, or recorded into the capture in progress on *stream*, with the same "
@@ -891,7 +895,7 @@ static PyMethodDef producer_methods[] = {
     "StateError, CudaError, or StageError (a stage raised: its exception is the "
     "cause)." },
   { "resolve", (PyCFunction)(void (*) (void))producer_resolve,
-    METH_FASTCALL | METH_KEYWORDS,
+    METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
     "resolve(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
     "The (policy, stream) a run would use, without running (tg_producer_resolve())." },
   { "_runner_stats", producer_runner_stats, METH_NOARGS,
