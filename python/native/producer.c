@@ -24,6 +24,7 @@ struct TgpyProducer
   Binds *binds;                       /* valid while producer is */
   GPtrArray *stages;                  /* TgpyStage * the C producer owns, for the GC */
   PyObject *weakrefs;
+  char *name; /* the producer's, for the errors of a closed one */
 };
 
 /* A rebind seen by on_rebind() during this thread's bind. */
@@ -74,7 +75,10 @@ open_producer (PyObject *obj)
   TgpyProducer *self = (TgpyProducer *)obj;
 
   if (self->producer == NULL)
-    PyErr_SetString (PyExc_ValueError, "the producer is closed");
+    PyErr_Format (PyExc_ValueError,
+                  "producer '%s' is closed; use it before close() or the end of its "
+                  "with block",
+                  self->name != NULL ? self->name : "");
   return self->producer != NULL ? self : NULL;
 }
 
@@ -106,6 +110,7 @@ attach (TgpyProducer *self, TgpyState *state, TgProducer *producer)
   Py_INCREF (state->rebind_warning);
   b->warning = state->rebind_warning;
   self->producer = producer;
+  self->name = g_strdup (tg_producer_get_name (producer));
   self->binds = b;
   self->stages = g_ptr_array_new ();
   /* The handler's data lives as long as the C producer. */
@@ -209,6 +214,7 @@ producer_dealloc (TgpyProducer *self)
   if (self->weakrefs != NULL)
     PyObject_ClearWeakRefs ((PyObject *)self);
   detach (self);
+  g_free (self->name);
   free (self);
   Py_DECREF (type);
 }
