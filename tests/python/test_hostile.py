@@ -750,6 +750,11 @@ row("retain_capture outside a capture",
 row("torch.registered unknown mode",
     lambda f: torch_interop().registered("bogus").__enter__(), ValueError,
     "capture_error_mode", gpu=True)
+row("torch.tensor_at an unknown dtype",
+    lambda f: torch_interop().tensor_at(0x10000, (4,), f.torch.complex64), ValueError,
+    "dtype", gpu=True)
+row("torch.retain outside a capture",
+    lambda f: torch_interop().retain(object()), tx.StateError, "no capture", gpu=True)
 row("TrackProducer seeds not a SeedState",
     lambda f: tracks.TrackProducer(object()), TypeError, "seeds")
 row("TrackProducer unknown option",
