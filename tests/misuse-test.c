@@ -140,6 +140,12 @@ test_stage_missing_function (void)
   ASSERT_REFUSED (
       tg_producer_add_host_stage (p, "host", TG_STAGE_NONE, NULL, NULL, NULL, error),
       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID, "host function is missing");
+  ASSERT_REFUSED (tg_producer_add_loop_stage (p, "loop", TG_STAGE_NONE,
+                                              &(TgLoopSpec){ .flag_binding = "go",
+                                                             .status_binding = "status",
+                                                             .max_iters = 2 },
+                                              NULL, NULL, NULL, error),
+                  TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID, "loop body is missing");
   ASSERT_REFUSED (
       tg_producer_add_switch_stage (p, "switch", TG_STAGE_NONE, &sw, NULL, NULL, error),
       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID, "case 1 is missing");
@@ -241,6 +247,12 @@ calls_back_stage (TgHostOps *ops, gpointer data, GError **error)
   g_assert_nonnull (strstr (local->message, "stage 'inner': the producer is running"));
   g_clear_error (&local);
   g_assert_false (tg_producer_declare_binding (p, 0, "x", 4, &local));
+  g_assert_error (local, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
+  g_clear_error (&local);
+  g_assert_false (tg_producer_set_stage_condition (p, 0, "go", &local));
+  g_assert_error (local, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
+  g_clear_error (&local);
+  g_assert_false (tg_producer_set_stage_else (p, 0, NULL, &local));
   g_assert_error (local, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
   return TRUE;
 }

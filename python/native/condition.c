@@ -19,30 +19,16 @@ condition_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
   PyObject *flag = Py_None;
   TgpyCondition *self;
-  TgpyArray a = { NULL };
+  void *ptr = NULL;
 
   if (!PyArg_ParseTupleAndKeywords (args, kwargs, "|O:Condition", names, &flag))
     return NULL;
-  if (flag != Py_None)
-    {
-      if (tgpy_array (flag, "flag", &a) < 0)
-        return NULL;
-      if (a.ptr == NULL)
-        return tgpy_argument_error (PyExc_ValueError, "flag",
-                                    "a NULL address; use unconditional() for a call "
-                                    "that always runs");
-      if (a.nbytes != 0 && a.nbytes < sizeof (gint32))
-        return tgpy_argument_error (PyExc_ValueError, "flag",
-                                    "%zu bytes; a flag is one int32 in device memory",
-                                    a.nbytes);
-      if (a.dtype[0] != '\0' && strcmp (a.dtype, "int32") != 0
-          && strcmp (a.dtype, "uint32") != 0)
-        return tgpy_argument_error (PyExc_TypeError, "flag",
-                                    "an array of %s; a flag is an int32", a.dtype);
-    }
+  if (flag != Py_None
+      && tgpy_int32_array (tgpy_state_of_type (type), flag, "flag", 1, &ptr) < 0)
+    return NULL;
   if ((self = (TgpyCondition *)alloc (type, 0)) == NULL)
     return NULL;
-  self->flag = a.ptr;
+  self->flag = ptr;
   Py_INCREF (flag);
   self->owner = flag;
   return (PyObject *)self;
@@ -103,7 +89,7 @@ static PyType_Slot condition_slots[] = {
 static PyType_Spec condition_spec = {
   .name = "track_gen._native.Condition",
   .basicsize = sizeof (TgpyCondition),
-  .flags = Py_TPFLAGS_DEFAULT,
+  .flags = TGPY_TPFLAGS,
   .slots = condition_slots,
 };
 

@@ -124,15 +124,72 @@ error_class (TgpyState *state, const GError *error)
   return state->error;
 }
 
+/* libtrackgen's messages name its C API; a Python caller reads the names
+ * it calls instead.  Longer names first: "TG_POLICY_" ends the list. */
+static const struct
+{
+  const char *c, *python;
+} python_names[] = {
+  { "tg_producer_declare_binding()", "producer.declare_binding()" },
+  { "tg_producer_bind()", "producer.bind()" },
+  { "tg_host_ops_enqueue()", "ops.enqueue()" },
+  { "tg_launch_get_stream()", "ctx.stream" },
+  { "tg_seed_state_snapshot()", "SeedState.snapshot()" },
+  { "tg_capture_scope_begin()", "track_gen.interop.torch.registered()" },
+  { "TG_STAGE_CAPTURE_SAFE", "capture_safe=True" },
+  { "TG_STREAM_AUTO", "stream=None" },
+  { "TG_POLICY_", "Policy." },
+};
+
+/* @message with the C API's names replaced by Python's (g_free it). */
+static char *
+python_message (const char *message)
+{
+  GString *s = g_string_new (message);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (python_names); i++)
+    g_string_replace (s, python_names[i].c, python_names[i].python, 0);
+  return g_string_free (s, FALSE);
+}
+
+/* @error's code: a member of its domain's code enum (an int for CUDA's
+ * codes and other domains). */
+static PyObject *
+error_code (TgpyState *state, const GError *error)
+{
+  PyObject *cls = error->domain == TG_CAPTURE_ERROR    ? state->capture_error_code
+                  : error->domain == TG_ARGUMENT_ERROR ? state->argument_error_code
+                  : error->domain == TG_STATE_ERROR    ? state->state_error_code
+                                                       : NULL;
+
+  return cls != NULL ? tgpy_enum_value (cls, error->code) : PyLong_FromLong (error->code);
+}
+
 PyObject *
 tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
 {
-  /* The fields as libtrackgen set them: never parsed from the message. */
-  PyObject *exc = PyObject_CallFunction (
-      error_class (state, error), "ssizzz", error->message,
-      g_quark_to_string (error->domain), error->code, tg_error_get_producer (error),
-      tg_error_get_stage (error), tg_error_get_binding (error));
+  PyObject *code, *exc;
+  char *message;
 
+  /* A call libtrackgen refused as misuse (a critical, no GError): a bug of
+   * this module's checks, raised rather than crashed on. */
+  if (error == NULL)
+    error = g_error_new_literal (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                                 "libtrackgen refused the call as a misuse (see the "
+                                 "critical it logged): track_gen should have refused "
+                                 "it first; please report this");
+  code = error_code (state, error);
+  message = python_message (error->message);
+  /* The fields as libtrackgen set them: never parsed from the message. */
+  exc = code == NULL ? NULL
+                     : PyObject_CallFunction (error_class (state, error), "ssOzzz", message,
+                                              g_quark_to_string (error->domain), code,
+                                              tg_error_get_producer (error),
+                                              tg_error_get_stage (error),
+                                              tg_error_get_binding (error));
+
+  g_free (message);
+  Py_XDECREF (code);
   g_error_free (error);
   if (exc != NULL)
     {
@@ -164,6 +221,32 @@ tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error)
   PyErr_SetObject ((PyObject *)Py_TYPE (raised), raised);
   Py_DECREF (raised);
   return -1;
+}
+
+void
+tgpy_error_about (TgpyState *state, const char *producer, const char *binding)
+{
+  PyObject *type, *exc, *traceback;
+  const struct
+  {
+    const char *field, *value;
+  } fields[] = { { "producer", producer }, { "binding", binding } };
+
+  PyErr_Fetch (&type, &exc, &traceback);
+  PyErr_NormalizeException (&type, &exc, &traceback);
+  if (exc != NULL && PyObject_IsInstance (exc, state->error) == 1)
+    for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
+      {
+        PyObject *old = PyObject_GetAttrString (exc, fields[i].field);
+        PyObject *value = old == Py_None ? PyUnicode_FromString (fields[i].value) : NULL;
+
+        if (value != NULL)
+          PyObject_SetAttrString (exc, fields[i].field, value);
+        Py_XDECREF (value);
+        Py_XDECREF (old);
+      }
+  PyErr_Clear ();
+  PyErr_Restore (type, exc, traceback);
 }
 
 PyObject *

@@ -108,7 +108,7 @@ static PyType_Slot scope_slots[] = {
 static PyType_Spec scope_spec = {
   .name = "track_gen._native.CaptureScope",
   .basicsize = sizeof (TgpyScope),
-  .flags = Py_TPFLAGS_DEFAULT,
+  .flags = TGPY_TPFLAGS,
   .slots = scope_slots,
 };
 
@@ -170,7 +170,8 @@ native_retain (PyObject *module, PyObject *args)
 
   if (PyTuple_Size (args) < 1)
     return tgpy_argument_error (PyExc_TypeError, "graph", "missing");
-  graph = PyLong_AsVoidPtr (PyTuple_GetItem (args, 0));
+  if (tgpy_address (PyTuple_GetItem (args, 0), "graph", (void **)&graph) < 0)
+    return NULL;
   if (graph == NULL)
     return PyErr_Occurred () ? NULL
                              : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
@@ -319,9 +320,11 @@ native_capture_info (PyObject *module, PyObject *stream_obj)
     return tgpy_raise (PyModule_GetState (module), error, NULL);
   if (capture == TG_CAPTURE_ACTIVE)
     graph = active_graph (stream);
-  return Py_BuildValue ("(iKN)", (int)capture, id,
-                        graph != NULL ? PyLong_FromVoidPtr (graph)
-                                      : (Py_INCREF (Py_None), Py_None));
+  return Py_BuildValue (
+      "(NKN)",
+      tgpy_enum_value (((TgpyState *)PyModule_GetState (module))->capture_state_enum,
+                       capture),
+      id, graph != NULL ? PyLong_FromVoidPtr (graph) : (Py_INCREF (Py_None), Py_None));
 }
 
 static PyObject *
@@ -337,26 +340,13 @@ native_is_registered (PyObject *module, PyObject *stream_obj)
 static PyObject *
 native_release_wait (PyObject *module, PyObject *args)
 {
-  PyObject *timeout_obj = Py_None;
-  gint64 us = G_MAXINT64;
-  double timeout_s;
+  PyObject *timeout = Py_None;
+  gint64 us;
   gboolean done;
 
-  if (!PyArg_ParseTuple (args, "|O:release_wait", &timeout_obj))
+  if (!PyArg_ParseTuple (args, "|O:release_wait", &timeout)
+      || tgpy_timeout (timeout, "timeout", &us) < 0)
     return NULL;
-  if (timeout_obj != Py_None)
-    {
-      timeout_s = PyFloat_AsDouble (timeout_obj);
-      if (timeout_s == -1.0 && PyErr_Occurred ())
-        return NULL;
-      if (!(timeout_s >= 0)) /* NaN too */
-        return tgpy_argument_error (PyExc_ValueError, "timeout",
-                                    "%g is not a number of seconds >= 0: pass one, or "
-                                    "None to wait for ever",
-                                    timeout_s);
-      if (timeout_s * 1e6 < (double)G_MAXINT64)
-        us = (gint64)(timeout_s * 1e6);
-    }
   Py_BEGIN_ALLOW_THREADS;
   done = tg_release_wait (us);
   Py_END_ALLOW_THREADS;
@@ -503,13 +493,14 @@ tgpy_stream_auto (TgpyState *state, TgProducer *producer, int device, const char
 static PyObject *
 native_resolve_stream (PyObject *module, PyObject *args)
 {
-  PyObject *stream_obj = Py_None;
-  int device = 0;
+  PyObject *stream_obj = Py_None, *device_obj = NULL;
+  int device;
   cudaStream_t stream, resolved;
   GError *error = NULL;
 
-  if (!PyArg_ParseTuple (args, "|Oi:resolve_stream", &stream_obj, &device)
+  if (!PyArg_ParseTuple (args, "|OO:resolve_stream", &stream_obj, &device_obj)
       || tgpy_stream (stream_obj, "stream", &stream) < 0
+      || tgpy_device (device_obj, "device", &device) < 0
       || (stream == TG_STREAM_AUTO
           && tgpy_stream_auto (PyModule_GetState (module), NULL, device,
                                "resolve_stream()", NULL, &stream, NULL)
@@ -526,11 +517,13 @@ native_resolve_stream (PyObject *module, PyObject *args)
 static PyObject *
 native_default_stream (PyObject *module, PyObject *args)
 {
-  int device = 0;
+  PyObject *device_obj = NULL;
+  int device;
   cudaStream_t stream;
   GError *error = NULL;
 
-  if (!PyArg_ParseTuple (args, "|i:default_stream", &device))
+  if (!PyArg_ParseTuple (args, "|O:default_stream", &device_obj)
+      || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   stream = tg_default_stream (device, &error);
@@ -543,11 +536,13 @@ native_default_stream (PyObject *module, PyObject *args)
 static PyObject *
 native_device_check (PyObject *module, PyObject *args)
 {
-  int device = 0;
+  PyObject *device_obj = NULL;
+  int device;
   GError *error = NULL;
   gboolean ok;
 
-  if (!PyArg_ParseTuple (args, "|i:device_check", &device))
+  if (!PyArg_ParseTuple (args, "|O:device_check", &device_obj)
+      || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_device_check (device, &error);
@@ -587,12 +582,14 @@ native_get_nvtx (PyObject *module, PyObject *unused)
 static PyObject *
 native_effective_seed (PyObject *module, PyObject *args)
 {
-  unsigned long long seed;
-  unsigned int epoch;
+  PyObject *seed_obj, *epoch_obj;
+  guint64 seed, epoch;
 
-  if (!PyArg_ParseTuple (args, "KI:effective_seed", &seed, &epoch))
+  if (!PyArg_ParseTuple (args, "OO:effective_seed", &seed_obj, &epoch_obj)
+      || tgpy_uint (seed_obj, "seed", G_MAXUINT64, &seed) < 0
+      || tgpy_uint (epoch_obj, "epoch", G_MAXUINT32, &epoch) < 0)
     return NULL;
-  return PyLong_FromUnsignedLongLong (tg_effective_seed (seed, epoch));
+  return PyLong_FromUnsignedLongLong (tg_effective_seed (seed, (guint32)epoch));
 }
 
 static PyObject *
@@ -609,46 +606,42 @@ native_mix64 (PyObject *module, PyObject *z)
 static PyObject *
 native_env_seed (PyObject *module, PyObject *args)
 {
-  unsigned long long base;
-  unsigned int env;
+  PyObject *base_obj, *env_obj;
+  guint64 base, env;
 
-  if (!PyArg_ParseTuple (args, "KI:env_seed", &base, &env))
+  if (!PyArg_ParseTuple (args, "OO:env_seed", &base_obj, &env_obj)
+      || tgpy_uint (base_obj, "base_seed", G_MAXUINT64, &base) < 0
+      || tgpy_uint (env_obj, "env", G_MAXUINT32, &env) < 0)
     return NULL;
-  return PyLong_FromUnsignedLongLong (tg_env_seed (base, env));
+  return PyLong_FromUnsignedLongLong (tg_env_seed (base, (guint32)env));
 }
 
 static PyObject *
-native_array_info (PyObject *module, PyObject *obj)
+native_array_info (PyObject *module, PyObject *args)
 {
+  PyObject *obj;
+  const char *what = "array";
   TgpyArray a;
 
-  if (tgpy_array (obj, "array", &a) < 0)
+  if (!PyArg_ParseTuple (args, "O|s:array_info", &obj, &what)
+      || tgpy_array (PyModule_GetState (module), obj, what, &a) < 0)
     return NULL;
   return Py_BuildValue ("(Nnsi)", PyLong_FromVoidPtr (a.ptr), (Py_ssize_t)a.nbytes,
                         a.dtype, a.device);
-}
-
-static PyObject *
-native_array_dtype (PyObject *module, PyObject *obj)
-{
-  TgpyArray a;
-
-  if (tgpy_array (obj, "array", &a) < 0)
-    return NULL;
-  return PyUnicode_FromString (a.dtype);
 }
 
 /* For tests and diagnostics: the nodes of a graph, its top level. */
 static PyObject *
 native_graph_n_nodes (PyObject *module, PyObject *graph_obj)
 {
-  cudaGraph_t graph = PyLong_AsVoidPtr (graph_obj);
+  cudaGraph_t graph;
   size_t n = 0;
   cudaError_t err;
 
+  if (tgpy_address (graph_obj, "graph", (void **)&graph) < 0)
+    return NULL;
   if (graph == NULL)
-    return PyErr_Occurred () ? NULL
-                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
+    return tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
   if ((err = cudaGraphGetNodes (graph, NULL, &n)) != cudaSuccess)
     {
       if (cudaPeekAtLastError () == err)
@@ -682,12 +675,10 @@ native_keep_until_exit (PyObject *module, PyObject *obj)
 static PyObject *
 native_policy_name (PyObject *module, PyObject *arg)
 {
-  long p = PyLong_AsLong (arg);
+  gint64 p;
 
-  if (p == -1 && PyErr_Occurred ())
+  if (tgpy_count (arg, "policy", TG_POLICY_AUTO, TG_POLICY_RECORD, &p) < 0)
     return NULL;
-  if (p < TG_POLICY_AUTO || p > TG_POLICY_RECORD)
-    return tgpy_argument_error (PyExc_ValueError, "policy", "%ld is not a Policy", p);
   return PyUnicode_FromString (tg_policy_to_string ((TgPolicy)p));
 }
 
@@ -746,11 +737,10 @@ static PyMethodDef interop_functions[] = {
   { "env_seed", native_env_seed, METH_VARARGS,
     "env_seed(base_seed, env)\n--\n\ntg_env_seed(): env *env*'s seed in a population "
     "seeded *base_seed*." },
-  { "array_info", native_array_info, METH_O,
-    "array_info(array, /)\n--\n\n(address, nbytes, dtype, device) of a device array "
-    "as TrackGen reads it (nbytes 0, dtype \"\" and device -1 when unknown)." },
-  { "_array_dtype", native_array_dtype, METH_O,
-    "_array_dtype(array, /)\n--\n\nThe dtype's name, \"\" when unknown." },
+  { "array_info", native_array_info, METH_VARARGS,
+    "array_info(array, what='array', /)\n--\n\n(address, nbytes, dtype, device) of a "
+    "device array as TrackGen reads it (nbytes 0, dtype \"\" and device -1 when "
+    "unknown); errors name the argument *what*." },
   { "_graph_n_nodes", native_graph_n_nodes, METH_O,
     "_graph_n_nodes(graph, /)\n--\n\nThe number of nodes at the top level of the "
     "cudaGraph_t *graph* (an int)." },

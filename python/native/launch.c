@@ -1,23 +1,24 @@
-/* launch.c: what a stage written in Python receives -- LaunchContext, and
- * HostOps for HOST stages -- and the trampolines through which libtrackgen
- * calls such stages and their bodies.  A context is valid only during the
- * call that made it: afterwards its methods raise. */
+/* launch.c: LaunchContext, what a stage written in Python receives (HOST
+ * stages receive its subclass HostOps, hostops.c), and the trampolines
+ * through which libtrackgen calls such stages and their bodies.  A context
+ * is valid only during the call that made it: afterwards its methods
+ * raise. */
 #include "native.h"
 
-typedef struct
-{
-  PyObject_HEAD const TgLaunch *launch; /* NULL once the stage returned */
-  TgHostOps *ops;                       /* HostOps only */
-  PyObject *owners;                     /* binding name -> the object bound */
-} TgpyLaunch;
-
-static const TgLaunch *
-valid (TgpyLaunch *self)
+const TgLaunch *
+tgpy_launch_valid (TgpyLaunch *self)
 {
   if (self->launch == NULL)
-    PyErr_SetString (PyExc_RuntimeError,
-                     "this launch context belongs to a stage call that returned; use "
-                     "the context a stage receives only during that call");
+    tgpy_raise (tgpy_state_of (self),
+                g_error_new (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                             "this %s belongs to a stage call that returned; use the "
+                             "one a stage receives, during that call only",
+                             PyObject_TypeCheck ((PyObject *)self,
+                                                 (PyTypeObject *)tgpy_state_of (self)
+                                                     ->host_ops_type)
+                                 ? "HostOps"
+                                 : "LaunchContext"),
+                NULL);
   return self->launch;
 }
 
@@ -72,13 +73,14 @@ launch_dealloc (TgpyLaunch *self)
 #define GETTER(name, expr)                                                             \
   static PyObject *launch_get_##name (TgpyLaunch *self, void *closure)                 \
   {                                                                                    \
-    const TgLaunch *launch = valid (self);                                             \
+    const TgLaunch *launch = tgpy_launch_valid (self);                                             \
     return launch == NULL ? NULL : (expr);                                             \
   }
 
 GETTER (device, PyLong_FromLong (tg_launch_get_device (launch)))
 GETTER (stream, PyLong_FromVoidPtr (tg_launch_get_stream (launch)))
-GETTER (policy, PyLong_FromLong (tg_launch_get_policy (launch)))
+GETTER (policy, tgpy_enum_value (tgpy_state_of (self)->policy_enum,
+                                  tg_launch_get_policy (launch)))
 GETTER (is_capturing, PyBool_FromLong (tg_launch_is_capturing (launch)))
 GETTER (capture_id, PyLong_FromUnsignedLongLong (tg_launch_get_capture_id (launch)))
 GETTER (depth, PyLong_FromUnsignedLong (tg_launch_get_depth (launch)))
@@ -89,7 +91,7 @@ GETTER (producer_name,
 static PyObject *
 launch_get_capture_graph (TgpyLaunch *self, void *closure)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   cudaGraph_t graph;
 
   if (launch == NULL)
@@ -102,7 +104,7 @@ launch_get_capture_graph (TgpyLaunch *self, void *closure)
 static PyObject *
 launch_get_stage_name (TgpyLaunch *self, void *closure)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   const char *name;
 
   if (launch == NULL)
@@ -149,17 +151,13 @@ static PyGetSetDef launch_getset[] = {
 static int
 binding (TgpyLaunch *self, PyObject *name, void **ptr, gsize *size)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   const char *s;
 
   if (launch == NULL)
     return -1;
-  if (!PyUnicode_Check (name))
-    {
-      PyErr_SetString (PyExc_TypeError, "a binding name is a str");
-      return -1;
-    }
-  s = PyUnicode_AsUTF8AndSize (name, NULL);
+  if (tgpy_name (name, "name", FALSE, &s) < 0)
+    return -1;
   *size = tg_launch_get_binding_size (launch, s);
   *ptr = *size == 0 ? NULL : tg_launch_get_binding (launch, s);
   if (*ptr == NULL)
@@ -213,7 +211,7 @@ launch_binding_size (TgpyLaunch *self, PyObject *name)
 static PyObject *
 launch_keep (TgpyLaunch *self, PyObject *obj)
 {
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
 
   if (launch == NULL)
     return NULL;
@@ -232,6 +230,9 @@ typedef struct
 {
   PyObject *funcs; /* a tuple */
   TgpyLaunch *parent;
+  /* LaunchContext: a body is never given host operations, even inside a
+   * HOST stage (HostOps inherits if_, switch and while_). */
+  PyObject *ctx_type;
 } Bodies;
 
 /* Calls @func with a context for @launch, made like @parent; FALSE with
@@ -246,9 +247,13 @@ call_python (PyObject *func, PyObject *ctx_type, const TgLaunch *launch, TgHostO
   PyObject *result = NULL;
   gboolean ok;
 
+  /* Held for the call: the stage may drop the producer's reference to
+   * itself (set_stage_else, close). */
+  Py_INCREF (func);
   if (ctx != NULL)
     result = runner != NULL ? PyObject_CallFunctionObjArgs (runner, func, ctx, NULL)
                             : PyObject_CallFunctionObjArgs (func, ctx, NULL);
+  Py_DECREF (func);
   ok = result != NULL;
 
   if (ctx != NULL)
@@ -262,53 +267,32 @@ call_python (PyObject *func, PyObject *ctx_type, const TgLaunch *launch, TgHostO
 }
 
 static gboolean
+body_call (Bodies *b, Py_ssize_t i, const TgLaunch *launch, GError **error)
+{
+  return call_python (PyTuple_GetItem (b->funcs, i), b->ctx_type, launch, NULL,
+                      b->parent->owners, error);
+}
+
+static gboolean
 body_then (const TgLaunch *launch, gpointer data, GError **error)
 {
-  Bodies *b = data;
-
-  return call_python (PyTuple_GetItem (b->funcs, 0), (PyObject *)Py_TYPE (b->parent),
-                      launch, NULL, b->parent->owners, error);
+  return body_call (data, 0, launch, error);
 }
 
 static gboolean
 body_else (const TgLaunch *launch, gpointer data, GError **error)
 {
-  Bodies *b = data;
-
-  return call_python (PyTuple_GetItem (b->funcs, 1), (PyObject *)Py_TYPE (b->parent),
-                      launch, NULL, b->parent->owners, error);
+  return body_call (data, 1, launch, error);
 }
 
 /* Every case of a switch: the case number comes from the launch. */
 static gboolean
 body_case (const TgLaunch *launch, gpointer data, GError **error)
 {
-  Bodies *b = data;
-
-  return call_python (PyTuple_GetItem (b->funcs, tg_launch_get_case (launch)),
-                      (PyObject *)Py_TYPE (b->parent), launch, NULL, b->parent->owners,
-                      error);
+  return body_call (data, tg_launch_get_case (launch), launch, error);
 }
 
-/* A device word the bodies are driven by: an array of at least @size bytes
- * or an address. */
-static int
-device_word (PyObject *obj, const char *what, gsize size, void **ptr)
-{
-  TgpyArray a;
-
-  if (tgpy_array (obj, what, &a) < 0)
-    return -1;
-  if (a.nbytes != 0 && a.nbytes < size)
-    {
-      tgpy_argument_error (PyExc_ValueError, what, "%zu bytes, at least %zu needed",
-                           a.nbytes, (size_t)size);
-      return -1;
-    }
-  *ptr = a.ptr;
-  return 0;
-}
-
+/* The tuple of the callables in @seq (a switch's cases), checked. */
 static int
 callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
 {
@@ -325,6 +309,29 @@ callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
         return -1;
       }
   return 0;
+}
+
+/* The tuple of the bodies @funcs, arguments named @names, each checked to
+ * be callable (otherwise NULL when absent): a new reference, or NULL with
+ * TypeError naming the argument. */
+static PyObject *
+bodies_tuple (Py_ssize_t n, PyObject *const *funcs, const char *const *names)
+{
+  PyObject *tuple;
+
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (!PyCallable_Check (funcs[i]))
+      return PyErr_Format (PyExc_TypeError,
+                           "%s: a callable taking the LaunchContext, not %R", names[i],
+                           (PyObject *)Py_TYPE (funcs[i]));
+  if ((tuple = PyTuple_New (n)) == NULL)
+    return NULL;
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      Py_INCREF (funcs[i]);
+      PyTuple_SetItem (tuple, i, funcs[i]);
+    }
+  return tuple;
 }
 
 /* Runs @run with the GIL released, bracketed for the bodies' exceptions. */
@@ -346,9 +353,9 @@ launch_if (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "condition", "then", "otherwise", NULL };
   PyObject *cond = NULL, *then = NULL, *otherwise = Py_None;
-  const TgLaunch *launch = valid (self);
+  const TgLaunch *launch = tgpy_launch_valid (self);
   TgCondition condition;
-  Bodies b = { NULL, self };
+  Bodies b = { NULL, self, tgpy_state_of (self)->launch_type };
   gboolean ok;
 
   if (launch == NULL
@@ -356,11 +363,10 @@ launch_if (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
                                        &otherwise)
       || tgpy_condition (tgpy_state_of (self), cond, &condition) < 0)
     return NULL;
-  if (otherwise == Py_None)
-    b.funcs = PyTuple_Pack (1, then);
-  else
-    b.funcs = PyTuple_Pack (2, then, otherwise);
-  if (b.funcs == NULL || callable_tuple (b.funcs, "if_", &b.funcs) < 0)
+  if ((b.funcs = bodies_tuple (otherwise == Py_None ? 1 : 2,
+                              (PyObject *const[]){ then, otherwise },
+                              (const char *const[]){ "then", "otherwise" }))
+      == NULL)
     return NULL;
   if (otherwise == Py_None)
     RUN_BODIES (self, ok, tg_launch_if (launch, condition, body_then, &b, &error_));
@@ -379,8 +385,8 @@ launch_switch (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "index", "cases", NULL };
   PyObject *index_obj = NULL, *cases = NULL;
-  const TgLaunch *launch = valid (self);
-  Bodies b = { NULL, self };
+  const TgLaunch *launch = tgpy_launch_valid (self);
+  Bodies b = { NULL, self, tgpy_state_of (self)->launch_type };
   TgDeviceFunc *funcs;
   void *index;
   Py_ssize_t n;
@@ -389,7 +395,7 @@ launch_switch (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   if (launch == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO:switch", names, &index_obj,
                                        &cases)
-      || device_word (index_obj, "index", sizeof (gint32), &index) < 0
+      || tgpy_int32_array (tgpy_state_of (self), index_obj, "index", 1, &index) < 0
       || callable_tuple (cases, "cases", &b.funcs) < 0)
     return NULL;
   if ((n = PyTuple_Size (b.funcs)) < 1)
@@ -412,28 +418,27 @@ static PyObject *
 launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "flag", "max_iters", "status", "body", NULL };
-  PyObject *flag_obj = NULL, *status_obj = NULL, *body = NULL;
-  const TgLaunch *launch = valid (self);
-  Bodies b = { NULL, self };
-  unsigned int max_iters = 0;
+  PyObject *flag_obj = NULL, *max_iters_obj, *status_obj = NULL, *body = NULL;
+  const TgLaunch *launch = tgpy_launch_valid (self);
+  Bodies b = { NULL, self, tgpy_state_of (self)->launch_type };
+  gint64 max_iters;
   void *flag, *status;
   gboolean ok;
 
   if (launch == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OIOO:while_", names, &flag_obj,
-                                       &max_iters, &status_obj, &body)
-      || device_word (flag_obj, "flag", sizeof (gint32), &flag) < 0
-      || device_word (status_obj, "status", sizeof (TgLoopStatus), &status) < 0)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOOO:while_", names, &flag_obj,
+                                       &max_iters_obj, &status_obj, &body)
+      || tgpy_count (max_iters_obj, "max_iters", 1, G_MAXINT32, &max_iters) < 0
+      || tgpy_int32_array (tgpy_state_of (self), flag_obj, "flag", 1, &flag) < 0
+      || tgpy_int32_array (tgpy_state_of (self), status_obj, "status",
+                           sizeof (TgLoopStatus) / sizeof (gint32), &status)
+             < 0)
     return NULL;
-  if (max_iters < 1 || max_iters > G_MAXINT32)
-    return tgpy_argument_error (PyExc_ValueError, "max_iters",
-                                "%u is not between 1 and 2**31 - 1", max_iters);
-  if ((b.funcs = PyTuple_Pack (1, body)) == NULL
-      || callable_tuple (b.funcs, "body", &b.funcs) < 0)
+  if ((b.funcs = bodies_tuple (1, &body, (const char *const[]){ "body" })) == NULL)
     return NULL;
   RUN_BODIES (
       self, ok,
-      tg_launch_while (launch, flag, max_iters, status, body_then, &b, &error_));
+      tg_launch_while (launch, flag, (guint)max_iters, status, body_then, &b, &error_));
   Py_DECREF (b.funcs);
   if (!ok)
     return NULL;
@@ -465,229 +470,6 @@ static PyMethodDef launch_methods[] = {
     "while_(flag, max_iters, status, body)\n--\n\nRuns ``body(ctx)`` while the int32 "
     "*flag* is non-zero, at most *max_iters* times; the outcome goes to *status* (two "
     "int32: iterations, end) (tg_launch_while())." },
-  { NULL },
-};
-
-/* ------------------------------------------------------------------------ */
-/* HostOps                                                                   */
-
-static TgHostOps *
-valid_ops (TgpyLaunch *self)
-{
-  return valid (self) != NULL ? self->ops : NULL;
-}
-
-/* Host memory to copy from or to: bytes-like, an object with the array
- * interface (numpy), or an int address with @size. */
-static int
-host_buffer (PyObject *obj, gboolean writable, void **ptr, Py_ssize_t *size)
-{
-  PyObject *ai;
-
-  if (PyByteArray_Check (obj))
-    {
-      *ptr = PyByteArray_AsString (obj);
-      *size = PyByteArray_Size (obj);
-      return 0;
-    }
-  if (!writable && PyBytes_Check (obj))
-    {
-      char *data;
-      return PyBytes_AsStringAndSize (obj, &data, size) < 0 ? -1 : (*ptr = data, 0);
-    }
-  if (PyLong_Check (obj))
-    {
-      *ptr = PyLong_AsVoidPtr (obj);
-      *size = -1;
-      return PyErr_Occurred () ? -1 : 0;
-    }
-  if ((ai = PyObject_GetAttrString (obj, "__array_interface__")) != NULL)
-    {
-      PyObject *data = PyDict_Check (ai) ? PyDict_GetItemString (ai, "data") : NULL;
-      int rc = -1;
-
-      if (data != NULL && PyTuple_Check (data))
-        {
-          *ptr = PyLong_AsVoidPtr (PyTuple_GetItem (data, 0));
-          *size = -1;
-          rc = PyErr_Occurred () ? -1 : 0;
-        }
-      else
-        PyErr_SetString (PyExc_TypeError, "malformed __array_interface__");
-      Py_DECREF (ai);
-      return rc;
-    }
-  PyErr_Clear ();
-  PyErr_SetString (PyExc_TypeError,
-                   "host memory: pass a bytearray (or bytes to read from), an object "
-                   "with __array_interface__ (numpy), or an int address with a size");
-  return -1;
-}
-
-#define RUN_OPS(self, ok, call)                                                        \
-  G_STMT_START                                                                         \
-  {                                                                                    \
-    TgpyState *state_ = tgpy_state_of (self);                                          \
-    GError *error_ = NULL;                                                             \
-    Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
-    Py_END_ALLOW_THREADS if (!ok) tgpy_raise (state_, error_, NULL);                   \
-  }                                                                                    \
-  G_STMT_END
-
-static PyObject *
-ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj;
-  Py_ssize_t size = -1, dst_size;
-  TgHostOps *ops = valid_ops (self);
-  void *dst, *src;
-  gboolean ok;
-
-  if (ops == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|n:copy_to_host", names,
-                                       &dst_obj, &src_obj, &size)
-      || host_buffer (dst_obj, TRUE, &dst, &dst_size) < 0
-      || device_word (src_obj, "src", 0, &src) < 0)
-    return NULL;
-  if (size < 0)
-    size = dst_size;
-  if (size < 0 || (dst_size >= 0 && size > dst_size))
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "pass a size that fits the destination");
-  RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj;
-  Py_ssize_t size = -1, src_size;
-  TgHostOps *ops = valid_ops (self);
-  void *dst, *src;
-  gboolean ok;
-
-  if (ops == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|n:copy_to_device", names,
-                                       &dst_obj, &src_obj, &size)
-      || device_word (dst_obj, "dst", 0, &dst) < 0
-      || host_buffer (src_obj, FALSE, &src, &src_size) < 0)
-    return NULL;
-  if (size < 0)
-    size = src_size;
-  if (size < 0 || (src_size >= 0 && size > src_size))
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "pass a size that fits the source");
-  /* A copy replayed by a graph reads its source again: keep the object. */
-  if (tg_launch_is_capturing (self->launch))
-    {
-      Py_INCREF (src_obj);
-      tg_launch_keep (self->launch, src_obj, tgpy_release_object);
-    }
-  RUN_OPS (self, ok, tg_host_ops_copy_to_device (ops, dst, src, (gsize)size, &error_));
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-ops_synchronize (TgpyLaunch *self, PyObject *unused)
-{
-  TgHostOps *ops = valid_ops (self);
-  gboolean ok;
-
-  if (ops == NULL)
-    return NULL;
-  RUN_OPS (self, ok, tg_host_ops_synchronize (ops, &error_));
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-/* A host function runs on a driver thread: it takes the GIL, and an
- * exception it raises can go nowhere but sys.unraisablehook. */
-static void
-host_call (PyObject *func)
-{
-  PyObject *result = PyObject_CallNoArgs (func);
-
-  if (result == NULL)
-    PyErr_WriteUnraisable (func);
-  Py_XDECREF (result);
-}
-
-/* Enqueued eagerly: runs once, and owns its reference. */
-static void CUDART_CB
-host_once (gpointer data)
-{
-  PyGILState_STATE gil;
-
-  if (tgpy_is_finalizing ())
-    return;
-  gil = PyGILState_Ensure ();
-  host_call (data);
-  Py_DECREF ((PyObject *)data);
-  PyGILState_Release (gil);
-}
-
-/* Recorded: runs at every replay; the graph keeps the reference. */
-static void CUDART_CB
-host_replayed (gpointer data)
-{
-  PyGILState_STATE gil;
-
-  if (tgpy_is_finalizing ())
-    return;
-  gil = PyGILState_Ensure ();
-  host_call (data);
-  PyGILState_Release (gil);
-}
-
-static PyObject *
-ops_enqueue (TgpyLaunch *self, PyObject *func)
-{
-  TgHostOps *ops = valid_ops (self);
-  gboolean captured, ok;
-
-  if (ops == NULL)
-    return NULL;
-  if (!PyCallable_Check (func))
-    return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
-  captured = tg_launch_is_capturing (self->launch);
-  Py_INCREF (func);
-  if (captured)
-    tg_launch_keep (self->launch, func, tgpy_release_object);
-  RUN_OPS (
-      self, ok,
-      tg_host_ops_enqueue (ops, captured ? host_replayed : host_once, func, &error_));
-  if (!ok && !captured)
-    Py_DECREF (func);
-  if (!ok)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyMethodDef ops_methods[] = {
-  { "copy_to_host", (PyCFunction)(void (*) (void))ops_copy_to_host,
-    METH_VARARGS | METH_KEYWORDS,
-    "copy_to_host(dst, src, size=None)\n--\n\nCopies *size* bytes (all of *dst*) from "
-    "device memory *src* to host memory *dst* and waits for them; refused under "
-    "RECORD (it synchronizes)." },
-  { "copy_to_device", (PyCFunction)(void (*) (void))ops_copy_to_device,
-    METH_VARARGS | METH_KEYWORDS,
-    "copy_to_device(dst, src, size=None)\n--\n\nEnqueues a copy from host memory *src* "
-    "to device memory *dst*; under RECORD *src* must be pinned memory, read again at "
-    "every replay." },
-  { "synchronize", (PyCFunction)ops_synchronize, METH_NOARGS,
-    "synchronize()\n--\n\nWaits for the stream; refused under RECORD." },
-  { "enqueue", (PyCFunction)ops_enqueue, METH_O,
-    "enqueue(func, /)\n--\n\nEnqueues ``func()`` on the stream (a host node under "
-    "RECORD, run at every replay).  It runs on a CUDA driver thread and must not call "
-    "CUDA (no torch CUDA operations)." },
   { NULL },
 };
 
@@ -771,22 +553,8 @@ static PyType_Spec launch_spec = {
   .name = "track_gen._native.LaunchContext",
   .basicsize = sizeof (TgpyLaunch),
   /* HostOps derives from it. */
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+  .flags = TGPY_TPFLAGS | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
   .slots = launch_slots,
-};
-
-static PyType_Slot host_ops_slots[] = {
-  { Py_tp_doc, "The host operations a HOST stage uses for every stream operation "
-               "(TgHostOps); also a LaunchContext.  Valid only during the call." },
-  { Py_tp_methods, ops_methods },
-  { 0, NULL },
-};
-
-static PyType_Spec host_ops_spec = {
-  .name = "track_gen._native.HostOps",
-  .basicsize = sizeof (TgpyLaunch),
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-  .slots = host_ops_slots,
 };
 
 int
@@ -795,12 +563,7 @@ tgpy_launch_init_types (PyObject *module, TgpyState *state)
   state->launch_type = PyType_FromModuleAndSpec (module, &launch_spec, NULL);
   if (state->launch_type == NULL)
     return -1;
-  state->host_ops_type
-      = PyType_FromModuleAndSpec (module, &host_ops_spec, state->launch_type);
-  if (state->host_ops_type == NULL)
-    return -1;
-  if (PyModule_AddObjectRef (module, "LaunchContext", state->launch_type) < 0
-      || PyModule_AddObjectRef (module, "HostOps", state->host_ops_type) < 0)
+  if (PyModule_AddObjectRef (module, "LaunchContext", state->launch_type) < 0)
     return -1;
   return 0;
 }

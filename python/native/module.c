@@ -14,25 +14,21 @@ state_of_module (PyObject *module)
 TgpyState *
 tgpy_state_of_type (PyTypeObject *type)
 {
-  PyObject *exc_type, *exc, *traceback;
-  void *state = NULL;
-
-  /* Asking a type that has no module raises: keep an exception the caller
-   * already has. */
-  PyErr_Fetch (&exc_type, &exc, &traceback);
-  /* A Python subclass has no module: its native base has. */
-  for (PyTypeObject *t = type; t != NULL && state == NULL;
+  /* The first immutable heap type up the bases is one of this module's
+   * (TGPY_TPFLAGS): asking a Python subclass, which has no module, would
+   * raise. */
+  for (PyTypeObject *t = type; t != NULL;
        t = (PyTypeObject *)PyType_GetSlot (t, Py_tp_base))
     {
-      if (!(PyType_GetFlags (t) & Py_TPFLAGS_HEAPTYPE))
+      unsigned long flags = PyType_GetFlags (t);
+
+      if (!(flags & Py_TPFLAGS_HEAPTYPE))
         break;
-      if ((state = PyType_GetModuleState (t)) == NULL)
-        PyErr_Clear ();
+      if (flags & Py_TPFLAGS_IMMUTABLETYPE)
+        return PyType_GetModuleState (t);
     }
-  PyErr_Restore (exc_type, exc, traceback);
-  if (state == NULL && !PyErr_Occurred ())
-    PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
-  return state;
+  PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
+  return NULL;
 }
 
 /* The classes of track_gen/_errors.py, which imports nothing of ours. */
@@ -130,11 +126,14 @@ native_exec (PyObject *module)
 {
   TgpyState *state = state_of_module (module);
 
-  if (load_errors (state) < 0 || tgpy_producer_init_type (module, state) < 0
+  if (load_errors (state) < 0 || tgpy_enums_init (module, state) < 0
+      || tgpy_producer_init_type (module, state) < 0
       || tgpy_launch_init_types (module, state) < 0
+      || tgpy_host_ops_init_type (module, state) < 0
       || tgpy_condition_init_type (module, state) < 0
       || tgpy_seeds_init_type (module, state) < 0
       || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0
+      || tgpy_convert_init (module) < 0
       || register_at_exit (module) < 0)
     return -1;
   /* version.h comes from the configure run that built the archives too. */
@@ -161,6 +160,14 @@ native_exec (PyObject *module)
   X (seed_state_type)                                                                  \
   X (scope_type)                                                                       \
   X (unconditional)                                                                    \
+  X (policy_enum)                                                                      \
+  X (stage_flags_enum)                                                                 \
+  X (capture_state_enum)                                                               \
+  X (loop_end_enum)                                                                    \
+  X (rebind_outcome_enum)                                                              \
+  X (capture_error_code)                                                               \
+  X (argument_error_code)                                                              \
+  X (state_error_code)                                                                 \
   X (runner)                                                                           \
   X (torch)                                                                            \
   X (torch_stream)

@@ -41,6 +41,15 @@ typedef struct
   PyObject *seed_state_type;
   PyObject *scope_type;
   PyObject *unconditional; /* the Condition that always runs */
+  /* The C enums as Python enum classes (enums.c). */
+  PyObject *policy_enum;
+  PyObject *stage_flags_enum;
+  PyObject *capture_state_enum;
+  PyObject *loop_end_enum;
+  PyObject *rebind_outcome_enum;
+  PyObject *capture_error_code;
+  PyObject *argument_error_code;
+  PyObject *state_error_code;
   /* runner(func, ctx) calls every stage, body and host stage written in
    * Python (track_gen.exec sets it: torch's stream and memory pool around
    * the call); NULL calls func(ctx). */
@@ -52,8 +61,13 @@ typedef struct
   gboolean torch_raw;
 } TgpyState;
 
+/* The flags of every type of the module: immutable heap types, which marks
+ * them for tgpy_state_of_type() (Python subclasses of them are mutable). */
+#define TGPY_TPFLAGS (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE)
+
 /* The state of the module that made @type or one of its bases (a Python
- * subclass of a native type has no module of its own). */
+ * subclass of a native type has no module of its own): found without
+ * raising, so it costs a few loads on every call. */
 TgpyState *tgpy_state_of_type (PyTypeObject *type);
 #define tgpy_state_of(obj) tgpy_state_of_type (Py_TYPE (obj))
 
@@ -88,9 +102,53 @@ void tgpy_call_begin (TgpyCall *call);
  * for a call that succeeded the callback's own (a warning made an error). */
 int tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error);
 
+/* Gives the TrackGenError being raised the @producer and @binding it
+ * concerns, where it names none (an array refused for a binding). */
+void tgpy_error_about (TgpyState *state, const char *producer, const char *binding);
+
 /* Raises TypeError or ValueError naming @what: "@what: @message". */
 PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *format,
                                ...);
+
+/* ------------------------------------------------------------------------ */
+/* convert.c: numbers from Python, each range checked in one place; @what
+ * names the argument in errors.  0 on success, -1 with the exception set. */
+
+/* An int in [0, @max]: a seed, an epoch, an env id, flags (values of a C
+ * width): OverflowError outside it, TypeError for a non-int. */
+int tgpy_uint (PyObject *obj, const char *what, guint64 max, guint64 *out);
+/* An int in [@min, @max]: a size, a count, an index: ValueError outside it. */
+int tgpy_count (PyObject *obj, const char *what, gint64 min, gint64 max, gint64 *out);
+/* The same, or -1 for None (or a missing argument, @obj NULL). */
+int tgpy_optional_count (PyObject *obj, const char *what, gint64 min, gint64 max,
+                         gint64 *out);
+/* A CUDA device ordinal (0 when @obj is NULL). */
+int tgpy_device (PyObject *obj, const char *what, int *device);
+/* An address or a handle given as an int: ValueError when negative (never
+ * sign-extended into another value), OverflowError past 2**64 - 1. */
+int tgpy_address (PyObject *obj, const char *what, void **address);
+/* A timeout in seconds as microseconds: None (or NULL) is forever
+ * (G_MAXINT64), as is anything past it; NaN and negatives are ValueError. */
+int tgpy_timeout (PyObject *obj, const char *what, gint64 *us);
+/* A str @obj as a C string (borrowed from @obj): TypeError for another
+ * type, ValueError for a NUL inside it (C would cut it there) or, unless
+ * @allow_empty (libtrackgen refuses empty names itself), for "". */
+int tgpy_name (PyObject *obj, const char *what, gboolean allow_empty, const char **out);
+/* The ints of the sequence @obj, each in [0, @max] (OverflowError naming
+ * "@what[i]" otherwise), as an array of *@n values of @width bytes (4 or
+ * 8) in host order, to g_free(). */
+int tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
+                     gpointer *out, gsize *n);
+/* Adds _pack_uints() to the module. */
+int tgpy_convert_init (PyObject *module);
+
+/* ------------------------------------------------------------------------ */
+/* enums.c                                                                   */
+
+/* Builds the enum classes into @state and the module. */
+int tgpy_enums_init (PyObject *module, TgpyState *state);
+/* The member of enum class @cls for @value, or an int for a value it lacks. */
+PyObject *tgpy_enum_value (PyObject *cls, long value);
 
 /* ------------------------------------------------------------------------ */
 /* objects.c: streams and arrays as the ecosystem passes them                */
@@ -102,9 +160,9 @@ PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *for
 int tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream);
 PyObject *tgpy_stream_to_object (cudaStream_t stream);
 
-/* A device array: its address, its size in bytes (0 when unknown), the
- * dtype's name ("float32", ...; "" when unknown) and its CUDA device (-1
- * when unknown). */
+/* A device array: its address, its size in bytes (0 for an int address,
+ * whose size is not known), the dtype's name ("float32", ...; "" when
+ * unknown) and its CUDA device (-1 when unknown). */
 typedef struct
 {
   void *ptr;
@@ -115,9 +173,23 @@ typedef struct
 
 /* An int is an address of unknown size; an object with
  * __cuda_array_interface__ (CuPy, Numba, torch) or __dlpack__ (torch, JAX)
- * is read without touching any stream.  Only C-contiguous arrays.  0 on
- * success. */
-int tgpy_array (PyObject *obj, const char *what, TgpyArray *array);
+ * is read without touching any stream.  Only C-contiguous, non-empty arrays
+ * in GPU memory: anything else is an ArgumentError that names @what (the
+ * argument as the caller words it: "binding 'x' of producer 'p'"), the
+ * array's type and the fix.  An exception the array's own properties raise
+ * propagates unchanged.  0 on success. */
+int tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array);
+
+/* Refuses @array (read from @obj) when it carries a dtype other than
+ * @dtype, naming the fix: an int32 is never reinterpreted. */
+int tgpy_array_dtype_check (TgpyState *state, PyObject *obj, const char *what,
+                            const TgpyArray *array, const char *dtype);
+
+/* The address of at least @n int32 in device memory (a flag, a switch's
+ * index, a loop's status): arrays of another dtype (bool, uint8) are
+ * refused, never reinterpreted; NULL is refused. */
+int tgpy_int32_array (TgpyState *state, PyObject *obj, const char *what, gsize n,
+                      void **ptr);
 
 /* ------------------------------------------------------------------------ */
 /* release.c: Python objects held by libtrackgen                            */
@@ -144,7 +216,19 @@ TgProducer *tgpy_producer_get (TgpyState *state, PyObject *obj);
 PyObject *tgpy_producer_wrap (TgpyState *state, PyTypeObject *type,
                               TgProducer *producer);
 
+/* What LaunchContext and HostOps objects hold. */
+typedef struct
+{
+  PyObject_HEAD const TgLaunch *launch; /* NULL once the stage returned */
+  TgHostOps *ops;                       /* HostOps only */
+  PyObject *owners;                     /* binding name -> the object bound */
+} TgpyLaunch;
+
 int tgpy_launch_init_types (PyObject *module, TgpyState *state);
+/* HostOps, after LaunchContext (its base): hostops.c. */
+int tgpy_host_ops_init_type (PyObject *module, TgpyState *state);
+/* @self's launch, or NULL with StateError once its stage call returned. */
+const TgLaunch *tgpy_launch_valid (TgpyLaunch *self);
 /* A LaunchContext valid until tgpy_launch_invalidate(): @owners maps binding
  * names to the objects bound (borrowed for the call). */
 PyObject *tgpy_launch_new (TgpyState *state, const TgLaunch *launch, PyObject *owners);

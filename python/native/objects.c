@@ -5,30 +5,43 @@
  * enqueue anything (a capture may be in progress). */
 #include "native.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* An int attribute's value as a pointer; -1 when @obj lacks it, -2 on error. */
+/* @obj's attribute @name: 1 with it, 0 when @obj has none, -1 when asking
+ * raised anything but AttributeError (that exception stays, unchanged: a
+ * KeyboardInterrupt, or torch's own refusal, reaches the caller as is). */
 static int
-pointer_attr (PyObject *obj, const char *name, void **out)
+protocol (PyObject *obj, const char *name, PyObject **value)
+{
+  if ((*value = PyObject_GetAttrString (obj, name)) != NULL)
+    return 1;
+  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
+    return -1;
+  PyErr_Clear ();
+  return 0;
+}
+
+/* An int attribute's value as a handle; -1 when @obj lacks it, -2 on error. */
+static int
+pointer_attr (PyObject *obj, const char *name, const char *what, void **out)
 {
   PyObject *v;
+  int found = protocol (obj, name, &v), rc;
 
-  if (!PyObject_HasAttrString (obj, name))
-    return -1;
-  if ((v = PyObject_GetAttrString (obj, name)) == NULL)
-    return -2;
-  *out = PyLong_Check (v) ? PyLong_AsVoidPtr (v) : NULL;
-  if (!PyLong_Check (v))
-    PyErr_Format (PyExc_TypeError, "%s is not an int", name);
+  if (found <= 0)
+    return found == 0 ? -1 : -2;
+  rc = tgpy_address (v, what, out) < 0 ? -2 : 0;
   Py_DECREF (v);
-  return PyErr_Occurred () ? -2 : 0;
+  return rc;
 }
 
 int
 tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
 {
   void *handle = NULL;
-  PyObject *protocol;
+  PyObject *method, *pair, *h;
   int found;
 
   if (obj == NULL || obj == Py_None)
@@ -37,22 +50,14 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
       return 0;
     }
   if (PyLong_Check (obj))
+    return tgpy_address (obj, what, (void **)stream);
+  /* CUDA's stream protocol: __cuda_stream__() gives (version, handle). */
+  if ((found = protocol (obj, "__cuda_stream__", &method)) < 0)
+    return -1;
+  if (found == 1)
     {
-      handle = PyLong_AsVoidPtr (obj);
-      if (handle == NULL && PyErr_Occurred ())
-        return -1;
-      *stream = handle;
-      return 0;
-    }
-  /* CUDA's stream protocol: (version, handle). */
-  if (PyObject_HasAttrString (obj, "__cuda_stream__"))
-    {
-      PyObject *pair = NULL, *h;
-
-      if ((protocol = PyObject_GetAttrString (obj, "__cuda_stream__")) == NULL)
-        return -1;
-      pair = PyObject_CallNoArgs (protocol);
-      Py_DECREF (protocol);
+      pair = PyObject_CallNoArgs (method);
+      Py_DECREF (method);
       if (pair == NULL)
         return -1;
       if (!PyTuple_Check (pair) || PyTuple_Size (pair) != 2
@@ -63,16 +68,16 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
                                "__cuda_stream__() must return (version, handle)");
           return -1;
         }
-      handle = PyLong_AsVoidPtr (h);
+      found = tgpy_address (h, what, &handle);
       Py_DECREF (pair);
-      if (PyErr_Occurred ())
+      if (found < 0)
         return -1;
       *stream = handle;
       return 0;
     }
   /* torch.cuda.Stream and ExternalStream, then CuPy's streams. */
-  if ((found = pointer_attr (obj, "cuda_stream", &handle)) == -1)
-    found = pointer_attr (obj, "ptr", &handle);
+  if ((found = pointer_attr (obj, "cuda_stream", what, &handle)) == -1)
+    found = pointer_attr (obj, "ptr", what, &handle);
   if (found == 0)
     {
       *stream = handle;
@@ -94,6 +99,77 @@ tgpy_stream_to_object (cudaStream_t stream)
   return PyLong_FromVoidPtr (stream);
 }
 
+/* The name of @obj's type as Python code writes it ("torch.Tensor"). */
+static char *
+type_name (PyObject *obj)
+{
+  PyObject *type = (PyObject *)Py_TYPE (obj);
+  PyObject *module = PyObject_GetAttrString (type, "__module__");
+  PyObject *name = PyObject_GetAttrString (type, "__qualname__");
+  const char *m = module != NULL && PyUnicode_Check (module)
+                      ? PyUnicode_AsUTF8AndSize (module, NULL)
+                      : NULL;
+  const char *n
+      = name != NULL && PyUnicode_Check (name) ? PyUnicode_AsUTF8AndSize (name, NULL) : NULL;
+  char *text;
+
+  PyErr_Clear ();
+  if (n == NULL)
+    text = g_strdup ("object");
+  else if (m == NULL || strcmp (m, "builtins") == 0)
+    text = g_strdup (n);
+  else
+    text = g_strdup_printf ("%s.%s", m, n);
+  Py_XDECREF (module);
+  Py_XDECREF (name);
+  return text;
+}
+
+/* Raises ArgumentError: "@what: a <type of @obj> <problem>; <fix>".
+ * Returns -1. */
+G_GNUC_PRINTF (4, 5)
+static int
+array_error (TgpyState *state, const char *what, PyObject *obj, const char *format,
+             ...)
+{
+  char *type = type_name (obj);
+  char *problem;
+  va_list args;
+
+  va_start (args, format);
+  problem = g_strdup_vprintf (format, args);
+  va_end (args);
+  tgpy_raise (state,
+              g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID, "%s: a %s %s",
+                           what, type, problem),
+              NULL);
+  g_free (problem);
+  g_free (type);
+  return -1;
+}
+
+/* repr(@v), for a message (g_free it). */
+static char *
+repr_of (PyObject *v)
+{
+  PyObject *r = PyObject_Repr (v);
+  const char *text = r != NULL ? PyUnicode_AsUTF8AndSize (r, NULL) : NULL;
+  char *copy = g_strdup (text != NULL ? text : "?");
+
+  PyErr_Clear ();
+  Py_XDECREF (r);
+  return copy;
+}
+
+#define NOT_CONTIGUOUS                                                                 \
+  "that is not C-contiguous; call .contiguous() on it (torch, CuPy: "                  \
+  "cupy.ascontiguousarray()) and pass that"
+#define INT32_ONLY                                                                     \
+  "of %s; TrackGen's device code reads one int32 here and never "                      \
+  "reinterprets other types: pass an int32 one (.int() in torch, as for the "          \
+  "bool tensor of done.any())"
+#define EMPTY "holding no element; pass one holding at least one"
+
 /* numpy-style type strings to dtype names. */
 static gboolean
 dtype_from_typestr (const char *typestr, char *dtype, size_t size, size_t *itemsize)
@@ -110,12 +186,15 @@ dtype_from_typestr (const char *typestr, char *dtype, size_t size, size_t *items
     { 'f', 2, "float16" },   { 'f', 4, "float32" },     { 'f', 8, "float64" },
     { 'c', 8, "complex64" }, { 'c', 16, "complex128" },
   };
-  int bytes;
+  char *end;
+  long bytes;
 
   /* "<f4": byte order, kind, size; only this host's order is readable. */
   if (strlen (typestr) < 3 || (typestr[0] != '<' && typestr[0] != '|'))
     return FALSE;
-  bytes = atoi (typestr + 2);
+  bytes = strtol (typestr + 2, &end, 10);
+  if (*end != '\0' || bytes < 1 || bytes > 64)
+    return FALSE;
   for (size_t i = 0; i < G_N_ELEMENTS (table); i++)
     if (table[i].kind == typestr[1] && table[i].bytes == bytes)
       {
@@ -126,92 +205,135 @@ dtype_from_typestr (const char *typestr, char *dtype, size_t size, size_t *items
   /* Another kind (a void or a struct type): its size is still known. */
   dtype[0] = '\0';
   *itemsize = (size_t)bytes;
-  return bytes > 0;
+  return TRUE;
 }
 
-/* The product of @shape's sizes, checking C-contiguous @strides (None, or
- * in bytes) against @itemsize. */
+/* A non-negative int of a CAI tuple as a gsize; FALSE when it is not one. */
+static gboolean
+extent_of (PyObject *v, gsize *out)
+{
+  int overflow;
+  long long n;
+
+  if (!PyLong_Check (v))
+    return FALSE;
+  n = PyLong_AsLongLongAndOverflow (v, &overflow);
+  if (n == -1 && PyErr_Occurred ())
+    {
+      PyErr_Clear ();
+      return FALSE;
+    }
+  *out = (gsize)n;
+  return overflow == 0 && n >= 0;
+}
+
+/* The bytes of a C-contiguous array of @shape (a tuple of extents) with
+ * byte @strides (None, or a tuple as long), checked. */
 static int
-extent (PyObject *shape, PyObject *strides, size_t itemsize, const char *what,
-        size_t *n_items)
+cai_extent (TgpyState *state, PyObject *obj, const char *what, PyObject *shape,
+            PyObject *strides, gsize itemsize, gsize *nbytes)
 {
   Py_ssize_t ndim = PyTuple_Size (shape);
-  size_t n = 1, expected = itemsize;
+  gsize n = itemsize, stride;
 
   if (strides != NULL && strides != Py_None
       && (!PyTuple_Check (strides) || PyTuple_Size (strides) != ndim))
     {
-      tgpy_argument_error (PyExc_TypeError, what, "malformed strides");
-      return -1;
+      g_autofree char *text = repr_of (strides);
+      return array_error (state, what, obj,
+                          "whose __cuda_array_interface__ has strides %s, not one per "
+                          "dimension; its producer is broken",
+                          text);
     }
   for (Py_ssize_t d = ndim - 1; d >= 0; d--)
     {
-      long long size = PyLong_AsLongLong (PyTuple_GetItem (shape, d));
+      gsize size;
 
-      if (size < 0 || PyErr_Occurred ())
+      if (!extent_of (PyTuple_GetItem (shape, d), &size))
         {
-          if (!PyErr_Occurred ())
-            tgpy_argument_error (PyExc_ValueError, what, "a negative extent");
-          return -1;
+          g_autofree char *text = repr_of (shape);
+          return array_error (state, what, obj,
+                              "whose __cuda_array_interface__ has shape %s, with an "
+                              "extent that is not an int from 0 to 2**63 - 1",
+                              text);
         }
-      if (strides != NULL && strides != Py_None && size > 1)
+      /* An extent of 1 may have any stride: it never steps. */
+      if (strides != NULL && strides != Py_None && size > 1
+          && (!extent_of (PyTuple_GetItem (strides, d), &stride) || stride != n))
+        return array_error (state, what, obj, NOT_CONTIGUOUS);
+      if (!g_size_checked_mul (&n, n, size))
         {
-          long long stride = PyLong_AsLongLong (PyTuple_GetItem (strides, d));
-          if ((size_t)stride != expected)
-            {
-              tgpy_argument_error (PyExc_ValueError, what,
-                                   "the array is not C-contiguous; pass a contiguous "
-                                   "one (.contiguous() in torch)");
-              return -1;
-            }
+          g_autofree char *text = repr_of (shape);
+          return array_error (state, what, obj,
+                              "whose __cuda_array_interface__ has shape %s, more bytes "
+                              "than memory holds",
+                              text);
         }
-      expected *= (size_t)size;
-      n *= (size_t)size;
     }
-  *n_items = n;
+  *nbytes = n;
   return 0;
 }
 
 static int
-from_cuda_array_interface (PyObject *obj, const char *what, TgpyArray *array)
+from_cuda_array_interface (TgpyState *state, PyObject *obj, PyObject *cai,
+                           const char *what, TgpyArray *array)
 {
-  PyObject *cai = PyObject_GetAttrString (obj, "__cuda_array_interface__");
-  PyObject *data, *shape, *typestr, *strides;
-  size_t itemsize = 0, n = 0;
-  int rc = -1;
+  PyObject *data, *shape, *typestr, *strides, *version, *mask;
+  const char *ts;
+  gsize itemsize = 0;
+  gsize version_n;
 
-  if (cai == NULL)
-    return -1;
-  if (!PyDict_Check (cai) || (data = PyDict_GetItemString (cai, "data")) == NULL
-      || (shape = PyDict_GetItemString (cai, "shape")) == NULL
-      || (typestr = PyDict_GetItemString (cai, "typestr")) == NULL
-      || !PyTuple_Check (data) || PyTuple_Size (data) < 1 || !PyTuple_Check (shape)
-      || !PyUnicode_Check (typestr))
-    {
-      tgpy_argument_error (PyExc_TypeError, what, "malformed __cuda_array_interface__");
-      goto out;
-    }
+  if (!PyDict_Check (cai))
+    return array_error (state, what, obj,
+                        "whose __cuda_array_interface__ is not a dict; its producer is "
+                        "broken");
+  data = PyDict_GetItemString (cai, "data");
+  shape = PyDict_GetItemString (cai, "shape");
+  typestr = PyDict_GetItemString (cai, "typestr");
   strides = PyDict_GetItemString (cai, "strides");
-  if (!dtype_from_typestr (PyUnicode_AsUTF8AndSize (typestr, NULL), array->dtype,
-                           sizeof array->dtype, &itemsize))
+  version = PyDict_GetItemString (cai, "version");
+  mask = PyDict_GetItemString (cai, "mask");
+  if (data == NULL || !PyTuple_Check (data) || PyTuple_Size (data) != 2
+      || !PyLong_Check (PyTuple_GetItem (data, 0)) || shape == NULL
+      || !PyTuple_Check (shape) || typestr == NULL || !PyUnicode_Check (typestr))
+    return array_error (state, what, obj,
+                        "whose __cuda_array_interface__ lacks a well-formed 'data' "
+                        "(address, read_only), 'shape' (a tuple) or 'typestr' (a str); "
+                        "its producer is broken");
+  /* Versions 0 to 3 share what is read here; a later one may not. */
+  if (version != NULL && (!extent_of (version, &version_n) || version_n > 3))
     {
-      tgpy_argument_error (PyExc_ValueError, what,
-                           "an array of type %s, which is not "
-                           "of this host's byte order",
-                           PyUnicode_AsUTF8AndSize (typestr, NULL));
-      goto out;
+      g_autofree char *text = repr_of (version);
+      return array_error (state, what, obj,
+                          "with __cuda_array_interface__ version %s; TrackGen reads "
+                          "versions 0 to 3",
+                          text);
     }
-  if (extent (shape, strides, itemsize, what, &n) < 0)
-    goto out;
-  array->ptr = PyLong_AsVoidPtr (PyTuple_GetItem (data, 0));
-  if (PyErr_Occurred ())
-    goto out;
-  array->nbytes = n * itemsize;
-  array->device = -1;
-  rc = 0;
-out:
-  Py_DECREF (cai);
-  return rc;
+  if (mask != NULL && mask != Py_None)
+    return array_error (state, what, obj,
+                        "with a mask; pass the array's data without one");
+  ts = PyUnicode_AsUTF8AndSize (typestr, NULL);
+  if (ts == NULL || !dtype_from_typestr (ts, array->dtype, sizeof array->dtype, &itemsize))
+    {
+      g_autofree char *text = repr_of (typestr);
+      PyErr_Clear ();
+      return array_error (state, what, obj,
+                          "of type %s, which TrackGen cannot read: it reads numpy "
+                          "type strings of this host's byte order, such as '<i4'",
+                          text);
+    }
+  if (cai_extent (state, obj, what, shape, strides, itemsize, &array->nbytes) < 0)
+    return -1;
+  if (tgpy_address (PyTuple_GetItem (data, 0), what, &array->ptr) < 0)
+    {
+      g_autofree char *text = repr_of (PyTuple_GetItem (data, 0));
+      PyErr_Clear ();
+      return array_error (state, what, obj,
+                          "whose __cuda_array_interface__ data address %s is not an "
+                          "address",
+                          text);
+    }
+  return 0;
 }
 
 /* DLPack's ABI (dlpack.h, versions 0.x), the part read here. */
@@ -242,7 +364,9 @@ typedef struct DLManagedTensor
 } DLManagedTensor;
 enum
 {
+  DL_CPU = 1,
   DL_CUDA = 2,
+  DL_CUDA_HOST = 3,
   DL_CUDA_MANAGED = 13,
 };
 
@@ -252,100 +376,219 @@ dtype_from_dlpack (DLDataType t, char *dtype, size_t size)
   static const char *const kinds[] = { "int", "uint", "float", NULL, "bfloat" };
 
   dtype[0] = '\0';
-  if (t.lanes != 1)
-    return;
   if (t.code == 6 && t.bits == 8)
     g_strlcpy (dtype, "bool", size);
   else if (t.code < G_N_ELEMENTS (kinds) && kinds[t.code] != NULL)
     g_snprintf (dtype, size, "%s%u", kinds[t.code], t.bits);
 }
 
+/* Refuses memory the GPU does not own: DLPack device @type. */
 static int
-from_dlpack (PyObject *obj, const char *what, TgpyArray *array)
+check_dlpack_device (TgpyState *state, const char *what, PyObject *obj, long type)
 {
-  PyObject *method = PyObject_GetAttrString (obj, "__dlpack__");
-  PyObject *args = PyTuple_New (0);
-  /* stream=-1: the producer must not synchronize any stream. */
-  PyObject *kwargs = Py_BuildValue ("{s:i}", "stream", -1);
-  PyObject *capsule = NULL;
+  if (type == DL_CUDA || type == DL_CUDA_MANAGED)
+    return 0;
+  return array_error (state, what, obj,
+                      "in %s memory (DLPack device type %ld), not on a GPU; move it "
+                      "there first (.cuda() or .to(\"cuda\") in torch)",
+                      type == DL_CPU         ? "CPU"
+                      : type == DL_CUDA_HOST ? "pinned host"
+                                             : "other",
+                      type);
+}
+
+/* __dlpack_device__(), where the object has it: refuses a CPU tensor
+ * before __dlpack__ exports it. */
+static int
+dlpack_device (TgpyState *state, PyObject *obj, const char *what)
+{
+  PyObject *method = PyObject_GetAttrString (obj, "__dlpack_device__"), *pair;
+  long type;
+
+  if (method == NULL)
+    {
+      if (!PyErr_ExceptionMatches (PyExc_AttributeError))
+        return -1;
+      PyErr_Clear ();
+      return 0;
+    }
+  pair = PyObject_CallNoArgs (method);
+  Py_DECREF (method);
+  if (pair == NULL)
+    return -1;
+  if (!PyTuple_Check (pair) || PyTuple_Size (pair) != 2
+      || !PyLong_Check (PyTuple_GetItem (pair, 0)))
+    {
+      Py_DECREF (pair);
+      return array_error (state, what, obj,
+                          "whose __dlpack_device__() is not (device type, device id); "
+                          "its producer is broken");
+    }
+  type = PyLong_AsLong (PyTuple_GetItem (pair, 0));
+  Py_DECREF (pair);
+  if (type == -1 && PyErr_Occurred ())
+    PyErr_Clear ();
+  return check_dlpack_device (state, what, obj, type);
+}
+
+/* The extent of @t in bytes, checked: contiguous, no negative extents. */
+static int
+dlpack_extent (TgpyState *state, PyObject *obj, const char *what, const DLTensor *t,
+               gsize *nbytes)
+{
+  gsize n, items = 1;
+
+  if (t->dtype.lanes != 1 || t->dtype.bits == 0 || t->dtype.bits % 8 != 0)
+    return array_error (state, what, obj,
+                        "of DLPack type (code %u, %u bits, %u lanes); pass an array of "
+                        "whole-byte scalars",
+                        t->dtype.code, t->dtype.bits, t->dtype.lanes);
+  if (t->ndim < 0 || (t->ndim > 0 && t->shape == NULL))
+    return array_error (state, what, obj,
+                        "whose DLPack tensor has %d dimensions and %s shape; its "
+                        "producer is broken",
+                        (int)t->ndim, t->shape == NULL ? "no" : "a");
+  n = t->dtype.bits / 8;
+  for (int32_t d = t->ndim - 1; d >= 0; d--)
+    {
+      if (t->shape[d] < 0)
+        return array_error (state, what, obj,
+                            "whose DLPack shape has the negative extent %" G_GINT64_FORMAT
+                            "; its producer is broken",
+                            (gint64)t->shape[d]);
+      /* Strides count elements; NULL means C-contiguous. */
+      if (t->strides != NULL && t->shape[d] > 1 && t->strides[d] != (int64_t)items)
+        return array_error (state, what, obj, NOT_CONTIGUOUS);
+      if (!g_size_checked_mul (&items, items, (gsize)t->shape[d])
+          || !g_size_checked_mul (&n, n, (gsize)t->shape[d]))
+        return array_error (state, what, obj,
+                            "whose DLPack shape holds more bytes than memory does");
+    }
+  *nbytes = n;
+  return 0;
+}
+
+static int
+from_dlpack (TgpyState *state, PyObject *obj, PyObject *method, const char *what,
+             TgpyArray *array)
+{
+  PyObject *args, *kwargs, *capsule = NULL;
   DLManagedTensor *m;
   const DLTensor *t;
-  size_t n = 1, expected, itemsize;
   int rc = -1;
 
-  if (method != NULL && args != NULL && kwargs != NULL)
+  if (dlpack_device (state, obj, what) < 0)
+    return -1;
+  /* stream=-1: the producer must not synchronize any stream. */
+  args = PyTuple_New (0);
+  kwargs = Py_BuildValue ("{s:i}", "stream", -1);
+  if (args != NULL && kwargs != NULL)
     capsule = PyObject_Call (method, args, kwargs);
-  Py_XDECREF (method);
   Py_XDECREF (args);
   Py_XDECREF (kwargs);
   if (capsule == NULL)
     return -1;
-  if ((m = PyCapsule_GetPointer (capsule, "dltensor")) == NULL)
-    goto out;
+  if (!PyCapsule_IsValid (capsule, "dltensor"))
+    {
+      Py_DECREF (capsule);
+      return array_error (state, what, obj,
+                          "whose __dlpack__() returned no unused DLPack capsule; its "
+                          "producer is broken");
+    }
+  m = PyCapsule_GetPointer (capsule, "dltensor");
   t = &m->dl_tensor;
-  if (t->device.device_type != DL_CUDA && t->device.device_type != DL_CUDA_MANAGED)
+  if (check_dlpack_device (state, what, obj, t->device.device_type) == 0
+      && dlpack_extent (state, obj, what, t, &array->nbytes) == 0)
     {
-      tgpy_argument_error (PyExc_ValueError, what,
-                           "a tensor on DLPack device type %d, not CUDA memory; move "
-                           "it to the GPU first",
-                           t->device.device_type);
-      goto release;
+      array->ptr = (char *)t->data + t->byte_offset;
+      array->device = t->device.device_id;
+      dtype_from_dlpack (t->dtype, array->dtype, sizeof array->dtype);
+      rc = 0;
     }
-  itemsize = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
-  expected = itemsize;
-  for (int32_t d = t->ndim - 1; d >= 0; d--)
-    {
-      if (t->strides != NULL && t->shape[d] > 1
-          && (size_t)t->strides[d] * itemsize != expected)
-        {
-          tgpy_argument_error (PyExc_ValueError, what,
-                               "the array is not C-contiguous; pass a contiguous one "
-                               "(.contiguous() in torch)");
-          goto release;
-        }
-      expected *= (size_t)t->shape[d];
-      n *= (size_t)t->shape[d];
-    }
-  array->ptr = (char *)t->data + t->byte_offset;
-  array->nbytes = n * itemsize;
-  array->device = t->device.device_id;
-  dtype_from_dlpack (t->dtype, array->dtype, sizeof array->dtype);
-  rc = 0;
-release:
   /* The tensor stays alive through @obj, which the caller holds: the
    * capsule's reference is given back at once, as the protocol asks. */
   if (PyCapsule_SetName (capsule, "used_dltensor") == 0 && m->deleter != NULL)
     m->deleter (m);
-out:
   Py_DECREF (capsule);
   return rc;
 }
 
 int
-tgpy_array (PyObject *obj, const char *what, TgpyArray *array)
+tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array)
 {
+  PyObject *value;
+  int found, rc;
+
   memset (array, 0, sizeof *array);
   array->device = -1;
   if (PyLong_Check (obj))
+    return tgpy_address (obj, what, &array->ptr);
+  /* torch raises AttributeError for a CPU tensor's interface: DLPack then
+   * says where its memory is. */
+  if ((found = protocol (obj, "__cuda_array_interface__", &value)) == 1)
     {
-      array->ptr = PyLong_AsVoidPtr (obj);
-      return PyErr_Occurred () ? -1 : 0;
+      rc = from_cuda_array_interface (state, obj, value, what, array);
+      Py_DECREF (value);
     }
-  if (PyObject_HasAttrString (obj, "__cuda_array_interface__"))
+  else if (found == 0 && (found = protocol (obj, "__dlpack__", &value)) == 1)
     {
-      if (from_cuda_array_interface (obj, what, array) == 0)
-        return 0;
-      /* torch refuses the interface for tensors that require grad, and on
-       * the CPU: DLPack says why, or works. */
-      if (!PyObject_HasAttrString (obj, "__dlpack__"))
-        return -1;
-      PyErr_Clear ();
+      rc = from_dlpack (state, obj, value, what, array);
+      Py_DECREF (value);
     }
-  if (PyObject_HasAttrString (obj, "__dlpack__"))
-    return from_dlpack (obj, what, array);
-  tgpy_argument_error (PyExc_TypeError, what,
-                       "expected device memory: an object with "
-                       "__cuda_array_interface__ or __dlpack__ (a torch tensor, a "
-                       "CuPy array) or an int address");
-  return -1;
+  else if (found == 0)
+    {
+      PyErr_Format (PyExc_TypeError,
+                    "%s: expected device memory, not %R: an object with "
+                    "__cuda_array_interface__ or __dlpack__ (a torch tensor, a CuPy "
+                    "array) or an int address",
+                    what, (PyObject *)Py_TYPE (obj));
+      return -1;
+    }
+  else
+    return -1;
+  if (rc == 0 && array->nbytes == 0)
+    return array_error (state, what, obj, EMPTY);
+  if (rc == 0 && array->ptr == NULL)
+    return array_error (state, what, obj, "at address 0 (NULL)");
+  return rc;
+}
+
+int
+tgpy_array_dtype_check (TgpyState *state, PyObject *obj, const char *what,
+                        const TgpyArray *array, const char *dtype)
+{
+  if (array->dtype[0] == '\0' || strcmp (array->dtype, dtype) == 0)
+    return 0;
+  if (strcmp (dtype, "int32") == 0)
+    return array_error (state, what, obj, INT32_ONLY, array->dtype);
+  return array_error (state, what, obj,
+                      "of %s, but its stage declared %s; pass an array of %s", array->dtype,
+                      dtype, dtype);
+}
+
+int
+tgpy_int32_array (TgpyState *state, PyObject *obj, const char *what, gsize n,
+                  void **ptr)
+{
+  TgpyArray a;
+
+  if (tgpy_array (state, obj, what, &a) < 0)
+    return -1;
+  if (strcmp (a.dtype, "uint32") != 0
+      && tgpy_array_dtype_check (state, obj, what, &a, "int32") < 0)
+    return -1;
+  if (a.nbytes != 0 && a.nbytes < n * sizeof (gint32))
+    return array_error (state, what, obj,
+                        "of %zu bytes, fewer than the %zu int32 read here; pass a "
+                        "larger one",
+                        a.nbytes, n);
+  if (a.ptr == NULL)
+    {
+      tgpy_argument_error (PyExc_ValueError, what,
+                           "a NULL address; use unconditional() for work that always "
+                           "runs");
+      return -1;
+    }
+  *ptr = a.ptr;
+  return 0;
 }

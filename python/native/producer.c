@@ -24,6 +24,7 @@ struct TgpyProducer
   Binds *binds;                       /* valid while producer is */
   GPtrArray *stages;                  /* TgpyStage * the C producer owns, for the GC */
   PyObject *weakrefs;
+  char *name; /* the producer's, for the errors of a closed one */
 };
 
 /* A rebind seen by on_rebind() during this thread's bind. */
@@ -74,7 +75,10 @@ open_producer (PyObject *obj)
   TgpyProducer *self = (TgpyProducer *)obj;
 
   if (self->producer == NULL)
-    PyErr_SetString (PyExc_ValueError, "the producer is closed");
+    PyErr_Format (PyExc_ValueError,
+                  "producer '%s' is closed; use it before close() or the end of its "
+                  "with block",
+                  self->name != NULL ? self->name : "");
   return self->producer != NULL ? self : NULL;
 }
 
@@ -106,6 +110,7 @@ attach (TgpyProducer *self, TgpyState *state, TgProducer *producer)
   Py_INCREF (state->rebind_warning);
   b->warning = state->rebind_warning;
   self->producer = producer;
+  self->name = g_strdup (tg_producer_get_name (producer));
   self->binds = b;
   self->stages = g_ptr_array_new ();
   /* The handler's data lives as long as the C producer. */
@@ -120,17 +125,17 @@ producer_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   TgpyState *state = tgpy_state_of_type (type);
   allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
   const char *name = NULL;
-  int device = 0;
+  PyObject *name_obj, *device_obj = NULL;
+  int device;
   TgpyProducer *self;
 
+  /* tg_producer_new() takes a NULL or empty name as misuse. */
   if (state == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "s|i:Producer", names, &name,
-                                       &device))
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|O:Producer", names, &name_obj,
+                                       &device_obj)
+      || tgpy_name (name_obj, "name", FALSE, &name) < 0
+      || tgpy_device (device_obj, "device", &device) < 0)
     return NULL;
-  if (name[0] == '\0')
-    return tgpy_argument_error (PyExc_ValueError, "name", "an empty name");
-  if (device < 0)
-    return tgpy_argument_error (PyExc_ValueError, "device", "%d is negative", device);
   if ((self = (TgpyProducer *)alloc (type, 0)) == NULL)
     return NULL;
   if (attach (self, state, tg_producer_new (name, device)) < 0)
@@ -209,6 +214,7 @@ producer_dealloc (TgpyProducer *self)
   if (self->weakrefs != NULL)
     PyObject_ClearWeakRefs ((PyObject *)self);
   detach (self);
+  g_free (self->name);
   free (self);
   Py_DECREF (type);
 }
@@ -230,15 +236,17 @@ stage_index (guint index, GError *error, TgpyStage *stage, TgpyProducer *self)
   return PyLong_FromUnsignedLong (index);
 }
 
-/* @func is a callable, or for a switch the tuple of its (checked) cases. */
+/* @func (the argument @what) is a callable, or for a switch the tuple of
+ * its (checked) cases. */
 static TgpyStage *
-stage_new (TgpyProducer *self, PyObject *func, gboolean host)
+stage_new (TgpyProducer *self, PyObject *func, const char *what, gboolean host)
 {
   TgpyStage *stage;
 
   if (!PyTuple_Check (func) && !PyCallable_Check (func))
     {
-      tgpy_argument_error (PyExc_TypeError, "func", "not callable");
+      PyErr_Format (PyExc_TypeError, "%s: a callable, not %R", what,
+                    (PyObject *)Py_TYPE (func));
       return NULL;
     }
   stage = g_new0 (TgpyStage, 1);
@@ -253,23 +261,49 @@ stage_new (TgpyProducer *self, PyObject *func, gboolean host)
   return stage;
 }
 
+/* Stage flags (StageFlags) from @obj, NULL for none. */
+static int
+stage_flags (PyObject *obj, TgStageFlags *flags)
+{
+  guint64 v = 0;
+
+  if (obj != NULL && tgpy_uint (obj, "flags", G_MAXUINT32, &v) < 0)
+    return -1;
+  *flags = (TgStageFlags)v;
+  return 0;
+}
+
+/* A stage index from @obj. */
+static int
+stage_arg (PyObject *obj, guint *index)
+{
+  gint64 v;
+
+  if (tgpy_count (obj, "stage", 0, G_MAXINT32, &v) < 0)
+    return -1;
+  *index = (guint)v;
+  return 0;
+}
+
 static PyObject *
 producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "name", "func", "flags", "host", NULL };
   TgpyProducer *self = open_producer (obj);
   const char *name;
-  PyObject *func;
-  unsigned int flags = 0;
+  PyObject *name_obj, *func, *flags_obj = NULL;
+  TgStageFlags flags;
   int host = 0;
   TgpyStage *stage;
   GError *error = NULL;
   guint index;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|Ip:add_stage", names, &name,
-                                       &func, &flags, &host)
-      || (stage = stage_new (self, func, host)) == NULL)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Op:add_stage", names,
+                                       &name_obj, &func, &flags_obj, &host)
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
+      || stage_flags (flags_obj, &flags) < 0
+      || (stage = stage_new (self, func, "func", host)) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   if (host)
@@ -291,18 +325,26 @@ producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyProducer *self = open_producer (obj);
   TgLoopSpec loop = { 0 };
   const char *name;
-  PyObject *body;
-  unsigned int flags = 0;
+  PyObject *name_obj, *body, *flag_obj, *status_obj, *max_iters_obj, *flags_obj = NULL;
+  TgStageFlags flags;
+  guint64 max_iters;
   TgpyStage *stage;
   GError *error = NULL;
   guint index;
 
+  /* libtrackgen refuses a cap it cannot run (0, past 2**31 - 1). */
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOssI|I:add_loop_stage", names,
-                                       &name, &body, &loop.flag_binding,
-                                       &loop.status_binding, &loop.max_iters, &flags))
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOOOO|O:add_loop_stage", names,
+                                       &name_obj, &body, &flag_obj, &status_obj,
+                                       &max_iters_obj, &flags_obj)
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
+      || tgpy_name (flag_obj, "flag_binding", TRUE, &loop.flag_binding) < 0
+      || tgpy_name (status_obj, "status_binding", TRUE, &loop.status_binding) < 0
+      || tgpy_uint (max_iters_obj, "max_iters", G_MAXUINT32, &max_iters) < 0
+      || stage_flags (flags_obj, &flags) < 0)
     return NULL;
-  if ((stage = stage_new (self, body, FALSE)) == NULL)
+  loop.max_iters = (guint)max_iters;
+  if ((stage = stage_new (self, body, "body", FALSE)) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   index
@@ -334,16 +376,19 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgpyProducer *self = open_producer (obj);
   TgSwitchSpec sw = { 0 };
   const char *name;
-  PyObject *cases, *tuple;
-  unsigned int flags = 0;
+  PyObject *name_obj, *cases, *index_obj, *tuple, *flags_obj = NULL;
+  TgStageFlags flags;
   TgDeviceFunc *funcs;
   TgpyStage *stage;
   GError *error = NULL;
   guint index;
 
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sOs|I:add_switch_stage", names,
-                                       &name, &cases, &sw.index_binding, &flags)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOO|O:add_switch_stage", names,
+                                       &name_obj, &cases, &index_obj, &flags_obj)
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
+      || tgpy_name (index_obj, "index_binding", TRUE, &sw.index_binding) < 0
+      || stage_flags (flags_obj, &flags) < 0
       || (tuple = PySequence_Tuple (cases)) == NULL)
     return NULL;
   sw.n_cases = (guint)PyTuple_Size (tuple);
@@ -355,7 +400,7 @@ producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
                                     i);
       }
   /* The stage's func is the tuple of cases. */
-  stage = stage_new (self, tuple, FALSE);
+  stage = stage_new (self, tuple, "cases", FALSE);
   Py_DECREF (tuple);
   if (stage == NULL)
     return NULL;
@@ -395,19 +440,21 @@ static PyObject *
 producer_declare_binding (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  unsigned int stage;
+  PyObject *stage_obj, *name_obj, *min_size_obj;
+  guint stage;
   const char *name;
-  Py_ssize_t min_size;
+  gint64 min_size;
   GError *error = NULL;
   gboolean ok;
 
   if (self == NULL
-      || !PyArg_ParseTuple (args, "Isn:declare_binding", &stage, &name, &min_size))
+      || !PyArg_ParseTuple (args, "OOO:declare_binding", &stage_obj, &name_obj,
+                            &min_size_obj)
+      || stage_arg (stage_obj, &stage) < 0
+      || tgpy_name (name_obj, "name", TRUE, &name) < 0
+      || tgpy_count (min_size_obj, "min_size", 0, G_MAXINT64, &min_size) < 0)
     return NULL;
-  /* A size of 0 is libtrackgen's to refuse; a negative one cannot reach it. */
-  if (min_size < 0)
-    return tgpy_argument_error (PyExc_ValueError, "min_size", "%zd is negative",
-                                min_size);
+  /* A size of 0 is libtrackgen's to refuse. */
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size,
                                     &error);
@@ -421,13 +468,17 @@ static PyObject *
 producer_set_stage_condition (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  unsigned int stage;
+  PyObject *stage_obj, *flag_obj;
+  guint stage;
   const char *flag_binding = NULL;
   GError *error = NULL;
   gboolean ok;
 
   if (self == NULL
-      || !PyArg_ParseTuple (args, "Iz:set_stage_condition", &stage, &flag_binding))
+      || !PyArg_ParseTuple (args, "OO:set_stage_condition", &stage_obj, &flag_obj)
+      || stage_arg (stage_obj, &stage) < 0
+      || (flag_obj != Py_None
+          && tgpy_name (flag_obj, "flag_binding", TRUE, &flag_binding) < 0))
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_set_stage_condition (self->producer, stage, flag_binding, &error);
@@ -441,13 +492,14 @@ static PyObject *
 producer_set_stage_else (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = open_producer (obj);
-  unsigned int index;
-  PyObject *func;
+  PyObject *index_obj, *func;
+  guint index;
   TgpyStage *stage;
   GError *error = NULL;
   gboolean ok;
 
-  if (self == NULL || !PyArg_ParseTuple (args, "IO:set_stage_else", &index, &func)
+  if (self == NULL || !PyArg_ParseTuple (args, "OO:set_stage_else", &index_obj, &func)
+      || stage_arg (index_obj, &index) < 0
       || (stage = python_stage (self, index)) == NULL)
     return NULL;
   if (func != Py_None && !PyCallable_Check (func))
@@ -470,33 +522,51 @@ producer_set_stage_else (PyObject *obj, PyObject *args)
 static PyObject *
 producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
-  static char *names[] = { "name", "array", "size", NULL };
+  static char *names[] = { "name", "array", "size", "dtype", NULL };
   TgpyProducer *self = open_producer (obj);
   TgpyState *state = tgpy_state_of (obj);
-  PyObject *array_obj, *owner, *old;
-  Py_ssize_t size = -1;
-  const char *name;
+  PyObject *name_obj, *array_obj, *size_obj = Py_None, *owner, *old;
+  TgProducer *producer;
+  Binds *b;
+  gint64 size;
+  const char *name, *dtype = NULL;
   GError *error = NULL;
   TgpyArray a;
   TgpyCall call;
   gboolean ok;
 
+  /* tg_producer_bind() takes an empty name as misuse. */
   if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "sO|n:bind", names, &name,
-                                       &array_obj, &size))
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Oz:bind", names, &name_obj,
+                                       &array_obj, &size_obj, &dtype)
+      || tgpy_name (name_obj, "name", FALSE, &name) < 0
+      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0)
     return NULL;
   if (array_obj == Py_None)
     a = (TgpyArray){ NULL, 0, "", -1 };
-  else if (tgpy_array (array_obj, name, &a) < 0)
-    return NULL;
+  else
+    {
+      char *what = g_strdup_printf ("binding '%s' of producer '%s'", name,
+                                    tg_producer_get_name (self->producer));
+      int rc = tgpy_array (state, array_obj, what, &a);
+
+      if (rc == 0 && dtype != NULL)
+        rc = tgpy_array_dtype_check (state, array_obj, what, &a, dtype);
+      g_free (what);
+      if (rc < 0)
+        {
+          tgpy_error_about (state, tg_producer_get_name (self->producer), name);
+          return NULL;
+        }
+    }
   if (size < 0)
-    size = (Py_ssize_t)a.nbytes;
-  else if (a.nbytes != 0 && (size_t)size > a.nbytes)
+    size = (gint64)a.nbytes;
+  else if (a.nbytes != 0 && (guint64)size > a.nbytes)
     {
       GError *e
           = g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                         "binding '%s' of producer '%s': size=%zd bytes, but "
-                         "the array holds %zu; pass at most its size",
+                         "binding '%s' of producer '%s': size=%" G_GINT64_FORMAT
+                         " bytes, but the array holds %zu; pass at most its size",
                          name, tg_producer_get_name (self->producer), size, a.nbytes);
 
       tg_error_set_fields (e, tg_producer_get_name (self->producer), NULL, name);
@@ -506,13 +576,16 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "the size of an int address is not known: pass size=");
   rebound = FALSE;
+  /* Held, with its Binds, for the call: the rebind warning runs Python code,
+   * and another thread may close the producer meanwhile. */
+  producer = tg_producer_ref (self->producer);
+  b = self->binds;
   tgpy_call_begin (&call);
   Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_bind (self->producer, name, a.ptr, (gsize)size, &error);
+  ok = tg_producer_bind (producer, name, a.ptr, (gsize)size, &error);
   Py_END_ALLOW_THREADS;
   if (ok)
     {
-      Binds *b = self->binds;
       PyObject *key = PyUnicode_FromString (name);
 
       /* The old object: still needed by graphs that recorded it after a
@@ -528,10 +601,12 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
       Py_XDECREF (key);
       if (!ok)
         {
+          tg_producer_unref (producer);
           (void)tgpy_call_end (state, &call, TRUE, NULL);
           return NULL;
         }
     }
+  tg_producer_unref (producer);
   if (tgpy_call_end (state, &call, ok, error) < 0)
     return NULL;
   Py_RETURN_NONE;
@@ -545,7 +620,7 @@ producer_get_binding (PyObject *obj, PyObject *name_obj)
   gpointer ptr;
   gsize size = 0;
 
-  if (self == NULL || (name = PyUnicode_AsUTF8AndSize (name_obj, NULL)) == NULL)
+  if (self == NULL || tgpy_name (name_obj, "name", FALSE, &name) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ptr = tg_producer_get_binding (self->producer, name, &size);
@@ -560,8 +635,9 @@ producer_binding_owner (PyObject *obj, PyObject *name)
 {
   TgpyProducer *self = open_producer (obj);
   PyObject *owner;
+  const char *s;
 
-  if (self == NULL)
+  if (self == NULL || tgpy_name (name, "name", FALSE, &s) < 0)
     return NULL;
   owner = PyDict_GetItem (self->binds->owners, name);
   if (owner == NULL)
@@ -613,7 +689,7 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
 {
   static const char *const names[] = { "stream", "policy", "condition" };
   PyObject *values[3] = { NULL, NULL, NULL };
-  long p = TG_POLICY_AUTO;
+  gint64 p = TG_POLICY_AUTO;
 
   if (nargs > 3)
     {
@@ -641,18 +717,9 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
       }
   if (tgpy_stream (values[0], "stream", stream) < 0)
     return -1;
-  if (values[1] != NULL && values[1] != Py_None)
-    {
-      p = PyLong_AsLong (values[1]);
-      if (p == -1 && PyErr_Occurred ())
-        return -1;
-      if (p < TG_POLICY_AUTO || p > TG_POLICY_RECORD)
-        {
-          tgpy_argument_error (PyExc_ValueError, "policy",
-                               "%ld is not a Policy (AUTO, EAGER, REPLAY, RECORD)", p);
-          return -1;
-        }
-    }
+  if (values[1] != NULL && values[1] != Py_None
+      && tgpy_count (values[1], "policy", TG_POLICY_AUTO, TG_POLICY_RECORD, &p) < 0)
+    return -1;
   *policy = (TgPolicy)p;
   return tgpy_condition (state, values[2], condition);
 }
@@ -674,11 +741,15 @@ auto_stream (TgpyState *state, TgpyProducer *self, const char *call, TgPolicy po
                            stream, scope);
 }
 
+/* run and resolve are METH_METHOD: the hot path reads the module state
+ * from the class that defines them, with no walk up a subclass's bases. */
 static PyObject *
-producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+producer_run (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
+              Py_ssize_t nargs, PyObject *kwnames)
 {
   TgpyProducer *self = open_producer (obj);
-  TgpyState *state = tgpy_state_of (obj);
+  TgProducer *producer;
+  TgpyState *state = PyType_GetModuleState (defining_class);
   cudaStream_t stream;
   TgPolicy policy;
   TgCondition condition;
@@ -691,22 +762,27 @@ producer_run (PyObject *obj, PyObject *const *args, Py_ssize_t nargs, PyObject *
       || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0
       || auto_stream (state, self, "run()", policy, &stream, &scope) < 0)
     return NULL;
+  /* Held for the call: a stage that closes its own producer (or another
+   * thread that does) frees it only once the call is over. */
+  producer = tg_producer_ref (self->producer);
   tgpy_call_begin (&call);
   Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_run (self->producer, stream, policy, condition, &error);
+  ok = tg_producer_run (producer, stream, policy, condition, &error);
   Py_END_ALLOW_THREADS;
   g_clear_pointer (&scope, tg_capture_scope_free);
+  /* The last reference calls the stages' destroy notifies: under the GIL. */
+  tg_producer_unref (producer);
   if (tgpy_call_end (state, &call, ok, error) < 0)
     return NULL;
   Py_RETURN_NONE;
 }
 
 static PyObject *
-producer_resolve (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
-                  PyObject *kwnames)
+producer_resolve (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
+                  Py_ssize_t nargs, PyObject *kwnames)
 {
   TgpyProducer *self = open_producer (obj);
-  TgpyState *state = tgpy_state_of (obj);
+  TgpyState *state = PyType_GetModuleState (defining_class);
   cudaStream_t stream, resolved = NULL;
   TgPolicy policy, decided = TG_POLICY_AUTO;
   TgCondition condition;
@@ -723,7 +799,8 @@ producer_resolve (PyObject *obj, PyObject *const *args, Py_ssize_t nargs,
   Py_END_ALLOW_THREADS;
   if (!ok)
     return tgpy_raise (state, error, NULL);
-  return Py_BuildValue ("(iN)", (int)decided, PyLong_FromVoidPtr (resolved));
+  return Py_BuildValue ("(NN)", tgpy_enum_value (state->policy_enum, decided),
+                        PyLong_FromVoidPtr (resolved));
 }
 
 static PyObject *
@@ -737,11 +814,11 @@ producer_runner_stats (PyObject *obj, PyObject *unused)
   Py_BEGIN_ALLOW_THREADS;
   tg_producer_get_runner_stats (self->producer, &s);
   Py_END_ALLOW_THREADS;
-  return Py_BuildValue ("(IKKKKKi)", s.n_segments, (unsigned long long)s.n_captures,
-                        (unsigned long long)s.n_replays,
-                        (unsigned long long)s.n_updates,
-                        (unsigned long long)s.n_recaptures,
-                        (unsigned long long)s.n_rebinds, (int)s.last_rebind);
+  return Py_BuildValue (
+      "(IKKKKKN)", s.n_segments, (unsigned long long)s.n_captures,
+      (unsigned long long)s.n_replays, (unsigned long long)s.n_updates,
+      (unsigned long long)s.n_recaptures, (unsigned long long)s.n_rebinds,
+      tgpy_enum_value (tgpy_state_of (obj)->rebind_outcome_enum, s.last_rebind));
 }
 
 static PyObject *
@@ -822,7 +899,8 @@ static PyMethodDef producer_methods[] = {
     "Python) an else branch, ``func(ctx)``, run when its flag is 0; None removes it "
     "(tg_producer_set_stage_else())." },
   { "_bind", (PyCFunction)(void (*) (void))producer_bind, METH_VARARGS | METH_KEYWORDS,
-    "_bind(name, array, size=-1)\n--\n\ntg_producer_bind(); None unbinds." },
+    "_bind(name, array, size=None, dtype=None)\n--\n\ntg_producer_bind(); None "
+    "unbinds; an array that carries a dtype other than *dtype* is refused." },
   { "get_binding", producer_get_binding, METH_O,
     "get_binding(name, /)\n--\n\n(address, size) bound as *name*, or None." },
   { "binding_owner", producer_binding_owner, METH_O,
@@ -830,7 +908,8 @@ static PyMethodDef producer_methods[] = {
   { "set_stream", producer_set_stream, METH_O,
     "set_stream(stream, /)\n--\n\nBinds the stream that calls passing None use "
     "(tg_producer_set_stream()); None unbinds." },
-  { "run", (PyCFunction)(void (*) (void))producer_run, METH_FASTCALL | METH_KEYWORDS,
+  { "run", (PyCFunction)(void (*) (void))producer_run,
+    METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
     "run(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
     "Runs the producer (tg_producer_run()): launched eagerly, replayed from its own "
     "graph, or recorded into the capture in progress on *stream*, with the same "
@@ -842,7 +921,7 @@ static PyMethodDef producer_methods[] = {
     "StateError, CudaError, or StageError (a stage raised: its exception is the "
     "cause)." },
   { "resolve", (PyCFunction)(void (*) (void))producer_resolve,
-    METH_FASTCALL | METH_KEYWORDS,
+    METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
     "resolve(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
     "The (policy, stream) a run would use, without running (tg_producer_resolve())." },
   { "_runner_stats", producer_runner_stats, METH_NOARGS,
@@ -887,7 +966,7 @@ static PyType_Slot producer_slots[] = {
 static PyType_Spec producer_spec = {
   .name = "track_gen._native.Producer",
   .basicsize = sizeof (TgpyProducer),
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+  .flags = TGPY_TPFLAGS | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
   .slots = producer_slots,
 };
 

@@ -26,19 +26,23 @@ tgpy_seed_state_get (TgpyState *state, PyObject *obj)
 {
   if (!PyObject_TypeCheck (obj, (PyTypeObject *)state->seed_state_type))
     {
-      PyErr_Format (PyExc_TypeError, "expected a track_gen SeedState, not %R",
+      PyErr_Format (PyExc_TypeError, "seeds: expected a track_gen SeedState, not %R",
                     (PyObject *)Py_TYPE (obj));
       return NULL;
     }
   return open_state (obj);
 }
 
-/* Runs @call (a libtrackgen seed call setting error_) without the GIL. */
-#define CALL(obj, ok, call)                                                            \
+/* Runs @call (a libtrackgen seed call on @s, setting error_) without the
+ * GIL, holding a reference to @s: a close() from another thread meanwhile
+ * frees it only after the call. */
+#define CALL(obj, s, ok, call)                                                         \
   G_STMT_START                                                                         \
   {                                                                                    \
     GError *error_ = NULL;                                                             \
+    tg_seed_state_ref (s);                                                             \
     Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
+    tg_seed_state_unref (s);                                                           \
     Py_END_ALLOW_THREADS if (!ok) tgpy_raise (tgpy_state_of (obj), error_, NULL);      \
   }                                                                                    \
   G_STMT_END
@@ -71,18 +75,26 @@ seed_state_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   static char *names[]
       = { "n_envs", "base_seed", "device", "first_env", "seeds", NULL };
   allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
-  unsigned long long base_seed = 0;
-  unsigned int n_envs = 0, first_env = 0;
-  int device = 0;
-  PyObject *seeds_obj = Py_None;
+  PyObject *n_envs_obj, *base_seed_obj = NULL, *device_obj = NULL,
+                        *first_env_obj = NULL, *seeds_obj = Py_None;
+  guint64 base_seed = 0, first_env = 0;
+  gint64 n_envs;
+  int device;
   const char *seeds = NULL;
   Py_ssize_t seeds_size = 0;
   TgSeedState *state = NULL;
   TgpySeedState *self;
   gboolean ok;
 
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "I|KiIO:SeedState", names, &n_envs,
-                                    &base_seed, &device, &first_env, &seeds_obj))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|OOOO:SeedState", names,
+                                    &n_envs_obj, &base_seed_obj, &device_obj,
+                                    &first_env_obj, &seeds_obj)
+      || tgpy_count (n_envs_obj, "n_envs", 0, G_MAXUINT32, &n_envs) < 0
+      || (base_seed_obj != NULL
+          && tgpy_uint (base_seed_obj, "base_seed", G_MAXUINT64, &base_seed) < 0)
+      || tgpy_device (device_obj, "device", &device) < 0
+      || (first_env_obj != NULL
+          && tgpy_uint (first_env_obj, "first_env", G_MAXUINT32, &first_env) < 0))
     return NULL;
   if (seeds_obj != Py_None)
     {
@@ -90,9 +102,10 @@ seed_state_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
       if ((size_t)seeds_size != (size_t)n_envs * sizeof (guint64))
         return tgpy_argument_error (PyExc_ValueError, "seeds",
-                                    "%zd bytes for %u envs: pass %u little-endian "
-                                    "uint64 (%zu bytes)",
-                                    seeds_size, n_envs, n_envs,
+                                    "%zd bytes for %" G_GINT64_FORMAT
+                                    " envs: pass as many little-endian uint64 (%zu "
+                                    "bytes)",
+                                    seeds_size, n_envs,
                                     (size_t)n_envs * sizeof (guint64));
       if (first_env != 0)
         return tgpy_argument_error (PyExc_ValueError, "first_env",
@@ -103,14 +116,15 @@ seed_state_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
     guint64 *copy = seeds != NULL ? g_memdup2 (seeds, seeds_size) : NULL;
 
 #if G_BYTE_ORDER != G_LITTLE_ENDIAN
-    for (guint i = 0; copy != NULL && i < n_envs; i++)
+    for (gint64 i = 0; copy != NULL && i < n_envs; i++)
       copy[i] = GUINT64_FROM_LE (copy[i]);
 #endif
     Py_BEGIN_ALLOW_THREADS;
     if (copy != NULL)
-      state = tg_seed_state_new_from_array (device, n_envs, copy, &error);
+      state = tg_seed_state_new_from_array (device, (guint)n_envs, copy, &error);
     else
-      state = tg_seed_state_new_shard (device, first_env, n_envs, base_seed, &error);
+      state = tg_seed_state_new_shard (device, (guint)first_env, (guint)n_envs,
+                                       base_seed, &error);
     Py_END_ALLOW_THREADS;
     g_free (copy);
     ok = state != NULL;
@@ -179,13 +193,19 @@ stream_arg (PyObject *self, TgSeedState *s, const char *call, gboolean blocking,
 /* A device array's address and its length in elements of @itemsize (the
  * array's, or @given when it is an address). */
 static int
-device_elems (PyObject *obj, const char *what, size_t itemsize, Py_ssize_t given,
-              void **ptr, gsize *len)
+device_elems (TgpyState *state, PyObject *obj, const char *what, size_t itemsize,
+              gint64 given, void **ptr, gsize *len)
 {
   TgpyArray a;
 
-  if (tgpy_array (obj, what, &a) < 0)
+  if (tgpy_array (state, obj, what, &a) < 0)
     return -1;
+  /* libtrackgen takes NULL for misuse, never for an argument error. */
+  if (a.ptr == NULL)
+    {
+      tgpy_argument_error (PyExc_ValueError, what, "a NULL address");
+      return -1;
+    }
   *ptr = a.ptr;
   if (given >= 0)
     *len = (gsize)given;
@@ -205,26 +225,28 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
 {
   static char *names[] = { "stream", "mask", "mask_len", NULL };
   TgSeedState *s = open_state (obj);
-  PyObject *stream_obj = Py_None, *mask_obj = Py_None;
-  Py_ssize_t given = -1;
+  PyObject *stream_obj = Py_None, *mask_obj = Py_None, *len_obj = Py_None;
+  gint64 given;
   cudaStream_t stream;
   void *mask = NULL;
   gsize len = 0;
   gboolean ok;
 
   if (s == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOn", names, &stream_obj,
-                                       &mask_obj, &given)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO", names, &stream_obj,
+                                       &mask_obj, &len_obj)
+      || tgpy_optional_count (len_obj, "mask_len", 0, G_MAXUINT32, &given) < 0
       || stream_arg (obj, s, reset ? "SeedState.reset_epochs()" : "SeedState.advance()",
                      FALSE, stream_obj, &stream)
              < 0
       || (mask_obj != Py_None
-          && device_elems (mask_obj, "mask", 1, given, &mask, &len) < 0))
+          && device_elems (tgpy_state_of (obj), mask_obj, "mask", 1, given, &mask, &len)
+                 < 0))
     return NULL;
   if (reset)
-    CALL (obj, ok, tg_seed_state_reset_epochs (s, stream, mask, len, &error_));
+    CALL (obj, s, ok, tg_seed_state_reset_epochs (s, stream, mask, len, &error_));
   else
-    CALL (obj, ok, tg_seed_state_advance (s, stream, mask, len, &error_));
+    CALL (obj, s, ok, tg_seed_state_advance (s, stream, mask, len, &error_));
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -247,21 +269,24 @@ seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "out", "stream", "out_len", NULL };
   TgSeedState *s = open_state (obj);
-  PyObject *out_obj, *stream_obj = Py_None;
-  Py_ssize_t given = -1;
+  PyObject *out_obj, *stream_obj = Py_None, *len_obj = Py_None;
+  gint64 given;
   cudaStream_t stream;
   void *out;
   gsize len;
   gboolean ok;
 
   if (s == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|On:fill_effective", names,
-                                       &out_obj, &stream_obj, &given)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|OO:fill_effective", names,
+                                       &out_obj, &stream_obj, &len_obj)
+      || tgpy_optional_count (len_obj, "out_len", 0, G_MAXUINT32, &given) < 0
       || stream_arg (obj, s, "SeedState.fill_effective()", FALSE, stream_obj, &stream)
              < 0
-      || device_elems (out_obj, "out", sizeof (guint64), given, &out, &len) < 0)
+      || device_elems (tgpy_state_of (obj), out_obj, "out", sizeof (guint64), given,
+                       &out, &len)
+             < 0)
     return NULL;
-  CALL (obj, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
+  CALL (obj, s, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -272,27 +297,31 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "env_ids", "seeds", "stream", "n", NULL };
   TgSeedState *s = open_state (obj);
-  PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None;
-  Py_ssize_t given = -1;
+  PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None, *n_obj = Py_None;
+  gint64 given;
   cudaStream_t stream;
   void *ids, *seeds;
   gsize n_ids, n_seeds;
   gboolean ok;
 
   if (s == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|On:set_seeds_device", names,
-                                       &ids_obj, &seeds_obj, &stream_obj, &given)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|OO:set_seeds_device", names,
+                                       &ids_obj, &seeds_obj, &stream_obj, &n_obj)
+      || tgpy_optional_count (n_obj, "n", 0, G_MAXUINT32, &given) < 0
       || stream_arg (obj, s, "SeedState.set_seeds_device()", FALSE, stream_obj, &stream)
              < 0
-      || device_elems (ids_obj, "env_ids", sizeof (guint32), given, &ids, &n_ids) < 0
-      || device_elems (seeds_obj, "seeds", sizeof (guint64), given, &seeds, &n_seeds)
+      || device_elems (tgpy_state_of (obj), ids_obj, "env_ids", sizeof (guint32), given,
+                       &ids, &n_ids)
+             < 0
+      || device_elems (tgpy_state_of (obj), seeds_obj, "seeds", sizeof (guint64), given,
+                       &seeds, &n_seeds)
              < 0)
     return NULL;
   if (n_ids != n_seeds || n_ids > G_MAXUINT)
     return tgpy_argument_error (PyExc_ValueError, "seeds",
                                 "%zu seeds for %zu env ids: pass as many of each",
                                 n_seeds, n_ids);
-  CALL (obj, ok,
+  CALL (obj, s, ok,
         tg_seed_state_set_seeds_device (s, stream, ids, seeds, (guint)n_ids, &error_));
   if (!ok)
     return NULL;
@@ -337,7 +366,7 @@ seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
       seeds[k] = GUINT64_FROM_LE (seeds[k]);
     }
 #endif
-  CALL (obj, ok, tg_seed_state_set_seeds (s, stream, ids, seeds, (guint)n, &error_));
+  CALL (obj, s, ok, tg_seed_state_set_seeds (s, stream, ids, seeds, (guint)n, &error_));
   g_free (ids);
   g_free (seeds);
   if (!ok)
@@ -364,7 +393,7 @@ seed_state_read (PyObject *obj, PyObject *args, PyObject *kwargs)
   n = tg_seed_state_get_n_envs (s);
   seeds = g_new (guint64, n);
   epochs = g_new (guint32, n);
-  CALL (obj, ok, tg_seed_state_read (s, stream, seeds, epochs, &error_));
+  CALL (obj, s, ok, tg_seed_state_read (s, stream, seeds, epochs, &error_));
   if (ok && (seeds_list = PyList_New (n)) != NULL
       && (epochs_list = PyList_New (n)) != NULL)
     for (guint i = 0; i < n && ok; i++)
@@ -393,40 +422,18 @@ static int
 host_ints (PyObject *obj, const char *what, guint n, guint64 max, gsize width,
            gpointer *out)
 {
-  Py_ssize_t len;
+  gsize len;
 
   *out = NULL;
   if (obj == Py_None)
     return 0;
-  if ((len = PySequence_Size (obj)) < 0)
+  if (tgpy_uint_array (obj, what, max, width, out, &len) < 0)
     return -1;
-  if (len != (Py_ssize_t)n)
+  if (len != n)
     {
-      tgpy_argument_error (PyExc_ValueError, what, "%zd values for %u envs", len, n);
+      g_clear_pointer (out, g_free);
+      tgpy_argument_error (PyExc_ValueError, what, "%zu values for %u envs", len, n);
       return -1;
-    }
-  *out = g_malloc (n * width);
-  for (guint i = 0; i < n; i++)
-    {
-      PyObject *item = PySequence_GetItem (obj, i);
-      /* Neither a negative value nor one too large wraps to another. */
-      unsigned long long v
-          = item != NULL ? PyLong_AsUnsignedLongLong (item) : (unsigned long long)-1;
-
-      Py_XDECREF (item);
-      if ((v == (unsigned long long)-1 && PyErr_Occurred ()) || v > max)
-        {
-          if (!PyErr_Occurred ())
-            tgpy_argument_error (PyExc_OverflowError, what,
-                                 "%llu at index %u is above %" G_GUINT64_FORMAT, v, i,
-                                 max);
-          g_clear_pointer (out, g_free);
-          return -1;
-        }
-      if (width == sizeof (guint64))
-        ((guint64 *)*out)[i] = v;
-      else
-        ((guint32 *)*out)[i] = (guint32)v;
     }
   return 0;
 }
@@ -452,7 +459,7 @@ seed_state_write (PyObject *obj, PyObject *args, PyObject *kwargs)
       && host_ints (epochs_obj, "epochs", tg_seed_state_get_n_envs (s), G_MAXUINT32,
                     sizeof (guint32), &epochs)
              == 0)
-    CALL (obj, ok, tg_seed_state_write (s, stream, seeds, epochs, &error_));
+    CALL (obj, s, ok, tg_seed_state_write (s, stream, seeds, epochs, &error_));
   g_free (seeds);
   g_free (epochs);
   if (!ok)
@@ -476,7 +483,7 @@ seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:snapshot", names, &stream_obj)
       || stream_arg (obj, s, "SeedState.snapshot()", TRUE, stream_obj, &stream) < 0)
     return NULL;
-  CALL (obj, ok, (bytes = tg_seed_state_snapshot (s, stream, &error_)) != NULL);
+  CALL (obj, s, ok, (bytes = tg_seed_state_snapshot (s, stream, &error_)) != NULL);
   if (!ok)
     return NULL;
   data = g_bytes_get_data (bytes, &size);
@@ -504,7 +511,7 @@ seed_state_restore (PyObject *obj, PyObject *args, PyObject *kwargs)
       || host_bytes (snapshot_obj, "snapshot", &data, &size) < 0)
     return NULL;
   bytes = g_bytes_new (data, (gsize)size);
-  CALL (obj, ok, tg_seed_state_restore (s, stream, bytes, &error_));
+  CALL (obj, s, ok, tg_seed_state_restore (s, stream, bytes, &error_));
   g_bytes_unref (bytes);
   if (!ok)
     return NULL;
@@ -627,7 +634,7 @@ static PyType_Slot seed_state_slots[] = {
 static PyType_Spec seed_state_spec = {
   .name = "track_gen._native.SeedState",
   .basicsize = sizeof (TgpySeedState),
-  .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+  .flags = TGPY_TPFLAGS | Py_TPFLAGS_BASETYPE,
   .slots = seed_state_slots,
 };
 

@@ -27,20 +27,14 @@ static const Field shape_fields[] = {
   { "min_turn_radius", G_STRUCT_OFFSET (TrackShape, min_turn_radius), TRUE },
 };
 
-/* @value as a count in [0, G_MAXINT32] into *@out; -1 with ValueError
- * naming @name when out of range. */
+/* @value as a count in [0, G_MAXINT32] into *@out. */
 static int
 parse_count (const char *name, PyObject *value, guint32 *out)
 {
-  long v = PyLong_AsLong (value);
+  gint64 v;
 
-  if (v == -1 && PyErr_Occurred ())
+  if (tgpy_count (value, name, 0, G_MAXINT32, &v) < 0)
     return -1;
-  if (v < 0 || v > G_MAXINT32)
-    {
-      tgpy_argument_error (PyExc_ValueError, name, "%ld is out of range", v);
-      return -1;
-    }
   *out = (guint32)v;
   return 0;
 }
@@ -144,10 +138,10 @@ static PyObject *
 native_track_config (PyObject *module, PyObject *arg)
 {
   TrackConfig config;
-  long n_envs = PyLong_AsLong (arg);
+  guint32 n_envs;
   PyObject *d;
 
-  if (n_envs == -1 && PyErr_Occurred ())
+  if (parse_count ("n_envs", arg, &n_envs) < 0)
     return NULL;
   track_config_init (&config, (guint)n_envs);
   if ((d = PyDict_New ()) == NULL)
@@ -179,9 +173,10 @@ native_track_config (PyObject *module, PyObject *arg)
 static PyObject *
 native_track_family_name (PyObject *module, PyObject *arg)
 {
-  long f = PyLong_AsLong (arg);
+  gint64 f;
 
-  if (f == -1 && PyErr_Occurred ())
+  /* Any family number: those out of range are "none". */
+  if (tgpy_count (arg, "family", G_MININT32, G_MAXINT32, &f) < 0)
     return NULL;
   return PyUnicode_FromString (track_family_name ((gint32)f));
 }
@@ -193,16 +188,18 @@ native_track_svg_write (PyObject *module, PyObject *args)
 {
   const char *path, *points, *valid;
   Py_ssize_t points_size, valid_size;
-  unsigned int n_tracks, n_points;
+  PyObject *n_tracks_obj, *n_points_obj, *labels_obj;
+  guint32 n_tracks, n_points;
   float width;
-  PyObject *labels_obj;
   char **labels = NULL;
   GError *error = NULL;
   gboolean ok;
 
-  if (!PyArg_ParseTuple (args, "sy#y#IIfO:_track_svg_write", &path, &points,
-                         &points_size, &valid, &valid_size, &n_tracks, &n_points,
-                         &width, &labels_obj))
+  if (!PyArg_ParseTuple (args, "sy#y#OOfO:_track_svg_write", &path, &points,
+                         &points_size, &valid, &valid_size, &n_tracks_obj,
+                         &n_points_obj, &width, &labels_obj)
+      || parse_count ("n_tracks", n_tracks_obj, &n_tracks) < 0
+      || parse_count ("n_points", n_points_obj, &n_points) < 0)
     return NULL;
   if ((size_t)points_size != (size_t)n_tracks * n_points * 2 * sizeof (float)
       || (size_t)valid_size != n_tracks)

@@ -26,10 +26,10 @@ lives as long as the graph holding the work (see ``LaunchContext.keep``).
 """
 from __future__ import annotations
 
-import enum
+import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from track_gen import _native
 from track_gen._errors import (
@@ -50,12 +50,16 @@ __all__ = [
     "CaptureState",
     "LoopEnd",
     "RebindOutcome",
+    "CaptureErrorCode",
+    "ArgumentErrorCode",
+    "StateErrorCode",
     "Condition",
     "unconditional",
     "conditional",
     "LaunchContext",
     "HostOps",
     "Producer",
+    "Binding",
     "GraphRunner",
     "RunnerStats",
     "LiveObjects",
@@ -87,58 +91,16 @@ StreamLike = Any
 ArrayLike = Any
 
 
-class Policy(enum.IntEnum):
-    """How a producer call reaches the GPU (TgPolicy)."""
-
-    #: RECORD under a capture, else REPLAY when every device stage is
-    #: capture-safe, else EAGER.
-    AUTO = 0
-    #: Launch every stage on the stream now; HOST stages run inline.
-    EAGER = 1
-    #: Capture the device stages once into graphs of the producer's own and
-    #: launch those; HOST stages run between them.
-    REPLAY = 2
-    #: Record every stage into the capture in progress on the stream.
-    RECORD = 3
-
-
-class StageFlags(enum.IntFlag):
-    """Declarations a stage makes up front (TgStageFlags)."""
-
-    #: Not capture-safe: AUTO runs the producer eagerly.
-    NONE = 0
-    #: The stage only enqueues work on ``ctx.stream``.
-    CAPTURE_SAFE = 1
-    #: The stage launches only on the legacy default stream (a plugin).
-    LEGACY_STREAM = 2
-
-
-class CaptureState(enum.IntEnum):
-    """A stream's capture state as TrackGen sees it (TgCaptureState)."""
-
-    NONE = 0
-    ACTIVE = 1
-    INVALIDATED = 2
-    #: The legacy stream while a blocking stream captures.
-    IMPLICIT = 3
-
-
-class LoopEnd(enum.IntEnum):
-    """Why a bounded loop ended: the second int32 of its status (TgLoopEnd)."""
-
-    NONE = 0
-    CONVERGED = 1
-    CAPPED = 2
-    SKIPPED = 3
-
-
-class RebindOutcome(enum.IntEnum):
-    """How the last rebind of an own graph was absorbed (TgRebindOutcome)."""
-
-    NONE = 0
-    UPDATED = 1
-    RECAPTURED = 2
-
+# The C headers' enums, exported by the native module (values never
+# retyped here).
+Policy = _native.Policy
+StageFlags = _native.StageFlags
+CaptureState = _native.CaptureState
+LoopEnd = _native.LoopEnd
+RebindOutcome = _native.RebindOutcome
+CaptureErrorCode = _native.CaptureErrorCode
+ArgumentErrorCode = _native.ArgumentErrorCode
+StateErrorCode = _native.StateErrorCode
 
 Condition = _native.Condition
 LaunchContext = _native.LaunchContext
@@ -152,6 +114,9 @@ def unconditional() -> Condition:
 
 def conditional(flag: ArrayLike) -> Condition:
     """Guards work by a device flag, one int32, non-zero runs (tg_conditional()).
+
+    Only int32 (or uint32) arrays are taken: a bool or uint8 flag, such as
+    ``done.any()``, is refused with ArgumentError; pass ``done.any().int()``.
 
     Under a capture the work sits in a CUDA conditional IF node that a replay
     skips on the device when the flag is 0; eagerly the flag is read back
@@ -203,21 +168,37 @@ class GraphRunner:
     @property
     def stats(self) -> RunnerStats:
         """The counters now (tg_producer_get_runner_stats())."""
-        s = self._producer._runner_stats()
-        return RunnerStats(*s[:6], RebindOutcome(s[6]))
+        return RunnerStats(*self._producer._runner_stats())
 
     def __repr__(self) -> str:
         return "GraphRunner(%r, %r)" % (self._producer.name, self.stats)
 
 
+@dataclass(frozen=True)
+class Binding:
+    """A binding a producer's stages declared (:meth:`Producer.declare_binding`)."""
+
+    #: The name it is bound under (:meth:`Producer.bind`).
+    name: str
+    #: The stages that declared it, by index.
+    stages: Tuple[int, ...]
+    #: The bytes the largest declaration needs.
+    min_size: int
+    #: The dtype :meth:`Producer.bind` checks, or None.
+    dtype: Optional[str]
+
+
+def _itemsize(dtype: str) -> int:
+    """The bytes of one element of *dtype* ("float32", "uint8", "bool")."""
+    match = re.fullmatch(r"(?:u?int|float|bfloat|complex)(8|16|32|64|128)|bool", dtype)
+    if match is None:
+        raise ValueError("dtype: %r; pass a name such as 'float32' or 'int64'" % dtype)
+    return int(match.group(1)) // 8 if match.group(1) else 1
+
+
 def _flags(capture_safe: bool, legacy_stream: bool = False) -> int:
     return int((StageFlags.CAPTURE_SAFE if capture_safe else StageFlags.NONE)
                | (StageFlags.LEGACY_STREAM if legacy_stream else StageFlags.NONE))
-
-
-def _check_name(what: str, name: str) -> None:
-    if not isinstance(name, str) or not name:
-        raise ValueError("%s: a non-empty str, not %r" % (what, name))
 
 
 class Producer(_native.Producer):
@@ -235,9 +216,15 @@ class Producer(_native.Producer):
         return super().__new__(cls, name, device)
 
     def __init__(self, name: str, device: int = 0, *, stream: StreamLike = None) -> None:
-        self._dtypes: dict = {}
+        self._init_declarations()
         if stream is not None:
             self.set_stream(stream)
+
+    def _init_declarations(self) -> None:
+        """What the Python side knows of the bindings: their dtypes and the
+        declarations :attr:`bindings` lists."""
+        self._dtypes: Dict[str, str] = {}
+        self._declared: Dict[str, Binding] = {}
 
     # -- stages ------------------------------------------------------------
 
@@ -272,33 +259,86 @@ class Producer(_native.Producer):
         *status* (tg_producer_add_loop_stage()).  A WHILE node under a capture,
         a host loop eagerly.
         """
-        return self._add_loop_stage(name, body, flag, status, max_iters,
-                                    _flags(capture_safe))
+        for binding in (flag, status):
+            self._check_dtype(binding, "int32")
+        stage = self._add_loop_stage(name, body, flag, status, max_iters,
+                                     _flags(capture_safe))
+        self._dtypes.update(dict.fromkeys((flag, status), "int32"))
+        return stage
 
     def add_switch_stage(self, name: str, cases: Sequence[Callable[[LaunchContext], Any]],
                          *, index: str, capture_safe: bool = False) -> int:
         """Appends a SWITCH stage: ``cases[i](ctx)`` runs, i the int32 bound as
         *index*; nothing when i is out of range (tg_producer_add_switch_stage()).
         """
-        return self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
+        self._check_dtype(index, "int32")
+        stage = self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
+        self._dtypes[index] = "int32"
+        return stage
+
+    def set_stage_condition(self, stage: int, flag_binding: Optional[str]) -> None:
+        """Guards stage *stage* by the int32 bound as *flag_binding* (None
+        removes the guard): an IF node under a capture, a readback eagerly
+        (tg_producer_set_stage_condition())."""
+        self._check_dtype(flag_binding, "int32")
+        super().set_stage_condition(stage, flag_binding)
+        if flag_binding is not None:
+            self._dtypes[flag_binding] = "int32"
 
     def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
-                        dtype: Optional[str] = None) -> None:
+                        dtype: Optional[str] = None, like: Optional[ArrayLike] = None,
+                        shape: Optional[Sequence[int]] = None) -> None:
         """Declares that stage *stage* reads the buffer bound as *name*, at least
         *min_size* bytes of it (tg_producer_declare_binding()).  Every call then
         checks, before anything runs or is recorded, that it is bound and large
         enough.  *dtype* (``"float32"``, ``"int32"``, ...), when given, is
         checked by :meth:`bind` for arrays that carry a dtype.
+
+        Instead of *min_size*: ``like=array`` declares the size and dtype of
+        *array* (a tensor of the shape the stage reads), or *shape* with
+        *dtype* declares ``prod(shape)`` elements of *dtype*.
+        :attr:`bindings` lists the declarations.
         """
-        if min_size is None:
+        if sum(x is not None for x in (min_size, like, shape)) > 1:
+            raise TypeError("declare_binding: pass one of min_size, like and shape")
+        if like is not None:
+            _ptr, min_size, like_dtype, _device = _native.array_info(like, "like")
+            if dtype is not None and like_dtype and like_dtype != dtype:
+                raise ValueError("dtype: %s, but like is an array of %s"
+                                 % (dtype, like_dtype))
+            dtype = dtype or like_dtype or None
+        elif shape is not None:
+            if dtype is None:
+                raise TypeError("declare_binding: shape needs a dtype")
+            min_size = _itemsize(dtype)
+            for extent in shape:
+                if not isinstance(extent, int) or isinstance(extent, bool) or extent < 1:
+                    raise ValueError("shape: %r; pass positive int extents" % (shape,))
+                min_size *= extent
+        elif min_size is None:
             min_size = 1
-        known = self._dtypes.get(name, dtype)
-        if dtype is not None and known != dtype:
-            raise ValueError("binding %r is declared as %s and as %s" % (name, known, dtype))
+        self._check_dtype(name, dtype)
         # Recorded once libtrackgen took the declaration: a refused one leaves none.
         self._declare_binding(stage, name, min_size)
         if dtype is not None:
             self._dtypes[name] = dtype
+        known = self._declared.get(name)
+        stages = known.stages if known else ()
+        self._declared[name] = Binding(
+            name, stages if stage in stages else stages + (stage,),
+            max(min_size, known.min_size) if known else min_size, self._dtypes.get(name))
+
+    @property
+    def bindings(self) -> Tuple["Binding", ...]:
+        """The bindings declared so far, in the order of their first
+        declaration (:class:`Binding`)."""
+        return tuple(self._declared.values())
+
+    def _check_dtype(self, name: Optional[str], dtype: Optional[str]) -> None:
+        known = self._dtypes.get(name, dtype)
+        if dtype is not None and known != dtype:
+            raise ValueError("dtype: binding %r is declared as %s and as %s"
+                             % (name, known, dtype))
 
     # -- bindings ----------------------------------------------------------
 
@@ -313,17 +353,7 @@ class Producer(_native.Producer):
         updated at the next call, the old array is kept alive for graphs of
         yours that recorded it, which must be captured again.
         """
-        _check_name("name", name)
-        want = self._dtypes.get(name)
-        if want is not None and array is not None and not isinstance(array, int):
-            got = _native._array_dtype(array)
-            if got and got != want:
-                raise ArgumentError("binding %r of producer %r: an array of %s, but its "
-                                    "stage declared %s; pass %s" % (name, self.name, got,
-                                                                    want, want),
-                                    "tg-argument-error-quark", 0, producer=self.name,
-                                    binding=name)
-        self._bind(name, array, -1 if size is None else size)
+        self._bind(name, array, size, self._dtypes.get(name))
 
     def unbind(self, name: str) -> None:
         """Unbinds *name* (tg_producer_bind() with NULL)."""
@@ -353,8 +383,7 @@ def resolve(producer: Producer, stream: StreamLike = None, policy: int = Policy.
             condition: Optional[Condition] = None) -> Tuple[Policy, int]:
     """The policy and the stream a call of *producer* would use, without running
     it (tg_producer_resolve()): the policy table of the design, once."""
-    p, s = producer.resolve(stream, policy, condition)
-    return Policy(p), s
+    return producer.resolve(stream, policy, condition)
 
 
 def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
@@ -389,7 +418,7 @@ def capture_state(stream: StreamLike) -> Tuple[CaptureState, int]:
     """(state, capture id) of *stream*, without disturbing a capture in
     progress (tg_stream_get_capture_state())."""
     state, capture_id, _graph = _native.capture_info(stream)
-    return CaptureState(state), capture_id
+    return state, capture_id
 
 
 def is_capturing(stream: StreamLike) -> bool:

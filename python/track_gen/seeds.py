@@ -41,8 +41,10 @@ def env_seed(base_seed: int, env: int) -> int:
     return _native.env_seed(base_seed, env)
 
 
-def _pack(fmt: str, values: Sequence[int]) -> bytes:
-    return struct.pack("<%d%s" % (len(values), fmt), *values)
+def _pack(what: str, fmt: str, values: Sequence[int]) -> bytes:
+    """*values* as little-endian uint32 ("I") or uint64 ("Q"), each checked:
+    OverflowError naming ``what[i]`` for one out of range."""
+    return _native._pack_uints(what, values, struct.calcsize(fmt))
 
 
 class SeedState(_native.SeedState):
@@ -76,7 +78,7 @@ class SeedState(_native.SeedState):
     def from_seeds(cls, seeds: Sequence[int], *, device: int = 0) -> "SeedState":
         """A state of ``len(seeds)`` envs with these seeds, every epoch 0
         (tg_seed_state_new_from_array())."""
-        return cls(len(seeds), device=device, _seeds=_pack("Q", seeds))
+        return cls(len(seeds), device=device, _seeds=_pack("seeds", "Q", seeds))
 
     @classmethod
     def at(cls, seeds: Sequence[int], epochs: Sequence[int], *, device: int = 0,
@@ -98,7 +100,8 @@ class SeedState(_native.SeedState):
         nothing changed."""
         if len(env_ids) != len(seeds):
             raise ValueError("seeds: %d of them for %d env ids" % (len(seeds), len(env_ids)))
-        self._set_seeds(_pack("I", env_ids), _pack("Q", seeds), stream)
+        self._set_seeds(_pack("env_ids", "I", env_ids), _pack("seeds", "Q", seeds),
+                        stream)
 
     def __enter__(self) -> "SeedState":
         return self

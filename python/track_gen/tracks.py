@@ -66,7 +66,7 @@ class TrackProducer(Producer):
 
     def __init__(self, seeds: SeedState, *, stream: StreamLike = None,
                  **config: Any) -> None:
-        self._dtypes: dict = {}
+        self._init_declarations()
         self._seeds = seeds
         full = _native._track_config(seeds.n_envs)
         full.update(config)

@@ -1,12 +1,15 @@
 """The exception classes of track_gen: one per GError domain, the capture
 family under CaptureError, the producer, stage and binding C sets,
-and RebindAfterCaptureWarning as a real warning category.  Host only."""
+RebindAfterCaptureWarning as a real warning category, and the enums and
+error codes the native module builds from the C headers.  Host only."""
+import enum
 import pickle
 import sys
 import unittest
 import warnings
 
 import tap
+from track_gen import _native
 from track_gen import exec as tx
 from track_gen import seeds
 
@@ -24,7 +27,7 @@ class Classes(unittest.TestCase):
 
     def test_fields_come_from_c_never_from_the_message(self):
         e = tx.StateError("producer 'tracks', stage 'relax' uses binding 'flag'",
-                          "tg-state-error-quark", 1)
+                          "tg-state-error-quark", tx.StateErrorCode.UNBOUND)
         self.assertEqual((e.producer, e.stage, e.binding), (None, None, None))
         p = tx.Producer("fields")
         first = p.add_device_stage("first", lambda ctx: None)
@@ -40,7 +43,9 @@ class Classes(unittest.TestCase):
 
     def test_pickles(self):
         e = tx.NotCapturableError("producer 'a', stage 'b' is not capture-safe",
-                                  "tg-capture-error-quark", 1, producer="a", stage="b")
+                                  "tg-capture-error-quark",
+                                  tx.CaptureErrorCode.NOT_CAPTURABLE, producer="a",
+                                  stage="b")
         f = pickle.loads(pickle.dumps(e))
         self.assertIs(type(f), tx.NotCapturableError)
         self.assertEqual((f.message, f.domain, f.code, f.producer, f.stage, f.binding),
@@ -49,7 +54,20 @@ class Classes(unittest.TestCase):
     def test_raised_by_the_native_module(self):
         with self.assertRaises(tx.ArgumentError) as caught:
             seeds.SeedState(0)
-        self.assertEqual(caught.exception.code, 5)  # TG_ARGUMENT_ERROR_EMPTY
+        self.assertIs(caught.exception.code, tx.ArgumentErrorCode.EMPTY)
+
+    def test_enums_come_from_the_c_headers(self):
+        # The classes the native module built from the headers, re-exported.
+        for name in ("Policy", "StageFlags", "CaptureState", "LoopEnd", "RebindOutcome",
+                     "CaptureErrorCode", "ArgumentErrorCode", "StateErrorCode"):
+            cls = getattr(tx, name)
+            self.assertIs(cls, getattr(_native, name))
+            self.assertEqual(cls.__module__, "track_gen.exec")
+        self.assertTrue(issubclass(tx.StageFlags, enum.IntFlag))
+        self.assertTrue(issubclass(tx.Policy, enum.IntEnum))
+        self.assertEqual([p.name for p in tx.Policy], ["AUTO", "EAGER", "REPLAY", "RECORD"])
+        both = tx.StageFlags.CAPTURE_SAFE | tx.StageFlags.LEGACY_STREAM
+        self.assertIs(type(both), tx.StageFlags)
 
     def test_rebind_warning_is_filterable(self):
         with warnings.catch_warnings(record=True) as seen:
@@ -64,30 +82,33 @@ class Arguments(unittest.TestCase):
     def test_stage_builders_raise_libtrackgens_errors(self):
         p = tx.Producer("builders")
         first = p.add_device_stage("first", lambda ctx: None)
+        code = tx.ArgumentErrorCode
         cases = [
-            (lambda: p.add_device_stage("first", lambda ctx: None), tx.ArgumentError, 2,
-             "stage 'first': an earlier stage has this name"),
+            (lambda: p.add_device_stage("first", lambda ctx: None), tx.ArgumentError,
+             code.DUPLICATE, "stage 'first': an earlier stage has this name"),
             (lambda: p.add_loop_stage("loop", lambda ctx: None, flag="go", status="go",
-                                      max_iters=4), tx.ArgumentError, 2, "both 'go'"),
+                                      max_iters=4), tx.ArgumentError, code.DUPLICATE,
+             "both 'go'"),
             (lambda: p.add_loop_stage("loop", lambda ctx: None, flag="go", status="st",
-                                      max_iters=0), tx.ArgumentError, 1, "max_iters 0"),
-            (lambda: p.add_switch_stage("sw", [], index="i"), tx.ArgumentError, 5,
+                                      max_iters=0), tx.ArgumentError, code.OUT_OF_RANGE,
+             "max_iters 0"),
+            (lambda: p.add_switch_stage("sw", [], index="i"), tx.ArgumentError, code.EMPTY,
              "at least one case"),
-            (lambda: p.declare_binding(7, "x", 4), tx.ArgumentError, 1,
+            (lambda: p.declare_binding(7, "x", 4), tx.ArgumentError, code.OUT_OF_RANGE,
              "stage 7 does not exist"),
-            (lambda: p.declare_binding(first, "x", 0), tx.ArgumentError, 5,
+            (lambda: p.declare_binding(first, "x", 0), tx.ArgumentError, code.EMPTY,
              "binding 'x': min_size"),
-            (lambda: p.set_stage_condition(9, "go"), tx.ArgumentError, 1,
+            (lambda: p.set_stage_condition(9, "go"), tx.ArgumentError, code.OUT_OF_RANGE,
              "stage 9 does not exist"),
-            (lambda: p.set_stage_else(first, lambda ctx: None), tx.ArgumentError, 0,
-             "not a DEVICE stage with a condition"),
+            (lambda: p.set_stage_else(first, lambda ctx: None), tx.ArgumentError,
+             code.INVALID, "not a DEVICE stage with a condition"),
         ]
-        for call, cls, code, text in cases:
+        for call, cls, want, text in cases:
             with self.subTest(text=text), self.assertRaises(cls) as caught:
                 call()
             e = caught.exception
             self.assertEqual(e.domain, "tg-argument-error-quark")
-            self.assertEqual(e.code, code)
+            self.assertIs(e.code, want)
             self.assertIn("producer 'builders'", e.message)
             self.assertIn(text, e.message)
         self.assertEqual(p.n_stages, 1)

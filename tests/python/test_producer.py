@@ -109,6 +109,49 @@ class Bindings(tgtest.GpuCase):
         chain.producer.close()
 
 
+class Declarations(unittest.TestCase):
+    """Bindings declared in bytes, like an array, or by shape and dtype, as
+    producer.bindings lists them.  Host only: nothing runs."""
+
+    class Array:
+        """Four rows of three float32 at a made-up device address."""
+        __cuda_array_interface__ = {"data": (0x10000, False), "shape": (4, 3),
+                                    "typestr": "<f4", "version": 3}
+
+    def test_like_shape_and_bytes(self):
+        with tx.Producer("declared") as p:
+            first = p.add_device_stage("first", lambda ctx: None)
+            second = p.add_device_stage("second", lambda ctx: None)
+            p.declare_binding(first, "x", like=self.Array())
+            p.declare_binding(second, "x", shape=(8, 3), dtype="float32")
+            p.declare_binding(second, "count", 8)
+            self.assertEqual(p.bindings, (
+                tx.Binding("x", (first, second), 8 * 3 * 4, "float32"),
+                tx.Binding("count", (second,), 8, None)))
+
+    def test_subclasses_of_subclasses(self):
+        # The native module's state is found up the bases of any subclass.
+        class Mine(tx.Producer):
+            pass
+
+        class Deeper(Mine):
+            pass
+
+        with Deeper("deeper") as p:
+            s = p.add_device_stage("s", lambda ctx: None)
+            p.declare_binding(s, "x", like=self.Array())
+            with self.assertRaises(tx.ArgumentError):
+                p.add_device_stage("s", lambda ctx: None)
+        with self.assertRaises(TypeError):
+            tx.Producer.__new__(int, "not a producer")
+
+    def test_a_refused_declaration_is_not_listed(self):
+        with tx.Producer("refused") as p:
+            with self.assertRaises(tx.ArgumentError):
+                p.declare_binding(3, "x", like=self.Array())  # no stage 3
+            self.assertEqual(p.bindings, ())
+
+
 class Nvtx(unittest.TestCase):
     """NVTX ranges: off by default, on with set_nvtx() or TG_NVTX=1.  Host only
     (with no profiler attached the ranges are NVTX's own no-ops)."""

@@ -92,6 +92,7 @@ class Svg(unittest.TestCase):
         from track_gen import tracks
         self.assertEqual(tracks.FAMILIES, ("polar", "stadium", "star"))
         self.assertEqual(tracks.family_name(99), "none")
+        self.assertEqual(tracks.family_name(-1), "none")
 
     def test_write_svg_from_bytes(self):
         from track_gen import tracks
