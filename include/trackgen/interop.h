@@ -234,8 +234,11 @@ gboolean tg_retained_release (TgRetained *retained, cudaStream_t stream,
  * microseconds: those of graphs destroyed (the driver runs their user
  * objects' destructors once the graphs and their executable graphs are
  * destroyed and their launches completed: synchronize first), and those
- * tg_retained_release() enqueued.  References that live graphs hold are never
- * waited for.
+ * tg_retained_release() enqueued.  The driver runs a destroyed graph's
+ * destructors on a thread of its own a moment later and says nothing of it,
+ * so while graphs holding TrackGen's user objects live, the wait goes on
+ * until no release came for 200 ms (or the timeout): references that live
+ * graphs hold cost at most that, never the whole timeout.
  * @param timeout_us the longest wait, in microseconds
  * @return TRUE when none is outstanding
  */

@@ -60,11 +60,17 @@ reaper_start (gpointer data)
   return NULL;
 }
 
+/* When the last release was decided (tg_release_wait() waits for a quiet
+ * spell after it). */
+static gint64 last_decided;
+
 static void
 pending_add (void)
 {
   tg__mutex_lock (&release_lock);
   releases_pending++;
+  last_decided = g_get_monotonic_time ();
+  g_cond_broadcast (&release_done);
   tg__mutex_unlock (&release_lock);
 }
 
@@ -282,47 +288,11 @@ tg__keep_release_after (cudaStream_t stream, gpointer object, GDestroyNotify rel
     }
 }
 
-/* Probes of the driver's destructor thread: sent, and seen to run. */
-static guint64 probes_sent, probes_ran;
-
-static void CUDART_CB
-probe_ran (void *data)
-{
-  tg__mutex_lock (&release_lock);
-  probes_ran++;
-  g_cond_broadcast (&release_done);
-  tg__mutex_unlock (&release_lock);
-}
-
-/* The driver runs a user object's destructor on a thread of its own, a
- * moment after the last graph holding it went.  A probe user object dropped
- * now runs its destructor behind those already due, which count their
- * releases pending before queueing them: once the probe ran, waiting for the
- * pending releases waits for theirs too.  Returns the probe's ticket. */
-static guint64
-flush_destructors (void)
-{
-  cudaUserObject_t probe = NULL;
-  enum cudaStreamCaptureMode mode;
-  cudaError_t status;
-  guint64 ticket;
-
-  tg__mutex_lock (&release_lock);
-  ticket = ++probes_sent;
-  tg__mutex_unlock (&release_lock);
-  mode = tg__relaxed_begin ();
-  status = TG_CUDA_CALL (cudaUserObjectCreate (&probe, NULL, probe_ran, 1,
-                                               cudaUserObjectNoDestructorSync));
-  if (status == cudaSuccess)
-    (void)cudaUserObjectRelease (probe, 1);
-  tg__relaxed_end (mode);
-  if (status != cudaSuccess)
-    {
-      tg__cuda_clear (status);
-      probe_ran (NULL);
-    }
-  return ticket;
-}
+/* How long the driver may take to run a user object's destructor after the
+ * last graph holding it went: the destructor of a destroyed graph runs on a
+ * thread of the driver's, some time later, and nothing says when; a graph
+ * still alive never runs it. */
+#define DESTRUCTOR_QUIET_US (200 * G_TIME_SPAN_MILLISECOND)
 
 gboolean
 tg__keep_release_wait (gint64 timeout_us)
@@ -331,23 +301,30 @@ tg__keep_release_wait (gint64 timeout_us)
   /* A deadline past G_MAXINT64 (G_MAXINT64 itself: "forever") waits forever. */
   gboolean forever = timeout_us > G_MAXINT64 - now;
   gint64 deadline = forever ? G_MAXINT64 : now + timeout_us;
+  gint64 quiet_from = now;
   gboolean done = TRUE;
-  guint64 ticket = 0;
-  TgLiveObjects live;
 
-  /* Only graphs that hold a user object of ours have destructors to come.
-   * The probe is waited for within the timeout only, and is no release: a
-   * timeout that ends before it ran misses only destructors not run yet. */
-  tg_get_live_objects (&live);
-  if (live.user_objects > 0)
-    ticket = flush_destructors ();
   tg__mutex_lock (&release_lock);
-  while ((releases_pending > 0 || probes_ran < ticket) && done)
+  for (;;)
     {
-      if (forever)
-        tg__cond_wait (&release_done, &release_lock);
+      TgLiveObjects live;
+      gint64 until;
+
+      tg_get_live_objects (&live);
+      if (releases_pending > 0)
+        until = deadline;
+      else if (live.user_objects > 0
+               && (until = MIN (MAX (quiet_from, last_decided) + DESTRUCTOR_QUIET_US,
+                                deadline))
+                      > g_get_monotonic_time ())
+        ; /* graphs holding ours live: a destructor may still come */
       else
-        done = tg__cond_wait_until (&release_done, &release_lock, deadline);
+        break;
+      if (forever && until == G_MAXINT64)
+        tg__cond_wait (&release_done, &release_lock);
+      else if (!tg__cond_wait_until (&release_done, &release_lock, until)
+               && until == deadline)
+        break;
     }
   done = releases_pending == 0;
   tg__mutex_unlock (&release_lock);

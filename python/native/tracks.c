@@ -54,16 +54,24 @@ apply_config (TrackConfig *config, PyObject *kwargs)
 
       if (name == NULL)
         return -1;
-      if (strcmp (name, "max_iters") == 0 || strcmp (name, "advance") == 0)
+      if (strcmp (name, "max_iters") == 0)
         {
           guint32 v;
 
           if (parse_count (name, value, &v) < 0)
             return -1;
-          if (name[0] == 'm')
-            config->max_iters = (guint)v;
-          else
-            config->advance = v != 0;
+          config->max_iters = (guint)v;
+          continue;
+        }
+      if (strcmp (name, "advance") == 0)
+        {
+          if (!PyBool_Check (value))
+            {
+              PyErr_Format (PyExc_TypeError, "advance: True or False, not %R",
+                            (PyObject *)Py_TYPE (value));
+              return -1;
+            }
+          config->advance = value == Py_True;
           continue;
         }
       for (i = 0; i < G_N_ELEMENTS (shape_fields); i++)

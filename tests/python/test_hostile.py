@@ -759,6 +759,9 @@ row("TrackProducer seeds not a SeedState",
     lambda f: tracks.TrackProducer(object()), TypeError, "seeds")
 row("TrackProducer unknown option",
     lambda f: tracks.TrackProducer(f.seed_state(), bogus=1), TypeError, "bogus", gpu=True)
+row("TrackProducer advance not a bool",
+    lambda f: tracks.TrackProducer(f.seed_state(), advance=1), TypeError, "advance",
+    gpu=True)
 row("TrackProducer n_points -1",
     lambda f: tracks.TrackProducer(f.seed_state(), n_points=-1), ValueError, "n_points",
     gpu=True)
