@@ -61,31 +61,32 @@ class Interop(tgtest.GpuCase):
                 self.assertTrue(tx.release_wait(10.0))
                 self.assertEqual(tx.live_objects().producers, before)
 
-    def test_an_owner_holds_what_the_graph_keeps(self):
-        # retained_new(): what the graph would keep (the producer, its stages'
-        # memory pools) is the owner's, so the graph holds no CUDA user
-        # object; handed back right after a replay of a graph already
-        # deleted, it is released only once that replay ran.
+    def test_the_torch_graph_holds_what_it_keeps(self):
+        # interop.torch.graph(g): what the graph keeps (the producer, its
+        # stages' memory pools) is held by g, not by a CUDA user object in
+        # the graph (whose launches would pay for it); g deleted right after
+        # a replay, its references are released only once that replay ran.
         torch = self.torch
         before = tx.live_objects()
         chain = tgtest.Chain("owned")
+        chain.producer.add_device_stage(
+            "sleep", lambda ctx: torch.cuda._sleep(200_000_000), capture_safe=True)
         g = torch.cuda.CUDAGraph()
         with self.interop.graph(g):
-            held = tx._native.retained_new(self.interop.current_stream())
             chain.producer.run()
         self.assertEqual(tx.live_objects().user_objects, before.user_objects)
-        chain.producer.close()  # the owner keeps the C producer
+        chain.producer.close()  # g keeps the C producer
         self.assertEqual(tx.live_objects().producers, before.producers + 1)
         chain.set_inputs(5, 6)
-        g.replay()
+        g.replay()  # about 0.1 s on the GPU
         del g
-        stream = self.interop.current_stream()
-        tx._native.retained_release(held, stream)
+        gc.collect()
+        # The replay still runs: its producer is decided to go, not gone.
+        self.assertFalse(tx.release_wait(0.0))
+        self.assertEqual(tx.live_objects().producers, before.producers + 1)
         self.assertTrue(torch.equal(chain.result(), tgtest.expected(5, 6)))
         self.assertTrue(tx.release_wait(10.0))
         self.assertEqual(tx.live_objects().producers, before.producers)
-        with self.assertRaisesRegex(ValueError, "already released"):
-            tx._native.retained_release(held, stream)
 
     def test_bound_tensors_live_as_long_as_the_graph(self):
         torch = self.torch

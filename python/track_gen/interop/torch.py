@@ -23,11 +23,13 @@ replay may still use it.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import torch
 
 from track_gen import _native
+from track_gen._errors import StateError
 from track_gen.interop import CaptureMode, CaptureScope, retain_capture
 
 __all__ = ["registered", "graph", "retain", "current_stream", "stream_of", "tensor_at"]
@@ -81,11 +83,42 @@ def registered(capture_error_mode: str = "global",
 def graph(cuda_graph: "torch.cuda.CUDAGraph", pool: Any = None, stream: Any = None,
           capture_error_mode: str = "global") -> Iterator[CaptureScope]:
     """``torch.cuda.graph(cuda_graph, pool, stream, capture_error_mode=...)`` with
-    its capture registered with TrackGen (:func:`registered`)."""
-    with torch.cuda.graph(cuda_graph, pool=pool, stream=stream,
-                          capture_error_mode=capture_error_mode):
-        with registered(capture_error_mode) as scope:
-            yield scope
+    its capture registered with TrackGen (:func:`registered`).
+
+    What TrackGen keeps for the graph (producers recorded into it, what their
+    stages keep, :func:`retain`) is held by *cuda_graph* itself rather than by
+    a CUDA user object in the graph, so its replays pay no GPU time for one.
+    It is handed back when *cuda_graph* is deleted, and released once the work
+    enqueued on torch's current stream by then has run: replay the graph on
+    torch's current stream (as ``replay()`` does) or synchronize before
+    deleting it."""
+    try:
+        with torch.cuda.graph(cuda_graph, pool=pool, stream=stream,
+                              capture_error_mode=capture_error_mode):
+            device = torch.cuda.current_device()
+            held = _native.retained_new(current_stream(device))
+            weakref.finalize(cuda_graph, _hand_back, held, device).atexit = False
+            with registered(capture_error_mode) as scope:
+                yield scope
+    finally:
+        pending = list(_unreleased)
+        _unreleased.clear()
+        for held, device in pending:
+            _hand_back(held, device)
+
+
+# References whose graph went while a capture ran on the stream they are
+# released after: handed back at the end of the next graph() block.
+_unreleased: list = []
+
+
+def _hand_back(held: Any, device: int) -> None:
+    try:
+        _native.retained_release(held, current_stream(device))
+    except StateError:
+        # A capture in progress on that stream: nothing can be ordered after
+        # the work it ran before; try again later.
+        _unreleased.append((held, device))
 
 
 def retain(*objects: Any, stream: Any = None) -> None:
