@@ -230,15 +230,17 @@ gboolean tg_retained_release (TgRetained *retained, cudaStream_t stream,
                               GError **error);
 
 /**
- * Waits until every release already decided has run, at most @p timeout_us
- * microseconds: those of graphs destroyed (the driver runs their user
- * objects' destructors once the graphs and their executable graphs are
- * destroyed and their launches completed: synchronize first), and those
- * tg_retained_release() enqueued.  The driver runs a destroyed graph's
- * destructors on a thread of its own a moment later and says nothing of it,
- * so while graphs holding TrackGen's user objects live, the wait goes on
- * until no release came for 200 ms (or the timeout): references that live
- * graphs hold cost at most that, never the whole timeout.
+ * Waits until every reference TrackGen tied to a graph was released, at most
+ * @p timeout_us microseconds: those the user objects of graphs hold (released
+ * once the graphs and their executable graphs are destroyed and their
+ * launches completed: synchronize first), and those tg_retained_release()
+ * enqueued.  A graph still alive holds its references, so the wait lasts
+ * the whole timeout while one does: destroy your graphs first, or hold their
+ * references as their owner (tg_retained_new()).  The driver runs a user
+ * object's destructor on a thread of its own at a moment it says nothing of
+ * (on the H200, driver 580, after the destructor of a user object dropped
+ * later), so no wait can tell a graph alive from one whose destructor is
+ * still to come.
  * @param timeout_us the longest wait, in microseconds
  * @return TRUE when none is outstanding
  */

@@ -7,10 +7,10 @@
 #include "tsan-private.h"
 
 /* Deferred releases: a user object's destructor or a host function pushes,
- * the reaper pops.  A release counts as pending from the moment it is
- * decided (the user object of a destroyed graph ran its destructor, a release
- * was enqueued after a stream's work), never while a live graph holds it, so
- * that tg_release_wait() waits for the first and never for the second. */
+ * the reaper pops.  A release counts as pending from the moment a user
+ * object holds it (the driver says nothing of when its destructor will run)
+ * or it was enqueued after a stream's work, until the reaper ran it: what
+ * tg_release_wait() waits for. */
 typedef struct
 {
   gpointer object;
@@ -60,17 +60,11 @@ reaper_start (gpointer data)
   return NULL;
 }
 
-/* When the last release was decided (tg_release_wait() waits for a quiet
- * spell after it). */
-static gint64 last_decided;
-
 static void
 pending_add (void)
 {
   tg__mutex_lock (&release_lock);
   releases_pending++;
-  last_decided = g_get_monotonic_time ();
-  g_cond_broadcast (&release_done);
   tg__mutex_unlock (&release_lock);
 }
 
@@ -177,7 +171,6 @@ hold_destroyed (void *data)
 
   TG_TSAN_ACQUIRE (h);
   tg__live_add (TG_LIVE_USER_OBJECTS, -1);
-  pending_add ();
   defer_release (h->destroyed);
 }
 
@@ -200,6 +193,10 @@ hold_tie (TgHold *h, cudaGraph_t graph, GError **error)
       return FALSE;
     }
   tg__live_add (TG_LIVE_USER_OBJECTS, 1);
+  /* Pending from now: the driver runs the destructor on a thread of its own,
+   * at a moment it says nothing of (on the H200, after a user object dropped
+   * later), so only a count from here lets tg_release_wait() wait for it. */
+  pending_add ();
   if (!TG_CUDA_OK (
           cudaGraphRetainUserObject (graph, user_object, 1, cudaGraphUserObjectMove),
           error))
@@ -288,12 +285,6 @@ tg__keep_release_after (cudaStream_t stream, gpointer object, GDestroyNotify rel
     }
 }
 
-/* How long the driver may take to run a user object's destructor after the
- * last graph holding it went: the destructor of a destroyed graph runs on a
- * thread of the driver's, some time later, and nothing says when; a graph
- * still alive never runs it. */
-#define DESTRUCTOR_QUIET_US (200 * G_TIME_SPAN_MILLISECOND)
-
 gboolean
 tg__keep_release_wait (gint64 timeout_us)
 {
@@ -301,30 +292,15 @@ tg__keep_release_wait (gint64 timeout_us)
   /* A deadline past G_MAXINT64 (G_MAXINT64 itself: "forever") waits forever. */
   gboolean forever = timeout_us > G_MAXINT64 - now;
   gint64 deadline = forever ? G_MAXINT64 : now + timeout_us;
-  gint64 quiet_from = now;
   gboolean done = TRUE;
 
   tg__mutex_lock (&release_lock);
-  for (;;)
+  while (releases_pending > 0 && done)
     {
-      TgLiveObjects live;
-      gint64 until;
-
-      tg_get_live_objects (&live);
-      if (releases_pending > 0)
-        until = deadline;
-      else if (live.user_objects > 0
-               && (until = MIN (MAX (quiet_from, last_decided) + DESTRUCTOR_QUIET_US,
-                                deadline))
-                      > g_get_monotonic_time ())
-        ; /* graphs holding ours live: a destructor may still come */
-      else
-        break;
-      if (forever && until == G_MAXINT64)
+      if (forever)
         tg__cond_wait (&release_done, &release_lock);
-      else if (!tg__cond_wait_until (&release_done, &release_lock, until)
-               && until == deadline)
-        break;
+      else
+        done = tg__cond_wait_until (&release_done, &release_lock, deadline);
     }
   done = releases_pending == 0;
   tg__mutex_unlock (&release_lock);

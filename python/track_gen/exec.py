@@ -479,11 +479,13 @@ def nvtx_enabled() -> bool:
 
 
 def release_wait(timeout: Optional[float] = None) -> bool:
-    """Waits until every reference that destroyed graphs held (retained
-    producers, seed states, objects) was released, at most *timeout* seconds
-    (tg_release_wait()); what live graphs hold is never waited for, and a graph
-    deleted with replays in flight releases once they completed (synchronize
-    first).  True when none is outstanding.  *timeout* is a number of seconds >= 0;
+    """Waits until every reference that graphs held (retained producers, seed
+    states, objects) was released, at most *timeout* seconds
+    (tg_release_wait()): delete your graphs first, since a live graph holds
+    its references (the wait then lasts the whole timeout; what
+    ``interop.torch.graph(g)`` keeps is held by ``g`` and waited for only once
+    ``g`` is deleted), and a graph deleted with replays in flight releases
+    once they completed (synchronize first).  True when none is outstanding.  *timeout* is a number of seconds >= 0;
     None (or ``math.inf``) waits for ever; a negative one or NaN raises
     ValueError."""
     return _native.release_wait(timeout)
