@@ -52,10 +52,12 @@ extern "C"
     TG_SEEDS_N_SHAPES
   } TgSeedsShape;
 
-/* The shape tg_seed_state_advance_fill() takes.  Chosen by the code (bytes
- * in flight, loads overlapping stores and compute), not yet by a measure:
- * bench/seeds-bench.c shows every shape beside the copy in one run. */
-#define TG_SEEDS_ADVANCE_FILL_SHAPE TG_SEEDS_SHAPE_STREAM_4
+/* The shape tg_seed_state_advance_fill() takes: the fastest measured.  On
+ * the H200 (bench/seeds-bench.c, 2026-12-02), a thread per group reached
+ * 0.770, 0.933, 0.938 and 0.952 of a copy of the same bytes at E = 2^20,
+ * 2^22, 2^24 and 2^26; the persistent shapes 0.661-0.927, the 4-blocks one
+ * the least (0.661, 0.801, 0.785, 0.776). */
+#define TG_SEEDS_ADVANCE_FILL_SHAPE TG_SEEDS_SHAPE_GROUPS_1
 
   /* epochs[i] += (mask == NULL || mask[i] != 0), wrapping; then out[i] =
    * tg_effective_seed(seeds[i], epochs[i]): advance then fill, one kernel,
