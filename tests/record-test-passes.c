@@ -329,9 +329,7 @@ static void
 test_record_passes (Fixture *fx, gconstpointer data)
 {
   Shape shape = GPOINTER_TO_UINT (data);
-  TgCondition condition = shape == SHAPE_CALL_CONDITION
-                              ? tg_conditional (&fx->dev->flag)
-                              : tg_unconditional ();
+  TgCondition condition;
   guint32 expect[N_COUNTS] = { 0 }, got[N_COUNTS];
   gint expect_host = 0;
   g_autoptr (GError) error = NULL;
@@ -340,6 +338,8 @@ test_record_passes (Fixture *fx, gconstpointer data)
   TgProducer *p;
 
   TG_TEST_REQUIRE_GPU ();
+  condition = shape == SHAPE_CALL_CONDITION ? tg_conditional (&fx->dev->flag)
+                                            : tg_unconditional ();
   memset (calls, 0, sizeof calls);
   memset (passes, 0, sizeof passes);
   g_atomic_int_set (&host_runs, 0);
