@@ -1,31 +1,15 @@
-/* producer.c: Producer, one Python object per TgProducer.  Stages written
- * in Python are TgpyStage trampolines; the objects bound to the producer
+/* producer.c: Producer, one Python object per TgProducer: the type, its
+ * bindings and its calls (its stage builders are producer-stages.c, stages
+ * written in Python TgpyStage trampolines).  The objects bound to the producer
  * (tensors, arrays) are kept in a dict that the C producer owns through its
  * rebind handler's data, so they live as long as the producer does -- also
  * when a graph that retained the producer outlives the Python object.  An
  * object rebound after the producer was captured is retired, not dropped:
  * graphs of the caller that recorded it may still use it. */
-#include "native.h"
+#include "producer-private.h"
 
 #include <string.h>
 #include <structmember.h>
-
-/* The bound objects, owned by the C producer (its rebind handler's data). */
-typedef struct
-{
-  PyObject *owners;  /* dict: binding name -> object bound (None for an int) */
-  PyObject *retired; /* list: objects rebound after capture */
-  PyObject *warning; /* RebindAfterCaptureWarning */
-} Binds;
-
-struct TgpyProducer
-{
-  PyObject_HEAD TgProducer *producer; /* NULL once closed */
-  Binds *binds;                       /* valid while producer is */
-  GPtrArray *stages;                  /* TgpyStage * the C producer owns, for the GC */
-  PyObject *weakrefs;
-  char *name; /* the producer's, for the errors of a closed one */
-};
 
 /* A rebind seen by on_rebind() during this thread's bind. */
 static _Thread_local gboolean rebound;
@@ -69,8 +53,8 @@ on_rebind (TgProducer *producer, const char *binding, gpointer old_ptr,
   return TRUE;
 }
 
-static TgpyProducer *
-open_producer (PyObject *obj)
+TgpyProducer *
+tgpy_producer_open (PyObject *obj)
 {
   TgpyProducer *self = (TgpyProducer *)obj;
 
@@ -91,7 +75,7 @@ tgpy_producer_get (TgpyState *state, PyObject *obj)
                     (PyObject *)Py_TYPE (obj));
       return NULL;
     }
-  return open_producer (obj) != NULL ? ((TgpyProducer *)obj)->producer : NULL;
+  return tgpy_producer_open (obj) != NULL ? ((TgpyProducer *)obj)->producer : NULL;
 }
 
 /* Gives @self the producer (transfer full) and its Python side. */
@@ -220,310 +204,13 @@ producer_dealloc (TgpyProducer *self)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Stages                                                                    */
-
-/* The index of a stage libtrackgen added, or its refusal raised. */
-static PyObject *
-stage_index (guint index, GError *error, TgpyStage *stage, TgpyProducer *self)
-{
-  if (index == G_MAXUINT)
-    {
-      /* Refused: libtrackgen kept nothing. */
-      tgpy_stage_free (stage);
-      return tgpy_raise (tgpy_state_of (self), error, NULL);
-    }
-  g_ptr_array_add (self->stages, stage);
-  return PyLong_FromUnsignedLong (index);
-}
-
-/* @func (the argument @what) is a callable, or for a switch the tuple of
- * its (checked) cases. */
-static TgpyStage *
-stage_new (TgpyProducer *self, PyObject *func, const char *what, gboolean host)
-{
-  TgpyStage *stage;
-
-  if (!PyTuple_Check (func) && !PyCallable_Check (func))
-    {
-      PyErr_Format (PyExc_TypeError, "%s: a callable, not %R", what,
-                    (PyObject *)Py_TYPE (func));
-      return NULL;
-    }
-  stage = g_new0 (TgpyStage, 1);
-  Py_INCREF (func);
-  stage->func = func;
-  Py_INCREF (self->binds->owners);
-  stage->owners = self->binds->owners;
-  stage->module
-      = PyType_GetModule ((PyTypeObject *)tgpy_state_of (self)->producer_type);
-  Py_XINCREF (stage->module);
-  stage->host = host;
-  return stage;
-}
-
-/* Stage flags (StageFlags) from @obj, NULL for none. */
-static int
-stage_flags (PyObject *obj, TgStageFlags *flags)
-{
-  guint64 v = 0;
-
-  if (obj != NULL && tgpy_uint (obj, "flags", G_MAXUINT32, &v) < 0)
-    return -1;
-  *flags = (TgStageFlags)v;
-  return 0;
-}
-
-/* A stage index from @obj. */
-static int
-stage_arg (PyObject *obj, guint *index)
-{
-  gint64 v;
-
-  if (tgpy_count (obj, "stage", 0, G_MAXINT32, &v) < 0)
-    return -1;
-  *index = (guint)v;
-  return 0;
-}
-
-static PyObject *
-producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = { "name", "func", "flags", "host", NULL };
-  TgpyProducer *self = open_producer (obj);
-  const char *name;
-  PyObject *name_obj, *func, *flags_obj = NULL;
-  TgStageFlags flags;
-  int host = 0;
-  TgpyStage *stage;
-  GError *error = NULL;
-  guint index;
-
-  if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Op:add_stage", names,
-                                       &name_obj, &func, &flags_obj, &host)
-      || tgpy_name (name_obj, "name", TRUE, &name) < 0
-      || stage_flags (flags_obj, &flags) < 0
-      || (stage = stage_new (self, func, "func", host)) == NULL)
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  if (host)
-    index = tg_producer_add_host_stage (self->producer, name, flags, tgpy_stage_host,
-                                        stage, tgpy_stage_free, &error);
-  else
-    index = tg_producer_add_device_stage (
-        self->producer, name, flags, tgpy_stage_device, stage, tgpy_stage_free, &error);
-  Py_END_ALLOW_THREADS;
-  return stage_index (index, error, stage, self);
-}
-
-static PyObject *
-producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = {
-    "name", "body", "flag_binding", "status_binding", "max_iters", "flags", NULL
-  };
-  TgpyProducer *self = open_producer (obj);
-  TgLoopSpec loop = { 0 };
-  const char *name;
-  PyObject *name_obj, *body, *flag_obj, *status_obj, *max_iters_obj, *flags_obj = NULL;
-  TgStageFlags flags;
-  guint64 max_iters;
-  TgpyStage *stage;
-  GError *error = NULL;
-  guint index;
-
-  /* libtrackgen refuses a cap it cannot run (0, past 2**31 - 1). */
-  if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOOOO|O:add_loop_stage", names,
-                                       &name_obj, &body, &flag_obj, &status_obj,
-                                       &max_iters_obj, &flags_obj)
-      || tgpy_name (name_obj, "name", TRUE, &name) < 0
-      || tgpy_name (flag_obj, "flag_binding", TRUE, &loop.flag_binding) < 0
-      || tgpy_name (status_obj, "status_binding", TRUE, &loop.status_binding) < 0
-      || tgpy_uint (max_iters_obj, "max_iters", G_MAXUINT32, &max_iters) < 0
-      || stage_flags (flags_obj, &flags) < 0)
-    return NULL;
-  loop.max_iters = (guint)max_iters;
-  if ((stage = stage_new (self, body, "body", FALSE)) == NULL)
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  index
-      = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
-                                    tgpy_stage_device, stage, tgpy_stage_free, &error);
-  Py_END_ALLOW_THREADS;
-  return stage_index (index, error, stage, self);
-}
-
-/* Every case of a switch stage: the case number comes from the launch. */
-static gboolean
-switch_case (const TgLaunch *launch, gpointer data, GError **error)
-{
-  TgpyStage *stage = data;
-  gboolean ok;
-  TgpyStage one = *stage;
-  PyGILState_STATE gil = PyGILState_Ensure ();
-
-  one.func = PyTuple_GetItem (stage->func, tg_launch_get_case (launch));
-  PyGILState_Release (gil);
-  ok = tgpy_stage_device (launch, &one, error);
-  return ok;
-}
-
-static PyObject *
-producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = { "name", "cases", "index_binding", "flags", NULL };
-  TgpyProducer *self = open_producer (obj);
-  TgSwitchSpec sw = { 0 };
-  const char *name;
-  PyObject *name_obj, *cases, *index_obj, *tuple, *flags_obj = NULL;
-  TgStageFlags flags;
-  TgDeviceFunc *funcs;
-  TgpyStage *stage;
-  GError *error = NULL;
-  guint index;
-
-  if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOO|O:add_switch_stage", names,
-                                       &name_obj, &cases, &index_obj, &flags_obj)
-      || tgpy_name (name_obj, "name", TRUE, &name) < 0
-      || tgpy_name (index_obj, "index_binding", TRUE, &sw.index_binding) < 0
-      || stage_flags (flags_obj, &flags) < 0
-      || (tuple = PySequence_Tuple (cases)) == NULL)
-    return NULL;
-  sw.n_cases = (guint)PyTuple_Size (tuple);
-  for (guint i = 0; i < sw.n_cases; i++)
-    if (!PyCallable_Check (PyTuple_GetItem (tuple, i)))
-      {
-        Py_DECREF (tuple);
-        return tgpy_argument_error (PyExc_TypeError, "cases", "case %u is not callable",
-                                    i);
-      }
-  /* The stage's func is the tuple of cases. */
-  stage = stage_new (self, tuple, "cases", FALSE);
-  Py_DECREF (tuple);
-  if (stage == NULL)
-    return NULL;
-  funcs = g_new (TgDeviceFunc, sw.n_cases);
-  for (guint i = 0; i < sw.n_cases; i++)
-    funcs[i] = switch_case;
-  sw.cases = funcs;
-  Py_BEGIN_ALLOW_THREADS;
-  index = tg_producer_add_switch_stage (self->producer, name, flags, &sw, stage,
-                                        tgpy_stage_free, &error);
-  Py_END_ALLOW_THREADS;
-  g_free (funcs);
-  return stage_index (index, error, stage, self);
-}
-
-/* The Python stage at @index, or NULL with an exception. */
-static TgpyStage *
-python_stage (TgpyProducer *self, guint index)
-{
-  /* Stage indices are dense; self->stages lists Python stages in the order
-   * they were added, which is their index order only for producers made in
-   * Python: a wrapped C producer's stages are not there. */
-  guint n = tg_producer_get_n_stages (self->producer);
-
-  if (index >= n || self->stages->len != n)
-    {
-      PyErr_Format (PyExc_ValueError,
-                    "stage %u: not a stage written in Python (the producer has %u "
-                    "stages, %u of them in Python)",
-                    index, n, self->stages->len);
-      return NULL;
-    }
-  return self->stages->pdata[index];
-}
-
-static PyObject *
-producer_declare_binding (PyObject *obj, PyObject *args)
-{
-  TgpyProducer *self = open_producer (obj);
-  PyObject *stage_obj, *name_obj, *min_size_obj;
-  guint stage;
-  const char *name;
-  gint64 min_size;
-  GError *error = NULL;
-  gboolean ok;
-
-  if (self == NULL
-      || !PyArg_ParseTuple (args, "OOO:declare_binding", &stage_obj, &name_obj,
-                            &min_size_obj)
-      || stage_arg (stage_obj, &stage) < 0
-      || tgpy_name (name_obj, "name", TRUE, &name) < 0
-      || tgpy_count (min_size_obj, "min_size", 0, G_MAXINT64, &min_size) < 0)
-    return NULL;
-  /* A size of 0 is libtrackgen's to refuse. */
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size,
-                                    &error);
-  Py_END_ALLOW_THREADS;
-  if (!ok)
-    return tgpy_raise (tgpy_state_of (self), error, NULL);
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-producer_set_stage_condition (PyObject *obj, PyObject *args)
-{
-  TgpyProducer *self = open_producer (obj);
-  PyObject *stage_obj, *flag_obj;
-  guint stage;
-  const char *flag_binding = NULL;
-  GError *error = NULL;
-  gboolean ok;
-
-  if (self == NULL
-      || !PyArg_ParseTuple (args, "OO:set_stage_condition", &stage_obj, &flag_obj)
-      || stage_arg (stage_obj, &stage) < 0
-      || (flag_obj != Py_None
-          && tgpy_name (flag_obj, "flag_binding", TRUE, &flag_binding) < 0))
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_set_stage_condition (self->producer, stage, flag_binding, &error);
-  Py_END_ALLOW_THREADS;
-  if (!ok)
-    return tgpy_raise (tgpy_state_of (self), error, NULL);
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-producer_set_stage_else (PyObject *obj, PyObject *args)
-{
-  TgpyProducer *self = open_producer (obj);
-  PyObject *index_obj, *func;
-  guint index;
-  TgpyStage *stage;
-  GError *error = NULL;
-  gboolean ok;
-
-  if (self == NULL || !PyArg_ParseTuple (args, "OO:set_stage_else", &index_obj, &func)
-      || stage_arg (index_obj, &index) < 0
-      || (stage = python_stage (self, index)) == NULL)
-    return NULL;
-  if (func != Py_None && !PyCallable_Check (func))
-    return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_set_stage_else (self->producer, index,
-                                   func != Py_None ? tgpy_stage_else : NULL, &error);
-  Py_END_ALLOW_THREADS;
-  if (!ok)
-    return tgpy_raise (tgpy_state_of (self), error, NULL);
-  Py_XDECREF (stage->else_func);
-  stage->else_func = func != Py_None ? func : NULL;
-  Py_XINCREF (stage->else_func);
-  Py_RETURN_NONE;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Bindings                                                                  */
 
 static PyObject *
 producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "name", "array", "size", "dtype", NULL };
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   TgpyState *state = tgpy_state_of (obj);
   PyObject *name_obj, *array_obj, *size_obj = Py_None, *owner, *old;
   TgProducer *producer;
@@ -615,7 +302,7 @@ producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
 static PyObject *
 producer_get_binding (PyObject *obj, PyObject *name_obj)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   const char *name;
   gpointer ptr;
   gsize size = 0;
@@ -633,7 +320,7 @@ producer_get_binding (PyObject *obj, PyObject *name_obj)
 static PyObject *
 producer_binding_owner (PyObject *obj, PyObject *name)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   PyObject *owner;
   const char *s;
 
@@ -652,7 +339,7 @@ producer_binding_owner (PyObject *obj, PyObject *name)
 static PyObject *
 producer_set_stream (PyObject *obj, PyObject *stream_obj)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   cudaStream_t stream;
   GError *error = NULL;
   gboolean ok;
@@ -670,7 +357,7 @@ producer_set_stream (PyObject *obj, PyObject *stream_obj)
 static PyObject *
 producer_get_stream (PyObject *obj, void *closure)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   cudaStream_t stream;
 
   if (self == NULL)
@@ -747,7 +434,7 @@ static PyObject *
 producer_run (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
               Py_ssize_t nargs, PyObject *kwnames)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   TgProducer *producer;
   TgpyState *state = PyType_GetModuleState (defining_class);
   cudaStream_t stream;
@@ -781,7 +468,7 @@ static PyObject *
 producer_resolve (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
                   Py_ssize_t nargs, PyObject *kwnames)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   TgpyState *state = PyType_GetModuleState (defining_class);
   cudaStream_t stream, resolved = NULL;
   TgPolicy policy, decided = TG_POLICY_AUTO;
@@ -806,7 +493,7 @@ producer_resolve (PyObject *obj, PyTypeObject *defining_class, PyObject *const *
 static PyObject *
 producer_runner_stats (PyObject *obj, PyObject *unused)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   TgRunnerStats s;
 
   if (self == NULL)
@@ -831,7 +518,7 @@ producer_close (PyObject *obj, PyObject *unused)
 static PyObject *
 producer_get_name (PyObject *obj, void *closure)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
 
   return self == NULL ? NULL
                       : PyUnicode_FromString (tg_producer_get_name (self->producer));
@@ -840,7 +527,7 @@ producer_get_name (PyObject *obj, void *closure)
 static PyObject *
 producer_get_device (PyObject *obj, void *closure)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
 
   return self == NULL ? NULL
                       : PyLong_FromLong (tg_producer_get_device (self->producer));
@@ -849,7 +536,7 @@ producer_get_device (PyObject *obj, void *closure)
 static PyObject *
 producer_get_n_stages (PyObject *obj, void *closure)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
   guint n;
 
   if (self == NULL)
@@ -869,32 +556,32 @@ producer_get_closed (PyObject *obj, void *closure)
 static PyObject *
 producer_get_handle (PyObject *obj, void *closure)
 {
-  TgpyProducer *self = open_producer (obj);
+  TgpyProducer *self = tgpy_producer_open (obj);
 
   return self == NULL ? NULL : PyLong_FromVoidPtr (self->producer);
 }
 
 static PyMethodDef producer_methods[] = {
-  { "_add_stage", (PyCFunction)(void (*) (void))producer_add_stage,
+  { "_add_stage", (PyCFunction)(void (*) (void))tgpy_producer_add_stage,
     METH_VARARGS | METH_KEYWORDS,
     "_add_stage(name, func, flags=0, host=False)\n--\n\n"
     "tg_producer_add_device_stage() or _add_host_stage()." },
-  { "_add_loop_stage", (PyCFunction)(void (*) (void))producer_add_loop_stage,
+  { "_add_loop_stage", (PyCFunction)(void (*) (void))tgpy_producer_add_loop_stage,
     METH_VARARGS | METH_KEYWORDS,
     "_add_loop_stage(name, body, flag_binding, status_binding, max_iters, "
     "flags=0)\n--\n\n"
     "tg_producer_add_loop_stage()." },
-  { "_add_switch_stage", (PyCFunction)(void (*) (void))producer_add_switch_stage,
+  { "_add_switch_stage", (PyCFunction)(void (*) (void))tgpy_producer_add_switch_stage,
     METH_VARARGS | METH_KEYWORDS,
     "_add_switch_stage(name, cases, index_binding, flags=0)\n--\n\n"
     "tg_producer_add_switch_stage()." },
-  { "_declare_binding", producer_declare_binding, METH_VARARGS,
+  { "_declare_binding", tgpy_producer_declare_binding, METH_VARARGS,
     "_declare_binding(stage, name, min_size)\n--\n\ntg_producer_declare_binding()." },
-  { "set_stage_condition", producer_set_stage_condition, METH_VARARGS,
+  { "set_stage_condition", tgpy_producer_set_stage_condition, METH_VARARGS,
     "set_stage_condition(stage, flag_binding)\n--\n\nGuards stage *stage* by the int32 "
     "bound as *flag_binding* (None removes the guard): an IF node under a capture, a "
     "readback eagerly (tg_producer_set_stage_condition())." },
-  { "set_stage_else", producer_set_stage_else, METH_VARARGS,
+  { "set_stage_else", tgpy_producer_set_stage_else, METH_VARARGS,
     "set_stage_else(stage, func)\n--\n\nGives the guarded stage *stage* (written in "
     "Python) an else branch, ``func(ctx)``, run when its flag is 0; None removes it "
     "(tg_producer_set_stage_else())." },
