@@ -53,13 +53,19 @@ case_unit (const TgLaunch *launch, gpointer data, GError **error)
 static gboolean
 run_switch (const TgLaunch *launch, const TgStage *stage, GError **error)
 {
-  g_autofree TgDeviceFunc *cases = g_new (TgDeviceFunc, stage->n_cases);
+  const gint32 *index = tg__producer_binding (launch->producer, stage->index, NULL);
+  g_autofree TgDeviceFunc *cases = NULL;
 
+  /* Only RECORD makes units of the cases: the other policies' calls take
+   * the cases themselves, with no allocation. */
+  if (launch->plan == NULL)
+    return tg__condition_switch (launch, index, NULL, stage->n_cases, stage->cases,
+                                 stage->user_data, error);
+  cases = g_new (TgDeviceFunc, stage->n_cases);
   for (guint i = 0; i < stage->n_cases; i++)
     cases[i] = case_unit;
-  return tg__condition_switch (
-      launch, tg__producer_binding (launch->producer, stage->index, NULL), NULL,
-      stage->n_cases, cases, (gpointer)stage, error);
+  return tg__condition_switch (launch, index, NULL, stage->n_cases, cases,
+                               (gpointer)stage, error);
 }
 
 /* One stage (@data), as a TgDeviceFunc so that a stage's own condition can
