@@ -246,21 +246,24 @@ test_owner_holds (TgTestGpu *f, gconstpointer data)
   g_assert_cmpint (tg_test_user_objects (), ==, before);
   g_clear_pointer (&p, tg_producer_unref);
 
-  /* The launch waits behind the gate; graph and executable go at once. */
+  /* The launch waits behind the gate; the references are handed back at
+   * once, as by an owner that will not launch the graph again. */
   TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
   TG_TEST_CUDA (cudaLaunchHostFunc (f->stream, gate_wait, &gate));
   TG_TEST_CUDA (cudaGraphLaunch (exec, f->stream));
-  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
   g_assert_true (tg_retained_release (retained, f->stream, &error));
   g_assert_no_error (error);
   g_assert_false (tg_release_wait (50 * 1000));
   g_assert_cmpint (g_atomic_int_get (&k.released), ==, 0);
 
-  /* "Forever" waits for it (a deadline that overflowed once returned at
-   * once). */
+  /* The gate opens before anything that may wait for the gated launch (a
+   * destroy of the executable graph may), so that nothing waits for ever.
+   * "Forever" waits for the release (a deadline that overflowed once
+   * returned at once). */
   start = g_get_monotonic_time ();
   opener = g_thread_new ("gate", gate_open_later, &gate);
+  TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
   g_assert_true (tg_release_wait (G_MAXINT64));
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 150 * 1000);
   g_thread_join (opener);
