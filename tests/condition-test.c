@@ -416,5 +416,6 @@ main (int argc, char **argv)
   tgc_add_body_tests ();
   tgc_add_user_tests ();
   tgc_add_eager_tests ();
+  tgc_add_broken_tests ();
   return g_test_run ();
 }

@@ -33,6 +33,9 @@ void tgc_add_user_tests (void);
 /* condition-test-eager.c: eager decisions, through mapped host memory */
 void tgc_add_eager_tests (void);
 
+/* condition-test-broken.c: bodies whose capture breaks */
+void tgc_add_broken_tests (void);
+
 G_END_DECLS
 
 #endif

@@ -47,10 +47,25 @@ gboolean tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode
  * TG_CAPTURE_ERROR_FAILED naming the cause. */
 gboolean tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error);
 
-/* Captures into the body graph of a conditional node on a side stream. */
+/* Captures into @body (a conditional node's body, or a segment of one:
+ * body-private.h) on a side stream, after the node @after of @body if not
+ * NULL.  The end fails (NOT_CAPTURABLE) when the capture broke; the driver
+ * has destroyed @body then. */
 gboolean tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body,
-                                 enum cudaStreamCaptureMode mode, GError **error);
+                                 cudaGraphNode_t after, enum cudaStreamCaptureMode mode,
+                                 GError **error);
 gboolean tg__capture_end_body (cudaStream_t stream, GError **error);
+
+/* The one node the capture on @stream follows now, NULL for none. */
+gboolean tg__capture_last_node (cudaStream_t stream, cudaGraphNode_t *node,
+                                GError **error);
+
+/* Adds to @graph, after @after if not NULL, a child graph node holding
+ * *@child, moved in where the driver can (*@child becomes NULL), else
+ * copied (*@child is freed); *@node is the new node. */
+gboolean tg__capture_add_child (cudaGraph_t graph, cudaGraphNode_t after,
+                                cudaGraph_t *child, cudaGraphNode_t *node,
+                                GError **error);
 
 /* Creates a conditional handle on the graph @stream captures into. */
 gboolean tg__capture_new_handle (cudaStream_t stream,

@@ -98,10 +98,11 @@ tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error)
 }
 
 gboolean
-tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body,
+tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body, cudaGraphNode_t after,
                         enum cudaStreamCaptureMode mode, GError **error)
 {
-  if (!TG_CUDA_OK (cudaStreamBeginCaptureToGraph (stream, body, NULL, NULL, 0, mode),
+  if (!TG_CUDA_OK (cudaStreamBeginCaptureToGraph (stream, body, after != NULL ? &after : NULL,
+                                                  NULL, after != NULL ? 1 : 0, mode),
                    error))
     return FALSE;
   tg__live_add (TG_LIVE_CAPTURES, 1);
@@ -155,6 +156,21 @@ add_node (cudaStream_t stream, struct cudaGraphNodeParams *params,
              error)
          && TG_CUDA_OK (graph_add_node (node, graph, deps, edges, n_deps, params),
                         error);
+}
+
+gboolean
+tg__capture_last_node (cudaStream_t stream, cudaGraphNode_t *node, GError **error)
+{
+  enum cudaStreamCaptureStatus status;
+  const cudaGraphNode_t *deps = NULL;
+  size_t n_deps = 0;
+
+  if (!TG_CUDA_OK (get_capture_info (stream, &status, NULL, NULL, &deps, NULL, &n_deps),
+                   error))
+    return FALSE;
+  g_return_val_if_fail (n_deps <= 1, FALSE);
+  *node = n_deps == 1 ? deps[0] : NULL;
+  return TRUE;
 }
 
 /* Makes @node the capturing stream's only dependency. */
@@ -272,6 +288,31 @@ tg__capture_embed (cudaStream_t stream, cudaGraph_t *child, GError **error)
   params.graph.ownership = cudaGraphChildGraphOwnershipClone;
 #endif
   return add_node (stream, &params, &node, error) && follow_node (stream, node, error);
+}
+
+gboolean
+tg__capture_add_child (cudaGraph_t graph, cudaGraphNode_t after, cudaGraph_t *child,
+                       cudaGraphNode_t *node, GError **error)
+{
+  struct cudaGraphNodeParams params = { 0 };
+  const size_t n_deps = after != NULL ? 1 : 0;
+
+  params.type = cudaGraphNodeTypeGraph;
+  params.graph.graph = *child;
+#if CUDART_VERSION >= 13000
+  params.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  if (TG_CUDA_OK (graph_add_node (node, graph, &after, NULL, n_deps, &params), NULL))
+    {
+      tg__live_add (TG_LIVE_GRAPHS, -1);
+      *child = NULL;
+      return TRUE;
+    }
+  params.graph.ownership = cudaGraphChildGraphOwnershipClone;
+#endif
+  if (!TG_CUDA_OK (graph_add_node (node, graph, &after, NULL, n_deps, &params), error))
+    return FALSE;
+  g_clear_pointer (child, tg__graph_free);
+  return TRUE;
 }
 
 static const char *

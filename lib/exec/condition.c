@@ -13,6 +13,7 @@
 #include "config.h"
 #include "condition-kernels-private.h"
 #include "condition-private.h"
+#include "body-private.h"
 #include "decision-private.h"
 #include "resource-private.h"
 
@@ -116,6 +117,9 @@ decide (const TgLaunch *launch, const Conditional *c, const TgDeviceCondition *d
   return c->decide (&deciding, data, error);
 }
 
+/* Captures body @i of @c into @body_graph: in segments (body.c), so that a
+ * body whose capture breaks is refused and its node stays whole; straight
+ * into it, again, where a segment held a conditional node another made. */
 static gboolean
 capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
               cudaGraph_t body_graph, guint i, const TgDeviceCondition *d,
@@ -124,28 +128,48 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
   g_autofree char *where = c->n_bodies > 1
                                ? g_strdup_printf ("body %u of the %s", i, c->what)
                                : g_strdup_printf ("the %s's body", c->what);
+  gboolean direct = FALSE;
   TgDeviceLoop loop = loop_of (c, d);
-  TgCaptureInfo info;
-  TgLaunch inner;
-  gboolean ok, ended;
 
-  if (!tg__capture_begin_body (side, body_graph, launch->mode, error))
-    return FALSE;
-  inner = body_launch (launch, c, i);
-  inner.stream = side;
-  if (c->kind == COND_WHILE && c->by_body)
-    inner.loop = &loop;
-  ok = tg__capture_query (side, &info, error);
-  inner.capture_id = info.id;
-  inner.capture_graph = body_graph;
-  ok = ok && c->bodies[i](&inner, data, error);
-  if (ok && c->kind == COND_WHILE && !c->by_body)
-    ok = TG_CUDA_OK (tg__launch_loop_tail (side, loop, c->flag), error);
-  /* End the body capture whatever happened: no stream is left capturing.  A
-   * refusal raised by the capture itself becomes NOT_CAPTURABLE in
-   * tg__stages_capture(), which every captured body runs under first. */
-  ended = tg__capture_end_body (side, ok ? error : NULL);
-  return ok && ended && tg__capture_finish_body (body_graph, where, error);
+  for (;;)
+    {
+      g_autoptr (GError) local = NULL;
+      TgLaunch inner = body_launch (launch, c, i);
+      TgBody body;
+      gboolean ok, ended;
+
+      if (!tg__body_begin (&body, side, body_graph, where, launch->mode, direct, error))
+        {
+          tg__body_end (&body, FALSE, NULL);
+          return FALSE;
+        }
+      inner.stream = side;
+      inner.capture_graph = body_graph;
+      inner.body = &body;
+      if (c->kind == COND_WHILE && c->by_body)
+        inner.loop = &loop;
+      ok = c->bodies[i](&inner, data, &local);
+      /* The tail kernel sets the loop's handle: straight into the body. */
+      if (ok && c->kind == COND_WHILE && !c->by_body)
+        ok = tg__body_enter (&body, &local)
+             && TG_CUDA_OK (tg__launch_loop_tail (side, loop, c->flag), &local)
+             && tg__body_leave (&body, &local);
+      /* End the body capture whatever happened: no stream is left capturing.  A
+       * refusal raised by the capture itself becomes NOT_CAPTURABLE in
+       * tg__stages_capture(), which every captured body runs under first. */
+      ended = tg__body_end (&body, ok, ok ? &local : NULL);
+      if (ok && ended)
+        return tg__capture_finish_body (body_graph, where, error);
+      if (body.foreign && !direct)
+        {
+          if (!tg__body_clear (&body, error))
+            return FALSE;
+          direct = TRUE;
+          continue;
+        }
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
 }
 
 static gboolean
@@ -160,16 +184,22 @@ captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **
   cudaGraphConditionalHandle handle;
   cudaStream_t side;
 
-  /* One handle per node: the driver refuses a handle a second node uses. */
   if (!tg__capture_conditionals_supported (needs, error)
       || (side = tg__producer_side_stream (launch->producer, launch->depth, error))
-             == NULL
-      || !tg__capture_new_handle (launch->stream, &handle, error))
+             == NULL)
+    return FALSE;
+  /* Inside a body of ours, the node and what decides it go straight into
+   * the body (body.c).  One handle per node: the driver refuses a handle a
+   * second node uses. */
+  if (launch->body != NULL && !tg__body_enter (launch->body, error))
+    return FALSE;
+  if (!tg__capture_new_handle (launch->stream, &handle, error))
     return FALSE;
   d.handle = handle;
   if (!decide (launch, c, &d, data, error)
       || !tg__capture_add_conditional (launch->stream, handle, node_type (c->kind),
-                                       c->n_bodies, bodies, error))
+                                       c->n_bodies, bodies, error)
+      || (launch->body != NULL && !tg__body_leave (launch->body, error)))
     return FALSE;
   for (guint i = 0; i < c->n_bodies; i++)
     if (!capture_body (launch, c, side, bodies[i], i, &d, data, error))

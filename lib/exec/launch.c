@@ -1,6 +1,7 @@
 /* launch.c: what a stage sees during a call, and the host operations of
  * HOST stages, which refuse under RECORD what a capture cannot hold. */
 #include "config.h"
+#include "body-private.h"
 #include "condition-private.h"
 #include "record-private.h"
 #include "resource-private.h"
@@ -51,14 +52,21 @@ unsigned long long
 tg_launch_get_capture_id (const TgLaunch *launch)
 {
   g_return_val_if_fail (launch != NULL, 0);
-  return launch->capturing ? launch->capture_id : 0;
+  if (!launch->capturing)
+    return 0;
+  /* A body of ours is captured in segments, each a capture of its own. */
+  return launch->body != NULL ? launch->body->id : launch->capture_id;
 }
 
 cudaGraph_t
 tg_launch_get_capture_graph (const TgLaunch *launch)
 {
   g_return_val_if_fail (launch != NULL, NULL);
-  return launch->capturing ? launch->capture_graph : NULL;
+  if (!launch->capturing)
+    return NULL;
+  if (launch->body != NULL && launch->body->segment != NULL)
+    return launch->body->segment;
+  return launch->capture_graph;
 }
 
 guint

@@ -114,6 +114,7 @@ struct _TgProducer
 G_STATIC_ASSERT (G_STRUCT_OFFSET (TgProducer, refused) + sizeof (gboolean) <= 64);
 
 typedef struct _TgRecordPlan TgRecordPlan;
+typedef struct _TgBody TgBody;
 
 struct _TgLaunch
 {
@@ -141,6 +142,8 @@ struct _TgLaunch
   GPtrArray **kept;
   /* RECORD: the call's record plan (record.c), NULL under other policies. */
   TgRecordPlan *plan;
+  /* The body of ours that @stream captures (body-private.h), or NULL. */
+  TgBody *body;
 };
 
 struct _TgHostOps

@@ -87,6 +87,7 @@ unit_trial (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **e
   inner.stream = stream;
   inner.capture_id = info.id;
   inner.capture_graph = info.graph;
+  inner.body = NULL;
   ok = ok && func (&inner, data, error);
   /* A refusal the function saw is its error; one only the capture saw is
    * said here. */

@@ -220,6 +220,7 @@ tg__stages_capture (TgProducer *p, const TgLaunch *base,
   launch.capturing = TRUE;
   launch.capture_id = info.id;
   launch.capture_graph = info.graph;
+  launch.body = NULL;
   launch.mode = mode;
   ok = ok && body (&launch, data, &trial);
   ended = tg__capture_end (stream, graph, &broke);

@@ -221,5 +221,73 @@ class Conditions(tgtest.GpuCase):
         p.close()
 
 
+class BrokenBodies(tgtest.GpuCase):
+    """A body that breaks its capture (a synchronize inside it, the error
+    swallowed) is a NotCapturableError naming the stage under REPLAY and
+    RECORD, in every shape; the process lives, torch's capture stays valid,
+    and the next call of the same producer works (issue 26 item 2)."""
+
+    def setUp(self):
+        super().setUp()
+        torch = self.torch
+        self.one = torch.ones(1, dtype=torch.int32, device="cuda")
+        self.zero = torch.zeros(1, dtype=torch.int32, device="cuda")
+        self.go = torch.ones(1, dtype=torch.int32, device="cuda")
+        self.status = torch.zeros(2, dtype=torch.int32, device="cuda")
+        self.count = torch.zeros(1, dtype=torch.int64, device="cuda")
+        self.breaking = True
+
+    def breaker(self, ctx):
+        self.count.add_(1)
+        if self.breaking:
+            try:
+                self.torch.cuda.current_stream().synchronize()
+            except RuntimeError:
+                pass
+
+    def shapes(self):
+        count = lambda ctx: self.count.add_(1)
+        return {
+            "if": lambda ctx: ctx.if_(self.one, self.breaker),
+            "else": lambda ctx: ctx.if_(self.zero, count, self.breaker),
+            "switch": lambda ctx: ctx.switch(self.one, [count, self.breaker]),
+            "while": lambda ctx: ctx.while_(self.go, 3, self.status, self.breaker),
+            "nested": lambda ctx: ctx.if_(
+                self.one, lambda inner: inner.if_(self.one, self.breaker)),
+        }
+
+    def test_refused_then_works(self):
+        torch = self.torch
+        for name, shape in self.shapes().items():
+            runs = 3 if name == "while" else 1
+            for policy in (tx.Policy.REPLAY, tx.Policy.RECORD):
+                with self.subTest(shape=name, policy=policy.name):
+                    p = tx.Producer("broken")
+                    p.add_device_stage("outer", shape, capture_safe=True)
+                    self.breaking = True
+                    if policy == tx.Policy.REPLAY:
+                        with self.assertRaises(tx.NotCapturableError) as cm:
+                            p.run(None, policy)
+                    else:
+                        g = torch.cuda.CUDAGraph()
+                        with self.assertRaises(tx.NotCapturableError) as cm:
+                            with torch.cuda.graph(g):
+                                p.run(None, policy)
+                        del g
+                    self.assertEqual(cm.exception.stage, "outer")
+                    self.breaking = False
+                    before = int(self.count)
+                    if policy == tx.Policy.REPLAY:
+                        p.run(None, policy)
+                    else:
+                        g = torch.cuda.CUDAGraph()
+                        with torch.cuda.graph(g):
+                            p.run(None, policy)
+                        g.replay()
+                    torch.cuda.synchronize()
+                    self.assertEqual(int(self.count) - before, runs)
+                    p.close()
+
+
 if __name__ == "__main__":
     sys.exit(tap.main())

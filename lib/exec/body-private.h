@@ -1,0 +1,50 @@
+/* body-private.h: capturing the body of a conditional node TrackGen made
+ * (condition.c).  Private to libtrackgen. */
+#ifndef TG_BODY_PRIVATE_H
+#define TG_BODY_PRIVATE_H
+
+#include "capture-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct _TgBody TgBody;
+struct _TgBody
+{
+  cudaGraph_t graph;      /* the body, owned by its node */
+  const char *where;      /* the body, for messages */
+  cudaStream_t stream;    /* the side stream that captures it */
+  enum cudaStreamCaptureMode mode;
+  gboolean direct;        /* captured straight into @graph, without segments */
+  gboolean capturing;     /* @stream captures now (a segment, or straight) */
+  cudaGraph_t segment;    /* what @stream captures into now, or NULL */
+  cudaGraphNode_t last;   /* the body's last node, NULL while it has none */
+  gboolean foreign;       /* a segment held a conditional node of another's */
+  unsigned long long id;  /* the capture id of what @stream captures now */
+};
+
+/* Begins capturing @graph (named @where in messages) on @stream: in
+ * segments, or @direct. */
+gboolean tg__body_begin (TgBody *body, cudaStream_t stream, cudaGraph_t graph,
+                         const char *where, enum cudaStreamCaptureMode mode,
+                         gboolean direct, GError **error);
+
+/* Ends what @body's stream captures, whatever happened before (no stream is
+ * left capturing); with @place, the last segment joins the body.  Fails
+ * when that capture broke, or a segment held what
+ * cannot join a body: a conditional node TrackGen did not make sets
+ * @body->foreign, and the body must be emptied (tg__body_clear()) and
+ * captured again, direct. */
+gboolean tg__body_end (TgBody *body, gboolean place, GError **error);
+
+/* Around a nested conditional node of TrackGen's: its set kernel or decide
+ * function and its node are captured straight into the body, between
+ * segments. */
+gboolean tg__body_enter (TgBody *body, GError **error);
+gboolean tg__body_leave (TgBody *body, GError **error);
+
+/* Removes every node of the body, to capture it again. */
+gboolean tg__body_clear (TgBody *body, GError **error);
+
+G_END_DECLS
+
+#endif /* TG_BODY_PRIVATE_H */
