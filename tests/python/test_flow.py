@@ -1,0 +1,539 @@
+"""capture_if, capture_while and capture_switch (track_gen.exec): device-side
+control flow for torch code, with no producer to build.  Each is run eagerly
+and recorded into torch.cuda.graph in every capture mode (global,
+thread_local, relaxed), the replays bit-identical to the eager runs: a
+branch taken and skipped, an else branch, loop exit reasons (the flag
+cleared, the cap reached, skipped), a switch out of range running nothing,
+nesting, a stage's own call; a callable's exception propagates unchanged and
+torch's capture goes on; the stream rule and stream=; threads; nothing kept.
+The refusals made before anything runs are a table, checked everywhere."""
+import gc
+import subprocess
+import sys
+import threading
+import unittest
+import weakref
+
+import tap
+import tgtest
+from track_gen import exec as tx
+
+MODES = ("global", "thread_local", "relaxed")
+
+
+class Fake:
+    """Device memory described by __cuda_array_interface__ alone (never
+    touched: the refusals come first)."""
+
+    def __init__(self, typestr="<i4", shape=(4,), strides=None, address=0x10000):
+        self.__cuda_array_interface__ = {"data": (address, False), "shape": shape,
+                                         "typestr": typestr, "strides": strides,
+                                         "version": 3}
+
+
+FLAG = Fake()
+
+
+def noop():
+    pass
+
+
+# (name, call, exception class, words the message holds)
+ROWS = [
+    ("on_true not callable", lambda: tx.capture_if(FLAG, 42), TypeError, "on_true"),
+    ("on_false not callable", lambda: tx.capture_if(FLAG, noop, "x"), TypeError,
+     "on_false"),
+    ("flag a list", lambda: tx.capture_if([1], noop), TypeError, "flag"),
+    ("flag None", lambda: tx.capture_if(None, noop), TypeError, "flag"),
+    ("flag at address 0", lambda: tx.capture_if(0, noop), ValueError, "flag", "NULL"),
+    ("flag empty", lambda: tx.capture_if(Fake(shape=(0,)), noop), tx.ArgumentError,
+     "flag", "no element"),
+    ("flag strided", lambda: tx.capture_if(Fake(strides=(8,)), noop), tx.ArgumentError,
+     "flag", ".contiguous()"),
+    ("flag of two bytes", lambda: tx.capture_if(Fake("|V2", (1,)), noop),
+     tx.ArgumentError, "flag", "fewer"),
+    ("stream a str", lambda: tx.capture_if(FLAG, noop, stream="s"), TypeError, "stream"),
+    ("stream -1", lambda: tx.capture_if(FLAG, noop, stream=-1), ValueError, "stream"),
+    ("while_body None", lambda: tx.capture_while(FLAG, None, max_iters=2), TypeError,
+     "while_body"),
+    ("while_body not callable", lambda: tx.capture_while(FLAG, 3, max_iters=2),
+     TypeError, "while_body"),
+    ("max_iters missing", lambda: tx.capture_while(FLAG, noop), TypeError, "max_iters"),
+    ("max_iters True", lambda: tx.capture_while(FLAG, noop, max_iters=True), TypeError,
+     "max_iters"),
+    ("max_iters 2.0", lambda: tx.capture_while(FLAG, noop, max_iters=2.0), TypeError,
+     "max_iters"),
+    ("max_iters a str", lambda: tx.capture_while(FLAG, noop, max_iters="2"), TypeError,
+     "max_iters"),
+    ("status of one int32", lambda: tx.capture_while(FLAG, noop, max_iters=2,
+                                                     status=Fake(shape=(1,))),
+     tx.ArgumentError, "status", "fewer"),
+    ("status of bool", lambda: tx.capture_while(FLAG, noop, max_iters=2,
+                                                status=Fake("|b1", (8,))),
+     tx.ArgumentError, "status", ".int()"),
+    ("cases not a sequence", lambda: tx.capture_switch(FLAG, 42), TypeError, "cases"),
+    ("cases a str", lambda: tx.capture_switch(FLAG, "ab"), TypeError, "cases"),
+    ("cases empty", lambda: tx.capture_switch(FLAG, []), ValueError, "cases"),
+    ("a case not callable", lambda: tx.capture_switch(FLAG, [noop, 3]), TypeError,
+     "cases[1]"),
+    ("index of uint8", lambda: tx.capture_switch(Fake("|u1"), [noop]), tx.ArgumentError,
+     "index", ".int()"),
+]
+for label, typestr in (("bool", "|b1"), ("uint8", "|u1"), ("int8", "|i1"),
+                       ("int64", "<i8"), ("float32", "<f4")):
+    ROWS.append(("flag of " + label, lambda t=typestr: tx.capture_if(Fake(t), noop),
+                 tx.ArgumentError, "flag", label, ".int()"))
+    ROWS.append(("while flag of " + label,
+                 lambda t=typestr: tx.capture_while(Fake(t), noop, max_iters=2),
+                 tx.ArgumentError, "flag", ".int()"))
+for value in (0, -1, 2 ** 31, 2 ** 64):
+    ROWS.append(("max_iters %d" % value,
+                 lambda v=value: tx.capture_while(FLAG, noop, max_iters=v), ValueError,
+                 "max_iters"))
+
+
+class Refusals(unittest.TestCase):
+    """One test per row: the documented class itself, the argument named."""
+
+    def row(self, call, exc, words):
+        with self.assertRaises(exc) as caught:
+            call()
+        self.assertIs(type(caught.exception), exc, caught.exception)
+        for word in words:
+            self.assertIn(word, str(caught.exception))
+
+    def test_status_none_without_torch(self):
+        # Nothing imported torch in a fresh interpreter: no way to allocate.
+        code = ("import sys\nfrom track_gen import exec as tx\n"
+                "try:\n    tx.capture_while(0x10000, print, max_iters=2)\n"
+                "except TypeError as e:\n    print(e)\n"
+                "print('torch' in sys.modules)\n")
+        child = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                               text=True, timeout=120)
+        self.assertEqual(child.returncode, 0, child.stderr)
+        self.assertIn("status", child.stdout)
+        self.assertTrue(child.stdout.endswith("False\n"), child.stdout)
+
+    def test_refused_calls_keep_nothing(self):
+        body = lambda: None  # noqa: E731
+        flag = Fake("<f4")
+        refs = sys.getrefcount(body), sys.getrefcount(flag)
+        for _ in range(1000):
+            with self.assertRaises(tx.ArgumentError):
+                tx.capture_if(flag, body, body)
+        gc.collect()
+        self.assertEqual((sys.getrefcount(body), sys.getrefcount(flag)), refs)
+
+
+for i, (name, call, exc, *words) in enumerate(ROWS):
+    test = "test_%03d_%s" % (i, "".join(c if c.isalnum() else "_" for c in name))
+    setattr(Refusals, test, lambda self, c=call, e=exc, w=words: self.row(c, e, w))
+
+
+def mix(t, k):
+    """In place, exact integer arithmetic with a temporary: the same bits
+    eagerly and replayed."""
+    t.copy_(((t * 0x9E37 + (t >> 7)) ^ k) & 0xFFFFFFFF)
+
+
+class FlowCase(tgtest.GpuCase):
+    """Makes this thread's producers before counting live objects: they are
+    made on first use and kept for the thread, not leaked."""
+
+    def setUp(self):
+        torch = tgtest.require_gpu()
+        self.flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+        self.index = torch.zeros(1, dtype=torch.int32, device="cuda")
+        self.go = torch.zeros(1, dtype=torch.int32, device="cuda")
+        self.buf = torch.zeros(16, dtype=torch.int64, device="cuda")
+        tx.capture_if(self.flag, noop)
+        tx.capture_while(self.go, noop, max_iters=1)
+        tx.capture_switch(self.index, [noop])
+        torch.cuda.synchronize()
+        super().setUp()
+
+    def both_ways(self, build, set_up, result, runs):
+        """Runs build() eagerly, then records it into torch.cuda.graph in each
+        capture mode and replays it: set_up(i) before run i, result(i, how)
+        after it (it checks the run and returns a CPU tensor); every replay's
+        result equals the eager run's, bit for bit."""
+        torch = self.torch
+        eager = []
+        for i in range(runs):
+            set_up(i)
+            build()
+            torch.cuda.synchronize()
+            eager.append(result(i, "eager"))
+        for mode in MODES:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, capture_error_mode=mode):
+                build()
+            for i in range(runs):
+                set_up(i)
+                g.replay()
+                torch.cuda.synchronize()
+                self.assertTrue(torch.equal(result(i, mode), eager[i]), (mode, i))
+            del g
+
+
+class Branches(FlowCase):
+    def test_if(self):
+        def set_up(i):
+            self.flag.fill_(i % 2)
+            self.buf.zero_()
+
+        def result(i, how):
+            got = self.buf.cpu()
+            self.assertEqual(got[:8].tolist(), [3 if i % 2 else 0] * 8, how)
+            return got
+
+        self.both_ways(lambda: tx.capture_if(self.flag, lambda: self.buf[:8].add_(3)),
+                       set_up, result, 4)
+
+    def test_if_else(self):
+        torch = self.torch
+        start = torch.arange(16, dtype=torch.int64)
+
+        def set_up(i):
+            self.flag.fill_(i % 2)
+            self.buf.copy_(start * (i + 1))
+
+        def result(i, how):
+            want = start * (i + 1)
+            mix(want, 3 if i % 2 else 5)
+            got = self.buf.cpu()
+            self.assertTrue(torch.equal(got, want), how)
+            return got
+
+        self.both_ways(lambda: tx.capture_if(self.flag, lambda: mix(self.buf, 3),
+                                             lambda: mix(self.buf, 5)),
+                       set_up, result, 4)
+
+    def test_else_alone_and_kwargs(self):
+        # Warp's forms: on_true None runs nothing; keywords go to the bodies.
+        def set_up(i):
+            self.flag.fill_(i % 2)
+            self.buf.zero_()
+
+        def result(i, how):
+            got = self.buf.cpu()
+            self.assertEqual(int(got[0]), 0 if i % 2 else 7, how)
+            return got
+
+        self.both_ways(lambda: tx.capture_if(self.flag, None,
+                                             lambda amount: self.buf[0].add_(amount),
+                                             amount=7),
+                       set_up, result, 4)
+
+    def test_switch_out_of_range_runs_nothing(self):
+        picks = [0, 2, 1, 3, 7, -1]
+        cases = [lambda c=c: self.buf[c].add_(c + 1) for c in range(3)] + [None]
+
+        def set_up(i):
+            self.index.fill_(picks[i])
+            self.buf.zero_()
+
+        def result(i, how):
+            got = self.buf.cpu()
+            want = [0] * 16
+            if 0 <= picks[i] < 3:
+                want[picks[i]] = picks[i] + 1
+            self.assertEqual(got.tolist(), want, how)
+            return got
+
+        self.both_ways(lambda: tx.capture_switch(self.index, cases), set_up, result,
+                       len(picks))
+
+
+class Loops(FlowCase):
+    MAX = 5
+    TARGETS = [3, MAX + 4, 0, 1]
+
+    def loop(self, status):
+        torch = self.torch
+        value = torch.zeros(1, dtype=torch.int32, device="cuda")
+        target = torch.zeros(1, dtype=torch.int32, device="cuda")
+        seen = {}
+
+        def body():
+            value.add_(1)
+            self.go.copy_((value < target).to(torch.int32))
+
+        def build():
+            seen["status"] = tx.capture_while(self.go, body, max_iters=self.MAX,
+                                              status=status)
+
+        def set_up(i):
+            value.zero_()
+            target.fill_(self.TARGETS[i])
+            self.go.fill_(1 if self.TARGETS[i] > 0 else 0)
+
+        def result(i, how):
+            t = self.TARGETS[i]
+            if status is not None:
+                self.assertIs(seen["status"], status)
+            it, end = seen["status"].tolist()
+            if t == 0:
+                self.assertEqual((it, end), (0, tx.LoopEnd.SKIPPED), how)
+            elif t <= self.MAX:
+                self.assertEqual((it, end), (t, tx.LoopEnd.CONVERGED), how)
+            else:
+                self.assertEqual((it, end), (self.MAX, tx.LoopEnd.CAPPED), how)
+            self.assertEqual(int(value), min(t, self.MAX), how)
+            return torch.cat([seen["status"].cpu(), value.cpu()])
+
+        self.both_ways(build, set_up, result, len(self.TARGETS))
+
+    def test_exit_reasons_into_a_given_status(self):
+        self.loop(self.torch.zeros(2, dtype=self.torch.int32, device="cuda"))
+
+    def test_exit_reasons_into_a_returned_status(self):
+        self.loop(None)
+
+
+class Nesting(FlowCase):
+    def test_nested_calls(self):
+        # if > (if/else, and while > switch), each decided on the device.
+        torch = self.torch
+        inner = torch.zeros(1, dtype=torch.int32, device="cuda")
+        count = torch.zeros(1, dtype=torch.int32, device="cuda")
+        status = torch.zeros(2, dtype=torch.int32, device="cuda")
+
+        def loop_body():
+            tx.capture_switch(self.index, [lambda: self.buf[3].add_(1),
+                                           lambda: self.buf[4].add_(10)])
+            count.add_(1)
+            self.go.copy_((count < 3).to(torch.int32))
+
+        def on_true():
+            self.buf[0].add_(1)
+            tx.capture_if(inner, lambda: self.buf[1].add_(1), lambda: self.buf[2].add_(1))
+
+        def on_false():
+            count.zero_()
+            self.go.fill_(1)
+            tx.capture_while(self.go, loop_body, max_iters=8, status=status)
+
+        def set_up(i):
+            self.flag.fill_(i & 1)
+            inner.fill_((i >> 1) & 1)
+            self.index.fill_(i % 3)
+            self.buf.zero_()
+
+        def result(i, how):
+            got = self.buf.cpu().tolist()
+            want = [0] * 16
+            if i & 1:
+                want[0] = 1
+                want[1 if (i >> 1) & 1 else 2] = 1
+            else:
+                if i % 3 < 2:
+                    want[3 + i % 3] = 3 * (1, 10)[i % 3]
+                self.assertEqual(status.tolist(), [3, tx.LoopEnd.CONVERGED], how)
+            self.assertEqual(got, want, how)
+            return self.buf.cpu()
+
+        self.both_ways(lambda: tx.capture_if(self.flag, on_true, on_false), set_up,
+                       result, 6)
+
+    def test_inside_a_stage(self):
+        # A producer's stage calls capture_if: on the stage's stream, under
+        # each policy (the call runs a producer of its own, one level deeper).
+        torch = self.torch
+        p = tx.Producer("calls-capture-if")
+        p.add_device_stage("stage", lambda ctx: tx.capture_if(
+            self.flag, lambda: self.buf[0].add_(1), lambda: self.buf[1].add_(1)),
+            capture_safe=True)
+        stream = torch.cuda.current_stream()
+        for policy in (tx.Policy.EAGER, tx.Policy.REPLAY):
+            for i in range(2):
+                self.flag.fill_(i)
+                self.buf.zero_()
+                p.run(stream, policy)
+                torch.cuda.synchronize()
+                self.assertEqual(self.buf[:2].tolist(), [i, 1 - i], policy.name)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            p.run()
+        for i in range(2):
+            self.flag.fill_(i)
+            self.buf.zero_()
+            g.replay()
+            torch.cuda.synchronize()
+            self.assertEqual(self.buf[:2].tolist(), [i, 1 - i], "RECORD")
+        del g
+        p.close()
+
+    def test_torch_cond_inside_a_body(self):
+        torch = self.torch
+        if tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 12):
+            self.skipTest("torch %s cannot capture torch.cond" % torch.__version__)
+        x = torch.zeros(4, dtype=torch.int64, device="cuda")
+        pred = torch.zeros((), dtype=torch.bool, device="cuda")
+
+        def on_true():
+            x.copy_(torch.cond(pred, lambda t: t + 1, lambda t: t - 1, (x,)))
+
+        def set_up(i):
+            self.flag.fill_(i & 1)
+            pred.fill_(bool(i & 2))
+            x.zero_()
+
+        def result(i, how):
+            want = (1 if i & 2 else -1) if i & 1 else 0
+            self.assertEqual(x.tolist(), [want] * 4, how)
+            return x.cpu()
+
+        self.both_ways(lambda: tx.capture_if(self.flag, on_true), set_up, result, 4)
+
+
+class Failures(FlowCase):
+    def test_exception_propagates_unchanged(self):
+        mine = KeyError("mine")
+
+        def boom():
+            raise mine
+
+        self.flag.fill_(1)
+        self.index.fill_(0)
+        for call in (lambda: tx.capture_if(self.flag, boom),
+                     lambda: tx.capture_if(self.flag, noop, boom),
+                     lambda: tx.capture_switch(self.index, [boom]),
+                     lambda: tx.capture_if(self.flag,
+                                           lambda: tx.capture_switch(self.index, [boom]))):
+            with self.assertRaises(KeyError) as caught:
+                call()
+            self.assertIs(caught.exception, mine)
+
+    def test_refused_inside_a_capture_changes_nothing(self):
+        torch = self.torch
+        mine = RuntimeError("mine")
+        bool_flag = torch.ones(1, dtype=torch.bool, device="cuda")
+        x = torch.zeros(4, dtype=torch.int64, device="cuda")
+
+        def boom():
+            x.add_(100)
+            raise mine
+
+        self.flag.fill_(1)
+        for mode in MODES:
+            x.zero_()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, capture_error_mode=mode):
+                x.add_(1)
+                with self.assertRaises(RuntimeError) as caught:
+                    tx.capture_if(self.flag, lambda: x.add_(10), boom)
+                self.assertIs(caught.exception, mine)
+                with self.assertRaises(tx.ArgumentError):
+                    tx.capture_if(bool_flag, boom)
+                tx.capture_if(self.flag, lambda: x.add_(1000))  # still records
+                x.mul_(3)
+            self.assertEqual(x.tolist(), [0] * 4, mode)  # captured, not run
+            g.replay()
+            torch.cuda.synchronize()
+            self.assertEqual(x.tolist(), [3003] * 4, mode)
+            del g
+
+
+class Streams(FlowCase):
+    def test_stream_rule_and_keyword(self):
+        torch = self.torch
+        side = torch.cuda.Stream()
+        seen = []
+
+        def body():
+            seen.append(torch.cuda.current_stream().cuda_stream)
+            self.buf[0].add_(1)
+
+        self.flag.fill_(1)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            tx.capture_if(self.flag, body)          # torch's current stream
+        tx.capture_if(self.flag, body, stream=side)
+        tx.capture_if(self.flag, body, stream=side.cuda_stream)
+        side.synchronize()
+        self.assertEqual(seen, [side.cuda_stream] * 3)
+        self.assertEqual(int(self.buf[0]), 3)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            tx.capture_if(self.flag, lambda: self.buf[0].add_(1),
+                          stream=torch.cuda.current_stream())
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertEqual(int(self.buf[0]), 4)
+        del g
+
+    def test_threads(self):
+        torch = self.torch
+        errors = []
+
+        def work(k):
+            try:
+                stream = torch.cuda.Stream()
+                flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+                buf = torch.zeros(2, dtype=torch.int64, device="cuda")
+                with torch.cuda.stream(stream):
+                    for c in range(50):
+                        flag.fill_(c % 2)
+                        tx.capture_if(flag, lambda: buf[0].add_(k),
+                                      lambda: buf[1].add_(1))
+                    stream.synchronize()
+                if buf.tolist() != [25 * k, 25]:
+                    raise AssertionError("thread %d: %s" % (k, buf.tolist()))
+            except BaseException as e:  # reported on the main thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+            self.assertFalse(t.is_alive(), "a thread hung")
+        if errors:
+            raise errors[0]
+        # Each thread's producers went with it (tearDown counts them).
+
+
+class Body:
+    """A callable whose life a weak reference watches."""
+
+    def __init__(self, buf):
+        self.buf = buf
+
+    def __call__(self):
+        self.buf[0].add_(1)
+
+
+class References(FlowCase):
+    def test_nothing_kept(self):
+        torch = self.torch
+        body = Body(self.buf)
+        status = torch.zeros(2, dtype=torch.int32, device="cuda")
+        watched = (body, self.flag, self.go, self.index, status)
+        self.flag.fill_(1)
+        tx.capture_if(self.flag, body, body)
+        refs = [sys.getrefcount(o) for o in watched]
+        for _ in range(300):
+            tx.capture_if(self.flag, body, body)
+            tx.capture_while(self.go, body, max_iters=2, status=status)
+            tx.capture_switch(self.index, [body, body])
+        torch.cuda.synchronize()
+        gc.collect()
+        self.assertEqual([sys.getrefcount(o) for o in watched], refs)
+        self.assertEqual(int(self.buf[0]), 601)
+        # A graph keeps the recorded work, not the callables.
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            tx.capture_if(self.flag, body, body)
+        ref = weakref.ref(body)
+        del body
+        gc.collect()
+        self.assertIsNone(ref())
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertEqual(int(self.buf[0]), 602)
+        del g
+
+
+if __name__ == "__main__":
+    sys.exit(tap.main())
