@@ -98,7 +98,12 @@ def _producer(kind: str, device: int) -> Tuple[Any, list]:
 
 
 def _torch_stream(device: int) -> Optional[int]:
-    """torch's current stream on *device* when torch is loaded, else None."""
+    """torch's current stream on *device* when torch is loaded, else None:
+    where the bodies' torch ops go, and the caller's own (inside a stage,
+    ctx.stream; inside torch.cuda.graph, the capturing stream).  A capture
+    registered on this thread does not win over it, as the stream rule's
+    first step would: the call's work must be ordered with the torch ops
+    around it."""
     if "torch" not in sys.modules:
         return None
     from track_gen.interop import torch as interop_torch
@@ -115,18 +120,19 @@ def _device(device: int) -> int:
 
 
 def _run(call: _Call, stream: Any, device: int) -> None:
-    """Runs *call* on *stream* (None: the stream rule): nested in the body
-    running on that stream, else through this thread's producer."""
+    """Runs *call* on *stream*: nested in the body running on that stream,
+    else through this thread's producer."""
     handle = _native._stream_handle(stream)
     try:
-        if _here.bodies:
-            ctx = _here.bodies[-1]
-            if handle is None:
-                handle = _torch_stream(ctx.device)
-            if handle is None or handle == ctx.stream:
-                call.build(ctx)
-                return
-        _run_producer(call, stream, _device(device))
+        ctx = _here.bodies[-1] if _here.bodies else None
+        device = ctx.device if ctx is not None else _device(device)
+        if handle is None:
+            handle = _torch_stream(device)
+        # NULL names the legacy stream, which a context calls cudaStreamLegacy.
+        if ctx is not None and (handle is None or (handle or 1) == ctx.stream):
+            call.build(ctx)
+        else:
+            _run_producer(call, handle, device)
     except BaseException:
         if call.error is None:
             raise
@@ -184,8 +190,10 @@ def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
     enqueue torch ops (or kernels on torch's current stream, which is the
     body's stream during the call) and may call capture_if, capture_while and
     capture_switch themselves: those nest in the body.  *stream*: where the
-    work goes; None follows the stream rule (:func:`resolve_stream`: torch's
-    current stream once torch is imported).
+    work goes; None: torch's current stream on the flag's device once torch
+    is imported, where the torch ops around the call go (inside
+    ``torch.cuda.graph`` the capturing stream, inside a stage
+    ``ctx.stream``), else the stream rule (:func:`resolve_stream`).
 
     Eagerly only the chosen callable is called.  Under a capture each one is
     called, to record its work: *on_true* once when there is no *on_false*;

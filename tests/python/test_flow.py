@@ -463,6 +463,23 @@ class Streams(FlowCase):
         self.assertEqual(int(self.buf[0]), 4)
         del g
 
+    def test_registered_capture(self):
+        # interop.torch.graph(): the capture registered, g holding what is kept.
+        torch = self.torch
+        self.flag.fill_(1)
+        for mode in MODES:
+            self.buf.zero_()
+            g = torch.cuda.CUDAGraph()
+            with self.interop.graph(g, capture_error_mode=mode):
+                tx.capture_if(self.flag, lambda: self.buf[0].add_(1),
+                              lambda: self.buf[1].add_(1))
+                tx.capture_switch(self.flag, [noop, lambda: self.buf[2].add_(1)])
+            g.replay()
+            g.replay()
+            torch.cuda.synchronize()
+            self.assertEqual(self.buf[:3].tolist(), [2, 0, 2], mode)
+            del g
+
     def test_threads(self):
         torch = self.torch
         errors = []
@@ -492,6 +509,32 @@ class Streams(FlowCase):
         if errors:
             raise errors[0]
         # Each thread's producers went with it (tearDown counts them).
+
+
+class Exit(unittest.TestCase):
+    def test_interpreter_exits_cleanly(self):
+        # This thread's producers, and a graph holding recorded calls, still
+        # alive at exit.
+        tgtest.require_gpu()
+        code = """if True:
+            import torch
+            from track_gen import exec as tx
+            flag = torch.ones(1, dtype=torch.int32, device="cuda")
+            go = torch.zeros(1, dtype=torch.int32, device="cuda")
+            x = torch.zeros(4, device="cuda")
+            tx.capture_if(flag, lambda: x.add_(1))
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                tx.capture_if(flag, lambda: x.add_(1), lambda: x.sub_(1))
+                status = tx.capture_while(go, lambda: x.add_(1), max_iters=3)
+            g.replay()
+            torch.cuda.synchronize()
+            print(x.tolist(), status.tolist())
+        """
+        child = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                               text=True, timeout=120)
+        self.assertEqual(child.returncode, 0, child.stdout + child.stderr)
+        self.assertIn("[2.0, 2.0, 2.0, 2.0] [0, %d]" % tx.LoopEnd.SKIPPED, child.stdout)
 
 
 class Body:
