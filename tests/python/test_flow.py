@@ -336,6 +336,26 @@ class Nesting(FlowCase):
         self.both_ways(lambda: tx.capture_if(self.flag, on_true, on_false), set_up,
                        result, 6)
 
+    def test_recursion(self):
+        # Four IF nodes, each in the body of the one before.
+        def level(k):
+            if k == 0:
+                self.buf[0].add_(1)
+            else:
+                self.buf[k].add_(1)
+                tx.capture_if(self.flag, lambda: level(k - 1))
+
+        def set_up(i):
+            self.flag.fill_(i % 2)
+            self.buf.zero_()
+
+        def result(i, how):
+            got = self.buf.cpu()
+            self.assertEqual(got[:5].tolist(), [i % 2] * 4 + [1], how)
+            return got
+
+        self.both_ways(lambda: level(4), set_up, result, 2)
+
     def test_inside_a_stage(self):
         # A producer's stage calls capture_if: on the stage's stream, under
         # each policy (the call runs a producer of its own, one level deeper).
@@ -397,13 +417,34 @@ class Failures(FlowCase):
         self.flag.fill_(1)
         self.index.fill_(0)
         for call in (lambda: tx.capture_if(self.flag, boom),
-                     lambda: tx.capture_if(self.flag, noop, boom),
+                     lambda: tx.capture_if(self.flag, boom, noop),
+                     lambda: tx.capture_while(self.flag, boom, max_iters=2),
                      lambda: tx.capture_switch(self.index, [boom]),
                      lambda: tx.capture_if(self.flag,
                                            lambda: tx.capture_switch(self.index, [boom]))):
             with self.assertRaises(KeyError) as caught:
                 call()
             self.assertIs(caught.exception, mine)
+            self.assertIsNone(caught.exception.__cause__)
+        # And the next call works.
+        tx.capture_if(self.flag, lambda: self.buf[0].add_(1))
+        self.assertEqual(int(self.buf[0]), 1)
+
+    def test_interrupt_and_nested_refusal_propagate_unchanged(self):
+        torch = self.torch
+        stop = KeyboardInterrupt()
+
+        def interrupt():
+            raise stop
+
+        self.flag.fill_(1)
+        with self.assertRaises(KeyboardInterrupt) as caught:
+            tx.capture_while(self.flag, interrupt, max_iters=3)
+        self.assertIs(caught.exception, stop)
+        bad = torch.zeros(1, dtype=torch.uint8, device="cuda")
+        with self.assertRaises(tx.ArgumentError) as caught:
+            tx.capture_if(self.flag, lambda: tx.capture_if(bad, noop))
+        self.assertIn("flag", str(caught.exception))
 
     def test_refused_inside_a_capture_changes_nothing(self):
         torch = self.torch
