@@ -596,7 +596,11 @@ class References(FlowCase):
         watched = (body, self.flag, self.go, self.index, status)
         self.flag.fill_(1)
         tx.capture_if(self.flag, body, body)
+        torch.cuda.synchronize()
+        gc.collect()
         refs = [sys.getrefcount(o) for o in watched]
+        n_objects = len(gc.get_objects())
+        memory = torch.cuda.memory_allocated()
         for _ in range(300):
             tx.capture_if(self.flag, body, body)
             tx.capture_while(self.go, body, max_iters=2, status=status)
@@ -604,6 +608,10 @@ class References(FlowCase):
         torch.cuda.synchronize()
         gc.collect()
         self.assertEqual([sys.getrefcount(o) for o in watched], refs)
+        # A leak of one object a call would be 900 (the collector's own
+        # bookkeeping moves by a few).
+        self.assertLess(len(gc.get_objects()) - n_objects, 32)
+        self.assertEqual(torch.cuda.memory_allocated(), memory)
         self.assertEqual(int(self.buf[0]), 601)
         # A graph keeps the recorded work, not the callables.
         g = torch.cuda.CUDAGraph()
