@@ -19,6 +19,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from track_gen import _native
+from track_gen._errors import CaptureError
 
 _IF, _WHILE, _SWITCH = "capture_if", "capture_while", "capture_switch"
 _CAPTURE_SAFE = int(_native.StageFlags.CAPTURE_SAFE)
@@ -133,8 +134,12 @@ def _run(call: _Call, stream: Any, device: int) -> None:
             call.build(ctx)
         else:
             _run_producer(call, handle, device)
-    except BaseException:
-        if call.error is None:
+    except BaseException as e:
+        # A capture lost half-way (a body that raised only in RECORD's
+        # second pass) says so; otherwise the body's exception is the news.
+        if call.error is None or (isinstance(e, CaptureError)
+                                  and e.code == _native.CaptureErrorCode.FAILED):
+            call.error = None
             raise
     if call.error is not None:
         # The body's exception itself, not the StageError that carried it.
@@ -201,7 +206,9 @@ def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
     a stage's own ``ctx.if_``), as is any body holding a nested call.  An
     exception a callable raises propagates unchanged; a call refused (a bad
     argument, a body that raised) records nothing into torch's capture,
-    which goes on.
+    which goes on.  Only a body that raises when called again, in RECORD's
+    second pass, leaves part of the call recorded: CaptureError, and the
+    capture must be discarded.
     """
     _callable(on_true, "on_true")
     _callable(on_false, "on_false")
