@@ -174,7 +174,7 @@ def _callable(func: Any, what: str) -> None:
 
 
 def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
-               on_false: Optional[Callable[..., Any]] = None, *, stream: Any = None,
+               on_false: Optional[Callable[..., Any]] = None, stream: Any = None,
                **kwargs: Any) -> None:
     """Runs ``on_true()`` when the int32 at *flag* is non-zero, else
     ``on_false()``, decided on the device: Warp's ``wp.capture_if`` for any
@@ -219,8 +219,8 @@ def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
     _run(_Call(_IF, address, bodies, kwargs), stream, device)
 
 
-def capture_while(flag: Any, while_body: Callable[..., Any], *, max_iters: int,
-                  status: Any = None, stream: Any = None, **kwargs: Any) -> Any:
+def capture_while(flag: Any, while_body: Callable[..., Any], stream: Any = None, *,
+                  max_iters: int, status: Any = None, **kwargs: Any) -> Any:
     """Runs ``while_body()`` while the int32 at *flag* is non-zero, at most
     *max_iters* times, decided on the device; returns *status*.  Warp's
     ``wp.capture_while`` with a cap and an exit reason.
@@ -241,9 +241,9 @@ def capture_while(flag: Any, while_body: Callable[..., Any], *, max_iters: int,
     once per iteration eagerly; under a capture twice in all, whatever the
     iterations (RECORD's trial capture and its second pass).
     """
-    if while_body is None:
-        raise TypeError("while_body: a callable taking no argument, not None")
-    _callable(while_body, "while_body")
+    if not callable(while_body):
+        raise TypeError("while_body: a callable taking no argument, not %r"
+                        % type(while_body))
     max_iters = _native._count(max_iters, "max_iters", 1, 2 ** 31 - 1)
     address, device = _native._int32_array(flag, "flag", 1)
     if status is None:
@@ -259,7 +259,7 @@ def capture_while(flag: Any, while_body: Callable[..., Any], *, max_iters: int,
     return status
 
 
-def capture_switch(index: Any, cases: Sequence[Optional[Callable[..., Any]]], *,
+def capture_switch(index: Any, cases: Sequence[Optional[Callable[..., Any]]],
                    stream: Any = None, **kwargs: Any) -> None:
     """Runs ``cases[i]()``, *i* the int32 at *index*, decided on the device;
     nothing when *i* is out of range (negative, or ``len(cases)`` or more).
