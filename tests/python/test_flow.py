@@ -371,6 +371,36 @@ class Failures(FlowCase):
             del g
 
 
+    def test_raising_in_the_second_pass_loses_the_capture(self):
+        # A body that raises only when RECORD calls it again: the call is
+        # half recorded, which CaptureError says (in a child: torch's capture
+        # is then discarded).
+        code = """if True:
+            import torch
+            from track_gen import exec as tx
+            flag = torch.ones(1, dtype=torch.int32, device="cuda")
+            calls = []
+            def flaky():
+                calls.append(1)
+                if len(calls) == 2:
+                    raise KeyError("second")
+            g = torch.cuda.CUDAGraph()
+            try:
+                with torch.cuda.graph(g):
+                    try:
+                        tx.capture_if(flag, lambda: None, flaky)
+                    except tx.CaptureError as e:
+                        print("raised", type(e).__name__, e.code.name,
+                              type(e.__cause__).__name__)
+            except Exception as e:  # torch's end of a discarded capture
+                print("torch:", type(e).__name__)
+        """
+        child = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                               text=True, timeout=120)
+        self.assertEqual(child.returncode, 0, child.stdout + child.stderr)
+        self.assertIn("raised CaptureError FAILED", child.stdout, child.stderr)
+
+
 class Streams(FlowCase):
     def test_stream_rule_and_keyword(self):
         torch = self.torch
