@@ -47,8 +47,9 @@ class _Call:
     __slots__ = ("kind", "flag", "bodies", "kwargs", "max_iters", "status", "guarded",
                  "error")
 
-    def __init__(self, kind: str, flag: int, bodies: Sequence[Optional[Callable[..., Any]]],
-                 kwargs: Dict[str, Any], max_iters: int = 0, status: int = 0) -> None:
+    def __init__(self, kind: str, flag: int,
+                 bodies: Sequence[Optional[Callable[..., Any]]], kwargs: Dict[str, Any],
+                 max_iters: int = 0, status: int = 0) -> None:
         self.kind, self.flag, self.bodies, self.kwargs = kind, flag, bodies, kwargs
         self.max_iters, self.status = max_iters, status
         # The producer's call condition is the IF node: the stage is the body.

@@ -315,8 +315,8 @@ class Failures(FlowCase):
                      lambda: tx.capture_if(self.flag, boom, noop),
                      lambda: tx.capture_while(self.flag, boom, max_iters=2),
                      lambda: tx.capture_switch(self.index, [boom]),
-                     lambda: tx.capture_if(self.flag,
-                                           lambda: tx.capture_switch(self.index, [boom]))):
+                     lambda: tx.capture_if(
+                         self.flag, lambda: tx.capture_switch(self.index, [boom]))):
             with self.assertRaises(KeyError) as caught:
                 call()
             self.assertIs(caught.exception, mine)
