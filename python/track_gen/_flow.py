@@ -44,14 +44,17 @@ class _Call:
     """One call in progress: its node's kind and words, its bodies (None runs
     nothing), and the first exception a body raised, re-raised as it was."""
 
-    __slots__ = ("kind", "flag", "bodies", "kwargs", "max_iters", "status", "guarded",
-                 "error")
+    __slots__ = ("kind", "flag", "bodies", "kwargs", "max_iters", "status", "keep",
+                 "guarded", "error")
 
     def __init__(self, kind: str, flag: int,
                  bodies: Sequence[Optional[Callable[..., Any]]], kwargs: Dict[str, Any],
-                 max_iters: int = 0, status: int = 0) -> None:
+                 max_iters: int = 0, status: int = 0, keep: Any = None) -> None:
         self.kind, self.flag, self.bodies, self.kwargs = kind, flag, bodies, kwargs
         self.max_iters, self.status = max_iters, status
+        # What the recorded work writes and nobody else may keep: a status
+        # the call allocated, which the caller may drop.
+        self.keep = keep
         # The producer's call condition is the IF node: the stage is the body.
         self.guarded = False
         self.error: Optional[BaseException] = None
@@ -80,6 +83,8 @@ class _Call:
         elif self.kind == _IF:
             ctx.if_(self.flag, *[self.body(i) for i in range(len(self.bodies))])
         elif self.kind == _WHILE:
+            if self.keep is not None:
+                ctx.keep(self.keep)
             ctx.while_(self.flag, self.max_iters, self.status, self.body(0))
         else:
             ctx.switch(self.flag, [self.body(i) for i in range(len(self.bodies))])
@@ -235,9 +240,10 @@ def capture_while(flag: Any, while_body: Callable[..., Any], stream: Any = None,
     :class:`LoopEnd`): ``SKIPPED`` when *flag* was 0 at entry, ``CONVERGED``
     when the body cleared it, ``CAPPED`` when *max_iters* iterations ran.
     When None, a torch tensor of two int32 is allocated on the flag's device
-    (from torch's current stream; inside a capture, from the graph's pool) and
-    returned: read it after the work ran (``torch.cuda.synchronize()``, or
-    after ``g.replay()`` and a synchronization).  *flag*, *stream* and
+    (from torch's current stream; inside a capture, from the graph's pool,
+    and kept as long as the graph) and returned: read it after the work ran
+    (``torch.cuda.synchronize()``, or after ``g.replay()`` and a
+    synchronization).  *flag*, *stream* and
     *kwargs* are taken as :func:`capture_if` takes them.  The body is called
     once per iteration eagerly; under a capture twice in all, whatever the
     iterations (RECORD's trial capture and its second pass).
@@ -247,15 +253,16 @@ def capture_while(flag: Any, while_body: Callable[..., Any], stream: Any = None,
                         % type(while_body))
     max_iters = _native._count(max_iters, "max_iters", 1, 2 ** 31 - 1)
     address, device = _native._int32_array(flag, "flag", 1)
+    keep = None
     if status is None:
         if "torch" not in sys.modules:
             raise TypeError("status: None needs torch to allocate it; pass an int32 "
                             "device array of two elements")
         torch = sys.modules["torch"]
-        status = torch.empty(2, dtype=torch.int32,
-                             device=torch.device("cuda", _device(device)))
+        status = keep = torch.empty(2, dtype=torch.int32,
+                                    device=torch.device("cuda", _device(device)))
     status_address = _native._int32_array(status, "status", 2)[0]
-    _run(_Call(_WHILE, address, (while_body,), kwargs, max_iters, status_address),
+    _run(_Call(_WHILE, address, (while_body,), kwargs, max_iters, status_address, keep),
          stream, device)
     return status
 

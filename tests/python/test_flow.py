@@ -11,6 +11,7 @@ import gc
 import subprocess
 import sys
 import threading
+import time
 import unittest
 import weakref
 
@@ -550,6 +551,28 @@ class References(FlowCase):
         torch.cuda.synchronize()
         self.assertEqual(int(self.buf[0]), 602)
         del g
+
+    def test_a_dropped_status_lives_with_the_graph(self):
+        # The status capture_while allocated is written at every replay: the
+        # graph keeps it, even when the caller drops it.
+        torch = self.torch
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            ref = weakref.ref(tx.capture_while(self.go, noop, max_iters=3))
+        gc.collect()
+        self.assertIsNotNone(ref())
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertEqual(ref().tolist(), [0, tx.LoopEnd.SKIPPED])
+        del g
+        # Released once the driver ran the graph's destructors (polled, as
+        # tgtest.LeakCheck does).
+        deadline = time.monotonic() + 10.0
+        while ref() is not None and time.monotonic() < deadline:
+            tx.release_wait(1.0)
+            gc.collect()
+            time.sleep(0.001)
+        self.assertIsNone(ref())
 
 
 if __name__ == "__main__":
