@@ -285,7 +285,49 @@ native_pack_uints (PyObject *module, PyObject *args)
   return result;
 }
 
+/* _count(value, what, min, max): @value checked as a count in [@min, @max]
+ * (as every count argument of the package is), for the pure-Python modules. */
+static PyObject *
+native_count (PyObject *module, PyObject *args)
+{
+  PyObject *value;
+  const char *what;
+  long long min, max;
+  gint64 out;
+
+  if (!PyArg_ParseTuple (args, "OsLL:_count", &value, &what, &min, &max)
+      || tgpy_count (value, what, min, max, &out) < 0)
+    return NULL;
+  return PyLong_FromLongLong (out);
+}
+
+/* _int32_array(array, what, n): (address, device) of at least @n int32 in
+ * device memory, checked as a flag, an index or a loop status is (device
+ * -1 for an int address). */
+static PyObject *
+native_int32_array (PyObject *module, PyObject *args)
+{
+  PyObject *obj;
+  const char *what;
+  Py_ssize_t n;
+  TgpyArray a;
+
+  if (!PyArg_ParseTuple (args, "Osn:_int32_array", &obj, &what, &n))
+    return NULL;
+  if (n < 1)
+    return tgpy_argument_error (PyExc_ValueError, "n", "at least 1, not %zd", n);
+  if (tgpy_int32_array_full (PyModule_GetState (module), obj, what, (gsize)n, &a) < 0)
+    return NULL;
+  return Py_BuildValue ("(Ni)", PyLong_FromVoidPtr (a.ptr), a.device);
+}
+
 static PyMethodDef convert_functions[] = {
+  { "_count", native_count, METH_VARARGS,
+    "_count(value, what, min, max)\n--\n\n*value* as an int in [*min*, *max*]: "
+    "TypeError for a bool or a float, ValueError naming *what* out of range." },
+  { "_int32_array", native_int32_array, METH_VARARGS,
+    "_int32_array(array, what, n)\n--\n\n(address, device) of at least *n* int32 in "
+    "device memory, checked as flags are: ArgumentError naming *what* otherwise." },
   { "_pack_uints", native_pack_uints, METH_VARARGS,
     "_pack_uints(what, values, itemsize)\n--\n\n*values* as little-endian unsigned "
     "ints of *itemsize* bytes; OverflowError naming ``what[i]`` for one out of "

@@ -190,6 +190,9 @@ int tgpy_array_dtype_check (TgpyState *state, PyObject *obj, const char *what,
  * refused, never reinterpreted; NULL is refused. */
 int tgpy_int32_array (TgpyState *state, PyObject *obj, const char *what, gsize n,
                       void **ptr);
+/* The same check, with the whole array read (its device too). */
+int tgpy_int32_array_full (TgpyState *state, PyObject *obj, const char *what, gsize n,
+                           TgpyArray *array);
 
 /* ------------------------------------------------------------------------ */
 /* release.c: Python objects held by libtrackgen                            */

@@ -567,28 +567,37 @@ tgpy_array_dtype_check (TgpyState *state, PyObject *obj, const char *what,
 }
 
 int
-tgpy_int32_array (TgpyState *state, PyObject *obj, const char *what, gsize n,
-                  void **ptr)
+tgpy_int32_array_full (TgpyState *state, PyObject *obj, const char *what, gsize n,
+                       TgpyArray *a)
 {
-  TgpyArray a;
-
-  if (tgpy_array (state, obj, what, &a) < 0)
+  if (tgpy_array (state, obj, what, a) < 0)
     return -1;
-  if (strcmp (a.dtype, "uint32") != 0
-      && tgpy_array_dtype_check (state, obj, what, &a, "int32") < 0)
+  if (strcmp (a->dtype, "uint32") != 0
+      && tgpy_array_dtype_check (state, obj, what, a, "int32") < 0)
     return -1;
-  if (a.nbytes != 0 && a.nbytes < n * sizeof (gint32))
+  if (a->nbytes != 0 && a->nbytes < n * sizeof (gint32))
     return array_error (state, what, obj,
                         "of %zu bytes, fewer than the %zu int32 read here; pass a "
                         "larger one",
-                        a.nbytes, n);
-  if (a.ptr == NULL)
+                        a->nbytes, n);
+  if (a->ptr == NULL)
     {
       tgpy_argument_error (PyExc_ValueError, what,
                            "a NULL address; use unconditional() for work that always "
                            "runs");
       return -1;
     }
+  return 0;
+}
+
+int
+tgpy_int32_array (TgpyState *state, PyObject *obj, const char *what, gsize n,
+                  void **ptr)
+{
+  TgpyArray a;
+
+  if (tgpy_int32_array_full (state, obj, what, n, &a) < 0)
+    return -1;
   *ptr = a.ptr;
   return 0;
 }

@@ -7,7 +7,9 @@ on the device until a flag clears (LOOP) or pick one of several bodies
 state and the stages how the work runs (:class:`Policy`): launched eagerly,
 replayed from a graph of the producer's own (:class:`GraphRunner`), or
 recorded into the capture in progress on the stream (a ``torch.cuda.graph``),
-with bit-identical results.  This module maps libtrackgen's exec layer
+with bit-identical results.  :func:`capture_if`, :func:`capture_while` and
+:func:`capture_switch` bring the same device-side decisions to any torch
+code, with no producer to build.  This module maps libtrackgen's exec layer
 (``trackgen/exec.h``) one to one; each name says the C function it calls.
 
 Streams are taken as the ecosystem passes them: ``None`` lets TrackGen choose
@@ -43,6 +45,7 @@ from track_gen._errors import (
     StateError,
     TrackGenError,
 )
+from track_gen._flow import capture_if, capture_switch, capture_while
 
 __all__ = [
     "Policy",
@@ -82,6 +85,9 @@ __all__ = [
     "StateError",
     "StageError",
     "RebindAfterCaptureWarning",
+    "capture_if",
+    "capture_while",
+    "capture_switch",
 ]
 
 #: What a stream argument takes: None (TrackGen chooses), a cudaStream_t as
