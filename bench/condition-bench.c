@@ -188,13 +188,14 @@ graph_row_as (TgBench *bench, Ctx *c, const char *what, cudaGraphExec_t ours,
   return t_ours;
 }
 
-/* The same, held to 1.10x. */
+/* The same, held to 1.03x (issue 27: the conditional rows within 3% of
+ * their minimal floors). */
 static double
 graph_row (TgBench *bench, Ctx *c, const char *what, cudaGraphExec_t ours,
            cudaGraphExec_t floor, const char *floor_what, guint32 runs)
 {
   return graph_row_as (bench, c, what, ours, floor, floor_what, runs,
-                       TG_BENCH_LOWER_IS_BETTER, 1.1);
+                       TG_BENCH_LOWER_IS_BETTER, 1.03);
 }
 
 static void
@@ -545,11 +546,11 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
     tg_bench_fail (bench, "the host loop did not stop after %d iterations", ITERS);
   tg_bench_add (bench, "conditions", "loop: time per iteration", "us", t_ours, t_same,
                 "hand-built WHILE: set kernels keeping a cap (our topology)",
-                TG_BENCH_LOWER_IS_BETTER, 1.1);
+                TG_BENCH_LOWER_IS_BETTER, 1.03);
   tg_bench_add (bench, "conditions", "loop: time per iteration vs minimal", "us",
                 t_ours, t_minimal,
                 "hand-built WHILE: its own kernels set the handle (minimal)",
-                TG_BENCH_LOWER_IS_BETTER, 1.1);
+                TG_BENCH_LOWER_IS_BETTER, 1.03);
   /* Driven by a flag, our WHILE has Warp's topology (a set kernel in every
    * iteration): the 0.85x of issue 20 is the decided loop's (below). */
   tg_bench_add (bench, "conditions", "loop: time per iteration vs Warp-shaped", "us",
@@ -560,7 +561,7 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   tg_bench_add (bench, "conditions", "loop decided by its body: time per iteration",
                 "us", t_by, t_minimal,
                 "hand-built WHILE: its own kernels set the handle (minimal)",
-                TG_BENCH_LOWER_IS_BETTER, 1.1);
+                TG_BENCH_LOWER_IS_BETTER, 1.03);
   tg_bench_add (bench, "conditions", "loop decided by its body vs Warp-shaped", "us",
                 t_by, t_warp, "Warp-shaped: set kernels, no cap",
                 TG_BENCH_LOWER_IS_BETTER, 0.85);
