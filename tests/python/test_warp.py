@@ -170,6 +170,11 @@ class HostSide(unittest.TestCase):
         wrapped = self.twarp.stage(device=None)(relax)
         self.assertEqual((wrapped.__name__, wrapped.__doc__), ("relax", "Relaxes."))
 
+    def test_torch_capture_on_an_unprepared_device_registers_nothing(self):
+        # Warp not set up there: no Warp work can run in the capture, and
+        # nothing touches CUDA (no device here).
+        with self.twarp._torch_capture(0x1234, 99, 0):
+            pass
 
 
 # -- on the GPU ---------------------------------------------------------------
@@ -343,6 +348,57 @@ class Rows(WarpCase):
                 wp.launch(mix_kernel, N, inputs=[a, a])
 
         self.check_everywhere(self.producer("scoped", gen))
+
+    def test_warp_frees_again_after_torch_captures(self):
+        # torch's capture registered with Warp, a stage making 64 MB
+        # temporaries, 8 captures: Warp knows no capture afterwards, and its
+        # eager frees work again (a registration left behind defers them for
+        # good, +512 MB over 8 x 64 MB).
+        import numpy as np
+        torch = self.torch
+        big = (64 << 20) // 4
+        dev = wp.get_device("cuda:0")
+
+        @self.twarp.stage
+        def gen(ctx):
+            t = wp.zeros(big, dtype=wp.uint32)
+            a = ctx.binding("out")
+            wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
+            wp.launch(mix_kernel, N, inputs=[a, t])
+            wp.copy(a, t, count=N)
+
+        p = self.producer("big", gen)
+        wp.synchronize()
+        before = wp.get_mempool_used_mem_current(dev)
+        for _ in range(8):
+            g = torch.cuda.CUDAGraph()
+            with self.interop.graph(g):
+                self.assertTrue(dev.captures)  # torch's, registered with Warp
+                p.run()
+            self.assertFalse(dev.captures)
+            self.set_param(5)
+            g.replay()
+            np.testing.assert_array_equal(self.result(), expected(5))
+            del g
+            t = wp.zeros(big, dtype=wp.uint32, device=dev)
+            del t
+        wp.synchronize()
+        self.assertLess(wp.get_mempool_used_mem_current(dev) - before, 2 * (64 << 20))
+        p.close()
+
+    def test_warp_work_in_a_registered_torch_capture(self):
+        # Warp work outside any stage, without stream=, inside
+        # interop.torch.graph(): Warp's current stream is torch's capturing one.
+        import numpy as np
+        g = self.torch.cuda.CUDAGraph()
+        with self.interop.graph(g):
+            wp.launch(seed_kernel, N, inputs=[self.out, self.param])
+            wp.launch(mix_kernel, N, inputs=[self.out, self.out])
+        for param in (2, 9):
+            self.set_param(param)
+            g.replay()
+            np.testing.assert_array_equal(self.result(), expected(param))
+        del g
 
     def test_capture_if_and_capture_while_in_a_stage(self):
         import numpy as np

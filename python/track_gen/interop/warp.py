@@ -23,7 +23,9 @@ Warp sets its CUDA context up lazily on first use, with calls that break a
 capture: :func:`prepare` does it outside any capture (the decorator does it
 for the device it is given).  :func:`array` reads a binding as a
 ``wp.array``; :func:`launch_graph` places a Warp graph in the stage's
-capture as a child graph node.
+capture as a child graph node.  ``interop.torch.registered()`` and
+``graph()`` register torch's capture with Warp on the device once
+:func:`prepare` ran there.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Set, Tuple
 import warp as wp
 
 from track_gen import _native
+from track_gen.interop import retain_capture
 from track_gen._errors import CaptureError, CudaError, NotCapturableError, StateError
 from track_gen.exec import CaptureErrorCode, CaptureState, LaunchContext, StateErrorCode
 
@@ -53,6 +56,13 @@ _prepared: Set[int] = set()
 # stops Warp's frees for good.  A handle CUDA reuses reuses its wrapper.
 _streams: Dict[Tuple[int, int], "wp.Stream"] = {}
 _streams_lock = threading.Lock()
+
+# The capture modes torch's captures were registered with on this thread
+# (interop.torch.registered()), innermost last: TrackGen's own captures
+# inside a relaxed one are relaxed too, and Warp resumes a capture it paused
+# (capture_if) in the mode it was told.
+_modes = threading.local()
+
 
 def _device(ordinal: int) -> Any:
     return wp.get_device("cuda:%d" % ordinal)
@@ -157,6 +167,13 @@ def _check_capture(ctx: LaunchContext) -> None:
             ctx.stage_name)
 
 
+def _mode() -> "wp.CaptureMode":
+    """The mode of TrackGen's own captures: thread-local, relaxed inside a
+    relaxed registered torch capture."""
+    modes = getattr(_modes, "stack", None)
+    return modes[-1] if modes else wp.CaptureMode.THREAD_LOCAL
+
+
 @contextlib.contextmanager
 def scope(ctx: LaunchContext) -> Iterator["wp.Stream"]:
     """Gives the stage's Warp work its stream for a ``with`` block inside a
@@ -182,8 +199,7 @@ def scope(ctx: LaunchContext) -> Iterator["wp.Stream"]:
         if not ctx.is_capturing:
             yield ws
             return
-        # TrackGen's own captures are thread-local.
-        with (_registration(ws, wp.CaptureMode.THREAD_LOCAL, ctx.keep, _where(ctx),
+        with (_registration(ws, _mode(), ctx.keep, _where(ctx),
                             ctx.producer_name, ctx.stage_name)
               if not known else contextlib.nullcontext()), \
              (wp.ScopedAllocator(dev, _BodyAllocator(ctx, dev.get_allocator()))
@@ -325,3 +341,25 @@ def launch_graph(ctx: LaunchContext, graph: "wp.Graph") -> None:
         raise _not_capturable(ctx, "the Warp graph cannot be a child graph node: %s"
                               % wp._src.context.runtime.get_error_string())
     ctx.keep(graph)
+
+
+@contextlib.contextmanager
+def _torch_capture(handle: int, device: int, mode: int) -> Iterator[None]:
+    """For interop.torch.registered(): registers torch's capture on *handle*
+    with Warp, in *mode*, with Warp's current stream set to it, once Warp is
+    set up on *device* (before that, no Warp work can run in the capture
+    anyway); at the end, the torch graph keeps Warp's Graph (retain_capture:
+    held by the CUDAGraph under interop.torch.graph())."""
+    ws = stream_of(handle, device) if device in _prepared else None
+    if ws is None or _registered(ws.device, _native.capture_info(handle)[1]) is not None:
+        yield
+        return
+    stack = _modes.__dict__.setdefault("stack", [])
+    stack.append(wp.CaptureMode(mode))
+    try:
+        with _registration(ws, stack[-1], lambda graph: retain_capture(handle, graph),
+                           "track_gen.interop.torch.registered()"), \
+             wp.ScopedStream(ws, sync_enter=False):
+            yield
+    finally:
+        stack.pop()
