@@ -1,8 +1,9 @@
 """track_gen.interop.warp: Warp kernels as stages.  Import hygiene, the
-stream-wrapper cache and the refusals made before any CUDA call run wherever
-warp is installed; the rows of issue 26's list run on a GPU with torch and
-warp, each checking results bit-identical across EAGER, REPLAY, RECORD into
-torch.cuda.graph and RECORD into a Warp capture."""
+stream-wrapper cache and the refusals made before any CUDA call run
+wherever warp is installed (test_warp_flow.py adds what the helpers ask of
+Warp under each capture state); the rows of issue 26's list run on a GPU
+with torch and warp, each checking results bit-identical across EAGER,
+REPLAY, RECORD into torch.cuda.graph and RECORD into a Warp capture."""
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import unittest
 
 import tap
 import tgtest
+from test_warp_flow import FakeContext, warp_or_skip
 from track_gen import exec as tx
 
 try:
@@ -22,13 +24,6 @@ except ImportError:
 
 N = 1 << 16
 TIMEOUT = 300  # seconds, for each subprocess
-
-
-def warp_or_skip():
-    if wp is None:
-        raise unittest.SkipTest("no warp (pip install warp-lang)")
-    from track_gen.interop import warp as twarp
-    return twarp
 
 
 class Imports(unittest.TestCase):
@@ -55,19 +50,6 @@ class Imports(unittest.TestCase):
         run = subprocess.run([sys.executable, "-c", script], capture_output=True,
                              text=True, timeout=TIMEOUT)
         self.assertEqual(run.returncode, 0, run.stderr)
-
-
-class FakeContext:
-    """What the helpers read of a LaunchContext, for refusals made before any
-    CUDA call."""
-
-    device = 0
-    stream = 0x1234
-    is_capturing = True
-    capture_id = 7
-    depth = 0
-    stage_name = "relax"
-    producer_name = "track"
 
 
 class HostSide(unittest.TestCase):
