@@ -4,6 +4,7 @@ wherever warp is installed (test_warp_flow.py adds what the helpers ask of
 Warp under each capture state); the rows of issue 26's list run on a GPU
 with torch and warp, each checking results bit-identical across EAGER,
 REPLAY, RECORD into torch.cuda.graph and RECORD into a Warp capture."""
+import faulthandler
 import os
 import subprocess
 import sys
@@ -175,12 +176,14 @@ if wp is not None:
 
     @wp.kernel
     def bump_kernel(a: wp.array(dtype=wp.uint32), go: wp.array(dtype=wp.int32),
-                    limit: wp.array(dtype=wp.uint32)):
-        # One relaxation step: every a[i] + 1; stop once a[0] + 1 reaches limit.
+                    limit: wp.array(dtype=wp.uint32), iters: wp.array(dtype=wp.int32)):
+        # One relaxation step: every a[i] + 1; stop once a[0] + 1 reaches
+        # limit, or after 16 steps whatever a holds (no test may hang).
         i = wp.tid()
         a[i] = a[i] + wp.uint32(1)
         if i == 0:
-            if a[0] + wp.uint32(1) >= limit[0]:
+            iters[0] = iters[0] + 1
+            if a[0] + wp.uint32(1) >= limit[0] or iters[0] >= 16:
                 go[0] = 0
 
 
@@ -387,13 +390,15 @@ class Rows(WarpCase):
         flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
         go = wp.zeros(1, dtype=wp.int32, device="cuda:0")
         limit = wp.zeros(1, dtype=wp.uint32, device="cuda:0")
+        iters = wp.zeros(1, dtype=wp.int32, device="cuda:0")
 
         @self.twarp.stage
         def gen(ctx):
             a = ctx.binding("out")
             wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
             wp.capture_if(flag, on_true=lambda: wp.launch(mix_kernel, N, inputs=[a, a]))
-            wp.capture_while(go, lambda: wp.launch(bump_kernel, N, inputs=[a, go, limit]))
+            wp.capture_while(go, lambda: wp.launch(bump_kernel, N,
+                                                   inputs=[a, go, limit, iters]))
 
         def first(param):
             # a[0] before the loop: the seed of env 0, mixed when the flag is set
@@ -403,6 +408,7 @@ class Rows(WarpCase):
         def arm(param):
             flag.fill_(param % 2)
             go.fill_(1)
+            iters.zero_()
             limit.fill_(int(first(param)[0]) + 4)  # three bumps
             wp.synchronize()
 
@@ -549,4 +555,7 @@ class FirstUse(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    # No test may hang: a watchdog ends the run (a failure, with every
+    # thread's traceback) if it takes longer than any sane run on a GPU.
+    faulthandler.dump_traceback_later(1800, exit=True)
     sys.exit(tap.main())
