@@ -54,6 +54,7 @@ class FakeWarp:
         self.CaptureMode = wp.CaptureMode
         self.capture_ids = capture_ids  # stream handle -> its capture's id
         self.calls = []
+        self.broken = False  # capture_end fails: the capture was invalidated
         self.allocator = "Warp's"
         warp_self = self
 
@@ -87,7 +88,11 @@ class FakeWarp:
 
     def capture_end(self, stream):
         self.calls.append(("end", stream.cuda_stream))
-        return self.device.captures.pop(stream)
+        graph = self.device.captures.pop(stream)
+        if self.broken:
+            raise RuntimeError("CUDA graph capture failed.")
+        graph.graph = None  # an external capture's: never Warp's
+        return graph
 
     def capture_launch(self, graph, stream):
         self.calls.append(("launch", stream.cuda_stream))
@@ -163,6 +168,16 @@ class Flow(unittest.TestCase):
         self.assertEqual(self.fake.calls, [("stream", 0x100, False)])
         self.assertEqual(ctx.kept, [])
 
+    def test_a_resumed_capture_is_still_known(self):
+        # capture_if pauses and resumes the capture, which gets a new id: a
+        # scope nested after it registers nothing twice.
+        ctx = self.context()
+        with self.twarp.scope(ctx) as ws:
+            self.fake.device.captures[ws].capture_id = 70
+            with self.twarp.scope(ctx):
+                pass
+        self.assertEqual([c[0] for c in self.fake.calls], ["stream", "begin", "stream", "end"])
+
     def test_body_allocations_refused_then_restored(self):
         ctx = self.context(depth=1)
         with self.twarp.scope(ctx):
@@ -177,6 +192,20 @@ class Flow(unittest.TestCase):
                 raise KeyError("stage")
         self.assertEqual([c[0] for c in self.fake.calls], ["stream", "begin", "end"])
         self.assertEqual((ctx.kept, self.fake.device.captures), ([], {}))
+
+    def test_a_broken_capture_is_a_capture_error_naming_the_stage(self):
+        # Warp's Graph no longer names the capture's CUDA graph (a pause for
+        # capture_if leaves it there), or dropping it would destroy it.
+        ctx = self.context()
+        self.fake.broken = True
+        with self.assertRaises(tx.CaptureError) as raised:
+            with self.twarp.scope(ctx) as ws:
+                graph = self.fake.device.captures[ws]
+                graph.graph = "the capture's graph"  # what capture_pause leaves
+        self.assertEqual((raised.exception.stage, raised.exception.code),
+                         ("relax", tx.CaptureErrorCode.FAILED))
+        self.assertIsNone(graph.graph)
+        self.assertEqual(ctx.kept, [])
 
     def test_launch_graph_outside_a_capture_and_outside_the_scope(self):
         self.twarp.launch_graph(self.context(capturing=False), FakeWarp.Graph(0))

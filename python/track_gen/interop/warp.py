@@ -147,14 +147,13 @@ class _BodyAllocator:
         self.replaced.deallocate(ptr, size_in_bytes)
 
 
-def _registered(dev: Any, capture_id: int) -> Any:
-    """The wp.Stream Warp registered the capture *capture_id* on (its own
-    capture, or one registered with it, such as torch's under
-    interop.torch.registered()), or None when Warp does not know it."""
-    for ws, graph in dev.captures.items():
-        if graph.capture_id == capture_id:
-            return ws
-    return None
+def _known(ws: "wp.Stream", capture_id: int) -> bool:
+    """Whether Warp knows the capture *capture_id* on *ws*: registered on
+    that wrapper (under an older id, maybe: a capture Warp paused and
+    resumed for capture_if has a new one), or by its id (Warp's own capture,
+    or one registered with it, such as torch's under registered())."""
+    captures = ws.device.captures
+    return ws in captures or any(g.capture_id == capture_id for g in captures.values())
 
 
 def _check_capture(ctx: LaunchContext) -> None:
@@ -192,7 +191,7 @@ def scope(ctx: LaunchContext) -> Iterator["wp.Stream"]:
         prepare(ordinal)
     ws = stream_of(ctx)
     dev = ws.device
-    known = ctx.is_capturing and _registered(dev, ctx.capture_id) is not None
+    known = ctx.is_capturing and _known(ws, ctx.capture_id)
     # sync_enter=False: the default makes ws wait for Warp's previous stream,
     # an event wait a capture refuses (CUDA error 905).
     with wp.ScopedStream(ws, sync_enter=False):
@@ -216,18 +215,25 @@ def _registration(ws: "wp.Stream", mode: "wp.CaptureMode", keep: Callable[[Any],
     holds what Warp made for the capture, to *keep*.  *where* and *about*
     (producer, stage) name the caller in a CaptureError."""
     wp.capture_begin(stream=ws, external=True, capture_mode=mode)
+    graph = ws.device.captures[ws]
     try:
-        yield
-    except BaseException:
-        with contextlib.suppress(RuntimeError):
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(RuntimeError):
+                wp.capture_end(stream=ws)
+            raise
+        try:
             wp.capture_end(stream=ws)
-        raise
-    try:
-        graph = wp.capture_end(stream=ws)
-    except RuntimeError as e:
-        # Warp could not read the capture's graph: the block broke it.
-        raise CaptureError("%s: Warp lost the capture: %s" % (where, e), _CAPTURE_DOMAIN,
-                           int(CaptureErrorCode.FAILED), *about) from e
+        except RuntimeError as e:
+            # Warp could not read the capture's graph: the block broke it.
+            raise CaptureError("%s: Warp lost the capture: %s" % (where, e),
+                               _CAPTURE_DOMAIN, int(CaptureErrorCode.FAILED), *about) from e
+    finally:
+        # The CUDA graph is the capture's owner's: a pause (capture_if) left
+        # its handle in Warp's Graph, which would destroy it when dropped
+        # after a failed capture_end (a successful one clears it).
+        graph.graph = None
     keep(graph)
 
 
@@ -351,7 +357,7 @@ def _torch_capture(handle: int, device: int, mode: int) -> Iterator[None]:
     anyway); at the end, the torch graph keeps Warp's Graph (retain_capture:
     held by the CUDAGraph under interop.torch.graph())."""
     ws = stream_of(handle, device) if device in _prepared else None
-    if ws is None or _registered(ws.device, _native.capture_info(handle)[1]) is not None:
+    if ws is None or _known(ws, _native.capture_info(handle)[1]):
         yield
         return
     stack = _modes.__dict__.setdefault("stack", [])
