@@ -4,11 +4,13 @@
   runner, conditions and loops, host operations, errors;
 - :mod:`track_gen.seeds`: per-env seeds and device-side epochs;
 - :mod:`track_gen.interop`: captures TrackGen did not begin, and lifetimes
-  tied to graphs; :mod:`track_gen.interop.torch` for ``torch.cuda.graph``.
+  tied to graphs; :mod:`track_gen.interop.torch` for ``torch.cuda.graph``,
+  :mod:`track_gen.interop.warp` for NVIDIA Warp kernels as stages.
 
-Importing track_gen never imports torch: torch is for
+Importing track_gen imports neither torch nor warp: torch is for
 track_gen.interop.torch alone, which is imported where a torch object is
-passed (a stage run while torch is loaded uses it).
+passed (a stage run while torch is loaded uses it), warp for
+track_gen.interop.warp.
 """
 from track_gen._native import __version__
 from track_gen import exec, seeds  # noqa: F401  (the modules of the reference)

@@ -7,7 +7,8 @@ stream record into it, and every producer recorded into it is retained by
 its graph.  :func:`retain` ties producers, seed states and any object to a
 graph's lifetime; TrackGen drops those references on its reaper thread once
 the graph and its executable graphs are destroyed.  For PyTorch's
-``torch.cuda.graph``, :mod:`track_gen.interop.torch` does both.
+``torch.cuda.graph``, :mod:`track_gen.interop.torch` does both;
+:mod:`track_gen.interop.warp` makes NVIDIA Warp kernels stages.
 """
 from __future__ import annotations
 

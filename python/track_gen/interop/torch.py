@@ -23,6 +23,7 @@ replay may still use it.
 from __future__ import annotations
 
 import contextlib
+import sys
 import weakref
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
@@ -69,14 +70,33 @@ def registered(capture_error_mode: str = "global",
     is the capturing stream, torch's current one by default.  Inside, calls
     that pass no stream (``producer.run()``, ``state.advance()``) record into
     the capture, and each producer recorded is retained by the graph.
+
+    When warp is imported and set up on the device
+    (``track_gen.interop.warp.prepare()``), the capture is registered with
+    Warp too, in the same mode, with Warp's current stream set to it, and
+    the graph keeps what Warp made for it.
     """
     if stream is None:
         stream = torch.cuda.current_stream()
-    scope = CaptureScope(stream, _capture_mode(capture_error_mode))
+    mode = _capture_mode(capture_error_mode)
+    scope = CaptureScope(stream, mode)
     try:
-        yield scope
+        with _warp_registered(stream, mode):
+            yield scope
     finally:
         scope.end()
+
+
+def _warp_registered(stream: Any, mode: int) -> Any:
+    """Registers the capture on *stream* with NVIDIA Warp too, when warp is
+    imported (track_gen.interop.warp), for the block."""
+    if "warp" not in sys.modules:
+        return contextlib.nullcontext()
+    from track_gen.interop import warp as interop_warp
+    handle = _native._stream_handle(stream)
+    device = stream.device.index if isinstance(stream, torch.cuda.Stream) \
+        else torch.cuda.current_device()
+    return interop_warp._torch_capture(handle, device, mode)
 
 
 @contextlib.contextmanager
