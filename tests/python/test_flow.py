@@ -544,7 +544,7 @@ class References(FlowCase):
         with torch.cuda.graph(g):
             tx.capture_if(self.flag, body, body)
         ref = weakref.ref(body)
-        del body
+        del body, watched
         gc.collect()
         self.assertIsNone(ref())
         g.replay()
