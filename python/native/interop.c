@@ -595,10 +595,10 @@ native_effective_seed (PyObject *module, PyObject *args)
 static PyObject *
 native_mix64 (PyObject *module, PyObject *z)
 {
-  /* An int of 64 bits: no other value wraps to one. */
-  unsigned long long v = PyLong_AsUnsignedLongLong (z);
+  guint64 v;
 
-  if (v == (unsigned long long)-1 && PyErr_Occurred ())
+  /* An int of 64 bits, checked as every integer of the package is. */
+  if (tgpy_uint (z, "z", G_MAXUINT64, &v) < 0)
     return NULL;
   return PyLong_FromUnsignedLongLong (tg_mix64 (v));
 }

@@ -79,6 +79,11 @@ for value in (-1, 2 ** 32):
         OverflowError, "env")
     row("at epochs %d" % value, lambda f, v=value: seeds.SeedState.at([1, 2], [0, v]),
         OverflowError, "epochs[1]", gpu=True)
+for label, value in (("-1", -1), ("2**64", BIG)):
+    row("mix64 z " + label, lambda f, v=value: seeds.mix64(v), OverflowError, "z",
+        "2**64 - 1")
+row("mix64 bool z", lambda f: seeds.mix64(True), TypeError, "z")
+row("mix64 float z", lambda f: seeds.mix64(1.0), TypeError, "z")
 row("effective_seed float seed", lambda f: seeds.effective_seed(1.0, 0), TypeError,
     "seed")
 row("effective_seed bool epoch", lambda f: seeds.effective_seed(1, True), TypeError,
