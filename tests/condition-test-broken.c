@@ -2,7 +2,8 @@
  * A stage function that synchronizes its stream inside a condition's body,
  * an else branch, a switch case, a loop body, a nested body, the body of a
  * condition its own kernel decides or of a loop its body decides, or inside
- * a call-level condition, invalidates that body's capture.  Until 0.4 the
+ * a call-level condition, or a decide function inside a body, invalidates
+ * that body's capture.  Until 0.4 the
  * driver then destroyed the body graph its node owns, and destroying the
  * outer graph crashed the process.  Each shape must be refused under
  * REPLAY and RECORD as a capture error naming the stage, leave the caller's
@@ -22,6 +23,7 @@ typedef enum
   SHAPE_NESTED,
   SHAPE_IF_BY,
   SHAPE_WHILE_BY,
+  SHAPE_NESTED_BY,
   SHAPE_CALL,
 } Shape;
 
@@ -88,6 +90,26 @@ decide_true (const TgLaunch *launch, gpointer data, GError **error)
                            error);
 }
 
+/* A decide function that breaks the capture, inside a body. */
+static gboolean
+breaking_decide (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Case *c = data;
+
+  if (c->breaking)
+    {
+      (void)cudaStreamSynchronize (tg_launch_get_stream (launch));
+      (void)cudaGetLastError ();
+    }
+  return decide_true (launch, data, error);
+}
+
+static gboolean
+nested_by (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_launch_if_by (launch, breaking_decide, counter, NULL, data, error);
+}
+
 /* One iteration that breaks, then ends its loop. */
 static gboolean
 breaking_iteration (const TgLaunch *launch, gpointer data, GError **error)
@@ -127,6 +149,8 @@ stage (const TgLaunch *launch, gpointer data, GError **error)
     case SHAPE_WHILE_BY:
       return tg_launch_while_by (launch, NULL, LOOP_CAP, &c->dev->status,
                                  breaking_iteration, data, error);
+    case SHAPE_NESTED_BY:
+      return tg_launch_if (launch, tg_conditional (&c->dev->one), nested_by, data, error);
     case SHAPE_CALL:
       return breaker (launch, data, error);
     }
@@ -253,6 +277,7 @@ tgc_add_broken_tests (void)
     { "/condition/broken-body/nested", SHAPE_NESTED },
     { "/condition/broken-body/if-by", SHAPE_IF_BY },
     { "/condition/broken-body/while-by", SHAPE_WHILE_BY },
+    { "/condition/broken-body/nested-decide", SHAPE_NESTED_BY },
     { "/condition/broken-body/call-condition", SHAPE_CALL },
   };
 

@@ -36,11 +36,13 @@ gboolean tg__body_begin (TgBody *body, cudaStream_t stream, cudaGraph_t graph,
  * captured again, direct. */
 gboolean tg__body_end (TgBody *body, gboolean place, GError **error);
 
-/* Around a nested conditional node of TrackGen's: its set kernel or decide
- * function and its node are captured straight into the body, between
- * segments. */
-gboolean tg__body_enter (TgBody *body, GError **error);
-gboolean tg__body_leave (TgBody *body, GError **error);
+/* Adds a nested conditional node of TrackGen's to a body captured in
+ * segments: the segment so far joins the body, the node follows it, and a
+ * new segment begins.  The node's handle is made on @body->graph, and what
+ * decides it was enqueued in the segment before. */
+gboolean tg__body_add_conditional (TgBody *body, cudaGraphConditionalHandle handle,
+                                   enum cudaGraphConditionalNodeType type,
+                                   guint n_bodies, cudaGraph_t *bodies, GError **error);
 
 /* Removes every node of the body, to capture it again. */
 gboolean tg__body_clear (TgBody *body, GError **error);

@@ -8,8 +8,10 @@
  * So a body's work is captured in segments, graphs of TrackGen's that a
  * broken capture may destroy harmlessly, each moved into the body as a
  * child node once its capture ended well.  A nested conditional node of
- * TrackGen's ends a segment: its set kernel (or decide function) and the
- * node are captured straight into the body, and a new segment follows.
+ * TrackGen's is added to the body between two segments, its handle made on
+ * the body and what decides it (a set kernel, a decide function) in the
+ * segment before it: a kernel in a child graph sets the handle of a node
+ * above it, as a loop's tail kernel and a body that decides its loop do.
  * Launches cost the same GPU time (H200: an IF/ELSE of 32 and 1 kernels,
  * 9.137 us skipped and 37.505 taken with its bodies straight, 9.143 and
  * 37.525 as child nodes).
@@ -30,7 +32,7 @@ segment_begin (TgBody *body, GError **error)
   if (!TG_CUDA_OK (cudaGraphCreate (&body->segment, 0), error))
     return FALSE;
   tg__live_add (TG_LIVE_GRAPHS, 1);
-  if (!tg__capture_begin_body (body->stream, body->segment, NULL, body->mode, error))
+  if (!tg__capture_begin_body (body->stream, body->segment, body->mode, error))
     {
       g_clear_pointer (&body->segment, tg__graph_free);
       return FALSE;
@@ -59,10 +61,17 @@ segment_end (TgBody *body, gboolean place, GError **error)
       tg__live_add (TG_LIVE_GRAPHS, -1);
       return FALSE;
     }
-  if (!place || !TG_CUDA_OK (cudaGraphGetNodes (segment, NULL, &n), error) || n == 0)
+  if (place && !TG_CUDA_OK (cudaGraphGetNodes (segment, NULL, &n), error))
+    place = FALSE;
+  else if (!place || n == 0)
     {
       tg__graph_free (segment);
-      return !place || n == 0;
+      return TRUE;
+    }
+  if (!place)
+    {
+      tg__graph_free (segment);
+      return FALSE;
     }
   if (!tg__capture_check_body (segment, body->where, error)
       || !tg__capture_embeddable (segment, &embeddable, error))
@@ -98,7 +107,7 @@ tg__body_begin (TgBody *body, cudaStream_t stream, cudaGraph_t graph, const char
   };
   if (!direct)
     return segment_begin (body, error);
-  if (!tg__capture_begin_body (stream, graph, NULL, mode, error))
+  if (!tg__capture_begin_body (stream, graph, mode, error))
     return FALSE;
   body->capturing = TRUE;
   if (!tg__capture_query (stream, &info, error))
@@ -119,32 +128,18 @@ tg__body_end (TgBody *body, gboolean place, GError **error)
 }
 
 gboolean
-tg__body_enter (TgBody *body, GError **error)
+tg__body_add_conditional (TgBody *body, cudaGraphConditionalHandle handle,
+                          enum cudaGraphConditionalNodeType type, guint n_bodies,
+                          cudaGraph_t *bodies, GError **error)
 {
-  TgCaptureInfo info;
+  cudaGraphNode_t node = NULL;
 
-  if (body->direct)
-    return TRUE;
   if (!segment_end (body, TRUE, error)
-      || !tg__capture_begin_body (body->stream, body->graph, body->last, body->mode,
-                                  error))
+      || !tg__graph_add_conditional (body->graph, body->last, handle, type, n_bodies,
+                                     bodies, &node, error))
     return FALSE;
-  body->capturing = TRUE;
-  if (!tg__capture_query (body->stream, &info, error))
-    return FALSE;
-  body->id = info.id;
-  return TRUE;
-}
-
-gboolean
-tg__body_leave (TgBody *body, GError **error)
-{
-  if (body->direct)
-    return TRUE;
-  if (!tg__capture_last_node (body->stream, &body->last, error))
-    return FALSE;
-  body->capturing = FALSE;
-  return tg__capture_end_body (body->stream, error) && segment_begin (body, error);
+  body->last = node;
+  return segment_begin (body, error);
 }
 
 gboolean

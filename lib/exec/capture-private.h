@@ -47,18 +47,13 @@ gboolean tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode
  * TG_CAPTURE_ERROR_FAILED naming the cause. */
 gboolean tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error);
 
-/* Captures into @body (a conditional node's body, or a segment of one:
- * body-private.h) on a side stream, after the node @after of @body if not
- * NULL.  The end fails (NOT_CAPTURABLE) when the capture broke; the driver
- * has destroyed @body then. */
+/* Captures into @body (a segment of a conditional node's body:
+ * body-private.h, or the body itself) on a side stream.  The end fails
+ * (NOT_CAPTURABLE) when the capture broke; the driver has destroyed @body
+ * then. */
 gboolean tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body,
-                                 cudaGraphNode_t after, enum cudaStreamCaptureMode mode,
-                                 GError **error);
+                                 enum cudaStreamCaptureMode mode, GError **error);
 gboolean tg__capture_end_body (cudaStream_t stream, GError **error);
-
-/* The one node the capture on @stream follows now, NULL for none. */
-gboolean tg__capture_last_node (cudaStream_t stream, cudaGraphNode_t *node,
-                                GError **error);
 
 /* Adds to @graph, after @after if not NULL, a child graph node holding
  * *@child, moved in where the driver can (*@child becomes NULL), else
@@ -67,8 +62,9 @@ gboolean tg__capture_add_child (cudaGraph_t graph, cudaGraphNode_t after,
                                 cudaGraph_t *child, cudaGraphNode_t *node,
                                 GError **error);
 
-/* Creates a conditional handle on the graph @stream captures into. */
-gboolean tg__capture_new_handle (cudaStream_t stream,
+/* Creates a conditional handle on @graph, or when NULL on the graph @stream
+ * captures into. */
+gboolean tg__capture_new_handle (cudaStream_t stream, cudaGraph_t graph,
                                  cudaGraphConditionalHandle *handle, GError **error);
 
 /* Appends a conditional node (IF, WHILE or SWITCH) with @n_bodies bodies
@@ -79,6 +75,14 @@ gboolean tg__capture_add_conditional (cudaStream_t stream,
                                       enum cudaGraphConditionalNodeType type,
                                       guint n_bodies, cudaGraph_t *bodies,
                                       GError **error);
+
+/* Adds a conditional node to @graph by hand, after @after if not NULL: as
+ * tg__capture_add_conditional() does into a capture. */
+gboolean tg__graph_add_conditional (cudaGraph_t graph, cudaGraphNode_t after,
+                                    cudaGraphConditionalHandle handle,
+                                    enum cudaGraphConditionalNodeType type,
+                                    guint n_bodies, cudaGraph_t *bodies,
+                                    cudaGraphNode_t *node, GError **error);
 
 /* Whether @graph can be embedded as a child graph node: it holds no
  * conditional, allocation or free node (CUDA refuses those in children). */

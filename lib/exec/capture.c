@@ -98,11 +98,10 @@ tg__capture_end (cudaStream_t stream, cudaGraph_t *graph, GError **error)
 }
 
 gboolean
-tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body, cudaGraphNode_t after,
+tg__capture_begin_body (cudaStream_t stream, cudaGraph_t body,
                         enum cudaStreamCaptureMode mode, GError **error)
 {
-  if (!TG_CUDA_OK (cudaStreamBeginCaptureToGraph (stream, body, after != NULL ? &after : NULL,
-                                                  NULL, after != NULL ? 1 : 0, mode),
+  if (!TG_CUDA_OK (cudaStreamBeginCaptureToGraph (stream, body, NULL, NULL, 0, mode),
                    error))
     return FALSE;
   tg__live_add (TG_LIVE_CAPTURES, 1);
@@ -128,15 +127,18 @@ tg__capture_end_body (cudaStream_t stream, GError **error)
 }
 
 gboolean
-tg__capture_new_handle (cudaStream_t stream, cudaGraphConditionalHandle *handle,
-                        GError **error)
+tg__capture_new_handle (cudaStream_t stream, cudaGraph_t graph,
+                        cudaGraphConditionalHandle *handle, GError **error)
 {
   TgCaptureInfo info;
 
-  if (!tg__capture_query (stream, &info, error))
-    return FALSE;
-  return TG_CUDA_OK (cudaGraphConditionalHandleCreate (handle, info.graph, 0, 0),
-                     error);
+  if (graph == NULL)
+    {
+      if (!tg__capture_query (stream, &info, error))
+        return FALSE;
+      graph = info.graph;
+    }
+  return TG_CUDA_OK (cudaGraphConditionalHandleCreate (handle, graph, 0, 0), error);
 }
 
 /* Adds a node made from @params after the capturing stream's current
@@ -156,21 +158,6 @@ add_node (cudaStream_t stream, struct cudaGraphNodeParams *params,
              error)
          && TG_CUDA_OK (graph_add_node (node, graph, deps, edges, n_deps, params),
                         error);
-}
-
-gboolean
-tg__capture_last_node (cudaStream_t stream, cudaGraphNode_t *node, GError **error)
-{
-  enum cudaStreamCaptureStatus status;
-  const cudaGraphNode_t *deps = NULL;
-  size_t n_deps = 0;
-
-  if (!TG_CUDA_OK (get_capture_info (stream, &status, NULL, NULL, &deps, NULL, &n_deps),
-                   error))
-    return FALSE;
-  g_return_val_if_fail (n_deps <= 1, FALSE);
-  *node = n_deps == 1 ? deps[0] : NULL;
-  return TRUE;
 }
 
 /* Makes @node the capturing stream's only dependency. */
@@ -193,10 +180,9 @@ append_node (cudaStream_t stream, struct cudaGraphNodeParams *params, GError **e
   return add_node (stream, params, &node, error) && follow_node (stream, node, error);
 }
 
-gboolean
-tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle handle,
-                             enum cudaGraphConditionalNodeType type, guint n_bodies,
-                             cudaGraph_t *bodies, GError **error)
+static struct cudaGraphNodeParams
+conditional_params (cudaGraphConditionalHandle handle,
+                    enum cudaGraphConditionalNodeType type, guint n_bodies)
 {
   struct cudaGraphNodeParams params = { 0 };
 
@@ -204,7 +190,34 @@ tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle han
   params.conditional.handle = handle;
   params.conditional.type = type;
   params.conditional.size = n_bodies;
+  return params;
+}
+
+gboolean
+tg__capture_add_conditional (cudaStream_t stream, cudaGraphConditionalHandle handle,
+                             enum cudaGraphConditionalNodeType type, guint n_bodies,
+                             cudaGraph_t *bodies, GError **error)
+{
+  struct cudaGraphNodeParams params = conditional_params (handle, type, n_bodies);
+
   if (!append_node (stream, &params, error))
+    return FALSE;
+  for (guint i = 0; i < n_bodies; i++)
+    bodies[i] = params.conditional.phGraph_out[i];
+  return TRUE;
+}
+
+gboolean
+tg__graph_add_conditional (cudaGraph_t graph, cudaGraphNode_t after,
+                           cudaGraphConditionalHandle handle,
+                           enum cudaGraphConditionalNodeType type, guint n_bodies,
+                           cudaGraph_t *bodies, cudaGraphNode_t *node, GError **error)
+{
+  struct cudaGraphNodeParams params = conditional_params (handle, type, n_bodies);
+
+  if (!TG_CUDA_OK (graph_add_node (node, graph, &after, NULL, after != NULL ? 1 : 0,
+                                   &params),
+                   error))
     return FALSE;
   for (guint i = 0; i < n_bodies; i++)
     bodies[i] = params.conditional.phGraph_out[i];

@@ -149,11 +149,8 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
       if (c->kind == COND_WHILE && c->by_body)
         inner.loop = &loop;
       ok = c->bodies[i](&inner, data, &local);
-      /* The tail kernel sets the loop's handle: straight into the body. */
       if (ok && c->kind == COND_WHILE && !c->by_body)
-        ok = tg__body_enter (&body, &local)
-             && TG_CUDA_OK (tg__launch_loop_tail (side, loop, c->flag), &local)
-             && tg__body_leave (&body, &local);
+        ok = TG_CUDA_OK (tg__launch_loop_tail (side, loop, c->flag), &local);
       /* End the body capture whatever happened: no stream is left capturing.  A
        * refusal raised by the capture itself becomes NOT_CAPTURABLE in
        * tg__stages_capture(), which every captured body runs under first. */
@@ -181,6 +178,7 @@ captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **
   /* A SWITCH node takes any number of bodies. */
   g_autofree cudaGraph_t *bodies = g_new (cudaGraph_t, c->n_bodies);
   TgDeviceCondition d = { .how = TG_DEVICE_CONDITION_GRAPH };
+  const gboolean in_segments = launch->body != NULL && !launch->body->direct;
   cudaGraphConditionalHandle handle;
   cudaStream_t side;
 
@@ -188,18 +186,20 @@ captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **
       || (side = tg__producer_side_stream (launch->producer, launch->depth, error))
              == NULL)
     return FALSE;
-  /* Inside a body of ours, the node and what decides it go straight into
-   * the body (body.c).  One handle per node: the driver refuses a handle a
-   * second node uses. */
-  if (launch->body != NULL && !tg__body_enter (launch->body, error))
-    return FALSE;
-  if (!tg__capture_new_handle (launch->stream, &handle, error))
+  /* Inside a body of ours captured in segments, the node goes into the body
+   * between two segments, its handle made on the body (body.c).  One handle
+   * per node: the driver refuses a handle a second node uses. */
+  if (!tg__capture_new_handle (launch->stream, in_segments ? launch->body->graph : NULL,
+                               &handle, error))
     return FALSE;
   d.handle = handle;
   if (!decide (launch, c, &d, data, error)
-      || !tg__capture_add_conditional (launch->stream, handle, node_type (c->kind),
-                                       c->n_bodies, bodies, error)
-      || (launch->body != NULL && !tg__body_leave (launch->body, error)))
+      || !(in_segments ? tg__body_add_conditional (launch->body, handle,
+                                                   node_type (c->kind), c->n_bodies,
+                                                   bodies, error)
+                       : tg__capture_add_conditional (launch->stream, handle,
+                                                      node_type (c->kind), c->n_bodies,
+                                                      bodies, error)))
     return FALSE;
   for (guint i = 0; i < c->n_bodies; i++)
     if (!capture_body (launch, c, side, bodies[i], i, &d, data, error))
