@@ -24,23 +24,33 @@
 #include "body-private.h"
 #include "resource-private.h"
 
+/* Begins the capture of @graph on the body's stream. */
 static gboolean
-segment_begin (TgBody *body, GError **error)
+capture_into (TgBody *body, cudaGraph_t graph, GError **error)
 {
   TgCaptureInfo info;
 
-  if (!TG_CUDA_OK (cudaGraphCreate (&body->segment, 0), error))
+  if (!tg__capture_begin_body (body->stream, graph, body->mode, error))
     return FALSE;
-  tg__live_add (TG_LIVE_GRAPHS, 1);
-  if (!tg__capture_begin_body (body->stream, body->segment, body->mode, error))
-    {
-      g_clear_pointer (&body->segment, tg__graph_free);
-      return FALSE;
-    }
   body->capturing = TRUE;
   if (!tg__capture_query (body->stream, &info, error))
     return FALSE;
   body->id = info.id;
+  return TRUE;
+}
+
+static gboolean
+segment_begin (TgBody *body, GError **error)
+{
+  if (!TG_CUDA_OK (cudaGraphCreate (&body->segment, 0), error))
+    return FALSE;
+  tg__live_add (TG_LIVE_GRAPHS, 1);
+  if (!capture_into (body, body->segment, error))
+    {
+      if (!body->capturing)
+        g_clear_pointer (&body->segment, tg__graph_free);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -61,23 +71,23 @@ segment_end (TgBody *body, gboolean place, GError **error)
       tg__live_add (TG_LIVE_GRAPHS, -1);
       return FALSE;
     }
-  if (place && !TG_CUDA_OK (cudaGraphGetNodes (segment, NULL, &n), error))
-    place = FALSE;
-  else if (!place || n == 0)
+  if (!place)
     {
       tg__graph_free (segment);
       return TRUE;
     }
-  if (!place)
+  if (!TG_CUDA_OK (cudaGraphGetNodes (segment, NULL, &n), error)
+      || (n > 0
+          && (!tg__capture_check_body (segment, body->where, error)
+              || !tg__capture_embeddable (segment, &embeddable, error))))
     {
       tg__graph_free (segment);
       return FALSE;
     }
-  if (!tg__capture_check_body (segment, body->where, error)
-      || !tg__capture_embeddable (segment, &embeddable, error))
+  if (n == 0)
     {
       tg__graph_free (segment);
-      return FALSE;
+      return TRUE;
     }
   if (!embeddable)
     {
@@ -100,20 +110,10 @@ gboolean
 tg__body_begin (TgBody *body, cudaStream_t stream, cudaGraph_t graph, const char *where,
                 enum cudaStreamCaptureMode mode, gboolean direct, GError **error)
 {
-  TgCaptureInfo info;
-
   *body = (TgBody){
     .graph = graph, .where = where, .stream = stream, .mode = mode, .direct = direct
   };
-  if (!direct)
-    return segment_begin (body, error);
-  if (!tg__capture_begin_body (stream, graph, mode, error))
-    return FALSE;
-  body->capturing = TRUE;
-  if (!tg__capture_query (stream, &info, error))
-    return FALSE;
-  body->id = info.id;
-  return TRUE;
+  return direct ? capture_into (body, graph, error) : segment_begin (body, error);
 }
 
 gboolean
