@@ -346,7 +346,7 @@ class Sim:
         self.counters = wp.zeros(len(simloop.COUNTERS), dtype=wp.int64, device=dev)
         self.flag = torch.zeros(1, dtype=torch.int32, pin_memory=True)
         self.graph = None
-        wp.load_module(__name__, device=dev)  # every kernel of this file, before any capture
+        wp.load_module(sys.modules[__name__], device=dev)  # every kernel here, before a capture
 
     def step(self):
         """A step's kernels, on Warp's view of the sim's stream (the capture's
