@@ -43,6 +43,7 @@ TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
 SCALE = 1.0 / (1 << 24)
 
 if wp is not None:
+    wp.set_module_options({"enable_backward": False})  # no gradients: half the compiling
     GOLDEN = wp.constant(wp.uint64(simloop.GOLDEN))
     MIX1 = wp.constant(wp.uint64(simloop.MIX1))
     MIX2 = wp.constant(wp.uint64(simloop.MIX2))
@@ -80,7 +81,7 @@ if wp is not None:
             progress[e] = 0.0
             mask[e] = wp.uint8(1)
             wp.atomic_add(n_done, 0, 1)
-            slot = 0  # laps, crashes, invalid: the first cause that holds, from the last
+            slot = 0  # a lap, unless a crash (1), unless an invalid track (2)
             if valid[e] == wp.uint8(0):
                 slot = 2
             elif crashed:
@@ -152,7 +153,7 @@ if wp is not None:
                      relaxed: wp.array2d(dtype=wp.vec2), go: wp.array(dtype=wp.int32),
                      min_cos: float):
         """A relaxation step's first half: a masked env's point i, moved to its
-        neighbours' midpoint where its turn is sharp, into @relaxed.  A track
+        neighbours' midpoint where its turn is sharp, into *relaxed*.  A track
         with no sharp turn is left as it is, so an env's track is the same
         whatever the other envs' tracks keep the loop going for."""
         e, i = wp.tid()
