@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simloop  # noqa: E402  the torch loop this one mirrors: constants, report
 
 try:
+    import numpy as np  # with warp
     import warp as wp
 except ImportError:
     wp = None
@@ -410,8 +411,6 @@ class Sim:
 
     def snapshot(self):
         """Everything an env's run leaves: seeds, epochs, agents, tracks."""
-        import numpy as np
-
         seeds, epochs = self.state.read(self.stream)
         r = self.regen
         return {
@@ -429,8 +428,6 @@ TRACK_FIELDS = ("points", "valid", "lengths")
 def same_bits(a, b, fields):
     """Per env (the first axis), whether *a* and *b* hold the same bits in
     every one of *fields*."""
-    import numpy as np
-
     n = len(a[fields[0]])
     same = np.ones(n, dtype=bool)
     for f in fields:
