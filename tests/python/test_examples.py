@@ -1,7 +1,10 @@
 """The Python main job, briefly: examples/simloop.py (a torch simulator
-regenerating tracks inside one torch.cuda.graph) and examples/simloop_dist.py
-under torch.distributed, two processes on one GPU over gloo; their
-determinism checks and counters.  Without torch or a GPU they skip."""
+regenerating tracks inside one torch.cuda.graph), examples/simloop_dist.py
+under torch.distributed, two processes on one GPU over gloo, and
+examples/simloop_warp.py (the same loop in Warp kernels); their determinism
+checks and counters.  Without torch or a GPU they skip.  simloop_warp.py's
+kernels are also checked against numpy on Warp's CPU device, wherever warp
+is installed."""
 import os
 import re
 import subprocess
@@ -11,6 +14,14 @@ import unittest
 
 import tap
 import tgtest
+from track_gen import seeds
+
+try:
+    import numpy as np  # with warp
+    import warp as wp
+    wp.config.log_level = wp.LOG_WARNING  # no banner
+except ImportError:
+    wp = None
 
 EXAMPLES = os.path.join(os.environ.get("abs_top_srcdir",
                                        os.path.join(os.path.dirname(__file__), "..", "..")),
@@ -51,19 +62,201 @@ class Examples(unittest.TestCase):
         self.assertIn("sharding determinism: 384/384 envs identical", r.stdout)
         self.assertEqual(sorted(re.findall(r"rank (\d) of 2 \(", r.stdout)), ["0", "1"])
 
+    def test_simloop_warp(self):
+        tgtest.require_gpu()
+        if wp is None:
+            self.skipTest("no warp (pip install warp-lang)")
+        with tempfile.TemporaryDirectory() as tmp:
+            svg = os.path.join(tmp, "tracks.svg")
+            r = run([os.path.join(EXAMPLES, "simloop_warp.py"), "--short", "--no-compile",
+                     "--svg", svg])
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            out = r.stdout
+            self.assertRegex(out, r"in-graph: +\d+ env-steps/s")
+            self.assertRegex(out, r"host-driven: +\d+ env-steps/s")
+            self.assertRegex(out, r"256 of 256 envs and the counters the same")
+            self.assertRegex(out, r"determinism: (\d+) of \1 envs regenerated standalone")
+            self.assertRegex(out, r"simloop.py: +\d+ env-steps/s")
+            self.assertRegex(out, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
+            regen = int(re.search(r"tracks regenerated: (\d+)", out).group(1))
+            skipped = int(re.search(r"skipped on the device after (\d+)", out).group(1))
+            self.assertGreater(regen, 0)
+            self.assertGreater(skipped, 0)
+            with open(svg) as f:
+                self.assertIn("<svg", f.read())
+
     def test_help_and_skip(self):
-        r = run([os.path.join(EXAMPLES, "simloop.py"), "--help"])
-        self.assertEqual(r.returncode, 0)
-        self.assertIn("--envs", r.stdout)
         try:
             import torch  # noqa: F401
             have = torch.cuda.is_available()
         except ImportError:
             have = False
-        if not have:
-            r = run([os.path.join(EXAMPLES, "simloop.py")])
-            self.assertEqual(r.returncode, 77, r.stderr)
+        for name in ("simloop.py", "simloop_warp.py"):
+            r = run([os.path.join(EXAMPLES, name), "--help"])
+            self.assertEqual(r.returncode, 0, name)
+            self.assertIn("--envs", r.stdout)
+            if not have or (name == "simloop_warp.py" and wp is None):
+                r = run([os.path.join(EXAMPLES, name)])
+                self.assertEqual(r.returncode, 77, name + ": " + r.stderr)
 
+
+class SimloopWarpKernels(unittest.TestCase):
+    """simloop_warp.py's kernels on Warp's CPU device against numpy (float32,
+    in the kernels' order of operations): no GPU needed."""
+
+    @classmethod
+    def setUpClass(cls):
+        if wp is None:
+            raise unittest.SkipTest("no warp (pip install warp-lang)")
+        sys.path.insert(0, EXAMPLES)
+        import simloop_warp
+        cls.sw = simloop_warp
+        if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
+            raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
+        cls.n, cls.n_points, cls.n_control = 64, 32, 6
+        cls.keys = [seeds.effective_seed(seeds.env_seed(7, e), e % 3 + 1) for e in range(cls.n)]
+        cls.salts = [seeds.env_seed(0xA6E7, e) for e in range(cls.n)]
+
+    def array(self, values, dtype):
+        return wp.array(values, dtype=dtype, device="cpu")
+
+    def unit(self, z, high):
+        """A hash's top or low 24 bits as float32 in [0, 1)."""
+        bits = z >> 40 if high else z & 0xFFFFFF
+        return np.float32(bits) * np.float32(1.0 / (1 << 24))
+
+    def test_start_and_step(self):
+        sw, n = self.sw, self.n
+        keys, salt = self.array(self.keys, wp.uint64), self.array(self.salts, wp.uint64)
+        progress = wp.zeros(n, dtype=wp.float32, device="cpu")
+        lap = np.float32(32.0)
+        wp.launch(sw.start_kernel, n, inputs=[keys, salt, progress, lap], device="cpu")
+        start = np.array([lap * (np.float32(1.0) - self.unit(seeds.mix64(k ^ s), True))
+                          for k, s in zip(self.keys, self.salts)], dtype=np.float32)
+        np.testing.assert_array_equal(progress.numpy(), start)
+
+        valid_in = np.array([e % 11 != 0 for e in range(n)], dtype=np.uint8)
+        step, speed, crash = 5, np.float32(4.0), np.float32(0.2)
+        arrays = [keys, salt, self.array([step], wp.int64), self.array(valid_in, wp.uint8),
+                  progress, wp.zeros(n, dtype=wp.uint8, device="cpu"),
+                  wp.zeros(1, dtype=wp.int32, device="cpu"),
+                  wp.zeros(5, dtype=wp.int64, device="cpu")]
+        wp.launch(sw.step_kernel, n, inputs=arrays + [speed, crash, lap], device="cpu")
+        salt_step = (step * sw.simloop.GOLDEN) % (1 << 64)
+        counts = [0, 0, 0]
+        for e in range(n):
+            z = seeds.mix64(self.keys[e] ^ self.salts[e] ^ salt_step)
+            moved = start[e] + speed * (np.float32(0.5) + self.unit(z, True))
+            crashed = self.unit(z, False) < crash
+            done = not valid_in[e] or crashed or moved >= lap
+            if done:
+                counts[2 if not valid_in[e] else 1 if crashed else 0] += 1
+            self.assertEqual(arrays[4].numpy()[e], 0.0 if done else moved, e)
+            self.assertEqual(arrays[5].numpy()[e], int(done), e)
+        self.assertEqual(arrays[7].numpy().tolist(), counts + [0, 0])
+        self.assertEqual(int(arrays[6].numpy()[0]), sum(counts))
+        self.assertTrue(all(counts), counts)  # each cause seen
+
+        any_done, step_no = wp.zeros(1, dtype=wp.int32, device="cpu"), arrays[2]
+        for done, expect in ((sum(counts), [1, 1, 0]), (0, [0, 1, 1])):
+            arrays[6].assign([done])
+            wp.launch(sw.tally_kernel, 1, inputs=[arrays[6], any_done, arrays[7], step_no],
+                      device="cpu")
+            self.assertEqual([int(any_done.numpy()[0])] + arrays[7].numpy()[3:].tolist(),
+                             expect)
+            self.assertEqual(int(arrays[6].numpy()[0]), 0)
+        self.assertEqual(int(step_no.numpy()[0]), step + 2)
+
+    def controls(self, key):
+        """The control points of a track, (radius, angle) as float32."""
+        sw, k_n = self.sw, self.n_control
+        out = []
+        for k in range(k_n + 1):
+            z = seeds.mix64(key ^ (((k % k_n + 1) * sw.simloop.GOLDEN) % (1 << 64)))
+            one, two = np.float32(1.0), np.float32(2.0)
+            r = np.float32(sw.RADIUS) * (one + np.float32(sw.R_JITTER)
+                                         * (two * self.unit(z, True) - one))
+            a = (np.float32(k) + np.float32(sw.A_JITTER) * (self.unit(z, False)
+                                                            - np.float32(0.5))) \
+                * (two * np.float32(np.pi) / np.float32(k_n))
+            out.append((r, a))
+        return out
+
+    def sharp(self, p, min_cos):
+        """Per point of every track, whether its turn is sharper than
+        acos(min_cos)."""
+        a, b, c = np.roll(p, 1, axis=1), p, np.roll(p, -1, axis=1)
+        u, v = b - a, c - b
+        return (u[..., 0] * v[..., 0] + u[..., 1] * v[..., 1]) < min_cos * np.sqrt(
+            (u[..., 0] * u[..., 0] + u[..., 1] * u[..., 1])
+            * (v[..., 0] * v[..., 0] + v[..., 1] * v[..., 1]))
+
+    def test_generate_relax_measure(self):
+        sw, n, n_pts = self.sw, self.n, self.n_points
+        mask_in = np.array([e % 5 != 0 for e in range(n)], dtype=np.uint8)
+        masked = mask_in == 1
+        keys, mask = self.array(self.keys, wp.uint64), self.array(mask_in, wp.uint8)
+        points = wp.zeros((n, n_pts), dtype=wp.vec2, device="cpu")
+        relaxed = wp.zeros((n, n_pts), dtype=wp.vec2, device="cpu")
+        go = wp.zeros(1, dtype=wp.int32, device="cpu")
+        wp.launch(sw.generate_kernel, (n, n_pts), inputs=[
+            keys, mask, points, go, self.n_control, sw.RADIUS, sw.R_JITTER, sw.A_JITTER],
+            device="cpu")
+        got = points.numpy().copy()  # numpy() of a CPU array is a view
+        self.assertFalse(got[~masked].any())  # untouched
+        for e in np.flatnonzero(masked):
+            c = self.controls(self.keys[e])
+            for i in range(n_pts):
+                k = i * self.n_control // n_pts
+                f = np.float32(i * self.n_control - k * n_pts) / np.float32(n_pts)
+                r = c[k][0] + (c[k + 1][0] - c[k][0]) * f
+                a = c[k][1] + (c[k + 1][1] - c[k][1]) * f
+                # cos and sin may differ from numpy's in the last bit
+                np.testing.assert_allclose(got[e, i], [r * np.cos(a), r * np.sin(a)],
+                                           rtol=1e-5, atol=1e-4)
+        self.assertEqual(int(go.numpy()[0]), 1)
+
+        # The relaxation from the kernels' own points, step by step: the
+        # loop's flag says whether a masked track is still sharp.
+        ref, min_cos = got.copy(), np.float32(sw.MIN_COS)
+        for steps in range(1, 40):
+            for kernel in (sw.relax_kernel, sw.settle_kernel):
+                wp.launch(kernel, (n, n_pts), inputs=[mask, points, relaxed, go, sw.MIN_COS],
+                          device="cpu")
+            mid = np.float32(0.5) * (np.roll(ref, 1, axis=1) + np.roll(ref, -1, axis=1))
+            move = self.sharp(ref, min_cos) & masked[:, None]
+            ref = np.where(move[..., None], mid, ref)
+            np.testing.assert_array_equal(points.numpy(), ref)
+            still = self.sharp(ref, min_cos).any(axis=1) & masked
+            self.assertEqual(int(go.numpy()[0]), int(still.any()), steps)
+            if not still.any():
+                break
+        self.assertGreater(steps, 2)
+
+        valid = wp.zeros(n, dtype=wp.uint8, device="cpu")
+        lengths = wp.zeros(n, dtype=wp.float32, device="cpu")
+        for stop in (steps - 2, 0):  # some tracks still sharp, then none
+            if stop:
+                points.assign(got)
+                for _ in range(stop):
+                    for kernel in (sw.relax_kernel, sw.settle_kernel):
+                        wp.launch(kernel, (n, n_pts),
+                                  inputs=[mask, points, relaxed, go, sw.MIN_COS],
+                                  device="cpu")
+            else:
+                points.assign(ref)
+            wp.launch(sw.measure_kernel, n,
+                      inputs=[mask, points, valid, lengths, sw.MIN_COS], device="cpu")
+            p = points.numpy()
+            seg = np.roll(p, -1, axis=1) - p
+            d = np.sqrt(seg[..., 0] * seg[..., 0] + seg[..., 1] * seg[..., 1])
+            total = np.zeros(n, dtype=np.float32)
+            for i in range(n_pts):  # the kernel's order
+                total += d[:, i]
+            np.testing.assert_array_equal(lengths.numpy()[masked], total[masked])
+            smooth = ~self.sharp(p, min_cos).any(axis=1) & masked
+            self.assertEqual(valid.numpy().astype(bool).tolist(), smooth.tolist(), stop)
+            self.assertEqual(smooth[masked].all(), stop == 0, stop)
 
 if __name__ == "__main__":
     sys.exit(tap.main())
