@@ -240,18 +240,21 @@ ops_enqueue (TgpyLaunch *self, PyObject *func)
 static PyMethodDef ops_methods[] = {
   { "copy_to_host", (PyCFunction)(void (*) (void))ops_copy_to_host,
     METH_VARARGS | METH_KEYWORDS,
-    "copy_to_host(dst, src, size=None)\n--\n\nCopies *size* bytes (all of *dst*) from "
+    "copy_to_host($self, dst, src, size=None)\n--\n\nCopies *size* bytes (all of "
+    "*dst*) from "
     "device memory *src* to host memory *dst* and waits for them; refused under "
     "RECORD (it synchronizes)." },
   { "copy_to_device", (PyCFunction)(void (*) (void))ops_copy_to_device,
     METH_VARARGS | METH_KEYWORDS,
-    "copy_to_device(dst, src, size=None)\n--\n\nEnqueues a copy from host memory *src* "
+    "copy_to_device($self, dst, src, size=None)\n--\n\nEnqueues a copy from host "
+    "memory *src* "
     "to device memory *dst*; under RECORD *src* must be pinned memory, read again at "
     "every replay." },
   { "synchronize", (PyCFunction)ops_synchronize, METH_NOARGS,
-    "synchronize()\n--\n\nWaits for the stream; refused under RECORD." },
+    "synchronize($self)\n--\n\nWaits for the stream; refused under RECORD." },
   { "enqueue", (PyCFunction)ops_enqueue, METH_O,
-    "enqueue(func, /)\n--\n\nEnqueues ``func()`` on the stream (a host node under "
+    "enqueue($self, func, /)\n--\n\nEnqueues ``func()`` on the stream (a host node "
+    "under "
     "RECORD, run at every replay).  It runs on a CUDA driver thread and must not call "
     "CUDA (no torch CUDA operations)." },
   { NULL },

@@ -548,47 +548,52 @@ seed_state_get_closed (PyObject *obj, void *closure)
 static PyMethodDef seed_state_methods[] = {
   { "advance", (PyCFunction)(void (*) (void))seed_state_advance,
     METH_VARARGS | METH_KEYWORDS,
-    "advance(stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the epoch of "
+    "advance($self, stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the epoch "
+    "of "
     "every "
     "env whose mask byte is non-zero (all envs without a mask) grows by one "
     "(tg_seed_state_advance()).  Capturable." },
   { "reset_epochs", (PyCFunction)(void (*) (void))seed_state_reset_epochs,
     METH_VARARGS | METH_KEYWORDS,
-    "reset_epochs(stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the masked "
+    "reset_epochs($self, stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the "
+    "masked "
     "envs' epochs become 0 (tg_seed_state_reset_epochs()).  Capturable." },
   { "fill_effective", (PyCFunction)(void (*) (void))seed_state_fill_effective,
     METH_VARARGS | METH_KEYWORDS,
-    "fill_effective(out, stream=None, out_len=None)\n--\n\nEnqueues: out[i] = "
+    "fill_effective($self, out, stream=None, out_len=None)\n--\n\nEnqueues: out[i] = "
     "effective_seed(seed[i], epoch[i]) into a uint64 device array "
     "(tg_seed_state_fill_effective()).  Capturable." },
   { "set_seeds_device", (PyCFunction)(void (*) (void))seed_state_set_seeds_device,
     METH_VARARGS | METH_KEYWORDS,
-    "set_seeds_device(env_ids, seeds, stream=None, n=None)\n--\n\nEnqueues: env "
+    "set_seeds_device($self, env_ids, seeds, stream=None, n=None)\n--\n\nEnqueues: env "
     "env_ids[k] gets seeds[k] and epoch 0, both device arrays read when the kernel "
     "runs "
     "(tg_seed_state_set_seeds_device()).  Capturable." },
   { "_set_seeds", (PyCFunction)(void (*) (void))seed_state_set_seeds,
     METH_VARARGS | METH_KEYWORDS,
-    "_set_seeds(env_ids, seeds, stream=None)\n--\n\ntg_seed_state_set_seeds(): "
+    "_set_seeds($self, env_ids, seeds, stream=None)\n--\n\ntg_seed_state_set_seeds(): "
     "little-endian uint32 ids and uint64 seeds as bytes.  Blocks." },
   { "read", (PyCFunction)(void (*) (void))seed_state_read, METH_VARARGS | METH_KEYWORDS,
-    "read(stream=None)\n--\n\n(seeds, epochs) of every env, as lists, ordered on "
+    "read($self, stream=None)\n--\n\n(seeds, epochs) of every env, as lists, ordered "
+    "on "
     "*stream* after what was enqueued there (tg_seed_state_read()).  Blocks." },
   { "write", (PyCFunction)(void (*) (void))seed_state_write,
     METH_VARARGS | METH_KEYWORDS,
-    "write(seeds=None, epochs=None, stream=None)\n--\n\nSets the seed and the "
+    "write($self, seeds=None, epochs=None, stream=None)\n--\n\nSets the seed and the "
     "epoch of every env from sequences of n_envs ints (None keeps that half), "
     "ordered on *stream* (tg_seed_state_write()).  Blocks." },
   { "snapshot", (PyCFunction)(void (*) (void))seed_state_snapshot,
     METH_VARARGS | METH_KEYWORDS,
-    "snapshot(stream=None)\n--\n\nThe state as bytes, for a checkpoint "
+    "snapshot($self, stream=None)\n--\n\nThe state as bytes, for a checkpoint "
     "(tg_seed_state_snapshot()).  Blocks; refuses a capturing stream." },
   { "restore", (PyCFunction)(void (*) (void))seed_state_restore,
     METH_VARARGS | METH_KEYWORDS,
-    "restore(snapshot, stream=None)\n--\n\nRestores bytes from snapshot() of a state "
+    "restore($self, snapshot, stream=None)\n--\n\nRestores bytes from snapshot() of a "
+    "state "
     "of the same envs (tg_seed_state_restore()).  Blocks." },
   { "close", seed_state_close, METH_NOARGS,
-    "close()\n--\n\nDrops this object's reference now; graphs that retained the state "
+    "close($self)\n--\n\nDrops this object's reference now; graphs that retained the "
+    "state "
     "keep it alive." },
   { NULL },
 };

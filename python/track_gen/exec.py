@@ -90,10 +90,11 @@ __all__ = [
     "capture_switch",
 ]
 
-#: What a stream argument takes: None (TrackGen chooses), a cudaStream_t as
+#: What a stream argument takes; None (TrackGen chooses), a cudaStream_t as
 #: an int, a torch stream, or an object with ``__cuda_stream__``.
 StreamLike = Any
-#: A device array: ``__cuda_array_interface__``, ``__dlpack__``, or an int.
+#: A device array; anything with ``__cuda_array_interface__`` or
+#: ``__dlpack__``, or an int address.
 ArrayLike = Any
 
 
@@ -457,7 +458,7 @@ class LiveObjects:
     #: Streams of freed producers kept idle for later producers' captures
     #: (not counted in *streams*).
     idle_streams: int
-    #: CUDA user objects TrackGen tied to graphs that still hold them: at
+    #: CUDA user objects TrackGen tied to graphs that still hold them; at
     #: most one per graph, none where nothing is kept or the graph's owner
     #: holds the references.
     user_objects: int

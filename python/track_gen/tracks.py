@@ -1,7 +1,7 @@
 """track_gen.tracks: TrackGen's example track generator, a producer written in
 C (examples/track-producer.c), from Python.
 
-Each env's track is keyed by its (seed, epoch) in a :class:`SeedState` and by
+Each env's track is keyed by its (seed, epoch) in a :class:`~track_gen.seeds.SeedState` and by
 its shape family: K control points drawn by the family, a closed Catmull-Rom
 centerline resampled to N points evenly spaced by arc length, a bounded
 relaxation that smooths sharp turns away (a WHILE loop on the device), and a
@@ -26,7 +26,7 @@ from track_gen.seeds import SeedState
 
 __all__ = ["TrackProducer", "FAMILIES", "family_name", "write_svg"]
 
-#: The shape families, by index: what ``"family"`` selects.
+#: The shape families, by index; what ``"family"`` selects.
 FAMILIES = tuple(_native.track_family_name(f) for f in range(_native.TRACK_N_FAMILIES))
 
 # Element types of the bindings, for TrackProducer.tensor(): (torch dtype
