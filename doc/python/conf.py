@@ -6,9 +6,9 @@ renders for the C reference too.  Each page here is a stub naming its page
 (```{include} ../NAME.md```); read_page() puts the page in its place, with
 Doxygen's markup made MyST's, so that both sets share one text: {#id}
 anchors become labels, @ref links to them, \\snippet and \\image the
-snippet's lines and the figure, #TG_NAME autolinks code.  An @ref to a name
-no page defines is a group of the C reference, which lies beside this HTML
-(../html/, as make install puts both).
+snippet's lines and the figure, [TOC] the page's contents, #TG_NAME
+autolinks code.  An @ref to a name no page defines is a group of the C
+reference, which lies beside this HTML (../html/, as make install puts both).
 """
 import os
 import re
@@ -68,9 +68,10 @@ def labels():
 
 def snippet(name, tag):
     """\\snippet FILE TAG: the lines between the file's two //! [TAG] marks."""
-    lang = "c" if name.endswith((".c", ".h")) else "cuda"
-    return ("```{literalinclude} ../snippets/%s\n:language: %s\n:start-after: //! [%s]\n"
-            ":end-before: //! [%s]\n```" % (name, "c" if lang == "c" else "cpp", tag, tag))
+    language = "cpp" if name.endswith(".cu") else "c"
+    return ("```{literalinclude} ../snippets/%s\n:language: %s\n"
+            ":start-after: //! [%s]\n:end-before: //! [%s]\n```"
+            % (name, language, tag, tag))
 
 
 def to_myst(text, known):
@@ -93,6 +94,9 @@ def to_myst(text, known):
             m = re.match(r"^\\snippet (\S+) (\S+)\s*$", line)
             if m:
                 out.append(snippet(m[1], m[2]))
+                continue
+            if line.strip() == "[TOC]":
+                out.append("```{contents}\n:local:\n```")
                 continue
             m = re.match(r'^\\image html (\S+) "(.*)"\s*$', line)
             if m:

@@ -600,20 +600,46 @@ static PyMethodDef producer_methods[] = {
     "(tg_producer_set_stream()); None unbinds." },
   { "run", (PyCFunction)(void (*) (void))producer_run,
     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-    "run($self, stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
-    "Runs the producer (tg_producer_run()): launched eagerly, replayed from its own "
-    "graph, or recorded into the capture in progress on *stream*, with the same "
-    "results.  *stream*: None follows the stream rule (see "
-    "track_gen.exec.resolve_stream: torch's current stream once torch is imported), an "
-    "int is a cudaStream_t (0 is the legacy default stream), or a torch stream.  "
-    "*condition*: None, a Condition, or an int32 device "
-    "flag.  The GIL is released while it runs.  Raises CaptureError, ArgumentError, "
-    "StateError, CudaError, or StageError (a stage raised: its exception is the "
-    "cause)." },
+    /* No text signature: inspect cannot evaluate Policy.AUTO, so the first
+     * line, which help() and Sphinx show as it is, is the signature. */
+    "run(stream=None, policy=Policy.AUTO, condition=None)\n\n"
+    "Runs the producer (tg_producer_run()).\n\n"
+    "The work is launched eagerly, replayed from the producer's own graph, or\n"
+    "recorded into the capture in progress on the stream, with the same\n"
+    "results; *policy* and the stream's capture state decide which.  The GIL\n"
+    "is released while it runs.\n\n"
+    "Args:\n"
+    "    stream (StreamLike): Where the work goes.  None follows the stream\n"
+    "        rule (:func:`~track_gen.exec.resolve_stream`; torch's current\n"
+    "        stream once torch is imported); an int is a cudaStream_t (0 is\n"
+    "        the legacy default stream); a torch stream is its handle.\n"
+    "    policy (Policy): AUTO decides from the stream and the stages;\n"
+    "        EAGER, REPLAY and RECORD insist and raise where they cannot apply.\n"
+    "    condition (Condition | ArrayLike | None): Guards the whole call by a\n"
+    "        device flag: a :class:`~track_gen.exec.Condition`, or an int32\n"
+    "        device array.\n\n"
+    "Raises:\n"
+    "    CaptureError: The capture was lost (FAILED), or a refusal that left\n"
+    "        it intact (:class:`~track_gen.exec.NotCapturableError`,\n"
+    "        :class:`~track_gen.exec.LegacyPluginStreamError`).\n"
+    "    ArgumentError: An argument is wrong at run time (a stream of\n"
+    "        another device, a flag that is not int32).\n"
+    "    StateError: The state refuses the call (a binding not bound, a\n"
+    "        policy the stream's capture state refuses).\n"
+    "    CudaError: A CUDA call failed.\n"
+    "    StageError: A stage written in Python raised; its exception is the\n"
+    "        cause.\n" },
   { "resolve", (PyCFunction)(void (*) (void))producer_resolve,
     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-    "resolve($self, stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
-    "The (policy, stream) a run would use, without running (tg_producer_resolve())." },
+    "resolve(stream=None, policy=Policy.AUTO, condition=None)\n\n"
+    "The policy and the stream a run would use, without running\n"
+    "(tg_producer_resolve()).\n\n"
+    "Args:\n"
+    "    stream (StreamLike): As :meth:`run` takes it.\n"
+    "    policy (Policy): As :meth:`run` takes it.\n"
+    "    condition (Condition | ArrayLike | None): As :meth:`run` takes it.\n\n"
+    "Returns:\n"
+    "    tuple[Policy, int]: The policy the call would take and its stream.\n" },
   { "_runner_stats", producer_runner_stats, METH_NOARGS,
     "_runner_stats($self)\n--\n\ntg_producer_get_runner_stats() as a tuple." },
   { "close", producer_close, METH_NOARGS,

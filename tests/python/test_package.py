@@ -74,8 +74,9 @@ class Import(unittest.TestCase):
         with open(os.path.join(build, "trackgen.pc")) as f:
             pc = re.search(r"^Version: (.*)$", f.read(), re.M)[1]
         self.assertEqual(pc, track_gen.__version__)
-        wheel = subprocess.run([sys.executable, os.path.join(src, "setup.py"), "--version"],
-                               cwd=src, check=True, capture_output=True, text=True)
+        wheel = subprocess.run([sys.executable, os.path.join(src, "setup.py"),
+                                "--version"], cwd=src, check=True, capture_output=True,
+                               text=True)
         self.assertEqual(wheel.stdout.split()[-1], track_gen.__version__)
 
     def test_native_module_calls_into_the_archives(self):
