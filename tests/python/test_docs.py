@@ -1,7 +1,11 @@
 """The Python snippets of doc/python.md, doc/torch.md and doc/tracks.md, each
 page's run in order in one namespace on a GPU (each one compiled
-everywhere), so the pages cannot show code that does not work."""
+everywhere), so the pages cannot show code that does not work; and a
+docstring for every public name, which the Sphinx reference shows."""
+import enum
 import gc
+import importlib
+import inspect
 import os
 import re
 import sys
@@ -41,6 +45,32 @@ class Pages(unittest.TestCase):
             # graphs and producers before the next page waits for releases.
             namespace.clear()
             gc.collect()
+
+
+class Docstrings(unittest.TestCase):
+    # track_gen.interop.torch imports torch: the others stand for it here.
+    MODULES = ("track_gen", "track_gen.exec", "track_gen.seeds", "track_gen.interop",
+               "track_gen.tracks")
+
+    def test_every_public_name_has_one(self):
+        for name in self.MODULES:
+            module = importlib.import_module(name)
+            with self.subTest(name=name):
+                self.assertTrue(inspect.getdoc(module))
+            for public in module.__all__:
+                obj = getattr(module, public)
+                if inspect.ismodule(obj) or not (callable(obj) or inspect.isclass(obj)):
+                    continue
+                with self.subTest(name="%s.%s" % (name, public)):
+                    self.assertTrue(obj.__doc__ and obj.__doc__.strip())
+                # An enum's members are its values: the class says what they mean.
+                plain = inspect.isclass(obj) and not issubclass(obj, enum.Enum)
+                members = vars(obj).items() if plain else ()
+                for attr, member in members:
+                    if attr.startswith("_") or not hasattr(member, "__get__"):
+                        continue
+                    with self.subTest(name="%s.%s.%s" % (name, public, attr)):
+                        self.assertTrue(member.__doc__ and member.__doc__.strip())
 
 
 if __name__ == "__main__":
