@@ -240,20 +240,49 @@ ops_enqueue (TgpyLaunch *self, PyObject *func)
 static PyMethodDef ops_methods[] = {
   { "copy_to_host", (PyCFunction)(void (*) (void))ops_copy_to_host,
     METH_VARARGS | METH_KEYWORDS,
-    "copy_to_host(dst, src, size=None)\n--\n\nCopies *size* bytes (all of *dst*) from "
-    "device memory *src* to host memory *dst* and waits for them; refused under "
-    "RECORD (it synchronizes)." },
+    "copy_to_host($self, dst, src, size=None)\n"
+    "--\n"
+    "\n"
+    "Copies device memory to host memory and waits for it.\n"
+    "\n"
+    "Refused under RECORD (it synchronizes).\n"
+    "\n"
+    "Args:\n"
+    "    dst (Any): Host memory: a writable bytes-like object, an object with\n"
+    "        the array interface (numpy), or an int address with *size*.\n"
+    "    src (ArrayLike): Device memory.\n"
+    "    size (int | None): The bytes to copy; all of *dst* by default." },
   { "copy_to_device", (PyCFunction)(void (*) (void))ops_copy_to_device,
     METH_VARARGS | METH_KEYWORDS,
-    "copy_to_device(dst, src, size=None)\n--\n\nEnqueues a copy from host memory *src* "
-    "to device memory *dst*; under RECORD *src* must be pinned memory, read again at "
-    "every replay." },
+    "copy_to_device($self, dst, src, size=None)\n"
+    "--\n"
+    "\n"
+    "Enqueues a copy from host memory to device memory.\n"
+    "\n"
+    "Under RECORD *src* must be pinned memory, read again at every replay.\n"
+    "\n"
+    "Args:\n"
+    "    dst (ArrayLike): Device memory.\n"
+    "    src (Any): Host memory: a bytes-like object, an object with the array\n"
+    "        interface (numpy), or an int address with *size*.\n"
+    "    size (int | None): The bytes to copy; all of *src* by default." },
   { "synchronize", (PyCFunction)ops_synchronize, METH_NOARGS,
-    "synchronize()\n--\n\nWaits for the stream; refused under RECORD." },
+    "synchronize($self)\n"
+    "--\n"
+    "\n"
+    "Waits for the stream; refused under RECORD." },
   { "enqueue", (PyCFunction)ops_enqueue, METH_O,
-    "enqueue(func, /)\n--\n\nEnqueues ``func()`` on the stream (a host node under "
-    "RECORD, run at every replay).  It runs on a CUDA driver thread and must not call "
-    "CUDA (no torch CUDA operations)." },
+    "enqueue($self, func, /)\n"
+    "--\n"
+    "\n"
+    "Enqueues ``func()`` on the stream: a host node under RECORD, run at every\n"
+    "replay.\n"
+    "\n"
+    "It runs on a CUDA driver thread and must not call CUDA (no torch CUDA\n"
+    "operations).\n"
+    "\n"
+    "Args:\n"
+    "    func (Callable[[], Any]): The host function." },
   { NULL },
 };
 

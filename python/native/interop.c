@@ -82,8 +82,8 @@ scope_dealloc (TgpyScope *self)
 
 static PyMethodDef scope_methods[] = {
   { "end", (PyCFunction)scope_end, METH_NOARGS,
-    "end()\n--\n\nEnds the registration (tg_capture_scope_end()), on the thread that "
-    "began it; ending twice is a no-op." },
+    "end($self)\n--\n\nEnds the registration (tg_capture_scope_end()), on the "
+    "thread that began it; ending twice is a no-op." },
   { NULL },
 };
 

@@ -118,7 +118,7 @@ static PyGetSetDef launch_getset[] = {
   { "device", (getter)launch_get_device, NULL, "The CUDA device the work runs on.",
     NULL },
   { "stream", (getter)launch_get_stream, NULL,
-    "The stream to enqueue on, as an int cudaStream_t: the resolved stream, the "
+    "The stream to enqueue on, an int cudaStream_t; the resolved stream, the "
     "producer's own capture stream, or a condition's body stream.",
     NULL },
   { "policy", (getter)launch_get_policy, NULL, "The resolved Policy (an int).", NULL },
@@ -447,29 +447,88 @@ launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef launch_methods[] = {
   { "binding", (PyCFunction)launch_binding, METH_O,
-    "binding(name, /)\n--\n\nThe object bound as *name* (a tensor, an array), or its "
-    "address when an int was bound.  The stage must have declared *name*." },
+    "binding($self, name, /)\n"
+    "--\n"
+    "\n"
+    "The object bound under a name (tg_launch_get_binding()).\n"
+    "\n"
+    "Args:\n"
+    "    name (str): A binding the stage declared.\n"
+    "\n"
+    "Returns:\n"
+    "    Any: The object bound (a tensor, an array), or its address when an int\n"
+    "    was bound." },
   { "binding_ptr", (PyCFunction)launch_binding_ptr, METH_O,
-    "binding_ptr(name, /)\n--\n\nThe device address bound as *name*, an int." },
+    "binding_ptr($self, name, /)\n"
+    "--\n"
+    "\n"
+    "The device address bound under a name.\n"
+    "\n"
+    "Args:\n"
+    "    name (str): A binding the stage declared.\n"
+    "\n"
+    "Returns:\n"
+    "    int: The address." },
   { "binding_size", (PyCFunction)launch_binding_size, METH_O,
-    "binding_size(name, /)\n--\n\nThe size in bytes bound as *name*: at least what the "
-    "stage declared." },
+    "binding_size($self, name, /)\n"
+    "--\n"
+    "\n"
+    "The size bound under a name.\n"
+    "\n"
+    "Args:\n"
+    "    name (str): A binding the stage declared.\n"
+    "\n"
+    "Returns:\n"
+    "    int: The bytes bound, at least what the stage declared." },
   { "keep", (PyCFunction)launch_keep, METH_O,
-    "keep(obj, /)\n--\n\nKeeps *obj* alive as long as the graph holding this stage's "
-    "work may run (tg_launch_keep()): until the own graph is captured again "
-    "(REPLAY), the caller's graph is destroyed (RECORD), or the call returns "
-    "(EAGER)." },
+    "keep($self, obj, /)\n"
+    "--\n"
+    "\n"
+    "Keeps an object alive as long as the graph holding this stage's work may\n"
+    "run (tg_launch_keep()): until the own graph is captured again (REPLAY), the\n"
+    "caller's graph is destroyed (RECORD), or the call returns (EAGER).\n"
+    "\n"
+    "Args:\n"
+    "    obj (Any): The object, such as a temporary the work uses." },
   { "if_", (PyCFunction)(void (*) (void))launch_if, METH_VARARGS | METH_KEYWORDS,
-    "if_(condition, then, otherwise=None)\n--\n\nRuns ``then(ctx)`` when the "
-    "condition's device flag is non-zero, else ``otherwise(ctx)``: an IF node under "
-    "a capture, one readback eagerly (tg_launch_if(), tg_launch_if_else())." },
+    "if_($self, condition, then, otherwise=None)\n"
+    "--\n"
+    "\n"
+    "Runs ``then(ctx)`` when a device flag is non-zero, else ``otherwise(ctx)``\n"
+    "(tg_launch_if(), tg_launch_if_else()).\n"
+    "\n"
+    "An IF node under a capture, one readback eagerly.\n"
+    "\n"
+    "Args:\n"
+    "    condition (Condition | ArrayLike): The condition, or an int32 device\n"
+    "        flag.\n"
+    "    then (Callable[[LaunchContext], Any]): The body run when it is\n"
+    "        non-zero.\n"
+    "    otherwise (Callable[[LaunchContext], Any] | None): The body run when it\n"
+    "        is 0." },
   { "switch", (PyCFunction)(void (*) (void))launch_switch, METH_VARARGS | METH_KEYWORDS,
-    "switch(index, cases)\n--\n\nRuns ``cases[i](ctx)``, i the int32 at *index* on "
-    "the device; nothing when i is out of range (tg_launch_switch())." },
+    "switch($self, index, cases)\n"
+    "--\n"
+    "\n"
+    "Runs ``cases[i](ctx)``, ``i`` the int32 at *index* on the device; nothing\n"
+    "when ``i`` is out of range (tg_launch_switch()).\n"
+    "\n"
+    "Args:\n"
+    "    index (ArrayLike): An int32 device array; its first element decides.\n"
+    "    cases (Sequence[Callable[[LaunchContext], Any]]): The bodies." },
   { "while_", (PyCFunction)(void (*) (void))launch_while, METH_VARARGS | METH_KEYWORDS,
-    "while_(flag, max_iters, status, body)\n--\n\nRuns ``body(ctx)`` while the int32 "
-    "*flag* is non-zero, at most *max_iters* times; the outcome goes to *status* (two "
-    "int32: iterations, end) (tg_launch_while())." },
+    "while_($self, flag, max_iters, status, body)\n"
+    "--\n"
+    "\n"
+    "Runs ``body(ctx)`` while a device flag is non-zero, at most *max_iters*\n"
+    "times (tg_launch_while()).\n"
+    "\n"
+    "Args:\n"
+    "    flag (ArrayLike): An int32 device array the body updates.\n"
+    "    max_iters (int): The most iterations of one run, at least 1.\n"
+    "    status (ArrayLike): Two int32 that each run fills with the iterations\n"
+    "        and the :class:`~track_gen.exec.LoopEnd`.\n"
+    "    body (Callable[[LaunchContext], Any]): The body." },
   { NULL },
 };
 

@@ -564,57 +564,87 @@ producer_get_handle (PyObject *obj, void *closure)
 static PyMethodDef producer_methods[] = {
   { "_add_stage", (PyCFunction)(void (*) (void))tgpy_producer_add_stage,
     METH_VARARGS | METH_KEYWORDS,
-    "_add_stage(name, func, flags=0, host=False)\n--\n\n"
+    "_add_stage($self, name, func, flags=0, host=False)\n--\n\n"
     "tg_producer_add_device_stage() or _add_host_stage()." },
   { "_add_loop_stage", (PyCFunction)(void (*) (void))tgpy_producer_add_loop_stage,
     METH_VARARGS | METH_KEYWORDS,
-    "_add_loop_stage(name, body, flag_binding, status_binding, max_iters, "
+    "_add_loop_stage($self, name, body, flag_binding, status_binding, max_iters, "
     "flags=0)\n--\n\n"
     "tg_producer_add_loop_stage()." },
   { "_add_switch_stage", (PyCFunction)(void (*) (void))tgpy_producer_add_switch_stage,
     METH_VARARGS | METH_KEYWORDS,
-    "_add_switch_stage(name, cases, index_binding, flags=0)\n--\n\n"
+    "_add_switch_stage($self, name, cases, index_binding, flags=0)\n--\n\n"
     "tg_producer_add_switch_stage()." },
   { "_declare_binding", tgpy_producer_declare_binding, METH_VARARGS,
-    "_declare_binding(stage, name, min_size)\n--\n\ntg_producer_declare_binding()." },
+    "_declare_binding($self, stage, name, "
+    "min_size)\n--\n\ntg_producer_declare_binding()." },
   { "set_stage_condition", tgpy_producer_set_stage_condition, METH_VARARGS,
-    "set_stage_condition(stage, flag_binding)\n--\n\nGuards stage *stage* by the int32 "
+    "set_stage_condition($self, stage, flag_binding)\n--\n\nGuards stage *stage* by "
+    "the int32 "
     "bound as *flag_binding* (None removes the guard): an IF node under a capture, a "
     "readback eagerly (tg_producer_set_stage_condition())." },
   { "set_stage_else", tgpy_producer_set_stage_else, METH_VARARGS,
-    "set_stage_else(stage, func)\n--\n\nGives the guarded stage *stage* (written in "
+    "set_stage_else($self, stage, func)\n--\n\nGives the guarded stage *stage* "
+    "(written in "
     "Python) an else branch, ``func(ctx)``, run when its flag is 0; None removes it "
     "(tg_producer_set_stage_else())." },
   { "_bind", (PyCFunction)(void (*) (void))producer_bind, METH_VARARGS | METH_KEYWORDS,
-    "_bind(name, array, size=None, dtype=None)\n--\n\ntg_producer_bind(); None "
+    "_bind($self, name, array, size=None, dtype=None)\n--\n\ntg_producer_bind(); None "
     "unbinds; an array that carries a dtype other than *dtype* is refused." },
   { "get_binding", producer_get_binding, METH_O,
-    "get_binding(name, /)\n--\n\n(address, size) bound as *name*, or None." },
+    "get_binding($self, name, /)\n--\n\n(address, size) bound as *name*, or None." },
   { "binding_owner", producer_binding_owner, METH_O,
-    "binding_owner(name, /)\n--\n\nThe object bound as *name*, or None." },
+    "binding_owner($self, name, /)\n--\n\nThe object bound as *name*, or None." },
   { "set_stream", producer_set_stream, METH_O,
-    "set_stream(stream, /)\n--\n\nBinds the stream that calls passing None use "
+    "set_stream($self, stream, /)\n--\n\nBinds the stream that calls passing None use "
     "(tg_producer_set_stream()); None unbinds." },
   { "run", (PyCFunction)(void (*) (void))producer_run,
     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-    "run(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
-    "Runs the producer (tg_producer_run()): launched eagerly, replayed from its own "
-    "graph, or recorded into the capture in progress on *stream*, with the same "
-    "results.  *stream*: None follows the stream rule (see "
-    "track_gen.exec.resolve_stream: torch's current stream once torch is imported), an "
-    "int is a cudaStream_t (0 is the legacy default stream), or a torch stream.  "
-    "*condition*: None, a Condition, or an int32 device "
-    "flag.  The GIL is released while it runs.  Raises CaptureError, ArgumentError, "
-    "StateError, CudaError, or StageError (a stage raised: its exception is the "
-    "cause)." },
+    /* No text signature: inspect cannot evaluate Policy.AUTO, so the first
+     * line, which help() and Sphinx show as it is, is the signature. */
+    "run(stream=None, policy=Policy.AUTO, condition=None)\n\n"
+    "Runs the producer (tg_producer_run()).\n\n"
+    "The work is launched eagerly, replayed from the producer's own graph, or\n"
+    "recorded into the capture in progress on the stream, with the same\n"
+    "results; *policy* and the stream's capture state decide which.  The GIL\n"
+    "is released while it runs.\n\n"
+    "Args:\n"
+    "    stream (StreamLike): Where the work goes.  None follows the stream\n"
+    "        rule (:func:`~track_gen.exec.resolve_stream`; torch's current\n"
+    "        stream once torch is imported); an int is a cudaStream_t (0 is\n"
+    "        the legacy default stream); a torch stream is its handle.\n"
+    "    policy (Policy): AUTO decides from the stream and the stages;\n"
+    "        EAGER, REPLAY and RECORD insist and raise where they cannot apply.\n"
+    "    condition (Condition | ArrayLike | None): Guards the whole call by a\n"
+    "        device flag: a :class:`~track_gen.exec.Condition`, or an int32\n"
+    "        device array.\n\n"
+    "Raises:\n"
+    "    CaptureError: The capture was lost (FAILED), or a refusal that left\n"
+    "        it intact (:class:`~track_gen.exec.NotCapturableError`,\n"
+    "        :class:`~track_gen.exec.LegacyPluginStreamError`).\n"
+    "    ArgumentError: An argument is wrong at run time (a stream of\n"
+    "        another device, a flag that is not int32).\n"
+    "    StateError: The state refuses the call (a binding not bound, a\n"
+    "        policy the stream's capture state refuses).\n"
+    "    CudaError: A CUDA call failed.\n"
+    "    StageError: A stage written in Python raised; its exception is the\n"
+    "        cause.\n" },
   { "resolve", (PyCFunction)(void (*) (void))producer_resolve,
     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
-    "resolve(stream=None, policy=Policy.AUTO, condition=None)\n--\n\n"
-    "The (policy, stream) a run would use, without running (tg_producer_resolve())." },
+    "resolve(stream=None, policy=Policy.AUTO, condition=None)\n\n"
+    "The policy and the stream a run would use, without running\n"
+    "(tg_producer_resolve()).\n\n"
+    "Args:\n"
+    "    stream (StreamLike): As :meth:`run` takes it.\n"
+    "    policy (Policy): As :meth:`run` takes it.\n"
+    "    condition (Condition | ArrayLike | None): As :meth:`run` takes it.\n\n"
+    "Returns:\n"
+    "    tuple[Policy, int]: The policy the call would take and its stream.\n" },
   { "_runner_stats", producer_runner_stats, METH_NOARGS,
-    "_runner_stats()\n--\n\ntg_producer_get_runner_stats() as a tuple." },
+    "_runner_stats($self)\n--\n\ntg_producer_get_runner_stats() as a tuple." },
   { "close", producer_close, METH_NOARGS,
-    "close()\n--\n\nDrops this object's reference to the C producer now; graphs that "
+    "close($self)\n--\n\nDrops this object's reference to the C producer now; graphs "
+    "that "
     "retained it keep it alive.  Later calls raise ValueError." },
   { NULL },
 };

@@ -548,48 +548,127 @@ seed_state_get_closed (PyObject *obj, void *closure)
 static PyMethodDef seed_state_methods[] = {
   { "advance", (PyCFunction)(void (*) (void))seed_state_advance,
     METH_VARARGS | METH_KEYWORDS,
-    "advance(stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the epoch of "
-    "every "
-    "env whose mask byte is non-zero (all envs without a mask) grows by one "
-    "(tg_seed_state_advance()).  Capturable." },
+    "advance($self, stream=None, mask=None, mask_len=None)\n"
+    "--\n"
+    "\n"
+    "Enqueues an epoch advance (tg_seed_state_advance()).  Capturable.\n"
+    "\n"
+    "The epoch of every env whose mask byte is non-zero grows by one (of every\n"
+    "env without a mask): the next generation of those envs gets a new key.\n"
+    "\n"
+    "Args:\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`).\n"
+    "    mask (ArrayLike | None): A uint8 device array, one byte per env, read\n"
+    "        when the kernel runs; None advances every env.\n"
+    "    mask_len (int | None): The mask's bytes, for an int address." },
   { "reset_epochs", (PyCFunction)(void (*) (void))seed_state_reset_epochs,
     METH_VARARGS | METH_KEYWORDS,
-    "reset_epochs(stream=None, mask=None, mask_len=None)\n--\n\nEnqueues: the masked "
-    "envs' epochs become 0 (tg_seed_state_reset_epochs()).  Capturable." },
+    "reset_epochs($self, stream=None, mask=None, mask_len=None)\n"
+    "--\n"
+    "\n"
+    "Enqueues an epoch reset (tg_seed_state_reset_epochs()).  Capturable.\n"
+    "\n"
+    "Args:\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`).\n"
+    "    mask (ArrayLike | None): A uint8 device array, one byte per env: the\n"
+    "        envs whose epochs become 0; None resets every env.\n"
+    "    mask_len (int | None): The mask's bytes, for an int address." },
   { "fill_effective", (PyCFunction)(void (*) (void))seed_state_fill_effective,
     METH_VARARGS | METH_KEYWORDS,
-    "fill_effective(out, stream=None, out_len=None)\n--\n\nEnqueues: out[i] = "
-    "effective_seed(seed[i], epoch[i]) into a uint64 device array "
-    "(tg_seed_state_fill_effective()).  Capturable." },
+    "fill_effective($self, out, stream=None, out_len=None)\n"
+    "--\n"
+    "\n"
+    "Enqueues ``out[i] = effective_seed(seed[i], epoch[i])``\n"
+    "(tg_seed_state_fill_effective()).  Capturable.\n"
+    "\n"
+    "Args:\n"
+    "    out (ArrayLike): A uint64 device array of n_envs elements.\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`).\n"
+    "    out_len (int | None): The elements at an int address." },
   { "set_seeds_device", (PyCFunction)(void (*) (void))seed_state_set_seeds_device,
     METH_VARARGS | METH_KEYWORDS,
-    "set_seeds_device(env_ids, seeds, stream=None, n=None)\n--\n\nEnqueues: env "
-    "env_ids[k] gets seeds[k] and epoch 0, both device arrays read when the kernel "
-    "runs "
-    "(tg_seed_state_set_seeds_device()).  Capturable." },
+    "set_seeds_device($self, env_ids, seeds, stream=None, n=None)\n"
+    "--\n"
+    "\n"
+    "Enqueues a reseed: env ``env_ids[k]`` gets ``seeds[k]`` and epoch 0\n"
+    "(tg_seed_state_set_seeds_device()).  Capturable.\n"
+    "\n"
+    "Args:\n"
+    "    env_ids (ArrayLike): A uint32 device array of local env ids, read when\n"
+    "        the kernel runs.\n"
+    "    seeds (ArrayLike): A uint64 device array, one seed per id.\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`).\n"
+    "    n (int | None): The ids, for int addresses." },
   { "_set_seeds", (PyCFunction)(void (*) (void))seed_state_set_seeds,
     METH_VARARGS | METH_KEYWORDS,
-    "_set_seeds(env_ids, seeds, stream=None)\n--\n\ntg_seed_state_set_seeds(): "
+    "_set_seeds($self, env_ids, seeds, stream=None)\n--\n\ntg_seed_state_set_seeds(): "
     "little-endian uint32 ids and uint64 seeds as bytes.  Blocks." },
   { "read", (PyCFunction)(void (*) (void))seed_state_read, METH_VARARGS | METH_KEYWORDS,
-    "read(stream=None)\n--\n\n(seeds, epochs) of every env, as lists, ordered on "
-    "*stream* after what was enqueued there (tg_seed_state_read()).  Blocks." },
+    "read($self, stream=None)\n"
+    "--\n"
+    "\n"
+    "The seeds and epochs of every env (tg_seed_state_read()).  Blocks.\n"
+    "\n"
+    "Args:\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`).  The read is\n"
+    "        ordered after what was enqueued there; a capturing stream is\n"
+    "        refused.\n"
+    "\n"
+    "Returns:\n"
+    "    tuple[list[int], list[int]]: The seeds and the epochs." },
   { "write", (PyCFunction)(void (*) (void))seed_state_write,
     METH_VARARGS | METH_KEYWORDS,
-    "write(seeds=None, epochs=None, stream=None)\n--\n\nSets the seed and the "
-    "epoch of every env from sequences of n_envs ints (None keeps that half), "
-    "ordered on *stream* (tg_seed_state_write()).  Blocks." },
+    "write($self, seeds=None, epochs=None, stream=None)\n"
+    "--\n"
+    "\n"
+    "Sets the seed and the epoch of every env (tg_seed_state_write()).  Blocks.\n"
+    "\n"
+    "Args:\n"
+    "    seeds (Sequence[int] | None): n_envs seeds; None keeps them.\n"
+    "    epochs (Sequence[int] | None): n_envs epochs; None keeps them.\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`)." },
   { "snapshot", (PyCFunction)(void (*) (void))seed_state_snapshot,
     METH_VARARGS | METH_KEYWORDS,
-    "snapshot(stream=None)\n--\n\nThe state as bytes, for a checkpoint "
-    "(tg_seed_state_snapshot()).  Blocks; refuses a capturing stream." },
+    "snapshot($self, stream=None)\n"
+    "--\n"
+    "\n"
+    "The state as bytes, for a checkpoint (tg_seed_state_snapshot()).  Blocks.\n"
+    "\n"
+    "Args:\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`).  A capturing\n"
+    "        stream is refused.\n"
+    "\n"
+    "Returns:\n"
+    "    bytes: What :meth:`restore` takes." },
   { "restore", (PyCFunction)(void (*) (void))seed_state_restore,
     METH_VARARGS | METH_KEYWORDS,
-    "restore(snapshot, stream=None)\n--\n\nRestores bytes from snapshot() of a state "
-    "of the same envs (tg_seed_state_restore()).  Blocks." },
+    "restore($self, snapshot, stream=None)\n"
+    "--\n"
+    "\n"
+    "Restores a :meth:`snapshot` of a state of the same envs\n"
+    "(tg_seed_state_restore()).  Blocks.\n"
+    "\n"
+    "Args:\n"
+    "    snapshot (bytes): What :meth:`snapshot` returned.\n"
+    "    stream (StreamLike): Where the work is ordered; None follows the\n"
+    "        stream rule (:func:`~track_gen.exec.resolve_stream`).\n"
+    "\n"
+    "Raises:\n"
+    "    ArgumentError: A snapshot of other envs, of another version, or\n"
+    "        truncated." },
   { "close", seed_state_close, METH_NOARGS,
-    "close()\n--\n\nDrops this object's reference now; graphs that retained the state "
-    "keep it alive." },
+    "close($self)\n"
+    "--\n"
+    "\n"
+    "Drops this object's reference now; graphs that retained the state keep it\n"
+    "alive.  Later calls raise ValueError." },
   { NULL },
 };
 

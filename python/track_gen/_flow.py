@@ -182,30 +182,19 @@ def _callable(func: Any, what: str) -> None:
 def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
                on_false: Optional[Callable[..., Any]] = None, stream: Any = None,
                **kwargs: Any) -> None:
-    """Runs ``on_true()`` when the int32 at *flag* is non-zero, else
-    ``on_false()``, decided on the device: Warp's ``wp.capture_if`` for any
-    torch code, with no producer to build.
+    """Runs ``on_true()`` when a device flag is non-zero, else ``on_false()``,
+    decided on the device.
 
+    Warp's ``wp.capture_if`` for any torch code, with no producer to build.
     Inside ``torch.cuda.graph`` (any capture mode) the call is an IF node of
     torch's graph whose bodies hold the callables' work, and every replay
     reads *flag* again; outside a capture it runs now, eagerly: the flag is
     read back (one wait for the stream) and the chosen callable runs.  The
     results are bit-identical both ways.
 
-    *flag*: an int32 (or uint32) device array (a torch tensor, anything with
-    ``__cuda_array_interface__`` or ``__dlpack__``, or an int address); its
-    first element decides.  Other dtypes are refused with ArgumentError
-    naming ``flag`` (``done.any()`` is a bool tensor: pass
-    ``done.any().int()``).  *on_true*, *on_false*: callables that take no
-    argument (or None: nothing runs), called with *kwargs* as Warp does.  They
-    enqueue torch ops (or kernels on torch's current stream, which is the
-    body's stream during the call) and may call capture_if, capture_while and
-    capture_switch themselves: those nest in the body.  *stream*: where the
-    work goes; None: torch's current stream on the flag's device once torch
-    is imported, where the torch ops around the call go (inside
-    ``torch.cuda.graph`` the capturing stream, inside a stage
-    ``ctx.stream``), else the stream rule (:func:`resolve_stream`).
-
+    The callables enqueue torch ops (or kernels on torch's current stream,
+    which is the body's stream during the call) and may call capture_if,
+    capture_while and capture_switch themselves: those nest in the body.
     Eagerly only the chosen callable is called.  Under a capture each one is
     called, to record its work: *on_true* once when there is no *on_false*;
     otherwise each twice (RECORD's trial capture and its second pass, as for
@@ -215,6 +204,28 @@ def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
     which goes on.  Only a body that raises when called again, in RECORD's
     second pass, leaves part of the call recorded: CaptureError, and the
     capture must be discarded.
+
+    Args:
+        flag (ArrayLike): An int32 (or uint32) device array (a torch tensor,
+            anything with ``__cuda_array_interface__`` or ``__dlpack__``, or
+            an int address); its first element decides.
+        on_true (Callable[..., Any] | None): Called with *kwargs* (as Warp
+            does) when the flag is non-zero; None runs nothing.
+        on_false (Callable[..., Any] | None): Called with *kwargs* when the
+            flag is 0; None runs nothing.
+        stream (StreamLike): Where the work goes.  None: torch's current
+            stream on the flag's device once torch is imported, where the
+            torch ops around the call go (inside ``torch.cuda.graph`` the
+            capturing stream, inside a stage ``ctx.stream``), else the stream
+            rule (:func:`resolve_stream`).
+        **kwargs (Any): The callables' keyword arguments.
+
+    Raises:
+        ArgumentError: *flag* is not an int32 device array (``done.any()``
+            is a bool tensor: pass ``done.any().int()``).
+        TypeError: A body that is not callable.
+        CaptureError: A body raised only in RECORD's second pass: the
+            capture is lost.
     """
     _callable(on_true, "on_true")
     _callable(on_false, "on_false")
@@ -227,26 +238,44 @@ def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
 
 def capture_while(flag: Any, while_body: Callable[..., Any], stream: Any = None, *,
                   max_iters: int, status: Any = None, **kwargs: Any) -> Any:
-    """Runs ``while_body()`` while the int32 at *flag* is non-zero, at most
-    *max_iters* times, decided on the device; returns *status*.  Warp's
-    ``wp.capture_while`` with a cap and an exit reason.
+    """Runs ``while_body()`` while a device flag is non-zero, at most
+    *max_iters* times, decided on the device.
 
-    The body updates *flag* (on the device) to end the loop.  Inside
+    Warp's ``wp.capture_while`` with a cap and an exit reason.  The body
+    updates *flag* (on the device) to end the loop.  Inside
     ``torch.cuda.graph`` the loop is a WHILE node of torch's graph; outside a
     capture it runs now, eagerly, reading the flag back before each
-    iteration; bit-identical both ways.  *max_iters* (required, 1 to
-    ``2**31 - 1``) bounds every run of the loop.  *status*: an int32 device
-    array of two elements that each run of the loop fills with (iterations,
-    :class:`LoopEnd`): ``SKIPPED`` when *flag* was 0 at entry, ``CONVERGED``
-    when the body cleared it, ``CAPPED`` when *max_iters* iterations ran.
-    When None, a torch tensor of two int32 is allocated on the flag's device
-    (from torch's current stream; inside a capture, from the graph's pool,
-    and kept as long as the graph) and returned: read it after the work ran
-    (``torch.cuda.synchronize()``, or after ``g.replay()`` and a
-    synchronization).  *flag*, *stream* and
-    *kwargs* are taken as :func:`capture_if` takes them.  The body is called
-    once per iteration eagerly; under a capture twice in all, whatever the
-    iterations (RECORD's trial capture and its second pass).
+    iteration; bit-identical both ways.  The body is called once per
+    iteration eagerly; under a capture twice in all, whatever the iterations
+    (RECORD's trial capture and its second pass).
+
+    Args:
+        flag (ArrayLike): As :func:`capture_if` takes it.
+        while_body (Callable[..., Any]): Called with *kwargs*, once per
+            iteration.
+        stream (StreamLike): As :func:`capture_if` takes it.
+        max_iters (int): Required, 1 to ``2**31 - 1``: bounds every run of
+            the loop.
+        status (ArrayLike | None): An int32 device array of two elements
+            that each run of the loop fills with (iterations,
+            :class:`LoopEnd`): ``SKIPPED`` when *flag* was 0 at entry,
+            ``CONVERGED`` when the body cleared it, ``CAPPED`` when
+            *max_iters* iterations ran.  None allocates a torch tensor of two
+            int32 on the flag's device (from torch's current stream; inside a
+            capture, from the graph's pool, and kept as long as the graph).
+        **kwargs (Any): The body's keyword arguments.
+
+    Returns:
+        Any: *status*, or the tensor allocated for it: read it after the
+        work ran (``torch.cuda.synchronize()``, or after ``g.replay()`` and a
+        synchronization).
+
+    Raises:
+        ArgumentError: *flag* or *status* is not an int32 device array of
+            the size needed.
+        TypeError: A body that is not callable, or *status* None without
+            torch.
+        ValueError: *max_iters* out of range.
     """
     if not callable(while_body):
         raise TypeError("while_body: a callable taking no argument, not %r"
@@ -269,16 +298,25 @@ def capture_while(flag: Any, while_body: Callable[..., Any], stream: Any = None,
 
 def capture_switch(index: Any, cases: Sequence[Optional[Callable[..., Any]]],
                    stream: Any = None, **kwargs: Any) -> None:
-    """Runs ``cases[i]()``, *i* the int32 at *index*, decided on the device;
-    nothing when *i* is out of range (negative, or ``len(cases)`` or more).
+    """Runs ``cases[i]()``, ``i`` the int32 at *index*, decided on the device.
 
-    A SWITCH node of torch's graph inside ``torch.cuda.graph``, the index
-    read back and the case run now outside a capture; bit-identical both
-    ways.  *cases*: a non-empty sequence of callables taking no argument (a
-    None case runs nothing).  *index*, *stream* and *kwargs* are taken as
-    :func:`capture_if` takes its flag, stream and kwargs.  Eagerly only the
-    chosen case is called; under a capture every case is, twice (RECORD's
-    trial capture and its second pass).
+    Nothing runs when ``i`` is out of range (negative, or ``len(cases)`` or
+    more).  A SWITCH node of torch's graph inside ``torch.cuda.graph``, the
+    index read back and the case run now outside a capture; bit-identical
+    both ways.  Eagerly only the chosen case is called; under a capture every
+    case is, twice (RECORD's trial capture and its second pass).
+
+    Args:
+        index (ArrayLike): As :func:`capture_if` takes its flag.
+        cases (Sequence[Callable[..., Any] | None]): A non-empty sequence of
+            callables, called with *kwargs*; a None case runs nothing.
+        stream (StreamLike): As :func:`capture_if` takes it.
+        **kwargs (Any): The cases' keyword arguments.
+
+    Raises:
+        ArgumentError: *index* is not an int32 device array.
+        TypeError: *cases* is not a sequence of callables.
+        ValueError: *cases* is empty.
     """
     if isinstance(cases, (str, bytes)) or not isinstance(cases, Sequence):
         raise TypeError("cases: a sequence of callables, not %r" % type(cases))

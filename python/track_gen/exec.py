@@ -90,10 +90,11 @@ __all__ = [
     "capture_switch",
 ]
 
-#: What a stream argument takes: None (TrackGen chooses), a cudaStream_t as
+#: What a stream argument takes; None (TrackGen chooses), a cudaStream_t as
 #: an int, a torch stream, or an object with ``__cuda_stream__``.
 StreamLike = Any
-#: A device array: ``__cuda_array_interface__``, ``__dlpack__``, or an int.
+#: A device array; anything with ``__cuda_array_interface__`` or
+#: ``__dlpack__``, or an int address.
 ArrayLike = Any
 
 
@@ -114,19 +115,33 @@ HostOps = _native.HostOps
 
 
 def unconditional() -> Condition:
-    """The condition that always runs (tg_unconditional())."""
+    """The condition that always runs (tg_unconditional()).
+
+    Returns:
+        Condition: The condition every call takes when it is given none.
+    """
     return _native.UNCONDITIONAL
 
 
 def conditional(flag: ArrayLike) -> Condition:
-    """Guards work by a device flag, one int32, non-zero runs (tg_conditional()).
-
-    Only int32 (or uint32) arrays are taken: a bool or uint8 flag, such as
-    ``done.any()``, is refused with ArgumentError; pass ``done.any().int()``.
+    """Guards work by a device flag, one int32; non-zero runs (tg_conditional()).
 
     Under a capture the work sits in a CUDA conditional IF node that a replay
     skips on the device when the flag is 0; eagerly the flag is read back
     (one synchronization).  The condition keeps *flag* alive.
+
+    Args:
+        flag (ArrayLike): An int32 (or uint32) device array; its first
+            element decides.
+
+    Returns:
+        Condition: The condition, for :meth:`Producer.run` and
+        :meth:`LaunchContext.if_`.
+
+    Raises:
+        ArgumentError: *flag* is not an int32 or uint32 device array: a bool
+            or uint8 flag such as ``done.any()`` is refused; pass
+            ``done.any().int()``.
     """
     return Condition(flag)
 
@@ -237,33 +252,75 @@ class Producer(_native.Producer):
     def add_device_stage(self, name: str, func: Callable[[LaunchContext], Any], *,
                          capture_safe: bool = False,
                          legacy_stream: bool = False) -> int:
-        """Appends a DEVICE stage: ``func(ctx)`` enqueues work on ``ctx.stream``
-        (tg_producer_add_device_stage()).  Returns the stage's index.
+        """Appends a DEVICE stage (tg_producer_add_device_stage()).
 
-        *capture_safe* declares that it only enqueues work, so the producer can
-        be replayed and recorded; *legacy_stream* that it launches only on the
-        legacy default stream.  Stages are added before the first run.
+        Stages are added before the first run.
+
+        Args:
+            name (str): The stage's name, unique in the producer.
+            func (Callable[[LaunchContext], Any]): ``func(ctx)`` enqueues the
+                stage's work on ``ctx.stream``.
+            capture_safe (bool): The stage only enqueues work, so the
+                producer can be replayed and recorded.
+            legacy_stream (bool): The stage launches only on the legacy
+                default stream (see :class:`LegacyPluginStreamError`).
+
+        Returns:
+            int: The stage's index.
+
+        Raises:
+            ArgumentError: An empty or duplicate name.
+            StateError: The producer already ran (``SEALED``).
         """
         return self._add_stage(name, func, _flags(capture_safe, legacy_stream))
 
     def add_host_stage(self, name: str, func: Callable[[HostOps], Any], *,
                        capture_safe: bool = False) -> int:
-        """Appends a HOST stage: ``func(ops)`` runs on the host at its place in
-        the order, using *ops* (:class:`HostOps`) for every stream operation
-        (tg_producer_add_host_stage()).  Under RECORD it runs at record time,
-        so it must be *capture_safe* (only enqueue host functions and pinned
-        copies) to be recorded.
+        """Appends a HOST stage (tg_producer_add_host_stage()).
+
+        The stage runs on the host at its place in the order.  Under RECORD
+        it runs at record time, so it must be *capture_safe* to be recorded.
+
+        Args:
+            name (str): The stage's name, unique in the producer.
+            func (Callable[[HostOps], Any]): ``func(ops)`` runs on the host and
+                uses *ops* for every stream operation.
+            capture_safe (bool): The stage only enqueues host functions and
+                pinned copies, so it can be recorded.
+
+        Returns:
+            int: The stage's index.
+
+        Raises:
+            ArgumentError: An empty or duplicate name.
+            StateError: The producer already ran (``SEALED``).
         """
         return self._add_stage(name, func, _flags(capture_safe), True)
 
     def add_loop_stage(self, name: str, body: Callable[[LaunchContext], Any], *,
                        flag: str, status: str, max_iters: int,
                        capture_safe: bool = False) -> int:
-        """Appends a bounded LOOP stage: ``body(ctx)`` runs while the int32 bound
-        as *flag* is non-zero, at most *max_iters* times; the outcome (two
-        int32: iterations, :class:`LoopEnd`) goes to the buffer bound as
-        *status* (tg_producer_add_loop_stage()).  A WHILE node under a capture,
-        a host loop eagerly.
+        """Appends a bounded LOOP stage (tg_producer_add_loop_stage()).
+
+        A WHILE node under a capture, a host loop eagerly.
+
+        Args:
+            name (str): The stage's name, unique in the producer.
+            body (Callable[[LaunchContext], Any]): ``body(ctx)``, run while the
+                int32 bound as *flag* is non-zero; it updates the flag.
+            flag (str): The binding of the int32 flag.
+            status (str): The binding of two int32 that each run fills with
+                the iterations and the :class:`LoopEnd`.
+            max_iters (int): The most iterations of one run, at least 1.
+            capture_safe (bool): *body* only enqueues work.
+
+        Returns:
+            int: The stage's index.
+
+        Raises:
+            ValueError: *flag* or *status* is declared with another dtype.
+            ArgumentError: An invalid name or *max_iters*.
+            StateError: The producer already ran (``SEALED``).
         """
         for binding in (flag, status):
             self._check_dtype(binding, "int32")
@@ -274,8 +331,23 @@ class Producer(_native.Producer):
 
     def add_switch_stage(self, name: str, cases: Sequence[Callable[[LaunchContext], Any]],
                          *, index: str, capture_safe: bool = False) -> int:
-        """Appends a SWITCH stage: ``cases[i](ctx)`` runs, i the int32 bound as
-        *index*; nothing when i is out of range (tg_producer_add_switch_stage()).
+        """Appends a SWITCH stage (tg_producer_add_switch_stage()).
+
+        Args:
+            name (str): The stage's name, unique in the producer.
+            cases (Sequence[Callable[[LaunchContext], Any]]): ``cases[i](ctx)``
+                runs, ``i`` the int32 bound as *index*; nothing runs when
+                ``i`` is out of range.
+            index (str): The binding of the int32 index.
+            capture_safe (bool): The cases only enqueue work.
+
+        Returns:
+            int: The stage's index.
+
+        Raises:
+            ValueError: *index* is declared with another dtype.
+            ArgumentError: An invalid name, or no case.
+            StateError: The producer already ran (``SEALED``).
         """
         self._check_dtype(index, "int32")
         stage = self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
@@ -283,9 +355,19 @@ class Producer(_native.Producer):
         return stage
 
     def set_stage_condition(self, stage: int, flag_binding: Optional[str]) -> None:
-        """Guards stage *stage* by the int32 bound as *flag_binding* (None
-        removes the guard): an IF node under a capture, a readback eagerly
-        (tg_producer_set_stage_condition())."""
+        """Guards a stage by a device flag (tg_producer_set_stage_condition()).
+
+        An IF node under a capture, a readback eagerly.
+
+        Args:
+            stage (int): The stage's index.
+            flag_binding (str | None): The binding of the int32 flag; None
+                removes the guard.
+
+        Raises:
+            ValueError: *flag_binding* is declared with another dtype.
+            ArgumentError: *stage* is out of range.
+        """
         self._check_dtype(flag_binding, "int32")
         super().set_stage_condition(stage, flag_binding)
         if flag_binding is not None:
@@ -294,16 +376,29 @@ class Producer(_native.Producer):
     def declare_binding(self, stage: int, name: str, min_size: Optional[int] = None, *,
                         dtype: Optional[str] = None, like: Optional[ArrayLike] = None,
                         shape: Optional[Sequence[int]] = None) -> None:
-        """Declares that stage *stage* reads the buffer bound as *name*, at least
-        *min_size* bytes of it (tg_producer_declare_binding()).  Every call then
-        checks, before anything runs or is recorded, that it is bound and large
-        enough.  *dtype* (``"float32"``, ``"int32"``, ...), when given, is
-        checked by :meth:`bind` for arrays that carry a dtype.
+        """Declares that a stage reads a binding (tg_producer_declare_binding()).
 
-        Instead of *min_size*: ``like=array`` declares the size and dtype of
-        *array* (a tensor of the shape the stage reads), or *shape* with
-        *dtype* declares ``prod(shape)`` elements of *dtype*.
-        :attr:`bindings` lists the declarations.
+        Every call then checks, before anything runs or is recorded, that the
+        binding is bound and large enough.  Pass at most one of *min_size*,
+        *like* and *shape*.  :attr:`bindings` lists the declarations.
+
+        Args:
+            stage (int): The stage's index.
+            name (str): The binding's name.
+            min_size (int | None): The bytes the stage reads, at least 1
+                (the default).
+            dtype (str | None): ``"float32"``, ``"int32"``, ...: checked by
+                :meth:`bind` for arrays that carry a dtype.
+            like (ArrayLike | None): An array of the size (and dtype) the stage
+                reads, such as a tensor of its shape.
+            shape (Sequence[int] | None): With *dtype*: ``prod(shape)``
+                elements of *dtype*.
+
+        Raises:
+            TypeError: More than one of *min_size*, *like* and *shape*, or
+                *shape* without *dtype*.
+            ValueError: A dtype other than the binding's, or a bad shape.
+            ArgumentError: *stage* is out of range.
         """
         if sum(x is not None for x in (min_size, like, shape)) > 1:
             raise TypeError("declare_binding: pass one of min_size, like and shape")
@@ -349,20 +444,35 @@ class Producer(_native.Producer):
     # -- bindings ----------------------------------------------------------
 
     def bind(self, name: str, array: Optional[ArrayLike], size: Optional[int] = None) -> None:
-        """Binds (or rebinds) device memory under *name* (tg_producer_bind()).
+        """Binds (or rebinds) device memory under a name (tg_producer_bind()).
 
-        *array* is a torch tensor, a CuPy array, anything with
-        ``__cuda_array_interface__`` or ``__dlpack__`` (C-contiguous), or an
-        int address with *size*; None unbinds.  The producer keeps *array*
-        alive while it is bound.  Rebinding a producer that was already
-        captured issues :class:`RebindAfterCaptureWarning`: its own graphs are
-        updated at the next call, the old array is kept alive for graphs of
-        yours that recorded it, which must be captured again.
+        The producer keeps *array* alive while it is bound.  Rebinding a
+        producer that was already captured issues
+        :class:`RebindAfterCaptureWarning`: its own graphs are updated at the
+        next call, the old array is kept alive for graphs of yours that
+        recorded it, which must be captured again.
+
+        Args:
+            name (str): The binding's name.
+            array (ArrayLike | None): A torch tensor, a CuPy array, anything
+                with ``__cuda_array_interface__`` or ``__dlpack__``
+                (C-contiguous), or an int address with *size*; None unbinds.
+            size (int | None): The bytes at an int address.
+
+        Raises:
+            ArgumentError: Memory that is not device memory or is another
+                device's, a *size* larger than the array, or an array whose
+                dtype is not the declared one.  A binding smaller than a
+                declaration is refused by the call (StateError).
         """
         self._bind(name, array, size, self._dtypes.get(name))
 
     def unbind(self, name: str) -> None:
-        """Unbinds *name* (tg_producer_bind() with NULL)."""
+        """Unbinds a binding (tg_producer_bind() with NULL).
+
+        Args:
+            name (str): The binding's name.
+        """
         self.bind(name, None)
 
     # -- the runner --------------------------------------------------------
@@ -387,13 +497,23 @@ class Producer(_native.Producer):
 
 def resolve(producer: Producer, stream: StreamLike = None, policy: int = Policy.AUTO,
             condition: Optional[Condition] = None) -> Tuple[Policy, int]:
-    """The policy and the stream a call of *producer* would use, without running
-    it (tg_producer_resolve()): the policy table of the design, once."""
+    """The policy and the stream a call would use, without running it
+    (tg_producer_resolve()).
+
+    Args:
+        producer (Producer): The producer.
+        stream (StreamLike): As :meth:`Producer.run` takes it.
+        policy (Policy): As :meth:`Producer.run` takes it.
+        condition (Condition | None): As :meth:`Producer.run` takes it.
+
+    Returns:
+        tuple[Policy, int]: The policy the call would take and its stream.
+    """
     return producer.resolve(stream, policy, condition)
 
 
 def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
-    """The stream a TrackGen call would use on *device* (tg_stream_resolve()).
+    """The stream a TrackGen call would use on a device (tg_stream_resolve()).
 
     A stream you name wins (``0`` is the legacy default stream; a stream of
     another device raises ArgumentError).  A call that names no stream
@@ -416,30 +536,72 @@ def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
     another stream, a blocking ``SeedState`` call) raises StateError naming
     the fix.  ``SeedState`` calls follow the same rule (they have no bound
     stream).
+
+    Args:
+        stream (StreamLike): The stream a call names, or None.
+        device (int): The CUDA device.
+
+    Returns:
+        int: The ``cudaStream_t`` the call would use.
+
+    Raises:
+        ArgumentError: *stream* belongs to another device.
+        StateError: No stream is named and the call would run beside a
+            capture in progress on torch's current stream.
     """
     return _native.resolve_stream(stream, device)
 
 
 def capture_state(stream: StreamLike) -> Tuple[CaptureState, int]:
-    """(state, capture id) of *stream*, without disturbing a capture in
-    progress (tg_stream_get_capture_state())."""
+    """A stream's capture state, without disturbing a capture in progress
+    (tg_stream_get_capture_state()).
+
+    Args:
+        stream (StreamLike): The stream.
+
+    Returns:
+        tuple[CaptureState, int]: The state and the capture's id (0 when
+        none).
+    """
     state, capture_id, _graph = _native.capture_info(stream)
     return state, capture_id
 
 
 def is_capturing(stream: StreamLike) -> bool:
-    """Whether *stream* is capturing (active or invalidated): work enqueued on
-    it is recorded, never run (tg_stream_is_capturing())."""
+    """Whether a stream is capturing (tg_stream_is_capturing()).
+
+    Work enqueued on a capturing stream is recorded, never run.
+
+    Args:
+        stream (StreamLike): The stream.
+
+    Returns:
+        bool: True when its capture is active or invalidated.
+    """
     return capture_state(stream)[0] in (CaptureState.ACTIVE, CaptureState.INVALIDATED)
 
 
 def default_stream(device: int = 0) -> int:
-    """TrackGen's default stream of *device* (tg_default_stream())."""
+    """TrackGen's default stream of a device (tg_default_stream()).
+
+    Args:
+        device (int): The CUDA device.
+
+    Returns:
+        int: The stream, a ``cudaStream_t`` ordered with nothing of yours.
+    """
     return _native.default_stream(device)
 
 
 def device_check(device: int = 0) -> None:
-    """Checks that *device* runs TrackGen's kernels (tg_device_check())."""
+    """Checks that a device runs TrackGen's kernels (tg_device_check()).
+
+    Args:
+        device (int): The CUDA device.
+
+    Raises:
+        CudaError: The kernels do not run there (no kernel image for it).
+    """
     _native.device_check(device)
 
 
@@ -457,43 +619,65 @@ class LiveObjects:
     #: Streams of freed producers kept idle for later producers' captures
     #: (not counted in *streams*).
     idle_streams: int
-    #: CUDA user objects TrackGen tied to graphs that still hold them: at
+    #: CUDA user objects TrackGen tied to graphs that still hold them; at
     #: most one per graph, none where nothing is kept or the graph's owner
     #: holds the references.
     user_objects: int
 
 
 def live_objects() -> LiveObjects:
-    """The live-object counters, for leak checks (tg_get_live_objects())."""
+    """The live-object counters, for leak checks (tg_get_live_objects()).
+
+    Returns:
+        LiveObjects: What TrackGen created and has not destroyed yet.
+    """
     return LiveObjects(*_native.live_objects())
 
 
 def set_nvtx(on: bool) -> None:
-    """Turns NVTX ranges on or off, for every thread (tg_set_nvtx()): a range
-    named after the producer around each call, and ``"producer/stage"``
-    around each stage run on the host, so that Nsight Systems
-    (``nsys profile --trace=cuda,nvtx``) shows TrackGen's work by name.  Off
-    by default at the cost of one branch per call and stage; the environment
-    variable ``TG_NVTX=1`` turns them on until this is called."""
+    """Turns NVTX ranges on or off, for every thread (tg_set_nvtx()).
+
+    A range named after the producer goes around each call, and
+    ``"producer/stage"`` around each stage run on the host, so that Nsight
+    Systems (``nsys profile --trace=cuda,nvtx``) shows TrackGen's work by
+    name.  Off by default at the cost of one branch per call and stage; the
+    environment variable ``TG_NVTX=1`` turns them on until this is called.
+
+    Args:
+        on (bool): Whether the ranges are on.
+    """
     _native.set_nvtx(on)
 
 
 def nvtx_enabled() -> bool:
-    """Whether NVTX ranges are on (tg_get_nvtx()): :func:`set_nvtx`, else
-    ``TG_NVTX=1``."""
+    """Whether NVTX ranges are on (tg_get_nvtx()).
+
+    Returns:
+        bool: What :func:`set_nvtx` set, else whether ``TG_NVTX=1``.
+    """
     return _native.get_nvtx()
 
 
 def release_wait(timeout: Optional[float] = None) -> bool:
-    """Waits until every reference that graphs held (retained producers, seed
-    states, objects) was released, at most *timeout* seconds
-    (tg_release_wait()): delete your graphs first, since a live graph holds
-    its references (the wait then lasts the whole timeout; what
-    ``interop.torch.graph(g)`` keeps is held by ``g`` and waited for only once
-    ``g`` is deleted), and a graph deleted with replays in flight releases
-    once they completed (synchronize first).  True when none is outstanding.  *timeout* is a number of seconds >= 0;
-    None (or ``math.inf``) waits for ever; a negative one or NaN raises
-    ValueError."""
+    """Waits until every reference that graphs held was released
+    (tg_release_wait()).
+
+    Graphs hold retained producers, seed states and objects.  Delete your
+    graphs first, since a live graph holds its references (the wait then
+    lasts the whole timeout; what ``interop.torch.graph(g)`` keeps is held
+    by ``g`` and waited for only once ``g`` is deleted); a graph deleted
+    with replays in flight releases once they completed (synchronize first).
+
+    Args:
+        timeout (float | None): The most seconds to wait, >= 0; None (or
+            ``math.inf``) waits for ever.
+
+    Returns:
+        bool: True when no release is outstanding.
+
+    Raises:
+        ValueError: A negative or NaN *timeout*.
+    """
     return _native.release_wait(timeout)
 
 

@@ -1,11 +1,11 @@
 """track_gen.tracks: TrackGen's example track generator, a producer written in
 C (examples/track-producer.c), from Python.
 
-Each env's track is keyed by its (seed, epoch) in a :class:`SeedState` and by
-its shape family: K control points drawn by the family, a closed Catmull-Rom
-centerline resampled to N points evenly spaced by arc length, a bounded
-relaxation that smooths sharp turns away (a WHILE loop on the device), and a
-validity test.  Only envs whose mask byte is non-zero are (re)generated.  The
+Each env's track is keyed by its (seed, epoch) in a
+:class:`~track_gen.seeds.SeedState` and by its shape family: K control
+points drawn by the family, a closed Catmull-Rom centerline resampled to N
+points evenly spaced by arc length, a bounded relaxation that smooths sharp
+turns away (a WHILE loop on the device), and a validity test.  Only envs whose mask byte is non-zero are (re)generated.  The
 family of a call is a device value (``"family"``), so a graph that recorded
 the producer can change it between replays.
 
@@ -26,7 +26,7 @@ from track_gen.seeds import SeedState
 
 __all__ = ["TrackProducer", "FAMILIES", "family_name", "write_svg"]
 
-#: The shape families, by index: what ``"family"`` selects.
+#: The shape families, by index; what ``"family"`` selects.
 FAMILIES = tuple(_native.track_family_name(f) for f in range(_native.TRACK_N_FAMILIES))
 
 # Element types of the bindings, for TrackProducer.tensor(): (torch dtype
@@ -46,19 +46,32 @@ _LAYOUT = {
 
 
 def family_name(family: int) -> str:
-    """The family's name ("polar", "stadium", "star"), or "none" out of range."""
+    """A shape family's name.
+
+    Args:
+        family (int): The family's index.
+
+    Returns:
+        str: ``"polar"``, ``"stadium"``, ``"star"``, or ``"none"`` out of
+        range.
+    """
     return _native.track_family_name(family)
 
 
 class TrackProducer(Producer):
-    """The track producer for the envs of *seeds* (track_producer_new()).
+    """The track producer for the envs of a seed state (track_producer_new()).
 
-    ``TrackProducer(seeds, *, stream=None, advance=False, max_iters=32,
-    n_points=128, n_control=12, radius=100.0, radius_jitter=0.3,
-    angle_jitter=0.5, width=12.0, min_turn_radius=20.0)``.  *advance*: each
-    generation first advances the masked envs' epochs.  The producer keeps
-    *seeds* alive and owns its buffers, initialized on *stream* (TrackGen's
-    stream of the seeds' device by default), every env masked, family 0.
+    The producer keeps *seeds* alive and owns its buffers, initialized every
+    env masked, family 0.
+
+    Args:
+        seeds (SeedState): The envs and their (seed, epoch) keys.
+        stream (StreamLike): Where the buffers are initialized; TrackGen's
+            stream of the seeds' device by default.
+        **config (Any): ``advance=False`` (each generation first advances
+            the masked envs' epochs), ``max_iters=32``, ``n_points=128``,
+            ``n_control=12``, ``radius=100.0``, ``radius_jitter=0.3``,
+            ``angle_jitter=0.5``, ``width=12.0``, ``min_turn_radius=20.0``.
     """
 
     def __new__(cls, seeds: SeedState, *, stream: StreamLike = None, **config: Any):
@@ -81,14 +94,26 @@ class TrackProducer(Producer):
         return self._seeds
 
     def tensor(self, name: str) -> Any:
-        """The binding *name* as a torch tensor over the producer's memory (no
-        copy; it keeps the producer alive): ``"points"`` is (n_envs, n_points,
-        2) float32, ``"control"`` (n_envs, n_control, 2), the per-env bytes
-        (``"mask"``, ``"families"``, ``"valid"``) (n_envs,) uint8,
-        ``"sharpness"`` float32, ``"family"`` and ``"flag"`` one int32,
-        ``"loop_status"`` two int32 (iterations, end), ``"ids"`` (n_envs,)
-        int32 (the envs the last call regenerated, in any order) and
-        ``"list"`` four int32 (how many, then the kernels' tallies)."""
+        """A binding as a torch tensor over the producer's memory.
+
+        No copy; the tensor keeps the producer alive.
+
+        Args:
+            name (str): ``"points"``: (n_envs, n_points, 2) float32;
+                ``"control"``: (n_envs, n_control, 2); the per-env bytes
+                ``"mask"``, ``"families"``, ``"valid"``: (n_envs,) uint8;
+                ``"sharpness"``: float32; ``"family"`` and ``"flag"``: one
+                int32; ``"loop_status"``: two int32 (iterations, end);
+                ``"ids"``: (n_envs,) int32, the envs the last call
+                regenerated, in any order; ``"list"``: four int32 (how many,
+                then the kernels' tallies).
+
+        Returns:
+            torch.Tensor: The tensor.
+
+        Raises:
+            KeyError: The producer has no such binding.
+        """
         import torch
         from track_gen.interop.torch import tensor_at
 
@@ -107,8 +132,15 @@ class TrackProducer(Producer):
 
     def write_svg(self, path: str, envs: Sequence[int] = range(16),
                   labels: Optional[Sequence[str]] = None) -> None:
-        """Draws the tracks of *envs* (their current points and validity) to an
-        SVG grid at *path*; waits for the device."""
+        """Draws tracks, their current points and validity, to an SVG grid.
+
+        Waits for the device.
+
+        Args:
+            path (str): The SVG file to write.
+            envs (Sequence[int]): The envs to draw.
+            labels (Sequence[str] | None): One caption per track.
+        """
         points = self.tensor("points")[list(envs)].contiguous().cpu()
         valid = self.tensor("valid")[list(envs)].contiguous().cpu()
         write_svg(path, points.numpy().tobytes(), bytes(valid.tolist()), len(envs),
@@ -123,8 +155,17 @@ class TrackProducer(Producer):
 
 def write_svg(path: str, points: bytes, valid: bytes, n_tracks: int, n_points: int,
               width: float, labels: Optional[Sequence[str]] = None) -> None:
-    """Writes *n_tracks* closed tracks (*points*: float32 pairs, env-major;
-    *valid*: one byte each) as an SVG grid (track_svg_write())."""
+    """Writes closed tracks as an SVG grid (track_svg_write()).
+
+    Args:
+        path (str): The SVG file to write.
+        points (bytes): float32 (x, y) pairs, track-major.
+        valid (bytes): One byte per track, non-zero when valid.
+        n_tracks (int): The tracks.
+        n_points (int): The points of each track.
+        width (float): The track's width.
+        labels (Sequence[str] | None): One caption per track.
+    """
     _native._track_svg_write(path, points, valid, n_tracks, n_points, width,
                              None if labels is None else list(labels))
 

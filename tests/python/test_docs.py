@@ -1,8 +1,12 @@
 """The Python snippets of doc/python.md, doc/torch.md, doc/tracks.md and
 doc/warp.md, each page's run in order in one namespace on a GPU (warp.md
 with warp too; each one compiled everywhere), so the pages cannot show code
-that does not work."""
+that does not work; and a docstring for every public name, which the
+Sphinx reference shows."""
+import enum
 import gc
+import importlib
+import inspect
 import linecache
 import os
 import re
@@ -56,6 +60,32 @@ class Pages(unittest.TestCase):
         except ImportError:
             raise unittest.SkipTest("no warp (pip install warp-lang)")
         self.run_pages(WARP_PAGES)
+
+
+class Docstrings(unittest.TestCase):
+    # track_gen.interop.torch imports torch: the others stand for it here.
+    MODULES = ("track_gen", "track_gen.exec", "track_gen.seeds", "track_gen.interop",
+               "track_gen.tracks")
+
+    def test_every_public_name_has_one(self):
+        for name in self.MODULES:
+            module = importlib.import_module(name)
+            with self.subTest(name=name):
+                self.assertTrue(inspect.getdoc(module))
+            for public in module.__all__:
+                obj = getattr(module, public)
+                if inspect.ismodule(obj) or not (callable(obj) or inspect.isclass(obj)):
+                    continue
+                with self.subTest(name="%s.%s" % (name, public)):
+                    self.assertTrue(obj.__doc__ and obj.__doc__.strip())
+                # An enum's members are its values: the class says what they mean.
+                plain = inspect.isclass(obj) and not issubclass(obj, enum.Enum)
+                members = vars(obj).items() if plain else ()
+                for attr, member in members:
+                    if attr.startswith("_") or not hasattr(member, "__get__"):
+                        continue
+                    with self.subTest(name="%s.%s.%s" % (name, public, attr)):
+                        self.assertTrue(member.__doc__ and member.__doc__.strip())
 
 
 if __name__ == "__main__":

@@ -67,6 +67,18 @@ class Import(unittest.TestCase):
         self.assertEqual(track_gen.__version__, configured)
         self.assertEqual(_native.__version__, configured)
 
+    def test_pc_and_wheel_have_the_configured_version(self):
+        # AC_INIT is the one place: version.h (the archives' and the
+        # module's), trackgen.pc and the wheel's metadata (setup.py) take it.
+        build, src = os.environ["abs_top_builddir"], os.environ["abs_top_srcdir"]
+        with open(os.path.join(build, "trackgen.pc")) as f:
+            pc = re.search(r"^Version: (.*)$", f.read(), re.M)[1]
+        self.assertEqual(pc, track_gen.__version__)
+        wheel = subprocess.run([sys.executable, os.path.join(src, "setup.py"),
+                                "--version"], cwd=src, check=True, capture_output=True,
+                               text=True)
+        self.assertEqual(wheel.stdout.split()[-1], track_gen.__version__)
+
     def test_native_module_calls_into_the_archives(self):
         # tg_policy_to_string() of libtrackgen-exec.a, and the live-object
         # counters of the same copy of it that the module's types use.

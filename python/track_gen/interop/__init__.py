@@ -33,21 +33,41 @@ class CaptureMode:
 
 
 def retain(graph: int, *objects: Any) -> None:
-    """Makes the ``cudaGraph_t`` *graph* (an int) hold each of *objects* until
-    it and every executable graph made from it are destroyed (tg_retain(),
-    tg_retain_full()): a Producer or SeedState through its C object, anything
-    else (a tensor) as a Python reference."""
+    """Makes a CUDA graph hold objects until it and every executable graph made
+    from it are destroyed (tg_retain(), tg_retain_full()).
+
+    Args:
+        graph (int): The ``cudaGraph_t``.
+        *objects (Any): A Producer or SeedState is held through its C object,
+            anything else (a tensor) as a Python reference.
+    """
     _native.retain(graph, *objects)
 
 
 def retain_capture(stream: Any, *objects: Any) -> None:
-    """Like :func:`retain`, for the graph of the capture in progress on
-    *stream* (tg_retain_capture_full()), all of them sharing that graph's one
-    user object; a stream that is not capturing raises StateError."""
+    """Like :func:`retain`, for the graph of the capture in progress on a stream
+    (tg_retain_capture_full()).
+
+    All the objects share that graph's one user object.
+
+    Args:
+        stream (StreamLike): The capturing stream.
+        *objects (Any): As :func:`retain` takes them.
+
+    Raises:
+        StateError: *stream* is not capturing.
+    """
     _native.retain_capture(stream, *objects)
 
 
 def is_registered(stream: Any = None) -> bool:
-    """Whether *stream*'s capture (None: any) is registered on this thread
-    (tg_capture_is_registered())."""
+    """Whether a capture is registered on this thread
+    (tg_capture_is_registered()).
+
+    Args:
+        stream (StreamLike): The capturing stream; None asks for any.
+
+    Returns:
+        bool: True when it is registered.
+    """
     return _native.is_registered(stream)

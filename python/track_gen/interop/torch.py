@@ -42,9 +42,14 @@ _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def current_stream(device: Optional[int] = None) -> int:
-    """torch's current stream on *device* (None: torch's current device), as a
-    ``cudaStream_t`` (an int; 0 is CUDA's legacy default stream, torch's
-    default)."""
+    """torch's current stream on a device, as a ``cudaStream_t``.
+
+    Args:
+        device (int | None): The CUDA device; None is torch's current one.
+
+    Returns:
+        int: The handle; 0 is CUDA's legacy default stream, torch's default.
+    """
     if device is None:
         device = torch.cuda.current_device()
     if _raw_stream is not None:
@@ -65,16 +70,26 @@ def registered(capture_error_mode: str = "global",
                stream: Any = None) -> Iterator[CaptureScope]:
     """Registers the capture ``torch.cuda.graph`` began, for this thread.
 
-    Use it inside ``with torch.cuda.graph(g, capture_error_mode=...)``, with
-    the same *capture_error_mode* (torch's default is ``"global"``); *stream*
-    is the capturing stream, torch's current one by default.  Inside, calls
-    that pass no stream (``producer.run()``, ``state.advance()``) record into
-    the capture, and each producer recorded is retained by the graph.
+    Use it inside ``with torch.cuda.graph(g, capture_error_mode=...)``.
+    Inside, calls that pass no stream (``producer.run()``,
+    ``state.advance()``) record into the capture, and each producer recorded
+    is retained by the graph.
 
     When warp is imported and set up on the device
     (``track_gen.interop.warp.prepare()``), the capture is registered with
     Warp too, in the same mode, with Warp's current stream set to it, and
     the graph keeps what Warp made for it.
+
+    Args:
+        capture_error_mode (str): The one given to ``torch.cuda.graph``
+            (torch's default is ``"global"``).
+        stream (Any): The capturing stream, torch's current one by default.
+
+    Yields:
+        CaptureScope: The registration, ended on leaving the block.
+
+    Raises:
+        ValueError: An unknown *capture_error_mode*.
     """
     if stream is None:
         stream = torch.cuda.current_stream()
@@ -102,8 +117,8 @@ def _warp_registered(stream: Any, mode: int) -> Any:
 @contextlib.contextmanager
 def graph(cuda_graph: "torch.cuda.CUDAGraph", pool: Any = None, stream: Any = None,
           capture_error_mode: str = "global") -> Iterator[CaptureScope]:
-    """``torch.cuda.graph(cuda_graph, pool, stream, capture_error_mode=...)`` with
-    its capture registered with TrackGen (:func:`registered`).
+    """``torch.cuda.graph`` with its capture registered with TrackGen
+    (:func:`registered`).
 
     What TrackGen keeps for the graph (producers recorded into it, what their
     stages keep, :func:`retain`) is held by *cuda_graph* itself rather than by
@@ -111,7 +126,17 @@ def graph(cuda_graph: "torch.cuda.CUDAGraph", pool: Any = None, stream: Any = No
     It is handed back when *cuda_graph* is deleted, and released once the work
     enqueued on torch's current stream by then has run: replay the graph on
     torch's current stream (as ``replay()`` does) or synchronize before
-    deleting it."""
+    deleting it.
+
+    Args:
+        cuda_graph (torch.cuda.CUDAGraph): The graph to capture.
+        pool (Any): As ``torch.cuda.graph`` takes it.
+        stream (Any): As ``torch.cuda.graph`` takes it.
+        capture_error_mode (str): As ``torch.cuda.graph`` takes it.
+
+    Yields:
+        CaptureScope: The registration of the capture.
+    """
     try:
         with torch.cuda.graph(cuda_graph, pool=pool, stream=stream,
                               capture_error_mode=capture_error_mode):
@@ -142,9 +167,17 @@ def _hand_back(held: Any, device: int) -> None:
 
 
 def retain(*objects: Any, stream: Any = None) -> None:
-    """Ties producers, seed states and tensors to the graph of the capture in
-    progress on *stream* (torch's current stream by default), until the torch
-    graph and its executable graph are destroyed.  Call it inside the capture.
+    """Ties producers, seed states and tensors to the graph being captured.
+
+    They live until the torch graph and its executable graph are destroyed.
+    Call it inside the capture.
+
+    Args:
+        *objects (Any): Producers, seed states, tensors.
+        stream (Any): The capturing stream, torch's current one by default.
+
+    Raises:
+        StateError: The stream is not capturing.
     """
     retain_capture(torch.cuda.current_stream() if stream is None else stream, *objects)
 
@@ -153,8 +186,15 @@ _external: Dict[Tuple[int, int], Any] = {}
 
 
 def stream_of(ctx: Any) -> "torch.cuda.Stream":
-    """The torch stream of a stage's context (``ctx.stream``): torch's default
-    stream for CUDA's legacy stream, else a ``torch.cuda.ExternalStream``."""
+    """The torch stream of a stage's context (``ctx.stream``).
+
+    Args:
+        ctx (LaunchContext): The stage's context.
+
+    Returns:
+        torch.cuda.Stream: torch's default stream for CUDA's legacy stream,
+        else a ``torch.cuda.ExternalStream``.
+    """
     handle, device = ctx.stream, ctx.device
     if handle in (0, 1):  # NULL and cudaStreamLegacy: torch's default stream
         return torch.cuda.default_stream(device)
@@ -237,9 +277,23 @@ _TYPESTR = {
 
 def tensor_at(ptr: int, shape: Sequence[int], dtype: "torch.dtype",
               owner: Any = None) -> "torch.Tensor":
-    """A tensor over device memory at *ptr* (no copy): a binding a C producer
-    owns, a seed state's arrays.  *owner* (a Producer, a SeedState) is kept
-    alive as long as the tensor."""
+    """A tensor over device memory, without a copy.
+
+    For a binding a C producer owns, or a seed state's arrays.
+
+    Args:
+        ptr (int): The device address.
+        shape (Sequence[int]): The tensor's shape.
+        dtype (torch.dtype): Its element type.
+        owner (Any): A Producer or SeedState kept alive as long as the
+            tensor.
+
+    Returns:
+        torch.Tensor: The tensor.
+
+    Raises:
+        ValueError: A dtype without an array-interface type.
+    """
     try:
         typestr = _TYPESTR[dtype]
     except KeyError:
