@@ -45,8 +45,10 @@ def add_compile_option(p):
                         "(default; --no-compile runs them op by op)")
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def loop_parser(doc):
+    """A parser with the options every simulator loop of these examples takes
+    (its population, its episodes, what it checks and draws)."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--envs", type=int, default=4096, help="envs (default 4096)")
     p.add_argument("--steps", type=int, default=2000, help="steps (default 2000)")
@@ -55,10 +57,15 @@ def parse_args(argv=None):
                    help="mean steps per lap (default 6000)")
     p.add_argument("--crash-prob", type=float, default=2e-5,
                    help="crash probability per env and step (default 2e-5)")
-    p.add_argument("--curriculum", type=int, default=500,
-                   help="steps of each shape family, in turn (default 500)")
     p.add_argument("--shown", type=int, default=16,
                    help="envs regenerated standalone and drawn (default 16)")
+    return p
+
+
+def parse_args(argv=None):
+    p = loop_parser(__doc__)
+    p.add_argument("--curriculum", type=int, default=500,
+                   help="steps of each shape family, in turn (default 500)")
     p.add_argument("--svg", default="tracks-py.svg", help="the SVG to write ('' for none)")
     add_compile_option(p)
     return p.parse_args(argv)

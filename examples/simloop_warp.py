@@ -210,22 +210,12 @@ if wp is not None:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--envs", type=int, default=4096, help="envs (default 4096)")
-    p.add_argument("--steps", type=int, default=2000, help="steps (default 2000)")
-    p.add_argument("--seed", type=int, default=1234, help="the population's base seed")
-    p.add_argument("--lap-steps", type=float, default=6000.0,
-                   help="mean steps per lap (default 6000)")
-    p.add_argument("--crash-prob", type=float, default=2e-5,
-                   help="crash probability per env and step (default 2e-5)")
+    p = simloop.loop_parser(__doc__)
     p.add_argument("--points", type=int, default=128, help="points per track (default 128)")
     p.add_argument("--control", type=int, default=12,
                    help="control points per track (default 12)")
     p.add_argument("--max-iters", type=int, default=12,
                    help="the relaxation's bound (default 12)")
-    p.add_argument("--shown", type=int, default=16,
-                   help="envs regenerated standalone and drawn (default 16)")
     p.add_argument("--svg", default="tracks-warp.svg", help="the SVG to write ('' for none)")
     p.add_argument("--simloop", action=argparse.BooleanOptionalAction, default=True,
                    help="run simloop.py's in-graph loop in the same run and compare (default)")

@@ -35,23 +35,27 @@ def run(args, timeout=600):
 
 
 class Examples(unittest.TestCase):
+    def check_loop(self, r, svg):
+        """What every simulator loop run of 256 envs prints and writes."""
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = r.stdout
+        self.assertRegex(out, r"in-graph: +\d+ env-steps/s")
+        self.assertRegex(out, r"256 of 256 envs and the counters the same")
+        self.assertRegex(out, r"determinism: (\d+) of \1 envs regenerated standalone")
+        regen = int(re.search(r"tracks regenerated: (\d+)", out).group(1))
+        skipped = int(re.search(r"skipped on the device after (\d+)", out).group(1))
+        self.assertGreater(regen, 0)
+        self.assertGreater(skipped, 0)
+        with open(svg) as f:
+            self.assertIn("<svg", f.read())
+
     def test_simloop(self):
         tgtest.require_gpu()
         with tempfile.TemporaryDirectory() as tmp:
             svg = os.path.join(tmp, "tracks.svg")
             r = run([os.path.join(EXAMPLES, "simloop.py"), "--envs", "256", "--steps", "300",
                      "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg])
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            out = r.stdout
-            self.assertRegex(out, r"in-graph: +\d+ env-steps/s")
-            self.assertRegex(out, r"256 of 256 envs and the counters the same")
-            self.assertRegex(out, r"determinism: (\d+) of \1 envs regenerated standalone")
-            regen = int(re.search(r"tracks regenerated: (\d+)", out).group(1))
-            skipped = int(re.search(r"skipped on the device after (\d+)", out).group(1))
-            self.assertGreater(regen, 0)
-            self.assertGreater(skipped, 0)
-            with open(svg) as f:
-                self.assertIn("<svg", f.read())
+            self.check_loop(r, svg)
 
     def test_simloop_distributed(self):
         tgtest.require_gpu()
@@ -70,20 +74,10 @@ class Examples(unittest.TestCase):
             svg = os.path.join(tmp, "tracks.svg")
             r = run([os.path.join(EXAMPLES, "simloop_warp.py"), "--short", "--no-compile",
                      "--svg", svg])
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            out = r.stdout
-            self.assertRegex(out, r"in-graph: +\d+ env-steps/s")
-            self.assertRegex(out, r"host-driven: +\d+ env-steps/s")
-            self.assertRegex(out, r"256 of 256 envs and the counters the same")
-            self.assertRegex(out, r"determinism: (\d+) of \1 envs regenerated standalone")
-            self.assertRegex(out, r"simloop.py: +\d+ env-steps/s")
-            self.assertRegex(out, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
-            regen = int(re.search(r"tracks regenerated: (\d+)", out).group(1))
-            skipped = int(re.search(r"skipped on the device after (\d+)", out).group(1))
-            self.assertGreater(regen, 0)
-            self.assertGreater(skipped, 0)
-            with open(svg) as f:
-                self.assertIn("<svg", f.read())
+            self.check_loop(r, svg)
+            self.assertRegex(r.stdout, r"host-driven: +\d+ env-steps/s")
+            self.assertRegex(r.stdout, r"simloop.py: +\d+ env-steps/s")
+            self.assertRegex(r.stdout, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
 
     def test_help_and_skip(self):
         try:
