@@ -37,34 +37,6 @@ count (const TgLaunch *launch, gpointer data, GError **error)
   return tg_test_count_bound_stage (launch, data, error);
 }
 
-/* Runs @p once under @policy on @f's stream, through a caller's capture
- * (instantiated and launched once) for RECORD, and waits. */
-static void
-run_once (Fixture *f, TgProducer *p, TgPolicy policy)
-{
-  g_autoptr (GError) error = NULL;
-  cudaStream_t stream = f->gpu.stream;
-
-  if (policy == TG_POLICY_RECORD)
-    {
-      cudaGraph_t graph = NULL;
-      cudaGraphExec_t exec = NULL;
-
-      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
-      g_assert_true (tg_producer_run (p, stream, policy, tg_unconditional (), &error));
-      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-      TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
-      TG_TEST_CUDA (cudaStreamSynchronize (stream));
-      TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-      TG_TEST_CUDA (cudaGraphDestroy (graph));
-    }
-  else
-    g_assert_true (tg_producer_run (p, stream, policy, tg_unconditional (), &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamSynchronize (stream));
-}
-
 static void
 bind_dev (Fixture *f, TgProducer *p)
 {
@@ -149,7 +121,7 @@ test_empty_bodies (Fixture *f, gconstpointer data)
         tg_test_device_clear (f->dev, sizeof (Dev));
         tg_test_upload (&f->dev->flag, &flag, sizeof flag);
         tg_test_upload (&f->dev->go, &go, sizeof go);
-        run_once (f, p, policies[i]);
+        tgc_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
         d = read_dev (f);
         g_test_message ("%s, flag %d: %u kernels", tg_policy_to_string (policies[i]),
                         flag, d.count);
@@ -207,7 +179,7 @@ test_many_cases (Fixture *f, gconstpointer data)
 
           tg_test_upload (&f->dev->flag, &picks[k], sizeof (gint32));
           tg_test_upload (&f->dev->picked, &none, sizeof none);
-          run_once (f, p, policies[i]);
+          tgc_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
           g_assert_cmpint (read_dev (f).picked, ==,
                            picks[k] >= 0 && picks[k] < MANY_CASES ? picks[k] : none);
         }
@@ -262,7 +234,7 @@ test_bodies_see_bindings (Fixture *f, gconstpointer data)
       tg_producer_declare_binding (p, s, "sizes", sizeof (guint32), NULL);
       bind_dev (f, p);
       tg_test_device_clear (f->dev, sizeof (Dev));
-      run_once (f, p, policies[i]);
+      tgc_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
       g_assert_cmpuint (read_dev (f).count, ==, 1);
     }
   tg_test_assert_no_leaks (&before);

@@ -191,33 +191,14 @@ set_dev (Fixture *f)
   tg_test_upload (f->dev, &d, sizeof d);
 }
 
-/* A call that works: under RECORD through a caller's capture, launched
- * once; the count grows by what one call runs. */
+/* A call that works (tgc_run_once()): the count grows by what one call
+ * runs. */
 static void
 run_works (Fixture *f, TgProducer *p, Case *c, TgPolicy policy)
 {
-  g_autoptr (GError) error = NULL;
-  cudaStream_t stream = f->gpu.stream;
   guint32 before = tg_test_read_u32 (&f->dev->count);
 
-  if (policy == TG_POLICY_RECORD)
-    {
-      cudaGraph_t graph = NULL;
-      cudaGraphExec_t exec = NULL;
-
-      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
-      g_assert_true (tg_producer_run (p, stream, policy, call_condition (c), &error));
-      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-      TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
-      TG_TEST_CUDA (cudaStreamSynchronize (stream));
-      TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-      TG_TEST_CUDA (cudaGraphDestroy (graph));
-    }
-  else
-    g_assert_true (tg_producer_run (p, stream, policy, call_condition (c), &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+  tgc_run_once (f->gpu.stream, p, policy, call_condition (c));
   g_assert_cmpuint (tg_test_read_u32 (&f->dev->count), ==,
                     before + runs_per_call (c->shape));
 }
