@@ -10,7 +10,6 @@ The refusals made before anything runs are in test_flow_hostile.py."""
 import gc
 import subprocess
 import sys
-import threading
 import time
 import unittest
 import weakref
@@ -449,32 +448,21 @@ class Streams(FlowCase):
 
     def test_threads(self):
         torch = self.torch
-        errors = []
 
         def work(k):
-            try:
-                stream = torch.cuda.Stream()
-                flag = torch.zeros(1, dtype=torch.int32, device="cuda")
-                buf = torch.zeros(2, dtype=torch.int64, device="cuda")
-                with torch.cuda.stream(stream):
-                    for c in range(50):
-                        flag.fill_(c % 2)
-                        tx.capture_if(flag, lambda: buf[0].add_(k),
-                                      lambda: buf[1].add_(1))
-                    stream.synchronize()
-                if buf.tolist() != [25 * k, 25]:
-                    raise AssertionError("thread %d: %s" % (k, buf.tolist()))
-            except BaseException as e:  # reported on the main thread
-                errors.append(e)
+            stream = torch.cuda.Stream()
+            flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+            buf = torch.zeros(2, dtype=torch.int64, device="cuda")
+            with torch.cuda.stream(stream):
+                for c in range(50):
+                    flag.fill_(c % 2)
+                    tx.capture_if(flag, lambda: buf[0].add_(k),
+                                  lambda: buf[1].add_(1))
+                stream.synchronize()
+            if buf.tolist() != [25 * k, 25]:
+                raise AssertionError("thread %d: %s" % (k, buf.tolist()))
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
-            self.assertFalse(t.is_alive(), "a thread hung")
-        if errors:
-            raise errors[0]
+        self.run_threads(work, 4)
         # Each thread's producers went with it (tearDown counts them).
 
 

@@ -12,24 +12,6 @@ CALLS = 50
 
 
 class Threads(tgtest.GpuCase):
-    def run_threads(self, target, n):
-        errors = []
-
-        def guarded(i):
-            try:
-                target(i)
-            except BaseException as e:  # reported on the main thread
-                errors.append(e)
-
-        threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
-            self.assertFalse(t.is_alive(), "a thread hung")
-        if errors:
-            raise errors[0]
-
     def test_four_threads_four_producers(self):
         torch = self.torch
 

@@ -6,6 +6,7 @@ skips with the reason when torch or a CUDA device is missing, so the
 host-only tests of a file still run everywhere.
 """
 import gc
+import threading
 import time
 import unittest
 
@@ -143,3 +144,24 @@ class GpuCase(unittest.TestCase):
 
     def tearDown(self):
         self.leaks.check()
+
+    def run_threads(self, target, n):
+        """Runs target(i) for i in range(n), each on a thread of its own; the
+        first exception a thread raised is raised here, and a thread still
+        running after 120 s fails the test."""
+        errors = []
+
+        def guarded(i):
+            try:
+                target(i)
+            except BaseException as e:  # reported on the main thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+            self.assertFalse(t.is_alive(), "a thread hung")
+        if errors:
+            raise errors[0]
