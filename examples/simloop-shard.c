@@ -32,6 +32,8 @@ sim_options_init (SimOptions *options)
   options->lap_steps = 6000.f;
   options->crash_prob = 2e-5f;
   options->curriculum_steps = 500;
+  options->lookahead = 2;
+  options->refill_batch = 64;
 }
 
 void
@@ -87,6 +89,8 @@ sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
   shard->n_envs = n_envs;
   track_config_init (&shard->config, n_envs);
   shard->config.advance = TRUE;
+  shard->config.lookahead = options->lookahead;
+  shard->config.refill_batch = options->refill_batch;
   shard->params.n_envs = n_envs;
   shard->params.first_env = first_env;
   shard->params.n_points = shard->config.shape.n_points;
@@ -175,6 +179,7 @@ sim_shard_reset (SimShard *shard, GError **error)
   cudaStream_t s = shard->stream;
 
   return tg_seed_state_reset_epochs (shard->seeds, s, NULL, 0, error)
+         && track_producer_reset (shard->track, s, error)
          && TRACK_CUDA_OK (cudaMemsetAsync (shard->mask, 1, shard->n_envs, s), error)
          && TRACK_CUDA_OK (cudaMemsetAsync (shard->family, 0, sizeof (gint32), s),
                            error)
@@ -208,10 +213,24 @@ enqueue_step (SimShard *shard, SimParams params, GError **error)
                            error);
 }
 
-/* The example's own capture of one step with @params into @exec; TrackGen
- * records into it. */
+/* The track producer's part of a step, recorded into the step graph (@policy
+ * RECORD) or run eagerly: on demand under any-done, which the host-driven
+ * loop has read back; with lookahead on every step. */
 static gboolean
-capture (SimShard *shard, SimParams params, cudaGraphExec_t *exec, GError **error)
+regenerate (SimShard *shard, TgPolicy policy, GError **error)
+{
+  TgCondition when = shard->config.lookahead == 0 && policy == TG_POLICY_RECORD
+                         ? tg_conditional (shard->any_done)
+                         : tg_unconditional ();
+
+  return tg_producer_run (shard->track, shard->stream, policy, when, error);
+}
+
+/* The example's own capture of one step with @params into @exec; TrackGen
+ * records into it, unless @floor: then the step has no producer call. */
+static gboolean
+capture (SimShard *shard, SimParams params, gboolean floor, cudaGraphExec_t *exec,
+         GError **error)
 {
   cudaGraph_t graph = NULL;
   cudaError_t ended;
@@ -222,8 +241,7 @@ capture (SimShard *shard, SimParams params, cudaGraphExec_t *exec, GError **erro
           error))
     return FALSE;
   ok = enqueue_step (shard, params, error)
-       && tg_producer_run (shard->track, shard->stream, TG_POLICY_RECORD,
-                           tg_conditional (shard->any_done), error);
+       && (floor || regenerate (shard, TG_POLICY_RECORD, error));
   /* End the capture whatever happened, so the stream is left usable. */
   ended = cudaStreamEndCapture (shard->stream, &graph);
   ok = TRACK_CUDA_OK (ended, ok ? error : NULL) && ok;
@@ -237,7 +255,7 @@ capture (SimShard *shard, SimParams params, cudaGraphExec_t *exec, GError **erro
 gboolean
 sim_shard_capture (SimShard *shard, GError **error)
 {
-  return capture (shard, shard->params, &shard->step_graph, error);
+  return capture (shard, shard->params, FALSE, &shard->step_graph, error);
 }
 
 gboolean
@@ -246,7 +264,7 @@ sim_shard_capture_floor (SimShard *shard, GError **error)
   SimParams params = shard->params;
 
   params.regenerate = 0;
-  return capture (shard, params, &shard->floor_graph, error);
+  return capture (shard, params, TRUE, &shard->floor_graph, error);
 }
 
 static gboolean
@@ -273,18 +291,22 @@ sim_shard_run_floor (SimShard *shard, guint n_steps, GError **error)
 gboolean
 sim_shard_run_host (SimShard *shard, guint n_steps, GError **error)
 {
+  gboolean lookahead = shard->config.lookahead > 0;
+
   for (guint t = 0; t < n_steps; t++)
     {
-      if (!enqueue_step (shard, shard->params, error)
-          || !TRACK_CUDA_OK (cudaMemcpyAsync (shard->any_done_host, shard->any_done,
-                                              sizeof (gint32), cudaMemcpyDeviceToHost,
-                                              shard->stream),
-                             error)
-          || !TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error))
+      if (!enqueue_step (shard, shard->params, error))
         return FALSE;
-      if (*shard->any_done_host != 0
-          && !tg_producer_run (shard->track, shard->stream, TG_POLICY_EAGER,
-                               tg_unconditional (), error))
+      /* On demand the host decides, from a readback of any-done. */
+      if (!lookahead
+          && (!TRACK_CUDA_OK (cudaMemcpyAsync (shard->any_done_host, shard->any_done,
+                                               sizeof (gint32), cudaMemcpyDeviceToHost,
+                                               shard->stream),
+                              error)
+              || !TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error)))
+        return FALSE;
+      if ((lookahead || *shard->any_done_host != 0)
+          && !regenerate (shard, TG_POLICY_EAGER, error))
         return FALSE;
     }
   return TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error);

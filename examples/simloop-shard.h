@@ -26,9 +26,12 @@ typedef struct
   float lap_steps;        /* mean steps per lap */
   float crash_prob;       /* per env and step */
   guint curriculum_steps; /* steps of each shape family, in turn */
+  guint lookahead;        /* spare tracks per env (0: generated on demand) */
+  guint refill_batch;     /* with lookahead: spent spares that start a refill */
 } SimOptions;
 
-/* The defaults: about half the steps of a 2000-step run end no episode. */
+/* The defaults: about half the steps of a 2000-step run end no episode;
+ * two spare tracks per env, refilled 64 at a time. */
 void sim_options_init (SimOptions *options);
 
 /* The state of a population's envs, on the host, in global order. */
@@ -60,11 +63,12 @@ void sim_shard_free (SimShard *shard);
 const TrackConfig *sim_shard_get_config (const SimShard *shard);
 cudaStream_t sim_shard_get_stream (const SimShard *shard);
 
-/* Captures the step graph: step, tally, and the track producer recorded
- * under tg_conditional(any-done). */
+/* Captures the step graph: step, tally, and the track producer recorded,
+ * under tg_conditional(any-done) on demand, unconditionally with lookahead
+ * (its always-on switch kernel decides its refill). */
 gboolean sim_shard_capture (SimShard *shard, GError **error);
-/* Captures the loop's floor: the same step graph, whose step kernel never
- * sets any-done, so the regeneration is skipped on the device every step. */
+/* Captures the loop's floor: the same step graph with no regeneration and
+ * no track switch (no producer call; its step kernel never sets any-done). */
 gboolean sim_shard_capture_floor (SimShard *shard, GError **error);
 /* Every env at epoch 1 with its first track (family 0), its agent at a
  * random start, the counters at 0.  Blocks. */
@@ -73,8 +77,10 @@ gboolean sim_shard_reset (SimShard *shard, GError **error);
 gboolean sim_shard_run_graph (SimShard *shard, guint n_steps, GError **error);
 /* @n_steps replays of the floor graph.  Blocks until they ran. */
 gboolean sim_shard_run_floor (SimShard *shard, guint n_steps, GError **error);
-/* The same steps driven from the host: any-done read back after each step,
- * the producer run eagerly when an episode ended.  Blocks. */
+/* The same steps driven from the host: on demand, any-done read back after
+ * each step and the producer run eagerly when an episode ended; with
+ * lookahead, the producer run eagerly every step (it waits for its switch
+ * kernel's decision).  Blocks. */
 gboolean sim_shard_run_host (SimShard *shard, guint n_steps, GError **error);
 /* Reads the shard's envs into @snap at their global indices (@snap holds
  * envs 0 to at least first + n - 1), and its counters.  Blocks. */

@@ -12,6 +12,17 @@
 
 #include "track-shape.h"
 
+/* Where tracks are kept: an env's current track (a row per env), or the
+ * spare slots (a row per env and slot, env-major). */
+typedef struct
+{
+  float2 *points;    /* N per row */
+  float2 *control;   /* K per row */
+  uint8_t *families; /* one per row */
+  uint8_t *valid;    /* one per row */
+  float *sharpness;  /* one per row */
+} TrackRows;
+
 /* Lists the envs whose mask byte is non-zero: their ids into @ids (in an
  * order that varies from run to run) and their number into list->n, which
  * the kernels below read when they run; with @epochs (a seed state's), adds
@@ -57,5 +68,49 @@ TRACK_EXTERN_C cudaError_t track_launch_validate (cudaStream_t stream, TrackShap
                                                   const uint32_t *ids,
                                                   const float2 *points, uint8_t *valid,
                                                   int32_t *flag, int32_t *generated);
+
+/* Lookahead (track-lookahead.cu): spare tracks made ahead, an env that ends
+ * switching to its next one, and their batched refill. */
+
+/* What the lookahead's kernels share: the spare slots and their rings. */
+typedef struct
+{
+  uint32_t lookahead;    /* L slots per env */
+  uint32_t refill_batch; /* spent slots that start a refill */
+  TrackRows spares;      /* L rows per env, env-major */
+  TrackSlots *slots;     /* per env */
+  uint32_t *ids;         /* the envs listed for the refill */
+  TrackRefill *refill;
+} TrackSpares;
+
+/* Every env whose @mask byte is set moves on to its next epoch: its next
+ * spare (made for that epoch, from the same seed, with family *@family) is
+ * copied into its row of @current; an env with no such spare is owed its
+ * track (the refill makes it); with *@family out of range, an env with no
+ * such spare keeps its track and epoch, as on demand.  A family in range
+ * other than the spares' makes every env's spares stale.  Envs that spend
+ * their first slot (or all, on a new family) are listed for the refill.
+ * One thread of the last block sets @decide: whether the refill runs (a
+ * family in range, an env listed, and a new family, an env with no spare
+ * left, or at least refill_batch slots spent since the last refill). */
+TRACK_EXTERN_C cudaError_t track_launch_switch (cudaStream_t stream, TrackShape shape,
+                                                uint32_t n_envs, const uint8_t *mask,
+                                                const int32_t *family,
+                                                const uint64_t *seeds, uint32_t *epochs,
+                                                TrackRows current, TrackSpares spares,
+                                                TgDeviceCondition decide);
+
+/* The refill, a block per listed env at a time (@n_blocks blocks): the
+ * track it is owed (at its epoch in @epochs, into @current), then its empty
+ * slots (at the epochs after), each made whole in this kernel: control
+ * points of *@family, centerline, at most @max_iters relaxation iterations
+ * (each env stopping when smooth, as the loop stage does), validity.  Bit
+ * for bit the tracks of on-demand generation.  Empties the list. */
+TRACK_EXTERN_C cudaError_t track_launch_refill (cudaStream_t stream, TrackShape shape,
+                                                uint32_t n_blocks, uint32_t max_iters,
+                                                const int32_t *family,
+                                                const uint64_t *seeds,
+                                                const uint32_t *epochs,
+                                                TrackRows current, TrackSpares spares);
 
 #endif /* TRACK_KERNELS_H */

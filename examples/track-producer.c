@@ -19,12 +19,39 @@ typedef enum
   BUF_STATUS,
   BUF_IDS,
   BUF_LIST,
+  /* With lookahead only (the ones above from BUF_FLAG on without) */
+  BUF_SPARE_POINTS,
+  BUF_SPARE_CONTROL,
+  BUF_SPARE_FAMILIES,
+  BUF_SPARE_VALID,
+  BUF_SPARE_SHARPNESS,
+  BUF_SLOTS,
+  BUF_REFILL_IDS,
+  BUF_REFILL,
   N_BUFFERS
 } Buffer;
 
 static const char *const buffer_names[] = {
-  "mask",      "family", "control",   "points",      "families", "valid",
-  "sharpness", "flag",   "generated", "loop_status", "ids",      "list",
+  "mask",
+  "family",
+  "control",
+  "points",
+  "families",
+  "valid",
+  "sharpness",
+  "flag",
+  "generated",
+  "loop_status",
+  "ids",
+  "list",
+  "spare_points",
+  "spare_control",
+  "spare_families",
+  "spare_valid",
+  "spare_sharpness",
+  "slots",
+  "refill_ids",
+  "refill",
 };
 G_STATIC_ASSERT (G_N_ELEMENTS (buffer_names) == N_BUFFERS);
 
@@ -37,7 +64,8 @@ typedef struct
   GStrv svg_labels;
   TgSeedState *seeds;
   gpointer buffers[N_BUFFERS];
-  guint n_blocks; /* of the kernels over the list of envs a call regenerates */
+  guint n_blocks;        /* of the kernels over the list of envs a call regenerates */
+  guint n_refill_blocks; /* of the lookahead's refill: a few per SM */
 } TrackContext;
 
 gboolean
@@ -81,6 +109,7 @@ track_config_init (TrackConfig *config, guint n_envs)
   config->shape.width = 12.f;
   config->shape.min_turn_radius = 20.f;
   config->max_iters = 32;
+  config->refill_batch = 64;
   config->svg_tracks = 16;
 }
 
@@ -125,14 +154,29 @@ track_config_check (const TrackConfig *config, GError **error)
     return invalid (error, "min_turn_radius", "positive");
   if (config->max_iters == 0)
     return invalid (error, "max_iters", "at least 1");
+  if (config->lookahead > TRACK_MAX_LOOKAHEAD)
+    return invalid (error, "lookahead",
+                    "at most " G_STRINGIFY (TRACK_MAX_LOOKAHEAD) " (0: on demand)");
+  if (config->lookahead > 0 && !config->advance)
+    return invalid (error, "advance",
+                    "TRUE with lookahead: an env that ends moves on to its next epoch");
+  if (config->lookahead > 0 && config->refill_batch == 0)
+    return invalid (error, "refill_batch", "at least 1 with lookahead");
   if (config->svg_path != NULL && config->svg_tracks == 0)
     return invalid (error, "svg_tracks", "at least 1 when svg_path is set");
   return TRUE;
 }
 
+/* The bytes of buffer @b under @c: 0 for a buffer the mode does not use
+ * (the relaxation's and the list's on demand, the spares' with lookahead). */
 static gsize
 buffer_size (const TrackConfig *c, Buffer b)
 {
+  gsize spares = (gsize)c->n_envs * c->lookahead;
+
+  if ((b >= BUF_FLAG && b <= BUF_LIST && c->lookahead > 0)
+      || (b >= BUF_SPARE_POINTS && c->lookahead == 0))
+    return 0;
   switch (b)
     {
     case BUF_MASK:
@@ -146,6 +190,7 @@ buffer_size (const TrackConfig *c, Buffer b)
     case BUF_SHARPNESS:
       return c->n_envs * sizeof (float);
     case BUF_IDS:
+    case BUF_REFILL_IDS:
       return c->n_envs * sizeof (guint32);
     case BUF_LIST:
       return sizeof (TrackList);
@@ -153,6 +198,19 @@ buffer_size (const TrackConfig *c, Buffer b)
     case BUF_FLAG:
     case BUF_GENERATED:
       return sizeof (gint32);
+    case BUF_SPARE_POINTS:
+      return spares * c->shape.n_points * sizeof (float2);
+    case BUF_SPARE_CONTROL:
+      return spares * c->shape.n_control * sizeof (float2);
+    case BUF_SPARE_FAMILIES:
+    case BUF_SPARE_VALID:
+      return spares;
+    case BUF_SPARE_SHARPNESS:
+      return spares * sizeof (float);
+    case BUF_SLOTS:
+      return c->n_envs * sizeof (TrackSlots);
+    case BUF_REFILL:
+      return sizeof (TrackRefill);
     case BUF_STATUS:
     default:
       return sizeof (TgLoopStatus);
@@ -226,9 +284,15 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                                               tg_seed_state_get_device (ctx->seeds)),
                       error);
   ctx->n_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
+  /* A refill after a new family makes every env's spares: blocks enough to
+   * fill the SMs (a refill block holds about 10 KB of shared memory). */
+  ctx->n_refill_blocks = MIN (ctx->config.n_envs, 4 * (guint)MAX (n_sms, 1));
   for (guint b = 0; ok && b < N_BUFFERS; b++)
     {
       gsize size = buffer_size (&ctx->config, b);
+
+      if (size == 0)
+        continue;
       ok = TRACK_CUDA_OK (cudaMalloc (&ctx->buffers[b], size), error)
            && TRACK_CUDA_OK (
                cudaMemsetAsync (ctx->buffers[b], b == BUF_MASK ? 1 : 0, size, stream),
@@ -339,6 +403,71 @@ validate_stage (const TgLaunch *launch, gpointer data, GError **error)
       error);
 }
 
+/* The envs' current tracks, or their spare slots, as the running stage's
+ * bindings. */
+static TrackRows
+rows (const TgLaunch *launch, gboolean spare)
+{
+  Buffer first = spare ? BUF_SPARE_POINTS : BUF_POINTS;
+
+  return (TrackRows){
+    .points = binding (launch, first),
+    .control = binding (launch, spare ? BUF_SPARE_CONTROL : BUF_CONTROL),
+    .families = binding (launch, spare ? BUF_SPARE_FAMILIES : BUF_FAMILIES),
+    .valid = binding (launch, spare ? BUF_SPARE_VALID : BUF_VALID),
+    .sharpness = binding (launch, spare ? BUF_SPARE_SHARPNESS : BUF_SHARPNESS),
+  };
+}
+
+static TrackSpares
+spares (const TgLaunch *launch, const TrackConfig *c)
+{
+  return (TrackSpares){ .lookahead = c->lookahead,
+                        .refill_batch = c->refill_batch,
+                        .spares = rows (launch, TRUE),
+                        .slots = binding (launch, BUF_SLOTS),
+                        .ids = binding (launch, BUF_REFILL_IDS),
+                        .refill = binding (launch, BUF_REFILL) };
+}
+
+/* The lookahead's always-on kernel: the ended envs take their next spares,
+ * and it decides the refill (tg_launch_if_by: no kernel of TrackGen's). */
+static gboolean
+switch_decide (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TrackContext *ctx = data;
+  const TrackConfig *c = &ctx->config;
+
+  return TRACK_CUDA_OK (
+      track_launch_switch (tg_launch_get_stream (launch), c->shape, c->n_envs,
+                           binding (launch, BUF_MASK), binding (launch, BUF_FAMILY),
+                           tg_seed_state_get_seeds (ctx->seeds),
+                           tg_seed_state_get_epochs (ctx->seeds), rows (launch, FALSE),
+                           spares (launch, c), tg_launch_get_condition (launch)),
+      error);
+}
+
+static gboolean
+refill_body (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TrackContext *ctx = data;
+  const TrackConfig *c = &ctx->config;
+
+  return TRACK_CUDA_OK (track_launch_refill (tg_launch_get_stream (launch), c->shape,
+                                             ctx->n_refill_blocks, c->max_iters,
+                                             binding (launch, BUF_FAMILY),
+                                             tg_seed_state_get_seeds (ctx->seeds),
+                                             tg_seed_state_get_epochs (ctx->seeds),
+                                             rows (launch, FALSE), spares (launch, c)),
+                        error);
+}
+
+static gboolean
+lookahead_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  return tg_launch_if_by (launch, switch_decide, refill_body, NULL, data, error);
+}
+
 /* Not capture-safe: the copies wait for the device. */
 static gboolean
 svg_stage (TgHostOps *ops, gpointer data, GError **error)
@@ -357,9 +486,10 @@ svg_stage (TgHostOps *ops, gpointer data, GError **error)
                              (const char *const *)ctx->svg_labels, error);
 }
 
-TgProducer *
-track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t stream,
-                    GError **error)
+/* On demand: a SWITCH on the family (list the masked envs, advance their
+ * epochs, generate), the relaxation loop, the validation. */
+static void
+add_on_demand_stages (TgProducer *p, TrackContext *ctx)
 {
   static const TgDeviceFunc family_cases[] = {
     [TRACK_FAMILY_POLAR] = generate_polar,
@@ -367,8 +497,64 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
     [TRACK_FAMILY_STAR] = generate_star,
   };
   G_STATIC_ASSERT (G_N_ELEMENTS (family_cases) == TRACK_N_FAMILIES);
+  const TrackConfig *config = &ctx->config;
+  /* The flag, set by the generation, is read at entry (0: nothing to relax,
+   * the loop is skipped); after that the body decides. */
+  const TgLoopSpec relax = { .flag_binding = buffer_names[BUF_FLAG],
+                             .status_binding = buffer_names[BUF_STATUS],
+                             .max_iters = config->max_iters,
+                             .set_by_body = TRUE };
+  const TgSwitchSpec sw = { .index_binding = buffer_names[BUF_FAMILY],
+                            .n_cases = G_N_ELEMENTS (family_cases),
+                            .cases = family_cases };
+  guint stage;
+
+  stage = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, &sw,
+                                        context_acquire (ctx), context_release, NULL);
+  declare (p, stage, config,
+           BIT (BUF_MASK) | BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_CONTROL)
+               | BIT (BUF_POINTS) | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS)
+               | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
+  /* The loop declares its flag and status itself. */
+  stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
+                                      relax_body, context_acquire (ctx),
+                                      context_release, NULL);
+  declare (p, stage, config,
+           BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
+  /* Only after a case ran: a call that generated nothing changes nothing.
+   * The kernel reads "generated" itself: a stage condition would put a
+   * conditional node, and its GPU time, around every validation. */
+  stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
+                                        validate_stage, context_acquire (ctx),
+                                        context_release, NULL);
+  declare (p, stage, config,
+           BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_VALID)
+               | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
+}
+
+/* With lookahead: one stage, the switch kernel deciding an IF around the
+ * fused refill. */
+static void
+add_lookahead_stages (TgProducer *p, TrackContext *ctx)
+{
+  guint stage = tg_producer_add_device_stage (p, "lookahead", TG_STAGE_CAPTURE_SAFE,
+                                              lookahead_stage, context_acquire (ctx),
+                                              context_release, NULL);
+
+  declare (p, stage, &ctx->config,
+           BIT (BUF_MASK) | BIT (BUF_FAMILY) | BIT (BUF_CONTROL) | BIT (BUF_POINTS)
+               | BIT (BUF_FAMILIES) | BIT (BUF_VALID) | BIT (BUF_SHARPNESS)
+               | BIT (BUF_SPARE_POINTS) | BIT (BUF_SPARE_CONTROL)
+               | BIT (BUF_SPARE_FAMILIES) | BIT (BUF_SPARE_VALID)
+               | BIT (BUF_SPARE_SHARPNESS) | BIT (BUF_SLOTS) | BIT (BUF_REFILL_IDS)
+               | BIT (BUF_REFILL));
+}
+
+TgProducer *
+track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t stream,
+                    GError **error)
+{
   g_autoptr (TgProducer) p = NULL;
-  TgLoopSpec relax;
   TrackContext *ctx;
   guint stage;
   gboolean ok;
@@ -395,38 +581,11 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
 
   if (ok)
     {
-      /* The flag, set by the generation, is read at entry (0: nothing to
-       * relax, the loop is skipped); after that the body decides. */
-      relax = (TgLoopSpec){ .flag_binding = buffer_names[BUF_FLAG],
-                            .status_binding = buffer_names[BUF_STATUS],
-                            .max_iters = config->max_iters,
-                            .set_by_body = TRUE };
       p = tg_producer_new ("track", tg_seed_state_get_device (seeds));
-      TgSwitchSpec sw = { .index_binding = buffer_names[BUF_FAMILY],
-                          .n_cases = G_N_ELEMENTS (family_cases),
-                          .cases = family_cases };
-      stage
-          = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, &sw,
-                                          context_acquire (ctx), context_release, NULL);
-      declare (p, stage, config,
-               BIT (BUF_MASK) | BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_CONTROL)
-                   | BIT (BUF_POINTS) | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS)
-                   | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
-      /* The loop declares its flag and status itself. */
-      stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
-                                          relax_body, context_acquire (ctx),
-                                          context_release, NULL);
-      declare (p, stage, config,
-               BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
-      /* Only after a case ran: a call that generated nothing changes nothing.
-       * The kernel reads "generated" itself: a stage condition would put a
-       * conditional node, and its GPU time, around every validation. */
-      stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
-                                            validate_stage, context_acquire (ctx),
-                                            context_release, NULL);
-      declare (p, stage, config,
-               BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_VALID)
-                   | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
+      if (config->lookahead > 0)
+        add_lookahead_stages (p, ctx);
+      else
+        add_on_demand_stages (p, ctx);
       if (ctx->svg_path != NULL)
         {
           stage = tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,
@@ -435,11 +594,29 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
           declare (p, stage, config, BIT (BUF_POINTS) | BIT (BUF_VALID));
         }
       for (guint b = 0; ok && b < N_BUFFERS; b++)
-        ok = tg_producer_bind (p, buffer_names[b], ctx->buffers[b],
-                               buffer_size (config, b), error);
+        ok = ctx->buffers[b] == NULL
+             || tg_producer_bind (p, buffer_names[b], ctx->buffers[b],
+                                  buffer_size (config, b), error);
     }
   context_release (ctx);
   return ok ? g_steal_pointer (&p) : NULL;
+}
+
+gboolean
+track_producer_reset (TgProducer *producer, cudaStream_t stream, GError **error)
+{
+  static const Buffer rings[] = { BUF_SLOTS, BUF_REFILL };
+
+  g_return_val_if_fail (producer != NULL, FALSE);
+  for (guint i = 0; i < G_N_ELEMENTS (rings); i++)
+    {
+      gsize size = 0;
+      gpointer ptr = tg_producer_get_binding (producer, buffer_names[rings[i]], &size);
+
+      if (ptr != NULL && !TRACK_CUDA_OK (cudaMemsetAsync (ptr, 0, size, stream), error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 TgSeedState *
@@ -463,153 +640,4 @@ track_seed_state_new_at (int device, cudaStream_t stream, guint n, const guint64
        && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
   leave_device (saved);
   return ok ? g_steal_pointer (&state) : NULL;
-}
-
-/* ------------------------------------------------------------------------ */
-/* SVG                                                                       */
-
-#define SVG_CELL 280.0 /* px per track, square */
-#define SVG_PAD 16.0
-#define SVG_LABEL 20.0
-#define SVG_TITLE 34.0
-
-/* Locale-independent numbers: SVG wants a '.' whatever LC_NUMERIC says. */
-static void
-append_num (GString *s, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-  g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.1f", v));
-}
-
-static void
-append_attr (GString *s, const char *name, double v)
-{
-  g_string_append_printf (s, " %s=\"", name);
-  append_num (s, v);
-  g_string_append_c (s, '"');
-}
-
-/* One track in the cell at (@x0, @y0): kerbs, asphalt, dashed centerline,
- * start point and label. */
-static void
-append_track (GString *s, const float2 *p, guint n, gboolean valid, float width,
-              const char *label, double x0, double y0)
-{
-  static const struct
-  {
-    const char *stroke;
-    double extra; /* px added to the scaled width; < 0: a fixed line width */
-    const char *dash;
-  } strokes[] = {
-    { "#c0392b", 4.0, NULL },   /* kerbs */
-    { "#5d6063", 0.0, NULL },   /* asphalt */
-    { "#ffffff", -1.2, "6 5" }, /* centerline */
-  };
-  double min_x = p[0].x, max_x = p[0].x, min_y = p[0].y, max_y = p[0].y;
-  double side = SVG_CELL - 2 * SVG_PAD, avail = side - SVG_LABEL, scale, ext, ox, oy;
-  g_autofree char *text = g_markup_escape_text (label, -1);
-  g_autoptr (GString) d = g_string_new ("M");
-
-  for (guint i = 1; i < n; i++)
-    {
-      min_x = MIN (min_x, p[i].x);
-      max_x = MAX (max_x, p[i].x);
-      min_y = MIN (min_y, p[i].y);
-      max_y = MAX (max_y, p[i].y);
-    }
-  ext = MAX (max_x - min_x, max_y - min_y) + width;
-  scale = ext > 0 ? avail / ext : 1.0;
-  /* Centre the track below the label; SVG's y axis points down. */
-  ox = x0 + SVG_PAD + (side - scale * (max_x - min_x)) / 2 - scale * min_x;
-  oy = y0 + SVG_PAD + SVG_LABEL + (avail - scale * (max_y - min_y)) / 2 + scale * max_y;
-  for (guint i = 0; i < n; i++)
-    {
-      g_string_append_c (d, i == 0 ? ' ' : 'L');
-      append_num (d, ox + scale * p[i].x);
-      g_string_append_c (d, ' ');
-      append_num (d, oy - scale * p[i].y);
-    }
-  g_string_append (d, " Z");
-
-  for (guint k = 0; k < G_N_ELEMENTS (strokes); k++)
-    {
-      double w
-          = strokes[k].extra < 0 ? -strokes[k].extra : scale * width + strokes[k].extra;
-
-      g_string_append_printf (s,
-                              "<path d=\"%s\" fill=\"none\" stroke=\"%s\" "
-                              "stroke-linejoin=\"round\"",
-                              d->str, strokes[k].stroke);
-      append_attr (s, "stroke-width", w);
-      if (strokes[k].dash != NULL)
-        g_string_append_printf (s, " stroke-dasharray=\"%s\"", strokes[k].dash);
-      g_string_append (s, "/>\n");
-    }
-  g_string_append (s, "<circle r=\"4\" fill=\"#2e86de\" stroke=\"#fff\"");
-  append_attr (s, "cx", ox + scale * p[0].x);
-  append_attr (s, "cy", oy - scale * p[0].y);
-  g_string_append (s, "/>\n<text font-family=\"sans-serif\" font-size=\"13\"");
-  append_attr (s, "x", x0 + SVG_PAD);
-  append_attr (s, "y", y0 + SVG_PAD + 10);
-  g_string_append_printf (s, " fill=\"%s\">%s%s</text>\n", valid ? "#222" : "#c0392b",
-                          text, valid ? "" : " (invalid)");
-}
-
-gboolean
-track_svg_write (const char *path, const float2 *points, const guint8 *valid,
-                 guint n_tracks, guint n_points, float width, const char *const *labels,
-                 GError **error)
-{
-  g_autoptr (GString) s = g_string_new (NULL);
-  gboolean have_labels = labels != NULL;
-  guint cols = 1, rows;
-  double w, h;
-
-  g_return_val_if_fail (path != NULL && points != NULL && valid != NULL, FALSE);
-  g_return_val_if_fail (n_tracks > 0 && n_points >= 3, FALSE);
-  while (cols * cols < n_tracks)
-    cols++;
-  rows = (n_tracks + cols - 1) / cols;
-  w = cols * SVG_CELL;
-  h = rows * SVG_CELL + SVG_TITLE;
-
-  g_string_append (s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                      "<svg xmlns=\"http://www.w3.org/2000/svg\"");
-  append_attr (s, "width", w);
-  append_attr (s, "height", h);
-  g_string_append (s, " viewBox=\"0 0 ");
-  append_num (s, w);
-  g_string_append_c (s, ' ');
-  append_num (s, h);
-  g_string_append (s,
-                   "\">\n<rect width=\"100%\" height=\"100%\" fill=\"#f4f1ea\"/>\n"
-                   "<text font-family=\"sans-serif\" font-size=\"17\" fill=\"#222\"");
-  append_attr (s, "x", SVG_PAD);
-  append_attr (s, "y", 23);
-  g_string_append_printf (s, ">TrackGen: %u tracks of %u points, drawn ", n_tracks,
-                          n_points);
-  append_num (s, width);
-  g_string_append (s, " m wide (dot: start)</text>\n");
-  for (guint i = 0; i < n_tracks; i++)
-    {
-      double x0 = (i % cols) * SVG_CELL, y0 = SVG_TITLE + (i / cols) * SVG_CELL;
-      g_autofree char *fallback = g_strdup_printf ("track %u", i);
-      const char *label = fallback;
-
-      if (have_labels && labels[i] != NULL)
-        label = labels[i];
-      else
-        have_labels = FALSE; /* a NULL-terminated list may be shorter */
-      g_string_append (s, "<rect rx=\"10\" fill=\"#dde8cf\"");
-      append_attr (s, "x", x0 + 4);
-      append_attr (s, "y", y0 + 4);
-      append_attr (s, "width", SVG_CELL - 8);
-      append_attr (s, "height", SVG_CELL - 8);
-      g_string_append (s, "/>\n");
-      append_track (s, points + (gsize)i * n_points, n_points, valid[i] != 0, width,
-                    label, x0, y0);
-    }
-  g_string_append (s, "</svg>\n");
-  return g_file_set_contents (path, s->str, s->len, error);
 }

@@ -56,6 +56,38 @@
  * before the producer is captured: TrackGen checks it is bound and large
  * enough before every call.
  *
+ * Lookahead (config.lookahead = L > 0, with advance): each env keeps its L
+ * next tracks ready, made ahead from (seed, epoch + 1) ... (seed, epoch + L)
+ * with the current family, so that an ended env's new track is the one
+ * on-demand generation would make at that epoch and family, bit for bit,
+ * and costs no generation on the step where it ends.  Then the producer has
+ * a single stage:
+ *   lookahead an always-on kernel: every masked env moves on to its next
+ *             epoch and copies its next spare into its current track
+ *             ("points", "control", "families", "valid", "sharpness"); then,
+ *             only when that kernel decides so (tg_launch_if_by: an IF node
+ *             under a capture), one fused kernel refills the spent slots of
+ *             every listed env, each track made whole (control points,
+ *             centerline, relaxation iterated in the kernel, validity)
+ * The refill runs when at least refill_batch slots were spent since the
+ * last one, or when an env has no spare left (so no env ends with none),
+ * or when "family" changed: then every env's spares are made again, in
+ * that one call (a new family costs one large refill, never a wrong
+ * track).  Spares are made from the seed state's (seed, epoch): an env
+ * whose seed or epoch was set since (tg_seed_state_reset_epochs(), ...)
+ * drops them, and an env that ends with no usable spare gets its track
+ * from the refill of the same call.  With the family out of range, an
+ * ended env keeps its track and epoch (as on demand) and no refill runs.
+ * Run the producer unconditionally on every step: a call where no env
+ * ended costs the switch kernel and a skipped IF.
+ * Bindings with lookahead: those above but "flag", "generated",
+ * "loop_status", "ids" and "list", and
+ *   "spare_points", "spare_control", "spare_families", "spare_valid",
+ *   "spare_sharpness"   the spare slots, L per env, env-major
+ *   "slots"       TrackSlots[E]  each env's ring of spares
+ *   "refill_ids"  guint32[E]     the envs listed for the next refill
+ *   "refill"      TrackRefill    what decides it
+ *
  * Every kernel is deterministic: no float atomics, no order-dependent sums,
  * and each env's relaxation stops when that env is smooth enough, so an
  * env's track depends on (seed, epoch), the family and the shape alone,
@@ -75,12 +107,16 @@ typedef struct
   TrackShape shape;
   guint max_iters;      /* relaxation cap, >= 1 */
   gboolean advance;     /* each generation advances the masked envs' epochs first */
+  guint lookahead;      /* spare tracks kept ready per env, <= TRACK_MAX_LOOKAHEAD;
+                           0: generated on demand (needs advance otherwise) */
+  guint refill_batch;   /* with lookahead: spent spares that start a refill, >= 1 */
   const char *svg_path; /* when set, add the "svg" HOST stage writing this file */
   guint svg_tracks;     /* tracks the SVG shows: envs 0 .. svg_tracks-1 */
   const char *const *svg_labels; /* optional NULL-terminated labels of those tracks */
 } TrackConfig;
 
-/* Fills @config with the defaults for @n_envs envs (no advance, no SVG). */
+/* Fills @config with the defaults for @n_envs envs (no advance, on demand,
+ * refill_batch 64, no SVG). */
 void track_config_init (TrackConfig *config, guint n_envs);
 
 /* The family's name ("polar", "stadium", "star"), or "none" out of range. */
@@ -95,6 +131,15 @@ gboolean track_config_check (const TrackConfig *config, GError **error);
  * Returns NULL with TG_ARGUMENT_ERROR or TG_CUDA_ERROR. */
 TgProducer *track_producer_new (const TrackConfig *config, TgSeedState *seeds,
                                 cudaStream_t stream, GError **error);
+
+/* With lookahead, drops every env's spares and the refill's list, on
+ * @stream (ordered, no wait): each env's next end makes its track and
+ * spares anew, as after construction.  For a run that must not depend on
+ * what an earlier run left (a reset of the seeds' epochs is also caught
+ * when an env ends, but its refill's timing would carry over).  Nothing to
+ * do on demand.  Returns FALSE with TG_CUDA_ERROR. */
+gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
+                               GError **error);
 
 /* A seed state of @n envs whose env i is at (@seeds[i], @epochs[i]), to
  * regenerate given tracks standalone.  Ordered on @stream; blocks. */

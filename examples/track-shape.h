@@ -14,9 +14,10 @@
 #define TRACK_EXTERN_C
 #endif
 
-#define TRACK_BLOCK 128      /* threads of every per-env kernel */
-#define TRACK_MAX_POINTS 512 /* N: a multiple of 32 in [32, 512] */
-#define TRACK_MAX_CONTROL 64 /* K: in [4, 64] */
+#define TRACK_BLOCK 128       /* threads of every per-env kernel */
+#define TRACK_MAX_POINTS 512  /* N: a multiple of 32 in [32, 512] */
+#define TRACK_MAX_CONTROL 64  /* K: in [4, 64] */
+#define TRACK_MAX_LOOKAHEAD 8 /* L: spare tracks an env may keep ready */
 
 /* Shape families: how the K control points of a track are drawn, each from
  * the env's effective seed alone (see track-kernels.cu). */
@@ -58,5 +59,29 @@ typedef struct
   uint32_t blocks;  /* blocks of the running kernel that are done */
   int32_t sharp;    /* whether a listed env is still too sharp, so far */
 } TrackList;
+
+/* With lookahead (track-producer.h), an env's spare tracks: a ring of L
+ * slots, the next one at @head, @ready of them made from @seed for the
+ * epochs after @epoch, the epoch of the env's current track. */
+typedef struct
+{
+  uint64_t seed;   /* of the env's spares: another in the seed state makes them stale */
+  uint32_t epoch;  /* of the current track: another in the seed state, likewise */
+  uint8_t head;    /* the slot of the next track */
+  uint8_t ready;   /* slots made, from @head on: epochs @epoch + 1 .. + @ready */
+  uint8_t pending; /* the env ended with no spare: the refill makes its current track */
+  uint8_t listed;  /* the env is in the refill's list */
+} TrackSlots;
+
+/* The batched refill of spent spares: the envs it will fill (listed by the
+ * switch kernel as their first slot is spent) and what decides it. */
+typedef struct
+{
+  uint32_t n;      /* envs listed, in the "refill_ids" binding */
+  uint32_t spent;  /* slots spent, and tracks owed, since the last refill */
+  int32_t urgent;  /* this call: an env has no spare left, or had none */
+  int32_t family;  /* the family of every spare: another one makes them stale */
+  uint32_t blocks; /* blocks of the running kernel that are done */
+} TrackRefill;
 
 #endif /* TRACK_SHAPE_H */

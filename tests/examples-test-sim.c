@@ -1,6 +1,7 @@
 /* examples-test-sim.c: the simulator loop sharded over shards of one or two
  * devices ends in the same state, env by env and bit for bit, as one shard
- * of all the envs; and its floor regenerates nothing. */
+ * of all the envs, and so does the loop with lookahead as the one that
+ * generates on demand; and its floor regenerates nothing. */
 #include "config.h"
 #include "examples-test.h"
 #include "simloop-shard.h"
@@ -97,9 +98,10 @@ test_sharded_two_devices (TgTestGpu *gpu, gconstpointer data)
   assert_sharding_invisible (devices);
 }
 
-/* simloop's floor: the same step graph, whose step never sets any-done, so
- * that episodes end (and are counted) but no track is regenerated; beside
- * it in the same shard, the loop's own graph regenerates. */
+/* simloop's floor: the same step with no producer call (its step never
+ * sets any-done), so that episodes end (and are counted) but no track is
+ * regenerated or switched; beside it in the same shard, the loop's own
+ * graph regenerates. */
 static void
 test_floor (TgTestGpu *gpu, gconstpointer data)
 {
@@ -139,10 +141,47 @@ test_floor (TgTestGpu *gpu, gconstpointer data)
   sim_shard_free (shard);
 }
 
+/* The loop with lookahead ends with every env as the loop that generates on
+ * demand leaves it, bit for bit: short laps and curriculum, many ends under
+ * every family (each new family remakes the spares). */
+static void
+test_lookahead_invisible (TgTestGpu *gpu, gconstpointer data)
+{
+  static const int device0 = 0;
+  g_autoptr (GError) error = NULL;
+  SimOptions options;
+  SimSnapshot snaps[2];
+  SimShardRun runs[2];
+  TrackConfig config;
+  double wall = 0;
+
+  TG_TEST_REQUIRE_GPU ();
+  sim_options_init (&options);
+  options.lap_steps = 60.f;
+  options.curriculum_steps = 16;
+  track_config_init (&config, SIM_ENVS);
+  for (guint i = 0; i < 2; i++)
+    {
+      options.lookahead = i == 0 ? 0 : 2;
+      options.refill_batch = 8;
+      sim_snapshot_init (&snaps[i], SIM_ENVS, config.shape.n_points);
+      g_assert_true (sim_run_sharded (SIM_ENVS, 2024, &options, 1, &device0, SIM_STEPS,
+                                      &snaps[i], &runs[i], &wall, &error));
+      g_assert_no_error (error);
+    }
+  g_assert_cmpuint (runs[0].counters.laps, >=, SIM_ENVS / 2);
+  g_assert_cmpmem (&runs[0].counters, sizeof (SimCounters), &runs[1].counters,
+                   sizeof (SimCounters));
+  g_assert_cmpuint (sim_snapshot_count_equal (&snaps[0], &snaps[1]), ==, SIM_ENVS);
+  for (guint i = 0; i < 2; i++)
+    sim_snapshot_clear (&snaps[i]);
+}
+
 void
 examples_test_add_sim (void)
 {
   TG_TEST_ADD_GPU ("/examples/sim/floor-skips-regeneration", test_floor);
   TG_TEST_ADD_GPU ("/examples/sim/sharded-one-device", test_sharded_one_device);
   TG_TEST_ADD_GPU ("/examples/sim/sharded-two-devices", test_sharded_two_devices);
+  TG_TEST_ADD_GPU ("/examples/sim/lookahead-invisible", test_lookahead_invisible);
 }

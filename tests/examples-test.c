@@ -532,5 +532,6 @@ main (int argc, char **argv)
   examples_test_add_validate ();
   examples_test_add_list ();
   examples_test_add_sim ();
+  examples_test_add_lookahead ();
   return g_test_run ();
 }

@@ -38,12 +38,13 @@ void assert_relaxed (TgProducer *p, cudaStream_t s);
 void assert_sound (const float2 *points, const guint8 *valid, guint n_envs,
                    guint n_points);
 
-/* Register the cases of examples-test-families.c, -validate.c, -list.c and
- * -sim.c. */
+/* Register the cases of examples-test-families.c, -validate.c, -list.c,
+ * -sim.c and -lookahead.c. */
 void examples_test_add_families (void);
 void examples_test_add_validate (void);
 void examples_test_add_list (void);
 void examples_test_add_sim (void);
+void examples_test_add_lookahead (void);
 
 G_END_DECLS
 

@@ -27,6 +27,13 @@ static const Field shape_fields[] = {
   { "min_turn_radius", G_STRUCT_OFFSET (TrackShape, min_turn_radius), TRUE },
 };
 
+/* The counts of TrackConfig itself (TrackConfig checks their ranges). */
+static const Field config_counts[] = {
+  { "max_iters", G_STRUCT_OFFSET (TrackConfig, max_iters), FALSE },
+  { "lookahead", G_STRUCT_OFFSET (TrackConfig, lookahead), FALSE },
+  { "refill_batch", G_STRUCT_OFFSET (TrackConfig, refill_batch), FALSE },
+};
+
 /* @value as a count in [0, G_MAXINT32] into *@out. */
 static int
 parse_count (const char *name, PyObject *value, guint32 *out)
@@ -39,7 +46,7 @@ parse_count (const char *name, PyObject *value, guint32 *out)
   return 0;
 }
 
-/* Applies @kwargs to @config: the shape's fields, max_iters, advance; any
+/* Applies @kwargs to @config: the shape's fields, its counts, advance; any
  * other key is a TypeError, as for a Python function. */
 static int
 apply_config (TrackConfig *config, PyObject *kwargs)
@@ -54,13 +61,16 @@ apply_config (TrackConfig *config, PyObject *kwargs)
 
       if (name == NULL)
         return -1;
-      if (strcmp (name, "max_iters") == 0)
+      for (i = 0; i < G_N_ELEMENTS (config_counts); i++)
+        if (strcmp (name, config_counts[i].name) == 0)
+          break;
+      if (i < G_N_ELEMENTS (config_counts))
         {
           guint32 v;
 
           if (parse_count (name, value, &v) < 0)
             return -1;
-          config->max_iters = (guint)v;
+          G_STRUCT_MEMBER (guint, config, config_counts[i].offset) = (guint)v;
           continue;
         }
       if (strcmp (name, "advance") == 0)
@@ -140,7 +150,29 @@ native_track_producer_new (PyObject *module, PyObject *args, PyObject *kwargs)
   return tgpy_producer_wrap (state, (PyTypeObject *)cls, p);
 }
 
-/* The shape and cap a producer was made with, as the defaults complete
+/* @fields of the struct at @base into @d: {name: value}. */
+static int
+put_fields (PyObject *d, const Field *fields, guint n, gconstpointer base)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      PyObject *v
+          = fields[i].is_float
+                ? PyFloat_FromDouble (G_STRUCT_MEMBER (float, base, fields[i].offset))
+                : PyLong_FromUnsignedLong (
+                    G_STRUCT_MEMBER (guint32, base, fields[i].offset));
+
+      if (v == NULL || PyDict_SetItemString (d, fields[i].name, v) < 0)
+        {
+          Py_XDECREF (v);
+          return -1;
+        }
+      Py_DECREF (v);
+    }
+  return 0;
+}
+
+/* The shape and counts a producer was made with, as the defaults complete
  * them: {field: value}. */
 static PyObject *
 native_track_config (PyObject *module, PyObject *arg)
@@ -154,28 +186,36 @@ native_track_config (PyObject *module, PyObject *arg)
   track_config_init (&config, (guint)n_envs);
   if ((d = PyDict_New ()) == NULL)
     return NULL;
-  for (guint i = 0; i < G_N_ELEMENTS (shape_fields); i++)
-    {
-      PyObject *v = shape_fields[i].is_float
-                        ? PyFloat_FromDouble (G_STRUCT_MEMBER (float, &config.shape,
-                                                               shape_fields[i].offset))
-                        : PyLong_FromUnsignedLong (G_STRUCT_MEMBER (
-                            guint32, &config.shape, shape_fields[i].offset));
-      if (v == NULL || PyDict_SetItemString (d, shape_fields[i].name, v) < 0)
-        {
-          Py_XDECREF (v);
-          Py_DECREF (d);
-          return NULL;
-        }
-      Py_DECREF (v);
-    }
-  if (PyDict_SetItemString (d, "max_iters", PyLong_FromUnsignedLong (config.max_iters))
-      < 0)
+  if (put_fields (d, shape_fields, G_N_ELEMENTS (shape_fields), &config.shape) < 0
+      || put_fields (d, config_counts, G_N_ELEMENTS (config_counts), &config) < 0)
     {
       Py_DECREF (d);
       return NULL;
     }
   return d;
+}
+
+/* _track_producer_reset(producer, stream): track_producer_reset(). */
+static PyObject *
+native_track_producer_reset (PyObject *module, PyObject *args)
+{
+  TgpyState *state = PyModule_GetState (module);
+  PyObject *producer_obj, *stream_obj;
+  cudaStream_t stream;
+  GError *error = NULL;
+  TgProducer *p;
+  gboolean ok;
+
+  if (!PyArg_ParseTuple (args, "OO:_track_producer_reset", &producer_obj, &stream_obj)
+      || (p = tgpy_producer_get (state, producer_obj)) == NULL
+      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  ok = track_producer_reset (p, stream, &error);
+  Py_END_ALLOW_THREADS;
+  if (!ok)
+    return tgpy_raise (state, error, NULL);
+  Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -254,6 +294,8 @@ static PyMethodDef track_functions[] = {
   { "_track_producer_new", (PyCFunction)(void (*) (void))native_track_producer_new,
     METH_VARARGS | METH_KEYWORDS,
     "_track_producer_new(cls, seeds, stream, **config)\n--\n\ntrack_producer_new()." },
+  { "_track_producer_reset", native_track_producer_reset, METH_VARARGS,
+    "_track_producer_reset(producer, stream)\n--\n\ntrack_producer_reset()." },
   { "_track_config", native_track_config, METH_O,
     "_track_config(n_envs, /)\n--\n\nThe default track configuration as a dict." },
   { "track_family_name", native_track_family_name, METH_O,

@@ -5,7 +5,11 @@ Each env's track is keyed by its (seed, epoch) in a
 :class:`~track_gen.seeds.SeedState` and by its shape family: K control
 points drawn by the family, a closed Catmull-Rom centerline resampled to N
 points evenly spaced by arc length, a bounded relaxation that smooths sharp
-turns away (a WHILE loop on the device), and a validity test.  Only envs whose mask byte is non-zero are (re)generated.  The
+turns away (a WHILE loop on the device), and a validity test.  Only envs whose
+mask byte is non-zero are (re)generated.  With ``lookahead=L``, each env
+keeps its L next tracks ready, made ahead in batches: an env that ends
+switches to its next track in one always-on kernel, bit for bit the track
+on-demand generation would make (see :class:`TrackProducer`).  The
 family of a call is a device value (``"family"``), so a graph that recorded
 the producer can change it between replays.
 
@@ -21,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from track_gen import _native
-from track_gen.exec import Producer, StreamLike
+from track_gen.exec import Producer, StreamLike, resolve_stream
 from track_gen.seeds import SeedState
 
 __all__ = ["TrackProducer", "FAMILIES", "family_name", "write_svg"]
@@ -69,9 +73,23 @@ class TrackProducer(Producer):
         stream (StreamLike): Where the buffers are initialized; TrackGen's
             stream of the seeds' device by default.
         **config (Any): ``advance=False`` (each generation first advances
-            the masked envs' epochs), ``max_iters=32``, ``n_points=128``,
-            ``n_control=12``, ``radius=100.0``, ``radius_jitter=0.3``,
-            ``angle_jitter=0.5``, ``width=12.0``, ``min_turn_radius=20.0``.
+            the masked envs' epochs), ``max_iters=32``, ``lookahead=0``,
+            ``refill_batch=64``, ``n_points=128``, ``n_control=12``,
+            ``radius=100.0``, ``radius_jitter=0.3``, ``angle_jitter=0.5``,
+            ``width=12.0``, ``min_turn_radius=20.0``.
+
+    With ``lookahead=L`` (1 to 8, and ``advance=True``), every env keeps
+    its next L tracks ready, made from (seed, epoch + 1) ... (seed, epoch +
+    L) with the current ``"family"``.  Each :meth:`run` is then one
+    always-on kernel: every masked env moves on to its next epoch and takes
+    its next track (``"points"``, ``"families"``, ``"valid"``, ...), the
+    same bit for bit as on-demand generation makes; and, only when the
+    device decides so (an IF node under a capture), one fused kernel
+    refills the spent spares: when ``refill_batch`` of them were spent,
+    when an env has none left, or when ``"family"`` changed (every spare is
+    made again, in that call).  Run it unconditionally on every step, with
+    no :func:`~track_gen.exec.conditional`.  ``lookahead=2`` lets the
+    refills batch; with 1, every end starts one.
     """
 
     def __new__(cls, seeds: SeedState, *, stream: StreamLike = None, **config: Any):
@@ -84,6 +102,7 @@ class TrackProducer(Producer):
         full = _native._track_config(seeds.n_envs)
         full.update(config)
         self.n_envs = seeds.n_envs
+        self.lookahead = int(full["lookahead"])
         self.n_points = int(full["n_points"])
         self.n_control = int(full["n_control"])
         self.width = float(full["width"])
@@ -129,6 +148,18 @@ class TrackProducer(Producer):
         item = torch.tensor([], dtype=torch_dtype).element_size()
         shape = (self.n_envs,) if per_env else (size // item,)
         return tensor_at(ptr, shape, torch_dtype, self)
+
+    def reset(self, stream: StreamLike = None) -> None:
+        """Drops every env's spare tracks (with ``lookahead``; nothing
+        otherwise), ordered on *stream*: each env's next end makes its track
+        and spares anew, as after construction, so that a run does not
+        depend on what an earlier one left.
+
+        Args:
+            stream (StreamLike): Where; the stream rule's stream when None
+                (:func:`~track_gen.exec.resolve_stream`).
+        """
+        _native._track_producer_reset(self, resolve_stream(stream, self.device))
 
     def write_svg(self, path: str, envs: Sequence[int] = range(16),
                   labels: Optional[Sequence[str]] = None) -> None:

@@ -1,0 +1,245 @@
+/* examples-test-lookahead.c: the track producer with lookahead gives every
+ * env, at every step, the same track as on-demand generation, bit for bit:
+ * over a long run of episode ends, an env that ends twice before a refill,
+ * every env at once, a new family, a family out of range, epochs reset
+ * under it; eagerly and replayed from a caller's graph.  And its refills
+ * batch. */
+#include "config.h"
+#include "examples-test.h"
+
+#include <string.h>
+
+#define STEPS 160
+
+/* One producer's envs, as the step left them. */
+typedef struct
+{
+  float2 *points, *control;
+  float sharpness[N_ENVS];
+  guint8 valid[N_ENVS], families[N_ENVS];
+  guint32 epochs[N_ENVS];
+} Envs;
+
+static void
+envs_read (Envs *o, TgProducer *p, TgSeedState *seeds, cudaStream_t s)
+{
+  g_autoptr (GError) error = NULL;
+  TrackConfig c;
+
+  track_config_init (&c, N_ENVS);
+  download (o->points, p, "points", N_ENVS * c.shape.n_points * sizeof (float2), s);
+  download (o->control, p, "control", N_ENVS * c.shape.n_control * sizeof (float2), s);
+  download (o->sharpness, p, "sharpness", sizeof o->sharpness, s);
+  download (o->valid, p, "valid", sizeof o->valid, s);
+  download (o->families, p, "families", sizeof o->families, s);
+  g_assert_true (tg_seed_state_read (seeds, s, NULL, o->epochs, &error));
+  g_assert_no_error (error);
+}
+
+static void
+envs_assert_equal (const Envs *a, const Envs *b, guint step)
+{
+  TrackConfig c;
+
+  track_config_init (&c, N_ENVS);
+  if (memcmp (a->points, b->points, N_ENVS * c.shape.n_points * sizeof (float2)) != 0
+      || memcmp (a->epochs, b->epochs, sizeof a->epochs) != 0)
+    g_test_message ("lookahead and on demand differ after step %u", step);
+  g_assert_cmpmem (a->epochs, sizeof a->epochs, b->epochs, sizeof b->epochs);
+  g_assert_cmpmem (a->points, N_ENVS * c.shape.n_points * sizeof (float2), b->points,
+                   N_ENVS * c.shape.n_points * sizeof (float2));
+  g_assert_cmpmem (a->control, N_ENVS * c.shape.n_control * sizeof (float2), b->control,
+                   N_ENVS * c.shape.n_control * sizeof (float2));
+  g_assert_cmpmem (a->sharpness, sizeof a->sharpness, b->sharpness,
+                   sizeof b->sharpness);
+  g_assert_cmpmem (a->valid, sizeof a->valid, b->valid, sizeof b->valid);
+  g_assert_cmpmem (a->families, sizeof a->families, b->families, sizeof b->families);
+}
+
+static TgProducer *
+lookahead_new (TgSeedState *seeds, cudaStream_t s, guint lookahead, guint batch)
+{
+  g_autoptr (GError) error = NULL;
+  TrackConfig config;
+  TgProducer *p;
+
+  track_config_init (&config, N_ENVS);
+  config.advance = TRUE;
+  config.lookahead = lookahead;
+  config.refill_batch = batch;
+  p = track_producer_new (&config, seeds, s, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (p);
+  return p;
+}
+
+/* The envs that end after step @t: a fixed pseudo-random tenth, env 0 every
+ * third step (so it ends again before a large batch refills it), every env
+ * at step 40. */
+static void
+mask_of_step (guint t, GRand *rand, guint8 *mask)
+{
+  for (guint e = 0; e < N_ENVS; e++)
+    mask[e] = t == 40 || g_rand_int_range (rand, 0, 10) == 0;
+  mask[0] = mask[0] || t % 3 == 0;
+}
+
+/* The family of step @t: a new one at 60 and 110, one out of range at 130
+ * (nothing is made), the first again at 131. */
+static gint32
+family_of_step (guint t)
+{
+  return t == 130 ? -1 : t >= 131 ? 0 : t >= 110 ? 2 : t >= 60 ? 1 : 0;
+}
+
+typedef struct
+{
+  guint lookahead, batch;
+  gboolean replay; /* the second half replayed from a caller's graph */
+} Case;
+
+static void
+test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
+{
+  const Case *c = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (7);
+  cudaStream_t s = gpu->stream;
+  g_autoptr (TgSeedState) seeds_a = NULL, seeds_b = NULL;
+  g_autoptr (TgProducer) on_demand = NULL, ahead = NULL;
+  cudaGraphExec_t exec = NULL;
+  TrackConfig config;
+  TrackRefill refill;
+  guint8 mask[N_ENVS];
+  Envs a, b;
+  guint ends = 0, steps_with_ends = 0, refills = 0;
+
+  TG_TEST_REQUIRE_GPU ();
+  track_config_init (&config, N_ENVS);
+  seeds_a = tg_seed_state_new (0, N_ENVS, 99, &error);
+  g_assert_no_error (error);
+  seeds_b = tg_seed_state_new (0, N_ENVS, 99, &error);
+  g_assert_no_error (error);
+  on_demand = track_new (seeds_a, s, N_ENVS, TRUE, NULL);
+  ahead = lookahead_new (seeds_b, s, c->lookahead, c->batch);
+  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
+    {
+      o->points = g_new (float2, N_ENVS * config.shape.n_points);
+      o->control = g_new (float2, N_ENVS * config.shape.n_control);
+    }
+
+  /* Both start with every env masked: their first tracks, at epoch 1. */
+  run_ok (on_demand, s, TG_POLICY_EAGER);
+  run_ok (ahead, s, TG_POLICY_EAGER);
+  for (guint t = 0; t < STEPS; t++)
+    {
+      gint32 family = family_of_step (t);
+
+      if (t == 100) /* epochs set under the lookahead: its spares are stale */
+        {
+          g_assert_true (tg_seed_state_reset_epochs (seeds_a, s, NULL, 0, &error)
+                         && tg_seed_state_reset_epochs (seeds_b, s, NULL, 0, &error));
+          g_assert_no_error (error);
+        }
+      guint ended = 0;
+
+      mask_of_step (t, rand, mask);
+      for (guint e = 0; e < N_ENVS; e++)
+        ended += mask[e];
+      ends += ended;
+      for (TgProducer *p = on_demand; p != NULL; p = p == on_demand ? ahead : NULL)
+        {
+          upload (p, "mask", mask, sizeof mask, s);
+          set_family (p, family, s);
+        }
+      run_ok (on_demand, s, TG_POLICY_EAGER);
+      if (c->replay && t == STEPS / 2)
+        exec = record (ahead, s, tg_unconditional ());
+      if (exec != NULL)
+        launch (exec, s);
+      else
+        run_ok (ahead, s, TG_POLICY_EAGER);
+
+      envs_read (&a, on_demand, seeds_a, s);
+      envs_read (&b, ahead, seeds_b, s);
+      envs_assert_equal (&a, &b, t);
+      /* An end lists its env (a family in range): the list is empty after the
+       * call only when a refill ran in it. */
+      download (&refill, ahead, "refill", sizeof refill, s);
+      if (ended > 0 && family >= 0)
+        {
+          steps_with_ends++;
+          refills += refill.n == 0;
+        }
+    }
+
+  /* Not vacuous: envs ended, and tracks of every family were made. */
+  g_assert_cmpuint (ends, >, STEPS * N_ENVS / 20);
+  g_assert_cmpuint (b.epochs[0], >=, 10);
+  /* Batched: with spares to spend, far fewer refills than steps with an end;
+   * with one spare or a batch of 1, one each. */
+  g_test_message ("%u refills after %u steps with an end", refills, steps_with_ends);
+  if (c->lookahead >= 2 && c->batch >= 8)
+    g_assert_cmpuint (refills, <, steps_with_ends / 2);
+  else
+    g_assert_cmpuint (refills, ==, steps_with_ends);
+  if (exec != NULL)
+    TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
+    {
+      g_free (o->points);
+      g_free (o->control);
+    }
+}
+
+/* The configuration's lookahead fields, checked before anything is made. */
+static void
+test_config (void)
+{
+  g_autoptr (GError) error = NULL;
+  TrackConfig config;
+
+  track_config_init (&config, N_ENVS);
+  g_assert_cmpuint (config.lookahead, ==, 0);
+  g_assert_cmpuint (config.refill_batch, >=, 1);
+  config.advance = TRUE;
+  config.lookahead = TRACK_MAX_LOOKAHEAD;
+  g_assert_true (track_config_check (&config, &error));
+  g_assert_no_error (error);
+
+  config.lookahead = TRACK_MAX_LOOKAHEAD + 1;
+  g_assert_false (track_config_check (&config, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "lookahead"));
+  g_clear_error (&error);
+
+  config.lookahead = 2;
+  config.advance = FALSE;
+  g_assert_false (track_config_check (&config, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "advance"));
+  g_clear_error (&error);
+
+  config.advance = TRUE;
+  config.refill_batch = 0;
+  g_assert_false (track_config_check (&config, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "refill_batch"));
+}
+
+#define ADD_CASE(path, c)                                                              \
+  g_test_add (path, TgTestGpu, c, tg_test_gpu_set_up, test_equals_on_demand,           \
+              tg_test_gpu_tear_down)
+
+void
+examples_test_add_lookahead (void)
+{
+  static const Case one = { 1, 64, FALSE }, two = { 2, 8, TRUE },
+                    three = { 3, 1000, TRUE }, every = { 2, 1, FALSE };
+
+  g_test_add_func ("/examples/lookahead/config", test_config);
+  ADD_CASE ("/examples/lookahead/equals-on-demand/one-spare", &one);
+  ADD_CASE ("/examples/lookahead/equals-on-demand/two-spares-replayed", &two);
+  ADD_CASE ("/examples/lookahead/equals-on-demand/ends-twice-before-refill", &three);
+  ADD_CASE ("/examples/lookahead/equals-on-demand/refill-every-end", &every);
+}
