@@ -7,13 +7,19 @@ agents move by a noisy speed drawn from a hash of each env's effective seed
 (its track's (seed, epoch)), its global index and the step number; an
 episode ends after a lap, a crash or at once on an invalid track; the ended
 envs are marked in the track producer's "mask" and an any-done flag is set
-on the device.  Then, under conditional(any_done), TrackGen regenerates the
-marked envs' tracks: the example track producer (C kernels: a switch over
-the shape family of the step's curriculum, a relaxation loop, a validity
+on the device.  Then TrackGen gives the marked envs their next tracks, of
+the shape family of the step's curriculum.  With --lookahead L (default 2)
+each env keeps its L next tracks ready: the track producer, run on every
+step, switches the marked envs to them in one always-on kernel and refills
+the spent ones in batches, when the device decides so.  With --lookahead 0
+they are generated on demand under conditional(any_done): the example track
+producer (C kernels: a switch over the family, a relaxation loop, a validity
 test), and a Python stage of torch ops that measures each new track's
-length.  The whole step is captured once into a torch.cuda.graph; replaying
-it T times runs the loop without a host round trip, and steps where no
-episode ended skip the regeneration on the device.
+length (a stage appended to the producer runs with every call: with
+lookahead, on every step, so only this mode measures lengths).  The whole
+step is captured once into a torch.cuda.graph; replaying it T times runs the
+loop without a host round trip.  Beside it, its floor: the same step graph
+with no regeneration and no track switch.
 
 The same loop is then driven from the host (the any-done flag read back
 each step, the producers run eagerly when needed): it must end in the same
@@ -67,6 +73,11 @@ def parse_args(argv=None):
     p.add_argument("--curriculum", type=int, default=500,
                    help="steps of each shape family, in turn (default 500)")
     p.add_argument("--svg", default="tracks-py.svg", help="the SVG to write ('' for none)")
+    p.add_argument("--lookahead", type=int, default=2,
+                   help="spare tracks kept ready per env, 0 to 8 (default 2; 0: "
+                        "generate on demand)")
+    p.add_argument("--refill-batch", type=int, default=64,
+                   help="with lookahead: spent spares that start a refill (default 64)")
     add_compile_option(p)
     return p.parse_args(argv)
 
@@ -81,7 +92,12 @@ class Sim:
         dev = self.dev = torch.device("cuda", device)
         self.stream = torch.cuda.current_stream(dev)
         self.state = tg.seeds.SeedState.shard(first_env, n_envs, base_seed, device=device)
-        self.tracks = tg.tracks.TrackProducer(self.state, advance=True, stream=self.stream)
+        self.lookahead = args.lookahead
+        extra = {}
+        if self.lookahead:
+            extra = dict(lookahead=args.lookahead, refill_batch=args.refill_batch)
+        self.tracks = tg.tracks.TrackProducer(self.state, advance=True, stream=self.stream,
+                                              **extra)
         self.n_points = self.tracks.n_points
         self.mask = self.tracks.tensor("mask")
         self.family = self.tracks.tensor("family")
@@ -104,8 +120,10 @@ class Sim:
             self.step = torch.compile(self._step, fullgraph=True)
             self.lengths_of = torch.compile(self._lengths, fullgraph=True)
         # The Python stage joins the C producer's: one condition guards both.
-        self.tracks.add_device_stage("lengths", lambda ctx: self.lengths_of(),
-                                     capture_safe=True)
+        # With lookahead the producer runs on every step: no stage of torch ops.
+        if not self.lookahead:
+            self.tracks.add_device_stage("lengths", lambda ctx: self.lengths_of(),
+                                         capture_safe=True)
 
     # -- the regeneration's Python stage ------------------------------------
 
@@ -158,8 +176,14 @@ class Sim:
         self.state.fill_effective(self.keys, self.stream)
         self.step()
 
-    def regenerate(self, condition, policy):
-        self.tracks.run(self.stream, policy, condition)
+    def regenerate(self, policy):
+        """The producer's part of a step: with lookahead on every step (its
+        switch kernel decides the refill); on demand under any-done, which
+        the host-driven loop has read back."""
+        tx = self.tg.exec
+        recorded = policy == tx.Policy.AUTO and not self.lookahead
+        self.tracks.run(self.stream, policy,
+                        tx.conditional(self.any_done) if recorded else None)
 
     # -- life cycle ---------------------------------------------------------------
 
@@ -167,9 +191,10 @@ class Sim:
         """Every env at epoch 1 with its first track (family 0), its agent at a
         random start, the counters at 0.  Blocks."""
         tx = self.tg.exec
+        self.tracks.reset(self.stream)
         self.mask.fill_(1)
         self.family.zero_()
-        self.regenerate(None, tx.Policy.EAGER)
+        self.regenerate(tx.Policy.EAGER)
         self.state.fill_effective(self.keys, self.stream)
         u, _ = self._uniforms(0)
         self.progress.copy_(self.n_points * (1.0 - u))
@@ -203,32 +228,36 @@ class Sim:
         self.stream.wait_stream(side)
 
     def capture(self):
-        """The step graph: the agents, and the regeneration recorded under
-        conditional(any_done) into the same torch graph."""
+        """The step graph: the agents, and the regeneration recorded into the
+        same torch graph; and the floor's, the agents alone."""
         torch, tx = self.torch, self.tg.exec
         self.warm_up()
-        self.graph = torch.cuda.CUDAGraph()
-        with self.tg.interop.torch.graph(self.graph):
-            self.stream = torch.cuda.current_stream()
-            self.step_all()
-            self.regenerate(tx.conditional(self.any_done), tx.Policy.AUTO)
+        self.graph, self.floor = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+        for graph in (self.graph, self.floor):
+            with self.tg.interop.torch.graph(graph):
+                self.stream = torch.cuda.current_stream()
+                self.step_all()
+                if graph is self.graph:
+                    self.regenerate(tx.Policy.AUTO)
         self.stream = torch.cuda.current_stream(self.dev)
 
-    def run_graph(self, n_steps):
+    def run_graph(self, n_steps, graph=None):
+        graph = graph or self.graph
         for _ in range(n_steps):
-            self.graph.replay()
+            graph.replay()
         self.torch.cuda.synchronize()
 
     def run_host(self, n_steps):
         tx = self.tg.exec
         for _ in range(n_steps):
             self.step_all()
-            if self.any_done.item():  # the host decides: a readback
-                self.regenerate(None, tx.Policy.EAGER)
+            # On demand the host decides, from a readback.
+            if self.lookahead or self.any_done.item():
+                self.regenerate(tx.Policy.EAGER)
         self.torch.cuda.synchronize()
 
     def close(self):
-        self.graph = None
+        self.graph = self.floor = None
         self.tracks.close()
         self.state.close()
 
@@ -300,6 +329,18 @@ def report(name, sim, seconds, n_steps, counters):
     return rate
 
 
+def report_floor(n_envs, n_steps, graph_s, floor_s):
+    """The floor's rate, the loop's speed as a share of it, and what the
+    regeneration costs a step, amortized."""
+    print("%-17s %12.0f env-steps/s  (%d steps in %.3f s)"
+          % ("floor:", n_envs * n_steps / floor_s, n_steps, floor_s))
+    print("  the same step graph with no regeneration and no track switch; the loop "
+          "runs at %.2fx its speed (target >= 0.6x)" % (floor_s / graph_s))
+    print("  regeneration: %.2f us of GPU time per step, amortized (the loop's %.2f us "
+          "a step, its floor's %.2f)" % ((graph_s - floor_s) * 1e6 / n_steps,
+                                         graph_s * 1e6 / n_steps, floor_s * 1e6 / n_steps))
+
+
 def main(argv=None):
     args = parse_args(argv)
     try:
@@ -321,14 +362,27 @@ def main(argv=None):
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,
              tg.__version__, ", torch.compile" if args.compile else ""))
 
+    if not 0 <= args.lookahead <= 8 or args.refill_batch < 1:
+        print("simloop.py: --lookahead must be in [0, 8] and --refill-batch positive",
+              file=sys.stderr)
+        return 2
+    print("  " + ("lookahead: %d spare tracks per env, refilled %d at a time"
+                  % (args.lookahead, args.refill_batch) if args.lookahead
+                  else "on demand: tracks generated when an episode ends"))
+
     sim = Sim(torch, tg, args.envs, args.seed, args)
     sim.capture()
+    sim.reset()
+    start = time.perf_counter()
+    sim.run_graph(args.steps, sim.floor)
+    floor_s = time.perf_counter() - start
     sim.reset()
     start = time.perf_counter()
     sim.run_graph(args.steps)
     graph_s = time.perf_counter() - start
     in_graph = sim.snapshot()
     rate_graph = report("in-graph:", sim, graph_s, args.steps, in_graph["counters"])
+    report_floor(sim.n, args.steps, graph_s, floor_s)
 
     host = Sim(torch, tg, args.envs, args.seed, args)
     host.warm_up()

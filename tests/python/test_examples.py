@@ -40,6 +40,8 @@ class Examples(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         out = r.stdout
         self.assertRegex(out, r"in-graph: +\d+ env-steps/s")
+        self.assertRegex(out, r"floor: +\d+ env-steps/s")
+        self.assertRegex(out, r"the loop runs at \d+\.\d\dx its speed")
         self.assertRegex(out, r"256 of 256 envs and the counters the same")
         self.assertRegex(out, r"determinism: (\d+) of \1 envs regenerated standalone")
         regen = int(re.search(r"tracks regenerated: (\d+)", out).group(1))
@@ -56,6 +58,17 @@ class Examples(unittest.TestCase):
             r = run([os.path.join(EXAMPLES, "simloop.py"), "--envs", "256", "--steps", "300",
                      "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg])
             self.check_loop(r, svg)
+            self.assertIn("lookahead: 2 spare tracks per env", r.stdout)
+
+    def test_simloop_on_demand(self):
+        tgtest.require_gpu()
+        with tempfile.TemporaryDirectory() as tmp:
+            svg = os.path.join(tmp, "tracks.svg")
+            r = run([os.path.join(EXAMPLES, "simloop.py"), "--envs", "256", "--steps", "300",
+                     "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg,
+                     "--lookahead", "0"])
+            self.check_loop(r, svg)
+            self.assertIn("on demand", r.stdout)
 
     def test_simloop_distributed(self):
         tgtest.require_gpu()

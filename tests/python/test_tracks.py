@@ -85,6 +85,78 @@ class Tracks(tgtest.GpuCase):
         state.close()
 
 
+class Lookahead(tgtest.GpuCase):
+    """TrackProducer(lookahead=): every env's track, at every step, the one
+    on-demand generation makes, eagerly and replayed from a torch graph."""
+
+    STEPS = 90
+
+    def setUp(self):
+        super().setUp()
+        from track_gen import tracks
+        self.tracks = tracks
+
+    def masks(self):
+        """A tenth of the envs a step, env 0 every other step, all at step 20."""
+        torch = self.torch
+        g = torch.Generator().manual_seed(3)
+        for t in range(self.STEPS):
+            m = torch.rand(N, generator=g) < 0.1
+            m[0] |= t % 2 == 0
+            yield (torch.ones(N, dtype=torch.bool) if t == 20 else m).to(torch.uint8)
+
+    def test_equals_on_demand(self):
+        torch = self.torch
+        states = [seeds.SeedState(N, 11) for _ in range(2)]
+        on_demand = self.tracks.TrackProducer(states[0], advance=True)
+        ahead = self.tracks.TrackProducer(states[1], advance=True, lookahead=3,
+                                          refill_batch=6)
+        self.assertEqual((on_demand.lookahead, ahead.lookahead), (0, 3))
+        for p in (on_demand, ahead):
+            p.run()
+        graph = None
+        for t, mask in enumerate(self.masks()):
+            family = 1 if t >= 45 else 0  # a new family: the spares are made again
+            for p in (on_demand, ahead):
+                p.tensor("mask").copy_(mask)
+                p.tensor("family").fill_(family)
+            on_demand.run(policy=tx.Policy.EAGER)
+            if t == self.STEPS // 2:  # the rest replayed from a torch graph
+                graph = torch.cuda.CUDAGraph()
+                with self.interop.graph(graph):
+                    ahead.run()
+            if graph is not None:
+                graph.replay()
+            else:
+                ahead.run(policy=tx.Policy.EAGER)
+            torch.cuda.synchronize()
+            for name in ("points", "control", "valid", "families", "sharpness"):
+                self.assertTrue(torch.equal(on_demand.tensor(name), ahead.tensor(name)),
+                                "%s after step %d" % (name, t))
+            self.assertEqual(states[0].read(), states[1].read(), "epochs, step %d" % t)
+        self.assertGreaterEqual(states[1].read()[1][0], self.STEPS // 2)
+        graph = None
+        ahead.reset()
+        for x in (on_demand, ahead, *states):
+            x.close()
+
+    def test_config_refused(self):
+        state = seeds.SeedState(N, 11)
+        for kwargs, name in (({"lookahead": 9, "advance": True}, "lookahead"),
+                             ({"lookahead": 2}, "advance"),
+                             ({"lookahead": 2, "advance": True, "refill_batch": 0},
+                              "refill_batch")):
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaisesRegex(tx.ArgumentError, name):
+                    self.tracks.TrackProducer(state, **kwargs)
+        for bad, exc in ((-1, ValueError), (2.0, TypeError), (True, TypeError),
+                         (2 ** 40, ValueError)):
+            with self.subTest(lookahead=bad):
+                with self.assertRaisesRegex(exc, "lookahead"):
+                    self.tracks.TrackProducer(state, advance=True, lookahead=bad)
+        state.close()
+
+
 class Svg(unittest.TestCase):
     """track_gen.tracks without a device: the families and the SVG writer."""
 
