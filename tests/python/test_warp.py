@@ -513,6 +513,41 @@ class Bindings(WarpCase):
         self.assertEqual((seen["view"].shape, seen["view"].ptr), ((16,), ids.ptr))
         p.close()
 
+    def test_a_producers_bindings_read_outside_a_stage(self):
+        """twarp.array(producer, ...): the bound wp.array itself, or a view of a
+        C producer's memory that keeps the producer alive."""
+        import gc
+        import weakref
+
+        import numpy as np
+        from track_gen import seeds, tracks
+        p = tx.Producer("outside")
+        p.declare_binding(p.add_device_stage("use", lambda ctx: None), "ids", 16,
+                          dtype="int32")
+        ids = wp.zeros(4, dtype=wp.int32, device="cuda:0")
+        p.bind("ids", ids)
+        self.assertIs(self.twarp.array(p, "ids", wp.int32), ids)
+        with self.assertRaises(KeyError):
+            self.twarp.array(p, "nothing", wp.int32)
+        p.close()
+        state = seeds.SeedState(8, base_seed=3)
+        track = tracks.TrackProducer(state, advance=True, n_points=64)
+        track.run(self.torch.cuda.current_stream())
+        points = self.twarp.array(track, "points", wp.vec2, (8, 64))
+        self.assertEqual((points.shape, points.ptr), ((8, 64), track.get_binding("points")[0]))
+        with self.assertRaises(ValueError):
+            self.twarp.array(track, "points", wp.vec2, (9, 64))
+        gone = weakref.ref(track)
+        del track
+        gc.collect()
+        self.assertIsNotNone(gone())  # the view holds it
+        self.torch.cuda.synchronize()
+        self.assertTrue(np.isfinite(points.numpy()).all())
+        del points
+        gc.collect()
+        self.assertIsNone(gone())
+        state.close()
+
 
 class FirstUse(unittest.TestCase):
     def test_first_warp_use_inside_a_torch_capture(self):

@@ -21,11 +21,11 @@ decorator) or :func:`scope` (a ``with`` inside the stage).  During the call:
 
 Warp sets its CUDA context up lazily on first use, with calls that break a
 capture: :func:`prepare` does it outside any capture (the decorator does it
-for the device it is given).  :func:`array` reads a binding as a
-``wp.array``; :func:`launch_graph` places a Warp graph in the stage's
-capture as a child graph node.  ``interop.torch.registered()`` and
-``graph()`` register torch's capture with Warp on the device once
-:func:`prepare` ran there.
+for the device it is given).  :func:`array` reads a binding of a stage's
+context or of a producer as a ``wp.array``; :func:`launch_graph` places a
+Warp graph in the stage's capture as a child graph node.
+``interop.torch.registered()`` and ``graph()`` register torch's capture
+with Warp on the device once :func:`prepare` ran there.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ import warp as wp
 from track_gen import _native
 from track_gen.interop import retain_capture
 from track_gen._errors import CaptureError, CudaError, NotCapturableError, StateError
-from track_gen.exec import CaptureErrorCode, CaptureState, LaunchContext, StateErrorCode
+from track_gen.exec import (CaptureErrorCode, CaptureState, LaunchContext, Producer,
+                            StateErrorCode)
 
 __all__ = ["prepare", "stage", "scope", "stream_of", "array", "scratch", "launch_graph"]
 
@@ -259,19 +260,28 @@ def stage(func: Optional[Callable[[LaunchContext], Any]] = None, *,
     return run
 
 
-def array(ctx: LaunchContext, name: str, dtype: Any = None,
+def array(source: Union[LaunchContext, Producer], name: str, dtype: Any = None,
           shape: Optional[Sequence[int]] = None) -> "wp.array":
-    """The binding *name* as a ``wp.array`` (no copy): the array itself when a
-    ``wp.array`` of *dtype* (any, when None) is bound, else a view of *shape*
-    (all the binding, 1-D, by default) and *dtype* over the bound memory,
-    valid while the binding is."""
-    bound = ctx.binding(name)
+    """The binding *name* of a stage's context or of a producer (*source*) as a
+    ``wp.array`` (no copy): the array itself when a ``wp.array`` of *dtype*
+    (any, when None) is bound, else a view of *shape* (all the binding, 1-D,
+    by default) and *dtype* over the bound memory (a tensor's, a C
+    producer's such as ``TrackProducer``'s), valid while the binding is.  A
+    view of a producer's binding keeps the producer alive, as
+    ``TrackProducer.tensor()`` does."""
+    if isinstance(source, LaunchContext):
+        bound, owner = source.binding(name), None
+        ptr, size = source.binding_ptr(name), source.binding_size(name)
+    else:
+        found = source.get_binding(name)
+        if found is None:
+            raise KeyError("array: producer %r has no binding %r" % (source.name, name))
+        (ptr, size), bound, owner = found, source.binding_owner(name), source
     if isinstance(bound, wp.array) and (dtype is None or bound.dtype == dtype) and (
             shape is None or tuple(shape) == bound.shape):
         return bound
     if dtype is None:
         raise TypeError("array: binding %r is not a wp.array; pass its dtype" % name)
-    size = ctx.binding_size(name)
     itemsize = wp.types.type_size_in_bytes(dtype)
     if shape is None:
         shape = (size // itemsize,)
@@ -281,8 +291,10 @@ def array(ctx: LaunchContext, name: str, dtype: Any = None,
     if need > size:
         raise ValueError("array: %s of %s needs %d bytes, binding %r has %d"
                          % (tuple(shape), wp.types.type_repr(dtype), need, name, size))
-    return wp.array(ptr=ctx.binding_ptr(name), dtype=dtype, shape=tuple(shape),
-                    device="cuda:%d" % ctx.device)
+    # The deleter frees nothing: it holds the producer while the view lives.
+    return wp.array(ptr=ptr, dtype=dtype, shape=tuple(shape),
+                    device="cuda:%d" % source.device,
+                    deleter=None if owner is None else lambda _p, _s, _o=owner: None)
 
 
 # The driver's cuThreadExchangeStreamCaptureMode, for scratch(): cudaMalloc
