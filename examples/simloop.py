@@ -51,18 +51,20 @@ def add_compile_option(p):
                         "(default; --no-compile runs them op by op)")
 
 
-def loop_parser(doc):
+def loop_parser(doc, agents=True):
     """A parser with the options every simulator loop of these examples takes
-    (its population, its episodes, what it checks and draws)."""
+    (its population, its episodes, what it checks and draws); *agents*: the
+    options of the hashed agents (their lap time and crash rate) too."""
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--envs", type=int, default=4096, help="envs (default 4096)")
     p.add_argument("--steps", type=int, default=2000, help="steps (default 2000)")
     p.add_argument("--seed", type=int, default=1234, help="the population's base seed")
-    p.add_argument("--lap-steps", type=float, default=6000.0,
-                   help="mean steps per lap (default 6000)")
-    p.add_argument("--crash-prob", type=float, default=2e-5,
-                   help="crash probability per env and step (default 2e-5)")
+    if agents:
+        p.add_argument("--lap-steps", type=float, default=6000.0,
+                       help="mean steps per lap (default 6000)")
+        p.add_argument("--crash-prob", type=float, default=2e-5,
+                       help="crash probability per env and step (default 2e-5)")
     p.add_argument("--shown", type=int, default=16,
                    help="envs regenerated standalone and drawn (default 16)")
     return p

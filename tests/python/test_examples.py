@@ -1,10 +1,12 @@
 """The Python main job, briefly: examples/simloop.py (a torch simulator
 regenerating tracks inside one torch.cuda.graph), examples/simloop_dist.py
 under torch.distributed, two processes on one GPU over gloo, and
-examples/simloop_warp.py (the same loop in Warp kernels); their determinism
-checks and counters.  Without torch or a GPU they skip.  simloop_warp.py's
-kernels are also checked against numpy on Warp's CPU device, wherever warp
-is installed."""
+examples/simloop_warp.py (the same loop in Warp kernels), and
+examples/race_mjwarp.py (the loop on MuJoCo Warp, in a torch graph and a
+Warp capture); their determinism checks and counters.  Without torch or a
+GPU they skip.  simloop_warp.py's kernels are also checked against numpy on
+Warp's CPU device, wherever warp is installed, and race_mjwarp.py's model,
+controller and episodes on it wherever mujoco_warp is too."""
 import os
 import re
 import subprocess
@@ -22,6 +24,11 @@ try:
     wp.config.log_level = wp.LOG_WARNING  # no banner
 except ImportError:
     wp = None
+try:
+    import mujoco
+    import mujoco_warp as mjw
+except ImportError:
+    mjw = None
 
 EXAMPLES = os.path.join(os.environ.get("abs_top_srcdir",
                                        os.path.join(os.path.dirname(__file__), "..", "..")),
@@ -92,17 +99,44 @@ class Examples(unittest.TestCase):
             self.assertRegex(r.stdout, r"simloop.py: +\d+ env-steps/s")
             self.assertRegex(r.stdout, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
 
+    def test_race_mjwarp(self):
+        tgtest.require_gpu()
+        if wp is None or mjw is None:
+            self.skipTest("no warp or mujoco_warp (pip install track-gen[mujoco])")
+        with tempfile.TemporaryDirectory() as tmp:
+            svg = os.path.join(tmp, "tracks.svg")
+            # Episodes of 20 steps at most: every world ends twice or more,
+            # with the default lookahead (2) and on demand (0).
+            for lookahead in ("2", "0"):
+                r = run([os.path.join(EXAMPLES, "race_mjwarp.py"), "--worlds", "64",
+                         "--steps", "50", "--max-episode-steps", "20", "--lookahead",
+                         lookahead, "--shown", "8", "--svg", svg], timeout=900)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                out = r.stdout
+                for name in (r"in-graph \(torch\)", r"in-graph \(Warp\)",
+                             r"floor \(torch, no regen\)", "host-driven"):
+                    self.assertRegex(out, name + r": +\d+ env-steps/s")
+                for name in ("torch graph", "Warp graph"):
+                    self.assertIn(name + ": 64 of 64 worlds and the counters the same", out)
+                self.assertRegex(out, r"determinism: 8 of 8 worlds' tracks regenerated")
+                self.assertRegex(out, r"regeneration \+ reset: -?\d+\.\d% of a step")
+                self.assertGreaterEqual(
+                    int(re.search(r"episodes ended: (\d+)", out).group(1)), 128)
+                with open(svg) as f:
+                    self.assertIn("<svg", f.read())
+
     def test_help_and_skip(self):
         try:
             import torch  # noqa: F401
             have = torch.cuda.is_available()
         except ImportError:
             have = False
-        for name in ("simloop.py", "simloop_warp.py"):
+        needs = {"simloop_warp.py": wp is None, "race_mjwarp.py": wp is None or mjw is None}
+        for name in ("simloop.py", "simloop_warp.py", "race_mjwarp.py"):
             r = run([os.path.join(EXAMPLES, name), "--help"])
             self.assertEqual(r.returncode, 0, name)
             self.assertIn("--envs", r.stdout)
-            if not have or (name == "simloop_warp.py" and wp is None):
+            if not have or needs.get(name, False):
                 r = run([os.path.join(EXAMPLES, name)])
                 self.assertEqual(r.returncode, 77, name + ": " + r.stderr)
 
@@ -264,6 +298,128 @@ class SimloopWarpKernels(unittest.TestCase):
             smooth = ~self.sharp(p, min_cos).any(axis=1) & masked
             self.assertEqual(valid.numpy().astype(bool).tolist(), smooth.tolist(), stop)
             self.assertEqual(smooth[masked].all(), stop == 0, stop)
+
+
+class RaceMjwarpCpu(unittest.TestCase):
+    """race_mjwarp.py's model, controller, episodes and resets on Warp's CPU
+    device, MuJoCo Warp included, with hand-made tracks: no GPU needed."""
+
+    @classmethod
+    def setUpClass(cls):
+        if wp is None or mjw is None:
+            raise unittest.SkipTest("no warp or mujoco_warp (pip install track-gen[mujoco])")
+        if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
+            raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
+        cls.rm = race_mjwarp
+        cls.mjmodel = mujoco.MjModel.from_xml_string(race_mjwarp.model_xml())
+
+    def test_model(self):
+        m, rm = self.mjmodel, self.rm
+        self.assertEqual((m.nq, m.nv, m.nu), (3, 3, 2))
+        self.assertEqual(m.actuator_ctrlrange.tolist(), [[-rm.FORCE_MAX, rm.FORCE_MAX]] * 2)
+        self.assertAlmostEqual(m.body_mass[1], rm.MASS)
+        self.assertEqual(m.opt.timestep, rm.TIMESTEP)
+
+    def test_pursuit_matches_numpy(self):
+        rm = self.rm
+        rng = np.random.default_rng(5)
+        n = 256
+        pos, vel, target = (rng.uniform(-30, 30, (n, 2)).astype(np.float32) for _ in range(3))
+        vel[:8] *= np.float32(0.001)  # nearly still: the track's tangent is the heading
+        tangent = rng.normal(size=(n, 2)).astype(np.float32)
+        tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
+        speed_target = rng.uniform(5, 30, n).astype(np.float32)
+        arrays = [wp.array(a, dtype=wp.vec2, device="cpu") for a in (pos, vel, target, tangent)]
+        out = wp.zeros(n, dtype=wp.vec2, device="cpu")
+        wp.launch(pursuit_kernel, n, inputs=arrays + [
+            wp.array(speed_target, dtype=wp.float32, device="cpu"), out], device="cpu")
+        f32 = np.float32
+        speed = np.sqrt(vel[:, 0] * vel[:, 0] + vel[:, 1] * vel[:, 1])
+        heading = np.where((speed > f32(0.5))[:, None], vel / speed[:, None], tangent)
+        d = target - pos
+        dd = np.maximum(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1], f32(1e-6))
+        curvature = f32(2) * (heading[:, 0] * d[:, 1] - heading[:, 1] * d[:, 0]) / dd
+        lateral = speed * speed * curvature
+        along = f32(2) * (speed_target - speed)
+        normal = np.stack([-heading[:, 1], heading[:, 0]], axis=1)
+        f = f32(rm.MASS) * (along[:, None] * heading + lateral[:, None] * normal) \
+            + f32(rm.DRAG) * vel
+        expect = np.clip(f, -rm.FORCE_MAX, rm.FORCE_MAX)
+        np.testing.assert_array_equal(out.numpy(), expect)
+        self.assertTrue((np.abs(expect) == rm.FORCE_MAX).any())  # some clamped
+
+    def circles(self, radii, n_points=64):
+        """Closed circular tracks of *radii* around the origin, as "points"."""
+        a = np.arange(n_points) * (2 * np.pi / n_points)
+        r = np.asarray(radii, dtype=np.float64)[:, None]
+        return np.stack([r * np.cos(a), r * np.sin(a)], axis=-1).astype(np.float32)
+
+    def test_episodes(self):
+        """Four worlds, each episode ending its own way: a lap (a 20 m circle),
+        off the track (the same, far too fast), the step limit (a 100 m
+        circle), an invalid track (at the first step); reset to the track's
+        start with a style from (seed, epoch) first."""
+        rm, n = self.rm, 4
+        with wp.ScopedDevice("cpu"):
+            model, d = mjw.put_model(self.mjmodel), mjw.make_data(self.mjmodel, nworld=n)
+            points = wp.array(self.circles([20, 20, 100, 20]), dtype=wp.vec2)
+            valid = wp.array([1, 1, 1, 0], dtype=wp.uint8)
+            mask = wp.ones(n, dtype=wp.uint8)
+            seed_list = [seeds.env_seed(9, e) for e in range(n)]
+            epochs = wp.array([1, 2, 3, 4], dtype=wp.uint32)
+            nearest, progress, age = (wp.zeros(n, dtype=wp.int32) for _ in range(3))
+            speed_target, look = wp.zeros(n, dtype=float), wp.zeros(n, dtype=float)
+            any_done, counters = wp.zeros(1, dtype=wp.int32), wp.zeros(4, dtype=wp.int64)
+            wp.launch(rm.reset_kernel, n, inputs=[
+                mask, points, wp.array(seed_list, dtype=wp.uint64), epochs, d.qpos, d.qvel,
+                d.qacc_warmstart, nearest, progress, age, speed_target, look])
+            p = points.numpy()
+            np.testing.assert_array_equal(d.qpos.numpy()[:, :2], p[:, 0])
+            t = p[:, 1] - p[:, 0]
+            t /= np.linalg.norm(t, axis=1, keepdims=True)
+            np.testing.assert_allclose(d.qvel.numpy()[:, :2], rm.START_SPEED * t, rtol=1e-6)
+            for e in range(n):
+                z = seeds.mix64(seed_list[e] ^ ((e + 1) * rm.simloop.GOLDEN % (1 << 64))
+                                ^ 0x5EED5EED)
+                u = [float(bits & 0xFFFFFF) / (1 << 24) for bits in (z >> 40, z)]
+                self.assertAlmostEqual(speed_target.numpy()[e], rm.SPEED_MIN + (
+                    rm.SPEED_MAX - rm.SPEED_MIN) * u[0], places=4)
+                self.assertAlmostEqual(look.numpy()[e], rm.LOOK_MIN + (
+                    rm.LOOK_MAX - rm.LOOK_MIN) * u[1], places=5)
+            speed_target.assign([20.0, 60.0, 20.0, 20.0])  # world 1: far too fast
+            first = {}  # cause: the step of its first end
+            for step in range(1, 101):
+                wp.launch(rm.control_kernel, n, inputs=[
+                    points, d.qpos, d.qvel, nearest, speed_target, look, d.ctrl, any_done])
+                for _ in range(4):
+                    mjw.step(model, d)
+                wp.launch(rm.done_kernel, n, inputs=[
+                    points, valid, d.qpos, nearest, progress, age, mask, any_done, counters,
+                    6.0, 100])
+                self.assertEqual(bool(any_done.numpy()[0]), bool(mask.numpy().any()), step)
+                for cause in np.flatnonzero(counters.numpy()):
+                    first.setdefault(rm.COUNTERS[cause], step)
+        # No resets here: an ended world goes on ending, by the same cause.
+        self.assertEqual(first["invalid"], 1)
+        self.assertLess(first["off_track"], first["laps"])
+        self.assertLess(first["laps"], 100)
+        self.assertEqual(first["timeouts"], 100)
+        self.assertEqual(mask.numpy().tolist(), [1, 1, 1, 1])
+
+
+if wp is not None and mjw is not None:
+    sys.path.insert(0, EXAMPLES)
+    import race_mjwarp
+
+    @wp.kernel
+    def pursuit_kernel(pos: wp.array(dtype=wp.vec2), vel: wp.array(dtype=wp.vec2),
+                       target: wp.array(dtype=wp.vec2), tangent: wp.array(dtype=wp.vec2),
+                       speed_target: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.vec2)):
+        """race_mjwarp.pursuit() for each input."""
+        i = wp.tid()
+        out[i] = race_mjwarp.pursuit(pos[i], vel[i], target[i], tangent[i], speed_target[i],
+                                     40.0)
+
 
 if __name__ == "__main__":
     sys.exit(tap.main())
