@@ -1,8 +1,8 @@
-"""The Python snippets of doc/python.md, doc/torch.md, doc/tracks.md and
-doc/warp.md, each page's run in order in one namespace on a GPU (warp.md
-with warp too; each one compiled everywhere), so the pages cannot show code
-that does not work; and a docstring for every public name, which the
-Sphinx reference shows."""
+"""The Python snippets of doc/python.md, doc/torch.md, doc/tracks.md,
+doc/warp.md and doc/simulators.md, each page's run in order in one
+namespace on a GPU (the last two with warp too; each one compiled
+everywhere), so the pages cannot show code that does not work; and a
+docstring for every public name, which the Sphinx reference shows."""
 import enum
 import gc
 import importlib
@@ -20,7 +20,7 @@ DOC = os.path.join(os.environ.get("abs_top_srcdir",
                                   os.path.join(os.path.dirname(__file__), "..", "..")),
                    "doc")
 PAGES = ("python.md", "torch.md", "tracks.md")
-WARP_PAGES = ("warp.md",)
+WARP_PAGES = ("warp.md", "simulators.md")
 
 
 def snippets(page):
