@@ -266,9 +266,8 @@ class Race:
         self.tracks = tg.tracks.TrackProducer(self.state, advance=True, **extra)
         t = self.tracks
         self.points = twarp.array(t, "points", wp.vec2, (n, t.n_points))
-        self.mask = twarp.array(t, "mask", wp.uint8)
-        self.valid = twarp.array(t, "valid", wp.uint8)
-        self.families = twarp.array(t, "families", wp.uint8)
+        self.mask, self.valid, self.families = (twarp.array(t, name, wp.uint8, (n,))
+                                                for name in ("mask", "valid", "families"))
         self.seeds = wp.array(ptr=self.state.seeds_ptr, dtype=wp.uint64, shape=(n,),
                               device=dev)
         self.epochs = wp.array(ptr=self.state.epochs_ptr, dtype=wp.uint32, shape=(n,),
@@ -348,7 +347,8 @@ def same_worlds(a, b):
     same = 0
     for e in range(len(a["seeds"])):
         same += (a["seeds"][e] == b["seeds"][e] and a["epochs"][e] == b["epochs"][e]
-                 and all(np.array_equal(a[f][e].view(np.uint8), b[f][e].view(np.uint8))
+                 and all(np.array_equal(a[f][e:e + 1].view(np.uint8),
+                                        b[f][e:e + 1].view(np.uint8))
                          for f in ("qpos", "qvel", "valid", "families"))
                  and np.array_equal(a["points"][e].numpy().view(np.uint8),
                                     b["points"][e].numpy().view(np.uint8)))
