@@ -11,8 +11,9 @@ sets the any-done flag.  Under conditional(any_done), a track_gen Producer
 of Warp stages regenerates the marked envs' tracks: the SeedState advances
 their epochs, each track's control points come from a hash of its effective
 seed, a bounded relaxation loop (a loop stage, a WHILE node) smooths its
-sharp turns away, and a validity test and its length close it.  An env's
-track depends on its (seed, epoch) alone.
+sharp turns away, and a validity test and its length close it (the
+generator: warp_tracks.py).  An env's track depends on its (seed, epoch)
+alone.
 
 The step is captured once into a torch.cuda.graph, with torch's capture
 registered with Warp by track_gen.interop.torch.graph(): the step's kernels
@@ -41,30 +42,10 @@ except ImportError:
 
 SKIP = simloop.SKIP
 TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
-SCALE = 1.0 / (1 << 24)
 
 if wp is not None:
-    wp.set_module_options({"enable_backward": False})  # no gradients: half the compiling
-    GOLDEN = wp.constant(wp.uint64(simloop.GOLDEN))
-    MIX1 = wp.constant(wp.uint64(simloop.MIX1))
-    MIX2 = wp.constant(wp.uint64(simloop.MIX2))
-
-    @wp.func
-    def mix64(z: wp.uint64):
-        """SplitMix64's finalizer, as track_gen.seeds.mix64()."""
-        z = (z ^ (z >> wp.uint64(30))) * MIX1
-        z = (z ^ (z >> wp.uint64(27))) * MIX2
-        return z ^ (z >> wp.uint64(31))
-
-    @wp.func
-    def high_unit(z: wp.uint64):
-        """The top 24 bits of z as a float in [0, 1)."""
-        return wp.float32(wp.int32(z >> wp.uint64(40))) * wp.float32(SCALE)
-
-    @wp.func
-    def low_unit(z: wp.uint64):
-        """The low 24 bits of z as a float in [0, 1)."""
-        return wp.float32(wp.int32(z & wp.uint64(0xFFFFFF))) * wp.float32(SCALE)
+    import warp_tracks as wt
+    from warp_tracks import GOLDEN, high_unit, low_unit, mix64
 
     @wp.kernel
     def step_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
@@ -112,102 +93,6 @@ if wp is not None:
         e = wp.tid()
         progress[e] = lap * (1.0 - high_unit(mix64(keys[e] ^ salt[e])))
 
-    @wp.func
-    def control(key: wp.uint64, k: int, n_control: int, radius: float, r_jitter: float,
-                a_jitter: float):
-        """Control point k (any integer; its hash is k mod n_control's) in
-        polar form: (radius, angle), angles increasing with k."""
-        z = mix64(key ^ (wp.uint64(k % n_control + 1) * GOLDEN))
-        r = radius * (1.0 + r_jitter * (2.0 * high_unit(z) - 1.0))
-        a = (float(k) + a_jitter * (low_unit(z) - 0.5)) * (2.0 * wp.pi / float(n_control))
-        return wp.vec2(r, a)
-
-    @wp.kernel
-    def generate_kernel(keys: wp.array(dtype=wp.uint64), mask: wp.array(dtype=wp.uint8),
-                        points: wp.array2d(dtype=wp.vec2), go: wp.array(dtype=wp.int32),
-                        n_control: int, radius: float, r_jitter: float, a_jitter: float):
-        """Point i of a masked env's centerline, from its effective seed: the
-        control points joined linearly in polar form."""
-        e, i = wp.tid()
-        if mask[e] == wp.uint8(0):
-            return
-        n = points.shape[1]
-        k = i * n_control // n
-        f = float(i * n_control - k * n) / float(n)
-        p0 = control(keys[e], k, n_control, radius, r_jitter, a_jitter)
-        p1 = control(keys[e], k + 1, n_control, radius, r_jitter, a_jitter)
-        r = p0[0] + (p1[0] - p0[0]) * f
-        a = p0[1] + (p1[1] - p0[1]) * f
-        points[e, i] = wp.vec2(r * wp.cos(a), r * wp.sin(a))
-        if i == 0:
-            go[0] = 1  # the relaxation runs; every writer writes 1
-
-    @wp.func
-    def sharp(a: wp.vec2, b: wp.vec2, c: wp.vec2, min_cos: float):
-        """Whether the turn at b is sharper than acos(min_cos)."""
-        u = b - a
-        v = c - b
-        return wp.dot(u, v) < min_cos * wp.sqrt(wp.dot(u, u) * wp.dot(v, v))
-
-    @wp.kernel
-    def relax_kernel(mask: wp.array(dtype=wp.uint8), points: wp.array2d(dtype=wp.vec2),
-                     relaxed: wp.array2d(dtype=wp.vec2), go: wp.array(dtype=wp.int32),
-                     min_cos: float):
-        """A relaxation step's first half: a masked env's point i, moved to its
-        neighbours' midpoint where its turn is sharp, into *relaxed*.  A track
-        with no sharp turn is left as it is, so an env's track is the same
-        whatever the other envs' tracks keep the loop going for."""
-        e, i = wp.tid()
-        if e == 0 and i == 0:
-            go[0] = 0  # until settle_kernel finds a sharp turn
-        if mask[e] == wp.uint8(0):
-            return
-        n = points.shape[1]
-        prev = points[e, (i + n - 1) % n]
-        cur = points[e, i]
-        nxt = points[e, (i + 1) % n]
-        if sharp(prev, cur, nxt, min_cos):
-            cur = 0.5 * (prev + nxt)
-        relaxed[e, i] = cur
-
-    @wp.kernel
-    def settle_kernel(mask: wp.array(dtype=wp.uint8), points: wp.array2d(dtype=wp.vec2),
-                      relaxed: wp.array2d(dtype=wp.vec2), go: wp.array(dtype=wp.int32),
-                      min_cos: float):
-        """Its second half: the relaxed points become the track; the loop goes
-        on while a turn is still sharp."""
-        e, i = wp.tid()
-        if mask[e] == wp.uint8(0):
-            return
-        n = points.shape[1]
-        cur = relaxed[e, i]
-        points[e, i] = cur
-        if sharp(relaxed[e, (i + n - 1) % n], cur, relaxed[e, (i + 1) % n], min_cos):
-            go[0] = 1  # every writer writes 1
-
-    @wp.kernel
-    def measure_kernel(mask: wp.array(dtype=wp.uint8), points: wp.array2d(dtype=wp.vec2),
-                       valid: wp.array(dtype=wp.uint8), lengths: wp.array(dtype=wp.float32),
-                       min_cos: float):
-        """A masked env's validity (no sharp turn left: its relaxation
-        converged) and its length, summed in a fixed order."""
-        e = wp.tid()
-        if mask[e] == wp.uint8(0):
-            return
-        n = points.shape[1]
-        total = float(0.0)
-        smooth = int(1)
-        prev = points[e, n - 1]
-        for i in range(n):
-            cur = points[e, i]
-            nxt = points[e, (i + 1) % n]
-            total += wp.length(nxt - cur)
-            if sharp(prev, cur, nxt, min_cos):
-                smooth = 0
-            prev = cur
-        lengths[e] = total
-        valid[e] = wp.uint8(smooth)
-
 
 def parse_args(argv=None):
     p = simloop.loop_parser(__doc__)
@@ -227,84 +112,6 @@ def parse_args(argv=None):
     if args.short:
         args.envs, args.steps, args.crash_prob, args.shown = 256, 50, 0.005, 8
     return args
-
-
-# The track shape: 5 relaxation steps in the median, 9 at the 90th
-# percentile, about 2% of the tracks still sharp after 12 (invalid).
-RADIUS, R_JITTER, A_JITTER = 100.0, 0.55, 0.9
-MIN_COS = 0.76604444  # cos(40 degrees): a sharper turn is relaxed
-
-
-class Regen:
-    """The track regeneration of the envs of *state*: a track_gen Producer of
-    Warp stages over Warp arrays (its bindings), run for the envs whose mask
-    byte is set.  *advance*: each run first advances their epochs, as
-    TrackProducer(advance=True) does."""
-
-    def __init__(self, tg, twarp, state, args, advance):
-        n, dev = state.n_envs, "cuda:%d" % state.device
-        self.n = n
-        self.arrays = {
-            "mask": wp.ones(n, dtype=wp.uint8, device=dev),
-            "keys": wp.zeros(n, dtype=wp.uint64, device=dev),
-            "points": wp.zeros((n, args.points), dtype=wp.vec2, device=dev),
-            "relaxed": wp.zeros((n, args.points), dtype=wp.vec2, device=dev),
-            "valid": wp.zeros(n, dtype=wp.uint8, device=dev),
-            "lengths": wp.zeros(n, dtype=wp.float32, device=dev),
-            "go": wp.zeros(1, dtype=wp.int32, device=dev),
-            "loop_status": wp.zeros(2, dtype=wp.int32, device=dev),
-        }
-        shape = (args.control, RADIUS, R_JITTER, A_JITTER)
-
-        def seeds(ctx):  # TrackGen's own kernels, on the stage's stream
-            if advance:
-                state.advance(ctx.stream, mask=ctx.binding("mask"))
-            state.fill_effective(ctx.binding("keys"), ctx.stream)
-
-        def bound(ctx, *names):
-            return [ctx.binding(name) for name in names]
-
-        @twarp.stage(device=state.device)
-        def generate(ctx):
-            wp.launch(generate_kernel, (n, args.points),
-                      inputs=bound(ctx, "keys", "mask", "points", "go") + list(shape))
-
-        @twarp.stage(device=state.device)
-        def relax(ctx):  # the loop's body
-            for kernel in (relax_kernel, settle_kernel):
-                wp.launch(kernel, (n, args.points), inputs=bound(
-                    ctx, "mask", "points", "relaxed", "go") + [MIN_COS])
-
-        @twarp.stage(device=state.device)
-        def measure(ctx):
-            wp.launch(measure_kernel, n,
-                      inputs=bound(ctx, "mask", "points", "valid", "lengths") + [MIN_COS])
-
-        p = self.producer = tg.exec.Producer("warp-tracks", state.device)
-        uses = {
-            p.add_device_stage("seeds", seeds, capture_safe=True): ("mask", "keys"),
-            p.add_device_stage("generate", generate, capture_safe=True):
-                ("keys", "mask", "points", "go"),
-            p.add_loop_stage("relax", relax, flag="go", status="loop_status",
-                             max_iters=args.max_iters, capture_safe=True):
-                ("mask", "points", "relaxed"),
-            p.add_device_stage("measure", measure, capture_safe=True):
-                ("mask", "points", "valid", "lengths"),
-        }
-        for stage, names in uses.items():
-            for name in names:
-                p.declare_binding(stage, name, like=self.arrays[name])
-        for name, array in self.arrays.items():
-            p.bind(name, array)
-
-    def __getitem__(self, name):
-        return self.arrays[name]
-
-    def run(self, stream, policy, condition=None):
-        self.producer.run(stream, policy, condition)
-
-    def close(self):
-        self.producer.close()
 
 
 def wait(torch, stream, what):
@@ -327,7 +134,7 @@ class Sim:
         twarp.prepare(0)  # Warp set up outside any capture
         self.stream = torch.cuda.current_stream()
         self.state = tg.seeds.SeedState(self.n, args.seed)
-        self.regen = Regen(tg, twarp, self.state, args, advance=True)
+        self.regen = wt.Regen(tg, twarp, self.state, args, advance=True)
         # Each agent's salt: its global env index's seed, as in simloop.py.
         self.salt = wp.array([tg.seeds.env_seed(simloop.AGENT_SALT, e)
                               for e in range(self.n)], dtype=wp.uint64, device=dev)
@@ -338,7 +145,8 @@ class Sim:
         self.counters = wp.zeros(len(simloop.COUNTERS), dtype=wp.int64, device=dev)
         self.flag = torch.zeros(1, dtype=torch.int32, pin_memory=True)
         self.graph = None
-        wp.load_module(sys.modules[__name__], device=dev)  # every kernel here, before a capture
+        for module in (sys.modules[__name__], wt):  # every kernel, before a capture
+            wp.load_module(module, device=dev)
 
     def step(self):
         """A step's kernels, on Warp's view of the sim's stream (the capture's
@@ -434,7 +242,7 @@ def verify_standalone(torch, tg, twarp, args, snap):
     picks = order[:min(args.shown, len(order))]
     state = tg.seeds.SeedState.at([int(snap["seeds"][e]) for e in picks],
                                   [int(snap["epochs"][e]) for e in picks])
-    regen = Regen(tg, twarp, state, args, advance=False)
+    regen = wt.Regen(tg, twarp, state, args, advance=False)
     stream = torch.cuda.current_stream()
     regen.run(stream, tg.exec.Policy.EAGER)  # every env masked
     wait(torch, stream, "the standalone regeneration")

@@ -151,7 +151,8 @@ class SimloopWarpKernels(unittest.TestCase):
             raise unittest.SkipTest("no warp (pip install warp-lang)")
         sys.path.insert(0, EXAMPLES)
         import simloop_warp
-        cls.sw = simloop_warp
+        import warp_tracks
+        cls.sw, cls.wt = simloop_warp, warp_tracks
         if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
             raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
         cls.n, cls.n_points, cls.n_control = 64, 32, 6
@@ -210,14 +211,14 @@ class SimloopWarpKernels(unittest.TestCase):
 
     def controls(self, key):
         """The control points of a track, (radius, angle) as float32."""
-        sw, k_n = self.sw, self.n_control
+        sw, wt, k_n = self.sw, self.wt, self.n_control
         out = []
         for k in range(k_n + 1):
             z = seeds.mix64(key ^ (((k % k_n + 1) * sw.simloop.GOLDEN) % (1 << 64)))
             one, two = np.float32(1.0), np.float32(2.0)
-            r = np.float32(sw.RADIUS) * (one + np.float32(sw.R_JITTER)
+            r = np.float32(wt.RADIUS) * (one + np.float32(wt.R_JITTER)
                                          * (two * self.unit(z, True) - one))
-            a = (np.float32(k) + np.float32(sw.A_JITTER) * (self.unit(z, False)
+            a = (np.float32(k) + np.float32(wt.A_JITTER) * (self.unit(z, False)
                                                             - np.float32(0.5))) \
                 * (two * np.float32(np.pi) / np.float32(k_n))
             out.append((r, a))
@@ -233,15 +234,15 @@ class SimloopWarpKernels(unittest.TestCase):
             * (v[..., 0] * v[..., 0] + v[..., 1] * v[..., 1]))
 
     def test_generate_relax_measure(self):
-        sw, n, n_pts = self.sw, self.n, self.n_points
+        wt, n, n_pts = self.wt, self.n, self.n_points
         mask_in = np.array([e % 5 != 0 for e in range(n)], dtype=np.uint8)
         masked = mask_in == 1
         keys, mask = self.array(self.keys, wp.uint64), self.array(mask_in, wp.uint8)
         points = wp.zeros((n, n_pts), dtype=wp.vec2, device="cpu")
         relaxed = wp.zeros((n, n_pts), dtype=wp.vec2, device="cpu")
         go = wp.zeros(1, dtype=wp.int32, device="cpu")
-        wp.launch(sw.generate_kernel, (n, n_pts), inputs=[
-            keys, mask, points, go, self.n_control, sw.RADIUS, sw.R_JITTER, sw.A_JITTER],
+        wp.launch(wt.generate_kernel, (n, n_pts), inputs=[
+            keys, mask, points, go, self.n_control, wt.RADIUS, wt.R_JITTER, wt.A_JITTER],
             device="cpu")
         got = points.numpy().copy()  # numpy() of a CPU array is a view
         self.assertFalse(got[~masked].any())  # untouched
@@ -259,10 +260,10 @@ class SimloopWarpKernels(unittest.TestCase):
 
         # The relaxation from the kernels' own points, step by step: the
         # loop's flag says whether a masked track is still sharp.
-        ref, min_cos = got.copy(), np.float32(sw.MIN_COS)
+        ref, min_cos = got.copy(), np.float32(wt.MIN_COS)
         for steps in range(1, 40):
-            for kernel in (sw.relax_kernel, sw.settle_kernel):
-                wp.launch(kernel, (n, n_pts), inputs=[mask, points, relaxed, go, sw.MIN_COS],
+            for kernel in (wt.relax_kernel, wt.settle_kernel):
+                wp.launch(kernel, (n, n_pts), inputs=[mask, points, relaxed, go, wt.MIN_COS],
                           device="cpu")
             mid = np.float32(0.5) * (np.roll(ref, 1, axis=1) + np.roll(ref, -1, axis=1))
             move = self.sharp(ref, min_cos) & masked[:, None]
@@ -280,14 +281,14 @@ class SimloopWarpKernels(unittest.TestCase):
             if stop:
                 points.assign(got)
                 for _ in range(stop):
-                    for kernel in (sw.relax_kernel, sw.settle_kernel):
+                    for kernel in (wt.relax_kernel, wt.settle_kernel):
                         wp.launch(kernel, (n, n_pts),
-                                  inputs=[mask, points, relaxed, go, sw.MIN_COS],
+                                  inputs=[mask, points, relaxed, go, wt.MIN_COS],
                                   device="cpu")
             else:
                 points.assign(ref)
-            wp.launch(sw.measure_kernel, n,
-                      inputs=[mask, points, valid, lengths, sw.MIN_COS], device="cpu")
+            wp.launch(wt.measure_kernel, n,
+                      inputs=[mask, points, valid, lengths, wt.MIN_COS], device="cpu")
             p = points.numpy()
             seg = np.roll(p, -1, axis=1) - p
             d = np.sqrt(seg[..., 0] * seg[..., 0] + seg[..., 1] * seg[..., 1])
