@@ -6,14 +6,25 @@ E envs each drive an agent around a track, as in simloop.py: a step is a
 Warp kernel that moves each agent by a noisy speed drawn from a hash of its
 env's effective seed (the track's (seed, epoch)), its global index and the
 step number, ends the episode after a lap, a crash or at once on an invalid
-track, marks the ended envs in a mask and counts them; a one-thread kernel
-sets the any-done flag.  Under conditional(any_done), a track_gen Producer
-of Warp stages regenerates the marked envs' tracks: the SeedState advances
-their epochs, each track's control points come from a hash of its effective
-seed, a bounded relaxation loop (a loop stage, a WHILE node) smooths its
-sharp turns away, and a validity test and its length close it (the
-generator: warp_tracks.py).  An env's track depends on its (seed, epoch)
-alone.
+track, and marks the ended envs in a mask.  Their new tracks come from
+warp_tracks.py's generator (control points from a hash of the effective
+seed, a bounded relaxation of sharp turns, a validity test and a length):
+an env's track depends on its (seed, epoch) alone.
+
+With lookahead (--lookahead L, default 2), each env keeps its next L tracks
+ready, made ahead from (seed, epoch + 1) ...: an env that ends switches to
+its next one in the step kernel itself (its epoch, key, validity, length:
+its thread already knows it ended) and in the next kernel (its points, 32
+threads an env, beside the one thread that tallies the step), and a
+track_gen Producer of Warp stages refills the spent spares in one batch,
+under conditional(refill): a flag the step sets when --refill-batch spares
+are spent or an env has none left (--refill always: at every step, its
+kernels returning at once unless the flag is set).  Regeneration leaves the
+step's critical path.  On demand (--lookahead 0),
+a one-thread kernel sets the any-done flag, and under conditional(any_done)
+a Producer regenerates the ended envs' tracks: the SeedState advances their
+epochs, a kernel makes the points, a loop stage (a WHILE node) relaxes them,
+a kernel tests and measures them.
 
 The step is captured once into a torch.cuda.graph, with torch's capture
 registered with Warp by track_gen.interop.torch.graph(): the step's kernels
@@ -21,10 +32,13 @@ and the producer's Warp stages land in one torch graph, which keeps the
 producer and what Warp made for it.  Torch's graph rather than a
 wp.ScopedCapture (which would work too): it is the graph simloop.py
 replays, so the two loops, run in the same process (--simloop), compare
-like for like.  The same loop driven from the
-host must end in the same state bit for bit, and sampled envs' tracks
-regenerated standalone from their (seed, epoch) must be bit-identical.
-Without torch, warp or a GPU it says so and exits 77.
+like for like.  The same loop driven from the host must end in the same
+state bit for bit, and sampled envs' tracks regenerated standalone from
+their (seed, epoch) must be bit-identical.  It prints its floor (the same
+step graph with no regeneration and no switch) and the regeneration's GPU
+time per step; --check-on-demand also compares every env with the loop on
+demand after every step.  Without torch, warp or a GPU it says so and
+exits 77.
 """
 import argparse
 import os
@@ -45,24 +59,24 @@ TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
 
 if wp is not None:
     import warp_tracks as wt
-    from warp_tracks import GOLDEN, high_unit, low_unit, mix64
+    from warp_tracks import (GOLDEN, LANES, high_unit, low_unit, mix64, refill_due, spare_row,
+                             switch_env)
 
-    @wp.kernel
-    def step_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
-                    step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
-                    progress: wp.array(dtype=wp.float32), mask: wp.array(dtype=wp.uint8),
-                    n_done: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
-                    mean_speed: wp.float32, crash_prob: wp.float32, lap: wp.float32):
-        """One env's step: simloop.py's, counted with integer atomics (any order
-        gives the same sums)."""
-        e = wp.tid()
+    @wp.func
+    def move(e: int, keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
+             step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
+             progress: wp.array(dtype=wp.float32), counters: wp.array(dtype=wp.int64),
+             mean_speed: wp.float32, crash_prob: wp.float32, lap: wp.float32):
+        """Env e's agent's step, as simloop.py's, its episode's end counted
+        with integer atomics (any order gives the same sums): 1 when it
+        ended."""
         z = mix64(keys[e] ^ salt[e] ^ (wp.uint64(step_no[0]) * GOLDEN))
         moved = progress[e] + mean_speed * (0.5 + high_unit(z))
         crashed = low_unit(z) < crash_prob
+        done = int(0)
         if valid[e] == wp.uint8(0) or crashed or moved >= lap:
             progress[e] = 0.0
-            mask[e] = wp.uint8(1)
-            wp.atomic_add(n_done, 0, 1)
+            done = 1
             slot = 0  # a lap, unless a crash (1), unless an invalid track (2)
             if valid[e] == wp.uint8(0):
                 slot = 2
@@ -71,7 +85,30 @@ if wp is not None:
             wp.atomic_add(counters, slot, wp.int64(1))
         else:
             progress[e] = moved
-            mask[e] = wp.uint8(0)
+        return done
+
+    @wp.func
+    def count_step(run: int, counters: wp.array(dtype=wp.int64),
+                   step_no: wp.array(dtype=wp.int64)):
+        """A step that regenerates (run 1) or skips it, and the next step's
+        number."""
+        counters[3] = counters[3] + wp.int64(run)
+        counters[4] = counters[4] + wp.int64(1 - run)
+        step_no[0] = step_no[0] + wp.int64(1)
+
+    @wp.kernel
+    def step_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
+                    step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
+                    progress: wp.array(dtype=wp.float32), mask: wp.array(dtype=wp.uint8),
+                    n_done: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
+                    mean_speed: wp.float32, crash_prob: wp.float32, lap: wp.float32):
+        """One env's step, its end marked in *mask* and counted."""
+        e = wp.tid()
+        done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
+                    crash_prob, lap)
+        mask[e] = wp.uint8(done)
+        if done != 0:
+            wp.atomic_add(n_done, 0, 1)
 
     @wp.kernel
     def tally_kernel(n_done: wp.array(dtype=wp.int32), any_done: wp.array(dtype=wp.int32),
@@ -81,10 +118,53 @@ if wp is not None:
         if n_done[0] > 0:
             done = 1
         any_done[0] = done
-        counters[3] = counters[3] + wp.int64(done)
-        counters[4] = counters[4] + wp.int64(1 - done)
+        count_step(done, counters, step_no)
         n_done[0] = 0
-        step_no[0] = step_no[0] + wp.int64(1)
+
+    @wp.kernel
+    def step_switch_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
+                           step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
+                           progress: wp.array(dtype=wp.float32),
+                           mask: wp.array(dtype=wp.uint8), counters: wp.array(dtype=wp.int64),
+                           seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
+                           lengths: wp.array(dtype=wp.float32), head: wp.array(dtype=wp.int32),
+                           ready: wp.array(dtype=wp.int32),
+                           spare_valid: wp.array(dtype=wp.uint8),
+                           spare_lengths: wp.array(dtype=wp.float32),
+                           counts: wp.array(dtype=wp.int32), mean_speed: wp.float32,
+                           crash_prob: wp.float32, lap: wp.float32, n_spares: int):
+        """One env's step with lookahead: an env that ends switches to its
+        next spare track at once (its thread already knows it ended)."""
+        e = wp.tid()
+        done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
+                    crash_prob, lap)
+        mask[e] = wp.uint8(done)
+        if done != 0:
+            switch_env(e, seeds, epochs, keys, valid, lengths, head, ready, spare_valid,
+                       spare_lengths, counts, n_spares)
+
+    @wp.kernel
+    def switch_kernel(mask: wp.array(dtype=wp.uint8), head: wp.array(dtype=wp.int32),
+                      spare_points: wp.array2d(dtype=wp.vec2),
+                      points: wp.array2d(dtype=wp.vec2), counts: wp.array(dtype=wp.int32),
+                      refill: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
+                      step_no: wp.array(dtype=wp.int64), n_spares: int, batch: int):
+        """A switched env's new points, from its spare slot, by LANES
+        threads, each a point in LANES; thread 0 tallies as tally_kernel
+        does, the refill flag for the any-done flag.  Run on n_envs * LANES
+        threads: a thread per point would be 4 times as many to launch at
+        every step, for about one env that ends."""
+        t = wp.tid()
+        if t == 0:
+            due = refill_due(counts, batch)
+            refill[0] = due
+            count_step(due, counters, step_no)
+        e = t // LANES
+        if mask[e] == wp.uint8(0):
+            return
+        row = spare_row(e, head, n_spares)
+        for i in range(t % LANES, points.shape[1], LANES):
+            points[e, i] = spare_points[row, i]
 
     @wp.kernel
     def start_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
@@ -106,6 +186,18 @@ def parse_args(argv=None):
                    help="run simloop.py's in-graph loop in the same run and compare (default)")
     p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
                    help="simloop.py's --compile for that run (default)")
+    p.add_argument("--lookahead", type=int, default=2,
+                   help="spare tracks each env keeps ready (default 2; 0: regenerate on "
+                        "demand, a WHILE node per run)")
+    p.add_argument("--refill-batch", type=int, default=64,
+                   help="spent spares that trigger a refill (default 64; an env left with "
+                        "none triggers one too)")
+    p.add_argument("--refill", choices=("conditional", "always"), default="conditional",
+                   help="with lookahead, the refill under conditional(refill) (default), or "
+                        "launched at every step, its kernels returning at once unless due")
+    p.add_argument("--check-on-demand", action="store_true",
+                   help="also run the loop on demand (--lookahead 0) beside it and compare "
+                        "every env after every step, bit for bit")
     p.add_argument("--short", action="store_true",
                    help="a short run for the tests: 256 envs, 50 steps, crashes likelier")
     args = p.parse_args(argv)
@@ -126,7 +218,9 @@ def wait(torch, stream, what):
 
 
 class Sim:
-    """The envs of a population: a seed state, the regeneration, the agents."""
+    """The envs of a population: a seed state, the regeneration (on demand,
+    or a Lookahead's spares and refill when args.lookahead > 0), the
+    agents."""
 
     def __init__(self, torch, tg, twarp, args):
         self.torch, self.tg, self.twarp, self.args = torch, tg, twarp, args
@@ -134,7 +228,10 @@ class Sim:
         twarp.prepare(0)  # Warp set up outside any capture
         self.stream = torch.cuda.current_stream()
         self.state = tg.seeds.SeedState(self.n, args.seed)
+        # On demand, it regenerates the ended envs' tracks; with lookahead,
+        # only the first tracks, at a reset.
         self.regen = wt.Regen(tg, twarp, self.state, args, advance=True)
+        self.ahead = wt.Lookahead(tg, twarp, self.state, args) if args.lookahead else None
         # Each agent's salt: its global env index's seed, as in simloop.py.
         self.salt = wp.array([tg.seeds.env_seed(simloop.AGENT_SALT, e)
                               for e in range(self.n)], dtype=wp.uint64, device=dev)
@@ -144,31 +241,53 @@ class Sim:
         self.any_done = wp.zeros(1, dtype=wp.int32, device=dev)
         self.counters = wp.zeros(len(simloop.COUNTERS), dtype=wp.int64, device=dev)
         self.flag = torch.zeros(1, dtype=torch.int32, pin_memory=True)
-        self.graph = None
+        self.graph = self.floor = None
         for module in (sys.modules[__name__], wt):  # every kernel, before a capture
             wp.load_module(module, device=dev)
 
-    def step(self):
+    def step(self, floor=False):
         """A step's kernels, on Warp's view of the sim's stream (the capture's
-        own wrapper during the capture)."""
-        a, r = self.args, self.regen
+        own wrapper during the capture).  *floor*: without the lookahead's
+        switch, whatever the sim's mode."""
+        a, r, h = self.args, self.regen, self.ahead
         ws = self.twarp.stream_of(self.stream.cuda_stream, 0)
-        wp.launch(step_kernel, self.n, stream=ws, inputs=[
-            r["keys"], self.salt, self.step_no, r["valid"], self.progress, r["mask"],
-            self.n_done, self.counters, a.points / a.lap_steps, a.crash_prob,
-            float(a.points)])
-        wp.launch(tally_kernel, 1, stream=ws,
-                  inputs=[self.n_done, self.any_done, self.counters, self.step_no])
+        agent = [r["keys"], self.salt, self.step_no, r["valid"], self.progress, r["mask"]]
+        shape = [a.points / a.lap_steps, a.crash_prob, float(a.points)]
+        if h is None or floor:
+            wp.launch(step_kernel, self.n, stream=ws,
+                      inputs=agent + [self.n_done, self.counters] + shape)
+            wp.launch(tally_kernel, 1, stream=ws,
+                      inputs=[self.n_done, self.any_done, self.counters, self.step_no])
+            return
+        wp.launch(step_switch_kernel, self.n, stream=ws, inputs=agent + [
+            self.counters, h["seeds"], h["epochs"], r["lengths"], h["head"], h["ready"],
+            h["spare_valid"], h["spare_lengths"], h["counts"]] + shape + [h.slots])
+        wp.launch(switch_kernel, self.n * LANES, stream=ws, inputs=[
+            r["mask"], h["head"], h["spare_points"], r["points"], h["counts"], h["refill"],
+            self.counters, self.step_no, h.slots, a.refill_batch])
+
+    def regenerate(self, policy, conditional=False):
+        """The regeneration the step decided, *conditional* on the device: on
+        demand, the ended envs' tracks (any_done); with lookahead, the refill
+        (its flag)."""
+        run, flag = ((self.regen, self.any_done) if self.ahead is None
+                     else (self.ahead, self.ahead["refill"]))
+        if self.ahead is not None and self.args.refill == "always":
+            conditional = False  # its kernels read the flag
+        run.run(self.stream, policy, self.tg.exec.conditional(flag) if conditional else None)
 
     def reset(self):
-        """Every env at epoch 1 with its first track, its agent at a random
-        start, the counters at 0.  Blocks."""
-        r = self.regen
+        """Every env at epoch 1 with its first track (and its next ones ready,
+        with lookahead), its agent at a random start, the counters at 0.
+        Blocks."""
+        r, policy = self.regen, self.tg.exec.Policy.EAGER
         self.state.reset_epochs(self.stream)  # epochs 0, then 1 by the regeneration
         with wp.ScopedStream(self.twarp.stream_of(self.stream.cuda_stream, 0),
                              sync_enter=False):
             r["mask"].fill_(1)
-            r.run(self.stream, self.tg.exec.Policy.EAGER)
+            r.run(self.stream, policy)
+            if self.ahead is not None:
+                self.ahead.reset(self.stream, policy)
             wp.launch(start_kernel, self.n,
                       inputs=[r["keys"], self.salt, self.progress, float(self.args.points)])
             for counts in (self.counters, self.step_no, self.n_done, self.any_done):
@@ -177,33 +296,59 @@ class Sim:
 
     def capture(self):
         """The step graph: the step's kernels, and the regeneration recorded
-        under conditional(any_done) into the same torch graph."""
+        under its condition into the same torch graph; and the floor: the
+        same step graph with no regeneration and no switch."""
         torch, tx = self.torch, self.tg.exec
-        self.graph = torch.cuda.CUDAGraph()
-        with self.tg.interop.torch.graph(self.graph):
+        self.graph, self.floor = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+        for graph, floor in ((self.graph, False), (self.floor, True)):
+            with self.tg.interop.torch.graph(graph):
+                self.stream = torch.cuda.current_stream()
+                self.step(floor)
+                if not floor:
+                    self.regenerate(tx.Policy.AUTO, True)
             self.stream = torch.cuda.current_stream()
-            self.step()
-            self.regen.run(self.stream, tx.Policy.AUTO, tx.conditional(self.any_done))
-        self.stream = torch.cuda.current_stream()
 
-    def run_graph(self, n_steps):
+    def run_graph(self, n_steps, floor=False):
+        graph = self.floor if floor else self.graph
         for _ in range(n_steps):
-            self.graph.replay()
+            graph.replay()
         wait(self.torch, self.stream, "the graph's replays")
+
+    def gpu_time(self, n_steps, floor=False):
+        """The mean GPU time of a step graph's replay from a reset, in µs:
+        CUDA events around each replay, so the host's time between replays
+        is not counted."""
+        torch = self.torch
+        graph = self.floor if floor else self.graph
+        self.reset()
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in range(n_steps)]
+        for start, end in events:
+            start.record(self.stream)
+            graph.replay()
+            end.record(self.stream)
+        wait(torch, self.stream, "the timed replays")
+        return 1000.0 * sum(start.elapsed_time(end) for start, end in events) / n_steps
 
     def run_host(self, n_steps):
         policy = self.tg.exec.Policy.EAGER
-        any_done = wp.to_torch(self.any_done)
+        flag = wp.to_torch(self.any_done if self.ahead is None else self.ahead["refill"])
         for _ in range(n_steps):
             self.step()
-            self.flag.copy_(any_done, non_blocking=True)  # the host decides: a readback
+            self.flag.copy_(flag, non_blocking=True)  # the host decides: a readback
             wait(self.torch, self.stream, "a step")
             if self.flag.item():
-                self.regen.run(self.stream, policy)
+                self.regenerate(policy)
         wait(self.torch, self.stream, "the host-driven steps")
 
+    def drained(self):
+        """How many times an env used up its spares before a refill."""
+        return int(self.ahead["counts"].numpy()[wt.DRAINED_TOTAL])
+
     def close(self):
-        self.graph = None
+        self.graph = self.floor = None
+        if self.ahead is not None:
+            self.ahead.close()
         self.regen.close()
         self.state.close()
 
@@ -264,6 +409,7 @@ def simloop_rate(torch, tg, args):
     sim = simloop.Sim(torch, tg, args.envs, args.seed, simloop.parse_args([
         "--envs", str(args.envs), "--steps", str(args.steps), "--seed", str(args.seed),
         "--lap-steps", repr(args.lap_steps), "--crash-prob", repr(args.crash_prob),
+        "--lookahead", str(min(args.lookahead, 8)), "--refill-batch", str(args.refill_batch),
         "--compile" if args.compile else "--no-compile"]))
     sim.capture()
     sim.reset()
@@ -277,6 +423,48 @@ def simloop_rate(torch, tg, args):
     rate = simloop.report("simloop.py:", sim, seconds, args.steps, counters)
     sim.close()
     return rate
+
+
+def report_floor(sim, args, graph_s):
+    """The floor (the same step graph with no regeneration and no switch) as
+    simloop.py reports it, and the GPU time a step of each graph takes,
+    from CUDA events around each replay (the host's time between replays
+    not counted): the regeneration's amortized GPU time is the
+    difference."""
+    sim.reset()
+    floor_s = timed(sim.run_graph, args.steps, True)
+    simloop.report_floor(sim.n, args.steps, graph_s, floor_s)
+    gpu_graph, gpu_floor = (sim.gpu_time(args.steps, floor) for floor in (False, True))
+    print("  GPU time by events: %.2f us a step in-graph, %.2f us its floor's: the "
+          "regeneration's %.2f us per step, amortized" % (gpu_graph, gpu_floor,
+                                                          gpu_graph - gpu_floor))
+
+
+def check_on_demand(torch, tg, twarp, args, sim):
+    """Runs *sim*'s graph beside the same loop on demand (--lookahead 0),
+    from a reset, and compares every env after every step, bit for bit:
+    whatever its spares, an env's tracks are the ones on-demand generation
+    makes.  Prints how many envs matched at every step."""
+    demand = Sim(torch, tg, twarp, argparse.Namespace(**dict(vars(args), lookahead=0)))
+    demand.reset()
+    demand.capture()
+    fields = ("seeds", "epochs", "progress") + TRACK_FIELDS
+    same = np.ones(args.envs, dtype=bool)
+    for s in (sim, demand):
+        s.reset()
+    for _ in range(args.steps):
+        for s in (sim, demand):
+            s.run_graph(1)
+        a, b = sim.snapshot(), demand.snapshot()
+        same &= same_bits(a, b, fields)
+    ends = [sum(c[k] for k in ("laps", "crashes", "invalid"))
+            for c in (a["counters"], b["counters"])]
+    print("lookahead vs on-demand: %d of %d envs bit-identical after each of %d steps "
+          "(%d and %d episodes ended; an env used up its spares %d times)"
+          % (int(same.sum()), args.envs, args.steps, ends[0], ends[1],
+             sim.drained() if sim.ahead is not None else 0))
+    demand.close()
+    return int(same.sum()) == args.envs and ends[0] == ends[1]
 
 
 def timed(run, *how):
@@ -307,14 +495,16 @@ def main(argv=None):
     import track_gen.tracks  # noqa: F401
     from track_gen.interop import warp as twarp
 
-    if min(args.envs, args.steps, args.max_iters, args.shown) < 1 or min(
-            args.points, args.control) < 3:
-        print("simloop_warp.py: --envs, --steps, --max-iters and --shown must be "
-              "positive, --points and --control at least 3", file=sys.stderr)
+    if min(args.envs, args.steps, args.max_iters, args.shown, args.refill_batch) < 1 or min(
+            args.points, args.control) < 3 or args.lookahead < 0:
+        print("simloop_warp.py: --envs, --steps, --max-iters, --shown and --refill-batch "
+              "must be positive, --points and --control at least 3, --lookahead at least 0",
+              file=sys.stderr)
         return 2
-    print("simloop_warp.py: %d envs x %d steps on %s, torch %s, warp %s, track_gen %s"
+    print("simloop_warp.py: %d envs x %d steps on %s, torch %s, warp %s, track_gen %s, %s"
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,
-             wp.__version__, tg.__version__))
+             wp.__version__, tg.__version__, "lookahead %d" % args.lookahead
+             if args.lookahead else "on demand"))
 
     sim = Sim(torch, tg, twarp, args)
     sim.reset()  # runs every stage once, eagerly, before the capture
@@ -323,6 +513,12 @@ def main(argv=None):
     graph_s = timed(sim.run_graph, args.steps)
     in_graph = sim.snapshot()
     rate_graph = simloop.report("in-graph:", sim, graph_s, args.steps, in_graph["counters"])
+    if sim.ahead is not None:
+        print("  lookahead %d, refill batch %d, refill %s: an env used up its spares "
+              "before a refill %d times" % (args.lookahead, args.refill_batch, args.refill,
+                                            sim.drained()))
+    report_floor(sim, args, graph_s)
+    matches = not args.check_on_demand or check_on_demand(torch, tg, twarp, args, sim)
 
     host = Sim(torch, tg, twarp, args)
     host.reset()
@@ -347,7 +543,7 @@ def main(argv=None):
         rate_c = simloop_rate(torch, tg, args)
         print("  Warp loop / simloop.py in-graph: %.2f (target >= 0.75: within 25%%)"
               % (rate_graph / rate_c))
-    if not identical or n_same != n_shown:
+    if not identical or n_same != n_shown or not matches:
         print("simloop_warp.py: the runs differ: the loop is not deterministic",
               file=sys.stderr)
         return 1

@@ -1,4 +1,5 @@
-"""warp_tracks.py: simloop_warp.py's track generator in NVIDIA Warp kernels.
+"""warp_tracks.py: simloop_warp.py's track generator in NVIDIA Warp kernels,
+on demand or with lookahead.
 
 An env's track depends on its effective seed (its (seed, epoch)) alone: its
 control points come from a hash of it, joined linearly in polar form; a
@@ -6,10 +7,24 @@ bounded relaxation moves each point of a sharp turn to its neighbours'
 midpoint until no turn is sharp; a validity test (no sharp turn left: the
 relaxation converged) and its length close it.
 
-Regen: a track_gen Producer of Warp stages regenerates the tracks of the
-envs whose mask byte is set: the SeedState advances their epochs, a kernel
-makes the points, a loop stage (a WHILE node) relaxes them all together
-while any is sharp, a kernel tests and measures them.
+On demand (Regen): a track_gen Producer of Warp stages regenerates the
+tracks of the envs whose mask byte is set: the SeedState advances their
+epochs, a kernel makes the points, a loop stage (a WHILE node) relaxes them
+all together while any is sharp, a kernel tests and measures them.
+
+With lookahead (Lookahead): each env keeps its next L tracks ready in a ring
+of spare slots, made ahead from (seed, epoch + 1) ... (seed, epoch + L), so
+they are the tracks on-demand generation makes, bit for bit.  An env that
+ends switches to its next spare (switch_env() in the simulator's step
+kernel, spare_row() in a kernel after it for the points), its epoch advanced
+by one in the SeedState's own array.  The spent slots are refilled by a
+Producer of two kernels, gated by a refill flag that the step sets on the
+device (refill_due()): the generation of every empty slot's points, then
+the relaxation iterated inside one kernel, a thread per slot, each stopping
+when its track is smooth as the WHILE does for it, and the test and
+measure.  No WHILE node: no iteration costs a node.  The simulator runs it
+under conditional(refill), or at every step, where its kernels return at
+once while the flag is 0: no conditional node at all.
 """
 import simloop  # the constants of the hashes
 
@@ -27,6 +42,14 @@ MIX2 = wp.constant(wp.uint64(simloop.MIX2))
 RADIUS, R_JITTER, A_JITTER = 100.0, 0.55, 0.9
 MIN_COS = 0.76604444  # cos(40 degrees): a sharper turn is relaxed
 
+# The lookahead's counts (Lookahead's "counts"): the slots spent and the envs
+# left with no spare since the last refill, and those envs over the run.
+SPENT, DRAINED, DRAINED_TOTAL = 0, 1, 2
+
+# Threads (a CUDA warp) that share the points of one track where a kernel
+# would otherwise launch a thread per point for a few tracks at most.
+LANES = wp.constant(32)
+
 
 @wp.func
 def mix64(z: wp.uint64):
@@ -34,6 +57,13 @@ def mix64(z: wp.uint64):
     z = (z ^ (z >> wp.uint64(30))) * MIX1
     z = (z ^ (z >> wp.uint64(27))) * MIX2
     return z ^ (z >> wp.uint64(31))
+
+
+@wp.func
+def effective_seed(seed: wp.uint64, epoch: wp.uint32):
+    """The key of an env's generation, as track_gen.seeds.effective_seed()
+    (epoch + 1 in 64 bits)."""
+    return mix64(seed ^ ((wp.uint64(epoch) + wp.uint64(1)) * GOLDEN))
 
 
 @wp.func
@@ -122,7 +152,7 @@ def measure_row(points: wp.array2d(dtype=wp.vec2), row: int, valid: wp.array(dty
     valid[row] = wp.uint8(smooth)
 
 
-# -- the kernels of Regen's stages ---------------------------------------------
+# -- on demand: the kernels of Regen's stages ---------------------------------
 
 @wp.kernel
 def generate_kernel(keys: wp.array(dtype=wp.uint64), mask: wp.array(dtype=wp.uint8),
@@ -179,10 +209,127 @@ def measure_kernel(mask: wp.array(dtype=wp.uint8), points: wp.array2d(dtype=wp.v
     measure_row(points, e, valid, lengths, min_cos)
 
 
+# -- lookahead: the switch and the refill --------------------------------------
+
+@wp.func
+def switch_env(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
+               keys: wp.array(dtype=wp.uint64), valid: wp.array(dtype=wp.uint8),
+               lengths: wp.array(dtype=wp.float32), head: wp.array(dtype=wp.int32),
+               ready: wp.array(dtype=wp.int32), spare_valid: wp.array(dtype=wp.uint8),
+               spare_lengths: wp.array(dtype=wp.float32), counts: wp.array(dtype=wp.int32),
+               n_spares: int):
+    """Env e, which ended, switches to its next spare: its epoch grows by
+    one, its key, validity and length are the spare's, the spare's slot is
+    spent.  Its points follow in spare_row()'s kernel.  A refill runs before
+    the next step whenever an env is left with no spare, so an env that ends
+    always has one."""
+    row = e * n_spares + head[e]
+    epoch = epochs[e] + wp.uint32(1)  # wraps as the SeedState's advance does
+    epochs[e] = epoch
+    keys[e] = effective_seed(seeds[e], epoch)
+    valid[e] = spare_valid[row]
+    lengths[e] = spare_lengths[row]
+    head[e] = (head[e] + 1) % n_spares
+    left = ready[e] - 1
+    ready[e] = left
+    wp.atomic_add(counts, SPENT, 1)
+    if left == 0:
+        wp.atomic_add(counts, DRAINED, 1)
+        wp.atomic_add(counts, DRAINED_TOTAL, 1)
+
+
+@wp.func
+def spare_row(e: int, head: wp.array(dtype=wp.int32), n_spares: int):
+    """The slot env e switched to in this step (switch_env() moved its
+    head past it)."""
+    return e * n_spares + (head[e] + n_spares - 1) % n_spares
+
+
+@wp.func
+def refill_due(counts: wp.array(dtype=wp.int32), batch: int):
+    """Whether the spent slots are to be refilled now: at least *batch* of
+    them, or an env has no spare left."""
+    due = int(0)
+    if counts[SPENT] >= batch or counts[DRAINED] > 0:
+        due = 1
+    return due
+
+
+@wp.kernel
+def refill_generate_kernel(refill: wp.array(dtype=wp.int32), seeds: wp.array(dtype=wp.uint64),
+                           epochs: wp.array(dtype=wp.uint32), head: wp.array(dtype=wp.int32),
+                           ready: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
+                           spare_points: wp.array2d(dtype=wp.vec2), n_spares: int,
+                           n_control: int, radius: float, r_jitter: float, a_jitter: float):
+    """When the refill flag is set, the points of slot *row* (env row /
+    n_spares) if it is empty, by LANES threads, each a point in LANES: the
+    track of the env's epoch + d, d its place after the env's ready spares;
+    fill[row] = d, or 0 for a slot kept.  Run on n_slots * LANES threads."""
+    t = wp.tid()
+    if refill[0] == 0:
+        return
+    row = t // LANES
+    e = row // n_spares
+    ahead = (row % n_spares - head[e] + n_spares) % n_spares
+    d = int(0)
+    if ahead >= ready[e]:
+        d = ahead + 1
+    lane = t % LANES
+    if lane == 0:
+        fill[row] = d
+    if d == 0:
+        return
+    key = effective_seed(seeds[e], epochs[e] + wp.uint32(d))
+    n = spare_points.shape[1]
+    for i in range(lane, n, LANES):
+        spare_points[row, i] = track_point(key, i, n, n_control, radius, r_jitter, a_jitter)
+
+
+@wp.kernel
+def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
+                        ready: wp.array(dtype=wp.int32),
+                        spare_points: wp.array2d(dtype=wp.vec2),
+                        spare_relaxed: wp.array2d(dtype=wp.vec2),
+                        spare_valid: wp.array(dtype=wp.uint8),
+                        spare_lengths: wp.array(dtype=wp.float32),
+                        counts: wp.array(dtype=wp.int32), n_spares: int, max_iters: int,
+                        min_cos: float):
+    """When the refill flag is set, a filled slot's relaxation, at most
+    max_iters steps, stopping when no turn is sharp (each step
+    relax_kernel's then settle_kernel's, so its track is the WHILE's), then
+    its validity and length; every env's spares ready again."""
+    row = wp.tid()
+    if refill[0] == 0:
+        return
+    if row == 0:
+        counts[SPENT] = 0
+        counts[DRAINED] = 0
+    if row % n_spares == 0:
+        ready[row // n_spares] = n_spares
+    if fill[row] == 0:
+        return
+    n = spare_points.shape[1]
+    go = int(0)
+    for i in range(n):
+        if sharp_at(spare_points, row, i, min_cos):
+            go = 1
+    it = int(0)
+    while go != 0 and it < max_iters:
+        for i in range(n):
+            spare_relaxed[row, i] = relaxed_point(spare_points, row, i, min_cos)
+        go = int(0)
+        for i in range(n):
+            spare_points[row, i] = spare_relaxed[row, i]
+            if sharp_at(spare_relaxed, row, i, min_cos):
+                go = 1
+        it += 1
+    measure_row(spare_points, row, spare_valid, spare_lengths, min_cos)
+
+
 class Regen:
-    """The regeneration of the envs of *state*: a track_gen Producer of Warp
-    stages over Warp arrays (its bindings), run for the envs whose mask byte
-    is set.  *advance*: each run first advances their
+    """The on-demand regeneration of the envs of *state*: a track_gen
+    Producer of Warp stages over Warp arrays (its bindings), run for the
+    envs whose mask byte is set.  *advance*: each run first advances their
     epochs, as TrackProducer(advance=True) does."""
 
     def __init__(self, tg, twarp, state, args, advance):
@@ -232,6 +379,67 @@ class Regen:
 
     def __getitem__(self, name):
         return self.arrays[name]
+
+    def run(self, stream, policy, condition=None):
+        self.producer.run(stream, policy, condition)
+
+    def close(self):
+        self.producer.close()
+
+
+class Lookahead:
+    """The spare tracks of the envs of *state*: a ring of *args.lookahead*
+    slots per env (row e * L + r of the spare arrays; "head" the env's next
+    spare, "ready" how many are ready), the "counts" a switch leaves for the
+    refill's decision, and the refill: a track_gen Producer of Warp stages
+    that fills every empty slot when self["refill"] is set (the flag the
+    simulator's step sets with refill_due()), in the state's own seed and
+    epoch arrays (valid while the state is)."""
+
+    def __init__(self, tg, twarp, state, args):
+        n, slots, dev = state.n_envs, args.lookahead, "cuda:%d" % state.device
+        self.n, self.slots = n, slots
+        rows = n * slots
+        self.arrays = {
+            "seeds": wp.array(ptr=state.seeds_ptr, dtype=wp.uint64, shape=(n,), device=dev),
+            "epochs": wp.array(ptr=state.epochs_ptr, dtype=wp.uint32, shape=(n,), device=dev),
+            "head": wp.zeros(n, dtype=wp.int32, device=dev),
+            "ready": wp.zeros(n, dtype=wp.int32, device=dev),
+            "fill": wp.zeros(rows, dtype=wp.int32, device=dev),
+            **track_arrays(rows, args.points, dev, "spare_"),
+            "counts": wp.zeros(3, dtype=wp.int32, device=dev),
+            "refill": wp.zeros(1, dtype=wp.int32, device=dev),
+        }
+
+        uses = {
+            "generate": ("refill", "seeds", "epochs", "head", "ready", "fill", "spare_points"),
+            "relax": ("refill", "fill", "ready", "spare_points", "spare_relaxed", "spare_valid",
+                      "spare_lengths", "counts"),
+        }
+
+        @twarp.stage(device=state.device)
+        def generate(ctx):
+            wp.launch(refill_generate_kernel, rows * LANES, inputs=bound(
+                ctx, *uses["generate"]) + [slots, args.control, RADIUS, R_JITTER, A_JITTER])
+
+        @twarp.stage(device=state.device)
+        def relax(ctx):
+            wp.launch(refill_relax_kernel, rows, inputs=bound(ctx, *uses["relax"])
+                      + [slots, args.max_iters, MIN_COS])
+
+        p = self.producer = tg.exec.Producer("warp-refill", state.device)
+        bind(p, self.arrays, {p.add_device_stage(name, stage, capture_safe=True): uses[name]
+                              for name, stage in (("generate", generate), ("relax", relax))})
+
+    def __getitem__(self, name):
+        return self.arrays[name]
+
+    def reset(self, stream, policy):
+        """Every env's ring empty, then filled: its next L tracks made."""
+        for name in ("head", "ready", "counts"):
+            self.arrays[name].zero_()
+        self.arrays["refill"].fill_(1)
+        self.producer.run(stream, policy)
 
     def run(self, stream, policy, condition=None):
         self.producer.run(stream, policy, condition)

@@ -1,12 +1,14 @@
 """The Python main job, briefly: examples/simloop.py (a torch simulator
 regenerating tracks inside one torch.cuda.graph), examples/simloop_dist.py
-under torch.distributed, two processes on one GPU over gloo, and
-examples/simloop_warp.py (the same loop in Warp kernels), and
-examples/race_mjwarp.py (the loop on MuJoCo Warp, in a torch graph and a
-Warp capture); their determinism checks and counters.  Without torch or a
-GPU they skip.  simloop_warp.py's kernels are also checked against numpy on
-Warp's CPU device, wherever warp is installed, and race_mjwarp.py's model,
-controller and episodes on it wherever mujoco_warp is too."""
+under torch.distributed, two processes on one GPU over gloo,
+examples/simloop_warp.py (the same loop in Warp kernels, with lookahead and
+on demand) and examples/race_mjwarp.py (the loop on MuJoCo Warp, in a torch
+graph and a Warp capture); their determinism checks and counters.
+Without torch or a GPU they skip.  simloop_warp.py's kernels are also
+checked against numpy on Warp's CPU device, wherever warp is installed, and
+its loop with lookahead against its loop on demand there, kernel by kernel;
+race_mjwarp.py's model, controller and episodes on it wherever mujoco_warp
+is too."""
 import os
 import re
 import subprocess
@@ -86,18 +88,44 @@ class Examples(unittest.TestCase):
         self.assertIn("sharding determinism: 384/384 envs identical", r.stdout)
         self.assertEqual(sorted(re.findall(r"rank (\d) of 2 \(", r.stdout)), ["0", "1"])
 
-    def test_simloop_warp(self):
+    def run_simloop_warp(self, *args):
+        """simloop_warp.py's run with *args*, checked as every loop's, with its
+        floor: its output."""
         tgtest.require_gpu()
         if wp is None:
             self.skipTest("no warp (pip install warp-lang)")
         with tempfile.TemporaryDirectory() as tmp:
             svg = os.path.join(tmp, "tracks.svg")
-            r = run([os.path.join(EXAMPLES, "simloop_warp.py"), "--short", "--no-compile",
-                     "--svg", svg])
+            r = run([os.path.join(EXAMPLES, "simloop_warp.py"), "--svg", svg] + list(args))
             self.check_loop(r, svg)
-            self.assertRegex(r.stdout, r"host-driven: +\d+ env-steps/s")
-            self.assertRegex(r.stdout, r"simloop.py: +\d+ env-steps/s")
-            self.assertRegex(r.stdout, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
+        self.assertRegex(r.stdout, r"host-driven: +\d+ env-steps/s")
+        self.assertRegex(r.stdout, r"GPU time by events: [\d.]+ us a step in-graph, [\d.]+ us "
+                                   r"its floor's: the regeneration's -?[\d.]+ us per step")
+        return r.stdout
+
+    def test_simloop_warp(self):
+        out = self.run_simloop_warp("--short", "--no-compile")
+        self.assertRegex(out, r"lookahead 2, refill batch 64, refill conditional: an env "
+                              r"used up its spares before a refill \d+ times")
+        self.assertRegex(out, r"simloop.py: +\d+ env-steps/s")
+        self.assertRegex(out, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
+
+    def test_simloop_warp_on_demand(self):
+        out = self.run_simloop_warp("--short", "--no-simloop", "--lookahead", "0")
+        self.assertIn("on demand", out.splitlines()[0])
+
+    def test_simloop_warp_lookahead_equals_on_demand(self):
+        """A long run with lookahead beside the loop on demand, every env
+        compared after every step, with envs that end twice before a refill."""
+        out = self.run_simloop_warp("--envs", "256", "--steps", "1000", "--lap-steps", "200",
+                                    "--crash-prob", "0.003", "--refill-batch", "16",
+                                    "--check-on-demand", "--no-simloop")
+        m = re.search(r"lookahead vs on-demand: 256 of 256 envs bit-identical after each of "
+                      r"1000 steps \((\d+) and \1 episodes ended; an env used up its spares "
+                      r"(\d+) times\)", out)
+        self.assertIsNotNone(m, out)
+        self.assertGreater(int(m.group(1)), 1000)
+        self.assertGreater(int(m.group(2)), 0)
 
     def test_race_mjwarp(self):
         tgtest.require_gpu()
@@ -141,20 +169,26 @@ class Examples(unittest.TestCase):
                 self.assertEqual(r.returncode, 77, name + ": " + r.stderr)
 
 
+def warp_examples():
+    """The modules simloop_warp and warp_tracks, for their kernels on Warp's
+    CPU device, or a skip saying why they cannot run."""
+    if wp is None:
+        raise unittest.SkipTest("no warp (pip install warp-lang)")
+    if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
+        raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
+    sys.path.insert(0, EXAMPLES)
+    import simloop_warp
+    import warp_tracks
+    return simloop_warp, warp_tracks
+
+
 class SimloopWarpKernels(unittest.TestCase):
     """simloop_warp.py's kernels on Warp's CPU device against numpy (float32,
     in the kernels' order of operations): no GPU needed."""
 
     @classmethod
     def setUpClass(cls):
-        if wp is None:
-            raise unittest.SkipTest("no warp (pip install warp-lang)")
-        sys.path.insert(0, EXAMPLES)
-        import simloop_warp
-        import warp_tracks
-        cls.sw, cls.wt = simloop_warp, warp_tracks
-        if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
-            raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
+        cls.sw, cls.wt = warp_examples()
         cls.n, cls.n_points, cls.n_control = 64, 32, 6
         cls.keys = [seeds.effective_seed(seeds.env_seed(7, e), e % 3 + 1) for e in range(cls.n)]
         cls.salts = [seeds.env_seed(0xA6E7, e) for e in range(cls.n)]
@@ -420,6 +454,271 @@ if wp is not None and mjw is not None:
         i = wp.tid()
         out[i] = race_mjwarp.pursuit(pos[i], vel[i], target[i], tangent[i], speed_target[i],
                                      40.0)
+
+
+def on_demand(wt, keys, mask, points, relaxed, valid, lengths, go, n_control, max_iters):
+    """Regen's generate, relax and measure stages on the CPU, for the envs
+    in *mask*: the loop stage's WHILE as the host's loop, at most
+    *max_iters* bodies while the flag is set."""
+    dims = points.shape
+    wp.launch(wt.generate_kernel, dims, inputs=[
+        keys, mask, points, go, n_control, wt.RADIUS, wt.R_JITTER, wt.A_JITTER], device="cpu")
+    it = 0
+    while go.numpy()[0] and it < max_iters:
+        for kernel in (wt.relax_kernel, wt.settle_kernel):
+            wp.launch(kernel, dims, inputs=[mask, points, relaxed, go, wt.MIN_COS],
+                      device="cpu")
+        it += 1
+    wp.launch(wt.measure_kernel, dims[0], inputs=[mask, points, valid, lengths, wt.MIN_COS],
+              device="cpu")
+
+
+class CpuLoop:
+    """simloop_warp.py's loop on Warp's CPU device, kernel by kernel, with
+    its producers' stages run by the host when the step's flag says so (a
+    Producer needs a GPU): on demand (*lookahead* 0: its SeedState's
+    advance and keys done here with track_gen.seeds), or with lookahead."""
+
+    N_POINTS, N_CONTROL, MAX_ITERS = 24, 6, 6  # about 10% of the tracks still sharp after 6
+    SPEED, CRASH, LAP = 2.0, 0.02, 24.0  # a lap in about 12 steps, crashes likely
+
+    def __init__(self, sw, wt, env_seeds, lookahead, batch, always=False):
+        self.sw, self.wt, self.slots, self.batch = sw, wt, lookahead, batch
+        self.always = always  # the refill launched at every step, gated by its flag
+        n, p = self.n, self.p = len(env_seeds), self.N_POINTS
+        self.env_seeds = env_seeds
+
+        def zeros(shape, dtype):
+            return wp.zeros(shape, dtype=dtype, device="cpu")
+
+        self.seeds = wp.array(env_seeds, dtype=wp.uint64, device="cpu")
+        self.epochs, self.keys = zeros(n, wp.uint32), zeros(n, wp.uint64)
+        self.mask, self.valid = zeros(n, wp.uint8), zeros(n, wp.uint8)
+        self.points, self.relaxed = zeros((n, p), wp.vec2), zeros((n, p), wp.vec2)
+        self.lengths, self.progress = zeros(n, wp.float32), zeros(n, wp.float32)
+        self.go, self.n_done, self.any_done = (zeros(1, wp.int32) for _ in range(3))
+        self.step_no, self.counters = zeros(1, wp.int64), zeros(5, wp.int64)
+        self.salt = wp.array([seeds.env_seed(0xA6E7, e) for e in range(n)], dtype=wp.uint64,
+                             device="cpu")
+        if lookahead:
+            rows = n * lookahead
+            self.head, self.ready, self.fill = (zeros(k, wp.int32) for k in (n, n, rows))
+            self.spare_points = zeros((rows, p), wp.vec2)
+            self.spare_relaxed = zeros((rows, p), wp.vec2)
+            self.spare_valid, self.spare_lengths = zeros(rows, wp.uint8), zeros(rows, wp.float32)
+            self.counts, self.refill = zeros(3, wp.int32), zeros(1, wp.int32)
+        self.mask.fill_(1)  # the reset: every env at epoch 1, its first track
+        self.regenerate()
+        if lookahead:
+            self.refill.fill_(1)
+            self.refill_spares()
+        wp.launch(sw.start_kernel, n, inputs=[self.keys, self.salt, self.progress, self.LAP],
+                  device="cpu")
+        self.counters.zero_()
+
+    def regenerate(self):
+        """Regen(advance=True)'s run."""
+        epochs = self.epochs.numpy() + self.mask.numpy().astype(np.uint32)
+        self.epochs.assign(epochs)
+        self.keys.assign([seeds.effective_seed(s, int(e))
+                          for s, e in zip(self.env_seeds, epochs)])
+        on_demand(self.wt, self.keys, self.mask, self.points, self.relaxed, self.valid,
+                  self.lengths, self.go, self.N_CONTROL, self.MAX_ITERS)
+
+    def refill_spares(self):
+        """Lookahead's refill."""
+        wt, rows = self.wt, self.n * self.slots
+        wp.launch(wt.refill_generate_kernel, rows * wt.LANES, inputs=[
+            self.refill, self.seeds, self.epochs, self.head, self.ready, self.fill,
+            self.spare_points, self.slots, self.N_CONTROL, wt.RADIUS, wt.R_JITTER,
+            wt.A_JITTER], device="cpu")
+        wp.launch(wt.refill_relax_kernel, rows, inputs=[
+            self.refill, self.fill, self.ready, self.spare_points, self.spare_relaxed, self.spare_valid,
+            self.spare_lengths, self.counts, self.slots, self.MAX_ITERS, wt.MIN_COS],
+            device="cpu")
+
+    def step(self):
+        """Sim.step(), then the regeneration when the step's flag is set."""
+        sw = self.sw
+        agent = [self.keys, self.salt, self.step_no, self.valid, self.progress, self.mask]
+        shape = [self.SPEED, self.CRASH, self.LAP]
+        if not self.slots:
+            wp.launch(sw.step_kernel, self.n, inputs=agent + [self.n_done, self.counters]
+                      + shape, device="cpu")
+            wp.launch(sw.tally_kernel, 1, device="cpu", inputs=[
+                self.n_done, self.any_done, self.counters, self.step_no])
+            if self.any_done.numpy()[0]:
+                self.regenerate()
+            return
+        wp.launch(sw.step_switch_kernel, self.n, device="cpu", inputs=agent + [
+            self.counters, self.seeds, self.epochs, self.lengths, self.head, self.ready,
+            self.spare_valid, self.spare_lengths, self.counts] + shape + [self.slots])
+        wp.launch(sw.switch_kernel, self.n * sw.LANES, device="cpu", inputs=[
+            self.mask, self.head, self.spare_points, self.points, self.counts, self.refill,
+            self.counters, self.step_no, self.slots, self.batch])
+        if self.always or self.refill.numpy()[0]:
+            self.refill_spares()
+
+    def state(self):
+        """Every env's epoch, key, agent and track, and the episodes' ends."""
+        return {name: getattr(self, name).numpy().copy() for name in (
+            "epochs", "keys", "progress", "mask", "points", "valid", "lengths")}
+
+
+class LookaheadKernels(unittest.TestCase):
+    """simloop_warp.py's switch and refill kernels (warp_tracks.py's
+    lookahead) on Warp's CPU device: against numpy, and a whole loop with
+    lookahead against the loop on demand, every env after every step."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sw, cls.wt = warp_examples()
+
+    def test_switch_and_refill(self):
+        sw, wt, n, slots, p = self.sw, self.wt, 24, 3, CpuLoop.N_POINTS
+        rng = np.random.default_rng(5)
+        env_seeds = [seeds.env_seed(3, e) for e in range(n)]
+        epochs = rng.integers(1, 1000, n).astype(np.uint32)
+        epochs[1] = 0xFFFFFFFF  # its next epoch wraps to 0, as the SeedState's does
+        head = rng.integers(0, slots, n).astype(np.int32)
+        ready = rng.integers(1, slots + 1, n).astype(np.int32)  # one spare at least
+        ready[[0, 1]] = 1  # ends with its last spare
+        rows = n * slots
+        spare_points = rng.normal(size=(rows, p, 2)).astype(np.float32)
+        spare_valid = rng.integers(0, 2, rows).astype(np.uint8)
+        spare_lengths = rng.normal(size=rows).astype(np.float32)
+        ended = np.arange(n) % 3 != 2  # an invalid track ends at once; the rest go on
+        points = rng.normal(size=(n, p, 2)).astype(np.float32)
+        counts = np.array([5, 0, 7], dtype=np.int32)
+        a = {name: wp.array(v, dtype=t, device="cpu") for name, v, t in (
+            ("keys", np.zeros(n, np.uint64), wp.uint64), ("salt", np.zeros(n, np.uint64),
+                                                            wp.uint64),
+            ("step_no", [9], wp.int64), ("valid", (~ended).astype(np.uint8), wp.uint8),
+            ("progress", np.zeros(n, np.float32), wp.float32),
+            ("mask", np.zeros(n, np.uint8), wp.uint8), ("counters", np.zeros(5), wp.int64),
+            ("seeds", env_seeds, wp.uint64), ("epochs", epochs, wp.uint32),
+            ("lengths", np.zeros(n, np.float32), wp.float32), ("head", head, wp.int32),
+            ("ready", ready, wp.int32), ("spare_valid", spare_valid, wp.uint8),
+            ("spare_lengths", spare_lengths, wp.float32), ("counts", counts, wp.int32),
+            ("spare_points", spare_points, wp.vec2), ("points", points, wp.vec2),
+            ("refill", [0], wp.int32), ("fill", np.zeros(rows), wp.int32))}
+        wp.launch(sw.step_switch_kernel, n, device="cpu", inputs=[a[k] for k in (
+            "keys", "salt", "step_no", "valid", "progress", "mask", "counters", "seeds",
+            "epochs", "lengths", "head", "ready", "spare_valid", "spare_lengths", "counts")]
+            + [0.5, 0.0, 1e9, slots])
+        wp.launch(sw.switch_kernel, n * sw.LANES, device="cpu", inputs=[a[k] for k in (
+            "mask", "head", "spare_points", "points", "counts", "refill", "counters",
+            "step_no")] + [slots, 1000])
+
+        # numpy: an ended env's next spare becomes its track, its epoch one more
+        src = np.arange(n) * slots + head
+        new_epochs = np.where(ended, epochs + np.uint32(1), epochs)  # wraps
+        left = np.where(ended, ready - 1, ready)
+        self.assertEqual(a["epochs"].numpy().tolist(), new_epochs.tolist())
+        self.assertEqual(a["mask"].numpy().tolist(), ended.astype(int).tolist())
+        self.assertEqual(a["head"].numpy().tolist(),
+                         np.where(ended, (head + 1) % slots, head).tolist())
+        self.assertEqual(a["ready"].numpy().tolist(), left.tolist())
+        self.assertEqual(new_epochs[1], 0)
+        for e in np.flatnonzero(ended):
+            self.assertEqual(int(a["keys"].numpy()[e]),
+                             seeds.effective_seed(env_seeds[e], int(new_epochs[e])), e)
+        np.testing.assert_array_equal(a["valid"].numpy(),
+                                      np.where(ended, spare_valid[src], 1))
+        np.testing.assert_array_equal(a["lengths"].numpy(),
+                                      np.where(ended, spare_lengths[src], 0))
+        np.testing.assert_array_equal(a["points"].numpy(),
+                                      np.where(ended[:, None, None], spare_points[src], points))
+        drained = int((left == 0).sum())
+        self.assertGreater(drained, 1)
+        self.assertEqual(a["counts"].numpy().tolist(),
+                         [5 + int(ended.sum()), drained, 7 + drained])
+        self.assertEqual(int(a["refill"].numpy()[0]), 1)  # an env has no spare left
+        self.assertEqual(a["counters"].numpy().tolist(), [0, 0, int(ended.sum()), 1, 0])
+        self.assertEqual(int(a["step_no"].numpy()[0]), 10)
+        for spent, drained_now, batch, due in ((9, 0, 10, 0), (10, 0, 10, 1), (0, 1, 99, 1)):
+            a["counts"].assign([spent, drained_now, 0])
+            wp.launch(sw.switch_kernel, n * sw.LANES, device="cpu", inputs=[a[k] for k in (
+                "mask", "head", "spare_points", "points", "counts", "refill", "counters",
+                "step_no")] + [slots, batch])
+            self.assertEqual(int(a["refill"].numpy()[0]), due, (spent, drained_now, batch))
+
+        # The refill: every empty slot (after its env's ready spares) gets the
+        # track of its epoch + d, d its place; the kept slots stay as they were.
+        a["counts"].assign([40, 3, 9])
+        before = {k: a[k].numpy().copy() for k in (
+            "fill", "ready", "counts", "spare_points", "spare_valid", "spare_lengths")}
+        relaxed = wp.zeros((rows, p), dtype=wp.vec2, device="cpu")
+        for due in (0, 1):  # not due: the kernels return at once
+            a["refill"].assign([due])
+            wp.launch(wt.refill_generate_kernel, rows * wt.LANES, device="cpu", inputs=[
+                a[k] for k in ("refill", "seeds", "epochs", "head", "ready", "fill",
+                               "spare_points")]
+                + [slots, CpuLoop.N_CONTROL, wt.RADIUS, wt.R_JITTER, wt.A_JITTER])
+            wp.launch(wt.refill_relax_kernel, rows, device="cpu", inputs=[a[k] for k in (
+                "refill", "fill", "ready", "spare_points")] + [relaxed] + [a[k] for k in (
+                    "spare_valid", "spare_lengths", "counts")]
+                + [slots, CpuLoop.MAX_ITERS, wt.MIN_COS])
+            if not due:
+                for k, value in before.items():
+                    self.assertTrue(a[k].numpy().tobytes() == value.tobytes(), k)
+        kept_points, kept_valid = before["spare_points"], before["spare_valid"]
+        new_head = a["head"].numpy()
+        place = (np.arange(rows) % slots - np.repeat(new_head, slots)) % slots
+        fill = np.where(place >= np.repeat(left, slots), place + 1, 0)
+        self.assertEqual(a["fill"].numpy().tolist(), fill.tolist())
+        self.assertEqual(a["ready"].numpy().tolist(), [slots] * n)
+        self.assertEqual(a["counts"].numpy().tolist(), [0, 0, 9])
+        kept = fill == 0
+        self.assertTrue(kept.any() and not kept.all())
+        np.testing.assert_array_equal(a["spare_points"].numpy()[kept], kept_points[kept])
+        np.testing.assert_array_equal(a["spare_valid"].numpy()[kept], kept_valid[kept])
+
+        filled = np.flatnonzero(~kept)
+        env = filled // slots
+        keys = [seeds.effective_seed(env_seeds[e], (int(new_epochs[e]) + int(fill[r]))
+                                     % (1 << 32)) for r, e in zip(filled, env)]
+        m = len(filled)
+        ref = {"points": wp.zeros((m, p), dtype=wp.vec2, device="cpu"),
+               "valid": wp.zeros(m, dtype=wp.uint8, device="cpu"),
+               "lengths": wp.zeros(m, dtype=wp.float32, device="cpu")}
+        on_demand(wt, wp.array(keys, dtype=wp.uint64, device="cpu"),
+                  wp.ones(m, dtype=wp.uint8, device="cpu"), ref["points"],
+                  wp.zeros((m, p), dtype=wp.vec2, device="cpu"), ref["valid"],
+                  ref["lengths"], wp.zeros(1, dtype=wp.int32, device="cpu"),
+                  CpuLoop.N_CONTROL, CpuLoop.MAX_ITERS)
+        for name in ("points", "valid", "lengths"):  # bit for bit
+            got = a["spare_" + name].numpy()[filled]
+            self.assertTrue(got.tobytes() == ref[name].numpy().tobytes(), name)
+
+    def test_lookahead_equals_on_demand(self):
+        """Every env's epoch, key, agent and track after every step of a long
+        run are those of the loop on demand, with envs that end twice (or L
+        times) before a refill, for several ring sizes and batches."""
+        env_seeds = [seeds.env_seed(21, e) for e in range(32)]
+        demand = CpuLoop(self.sw, self.wt, env_seeds, 0, 1)
+        runs = [(CpuLoop(self.sw, self.wt, env_seeds, slots, batch, always), slots, batch)
+                for slots, batch, always in ((2, 16, False), (1, 4, False), (3, 1000, False),
+                                             (2, 16, True))]
+        for step in range(150):
+            demand.step()
+            want = demand.state()
+            for loop, slots, batch in runs:
+                loop.step()
+                for name, value in loop.state().items():
+                    self.assertTrue(value.tobytes() == want[name].tobytes(),
+                                    "%s after step %d, lookahead %d" % (name, step, slots))
+        ends = demand.counters.numpy()[:3]
+        self.assertGreater(int(ends.sum()), 200)
+        self.assertTrue(ends[2] > 0, ends)  # invalid tracks seen
+        for loop, slots, batch in runs:
+            self.assertEqual(loop.counters.numpy()[:3].tolist(), ends.tolist())
+            refills = int(loop.counters.numpy()[3])
+            drained = int(loop.counts.numpy()[self.wt.DRAINED_TOTAL])
+            self.assertGreater(refills, 5, slots)
+            self.assertGreater(drained, 0, slots)  # an env ended L times before a refill
+            if batch < 1000:
+                self.assertLess(refills, 150, slots)  # in batches: not at every end
 
 
 if __name__ == "__main__":
