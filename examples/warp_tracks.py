@@ -120,16 +120,49 @@ def sharp_at(points: wp.array2d(dtype=wp.vec2), row: int, i: int, min_cos: float
 
 
 @wp.func
-def relaxed_point(points: wp.array2d(dtype=wp.vec2), row: int, i: int, min_cos: float):
-    """Point i of track *row* after a relaxation step: its neighbours'
-    midpoint where its turn is sharp, else itself."""
-    n = points.shape[1]
-    prev = points[row, (i + n - 1) % n]
-    cur = points[row, i]
-    nxt = points[row, (i + 1) % n]
+def relax(prev: wp.vec2, cur: wp.vec2, nxt: wp.vec2, min_cos: float):
+    """A point after a relaxation step: its neighbours' midpoint where its
+    turn is sharp, else itself."""
     if sharp(prev, cur, nxt, min_cos):
-        cur = 0.5 * (prev + nxt)
+        return 0.5 * (prev + nxt)
     return cur
+
+
+@wp.func
+def relaxed_point(points: wp.array2d(dtype=wp.vec2), row: int, i: int, min_cos: float):
+    """Point i of track *row* after a relaxation step."""
+    n = points.shape[1]
+    return relax(points[row, (i + n - 1) % n], points[row, i], points[row, (i + 1) % n],
+                 min_cos)
+
+
+@wp.func
+def relax_pass(src: wp.array2d(dtype=wp.vec2), dst: wp.array2d(dtype=wp.vec2), row: int,
+               min_cos: float):
+    """A relaxation step of track *row*, from *src* into *dst*: relax_kernel's
+    then settle_kernel's, in one pass over the points with the old and new
+    ones around point i in registers.  Returns 1 when a turn of the new
+    track is sharp."""
+    n = src.shape[1]
+    a0 = src[row, n - 1]  # old points i - 1, i
+    a1 = src[row, 0]
+    b0 = a0  # new points i - 2, i - 1 (from i = 2 on)
+    b1 = a1
+    go = int(0)
+    for i in range(n):
+        a2 = src[row, (i + 1) % n]
+        b2 = relax(a0, a1, a2, min_cos)
+        dst[row, i] = b2
+        if i >= 2 and sharp(b0, b1, b2, min_cos):  # new point i - 1's turn
+            go = 1
+        a0 = a1
+        a1 = a2
+        b0 = b1
+        b1 = b2
+    first = dst[row, 0]  # the turns across the seam: new points n - 1 and 0
+    if sharp(b0, b1, first, min_cos) or sharp(b1, first, dst[row, 1], min_cos):
+        go = 1
+    return go
 
 
 @wp.func
@@ -295,9 +328,10 @@ def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=w
                         counts: wp.array(dtype=wp.int32), n_spares: int, max_iters: int,
                         min_cos: float):
     """When the refill flag is set, a filled slot's relaxation, at most
-    max_iters steps, stopping when no turn is sharp (each step
-    relax_kernel's then settle_kernel's, so its track is the WHILE's), then
-    its validity and length; every env's spares ready again."""
+    max_iters steps while a turn is sharp, as the WHILE runs them for it
+    (the first step always: a smooth track is left as it is), ping-ponging
+    between its points and its scratch; then its validity and length; every
+    env's spares ready again."""
     row = wp.tid()
     if refill[0] == 0:
         return
@@ -308,21 +342,17 @@ def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=w
         ready[row // n_spares] = n_spares
     if fill[row] == 0:
         return
-    n = spare_points.shape[1]
-    go = int(0)
-    for i in range(n):
-        if sharp_at(spare_points, row, i, min_cos):
-            go = 1
+    go = int(1)
     it = int(0)
     while go != 0 and it < max_iters:
-        for i in range(n):
-            spare_relaxed[row, i] = relaxed_point(spare_points, row, i, min_cos)
-        go = int(0)
-        for i in range(n):
-            spare_points[row, i] = spare_relaxed[row, i]
-            if sharp_at(spare_relaxed, row, i, min_cos):
-                go = 1
+        if it % 2 == 0:
+            go = relax_pass(spare_points, spare_relaxed, row, min_cos)
+        else:
+            go = relax_pass(spare_relaxed, spare_points, row, min_cos)
         it += 1
+    if it % 2 == 1:
+        for i in range(spare_points.shape[1]):
+            spare_points[row, i] = spare_relaxed[row, i]
     measure_row(spare_points, row, spare_valid, spare_lengths, min_cos)
 
 
