@@ -174,6 +174,32 @@ if wp is not None:
         progress[e] = lap * (1.0 - high_unit(mix64(keys[e] ^ salt[e])))
 
 
+# The arrays of the step's kernels, in their order.
+AGENT = ("keys", "salt", "step_no", "valid", "progress", "mask")
+STEP_USES = {
+    "step": AGENT + ("n_done", "counters"),
+    "tally": ("n_done", "any_done", "counters", "step_no"),
+    "step_switch": AGENT + ("counters", "seeds", "epochs", "lengths", "head", "ready",
+                            "spare_valid", "spare_lengths", "counts"),
+    "switch": ("mask", "head", "spare_points", "points", "counts", "refill", "counters",
+               "step_no"),
+}
+
+
+def step_launches(array, n, slots, args):
+    """A step's kernel launches, as (kernel, dim, inputs), their arrays
+    array(name), for *n* envs with *slots* spares each (0: on demand, or the
+    floor: no switch)."""
+    def inputs(name):
+        return [array(a) for a in STEP_USES[name]]
+
+    shape = [args.points / args.lap_steps, args.crash_prob, float(args.points)]
+    if not slots:
+        return [(step_kernel, n, inputs("step") + shape), (tally_kernel, 1, inputs("tally"))]
+    return [(step_switch_kernel, n, inputs("step_switch") + shape + [slots]),
+            (switch_kernel, n * LANES, inputs("switch") + [slots, args.refill_batch])]
+
+
 def parse_args(argv=None):
     p = simloop.loop_parser(__doc__)
     p.add_argument("--points", type=int, default=128, help="points per track (default 128)")
@@ -245,26 +271,22 @@ class Sim:
         for module in (sys.modules[__name__], wt):  # every kernel, before a capture
             wp.load_module(module, device=dev)
 
+    def array(self, name):
+        """The array *name* of the step's kernels: the regeneration's, the
+        spares', or the sim's own."""
+        for arrays in (self.regen.arrays, self.ahead.arrays if self.ahead else {}):
+            if name in arrays:
+                return arrays[name]
+        return getattr(self, name)
+
     def step(self, floor=False):
         """A step's kernels, on Warp's view of the sim's stream (the capture's
         own wrapper during the capture).  *floor*: without the lookahead's
         switch, whatever the sim's mode."""
-        a, r, h = self.args, self.regen, self.ahead
         ws = self.twarp.stream_of(self.stream.cuda_stream, 0)
-        agent = [r["keys"], self.salt, self.step_no, r["valid"], self.progress, r["mask"]]
-        shape = [a.points / a.lap_steps, a.crash_prob, float(a.points)]
-        if h is None or floor:
-            wp.launch(step_kernel, self.n, stream=ws,
-                      inputs=agent + [self.n_done, self.counters] + shape)
-            wp.launch(tally_kernel, 1, stream=ws,
-                      inputs=[self.n_done, self.any_done, self.counters, self.step_no])
-            return
-        wp.launch(step_switch_kernel, self.n, stream=ws, inputs=agent + [
-            self.counters, h["seeds"], h["epochs"], r["lengths"], h["head"], h["ready"],
-            h["spare_valid"], h["spare_lengths"], h["counts"]] + shape + [h.slots])
-        wp.launch(switch_kernel, self.n * LANES, stream=ws, inputs=[
-            r["mask"], h["head"], h["spare_points"], r["points"], h["counts"], h["refill"],
-            self.counters, self.step_no, h.slots, a.refill_batch])
+        slots = 0 if floor or self.ahead is None else self.ahead.slots
+        for kernel, dim, inputs in step_launches(self.array, self.n, slots, self.args):
+            wp.launch(kernel, dim, stream=ws, inputs=inputs)
 
     def regenerate(self, policy, conditional=False):
         """The regeneration the step decided, *conditional* on the device: on

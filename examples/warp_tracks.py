@@ -417,6 +417,26 @@ class Regen:
         self.producer.close()
 
 
+# The arrays of the refill's stages, in their kernels' order.
+REFILL_USES = {
+    "generate": ("refill", "seeds", "epochs", "head", "ready", "fill", "spare_points"),
+    "relax": ("refill", "fill", "ready", "spare_points", "spare_relaxed", "spare_valid",
+              "spare_lengths", "counts"),
+}
+
+
+def refill_launch(stage, array, slots, args):
+    """The launch of the refill's stage *stage* ("generate" or "relax") as
+    (kernel, dim, inputs), its arrays array(name) (Lookahead's, by name),
+    for *slots* spares per env and the track options of *args*."""
+    inputs = [array(name) for name in REFILL_USES[stage]]
+    rows = array("fill").shape[0]  # the slots, a row each
+    if stage == "generate":
+        return (refill_generate_kernel, rows * LANES,
+                inputs + [slots, args.control, RADIUS, R_JITTER, A_JITTER])
+    return refill_relax_kernel, rows, inputs + [slots, args.max_iters, MIN_COS]
+
+
 class Lookahead:
     """The spare tracks of the envs of *state*: a ring of *args.lookahead*
     slots per env (row e * L + r of the spare arrays; "head" the env's next
@@ -441,25 +461,16 @@ class Lookahead:
             "refill": wp.zeros(1, dtype=wp.int32, device=dev),
         }
 
-        uses = {
-            "generate": ("refill", "seeds", "epochs", "head", "ready", "fill", "spare_points"),
-            "relax": ("refill", "fill", "ready", "spare_points", "spare_relaxed", "spare_valid",
-                      "spare_lengths", "counts"),
-        }
-
-        @twarp.stage(device=state.device)
-        def generate(ctx):
-            wp.launch(refill_generate_kernel, rows * LANES, inputs=bound(
-                ctx, *uses["generate"]) + [slots, args.control, RADIUS, R_JITTER, A_JITTER])
-
-        @twarp.stage(device=state.device)
-        def relax(ctx):
-            wp.launch(refill_relax_kernel, rows, inputs=bound(ctx, *uses["relax"])
-                      + [slots, args.max_iters, MIN_COS])
+        def stage(name):
+            @twarp.stage(device=state.device)
+            def run(ctx):
+                kernel, dim, inputs = refill_launch(name, ctx.binding, slots, args)
+                wp.launch(kernel, dim, inputs=inputs)
+            return run
 
         p = self.producer = tg.exec.Producer("warp-refill", state.device)
-        bind(p, self.arrays, {p.add_device_stage(name, stage, capture_safe=True): uses[name]
-                              for name, stage in (("generate", generate), ("relax", relax))})
+        bind(p, self.arrays, {p.add_device_stage(name, stage(name), capture_safe=True): uses
+                              for name, uses in REFILL_USES.items()})
 
     def __getitem__(self, name):
         return self.arrays[name]

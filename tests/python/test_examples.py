@@ -9,6 +9,7 @@ checked against numpy on Warp's CPU device, wherever warp is installed, and
 its loop with lookahead against its loop on demand there, kernel by kernel;
 race_mjwarp.py's model, controller and episodes on it wherever mujoco_warp
 is too."""
+import argparse
 import os
 import re
 import subprocess
@@ -479,11 +480,15 @@ class CpuLoop:
     Producer needs a GPU): on demand (*lookahead* 0: its SeedState's
     advance and keys done here with track_gen.seeds), or with lookahead."""
 
-    N_POINTS, N_CONTROL, MAX_ITERS = 24, 6, 6  # about 10% of the tracks still sharp after 6
-    SPEED, CRASH, LAP = 2.0, 0.02, 24.0  # a lap in about 12 steps, crashes likely
+    # simloop_warp.py's options: about 10% of the tracks still sharp after 6
+    # relaxation steps, a lap in about 12 steps, crashes likely.
+    N_POINTS, N_CONTROL, MAX_ITERS = 24, 6, 6
+    ARGS = dict(points=N_POINTS, control=N_CONTROL, max_iters=MAX_ITERS, lap_steps=12.0,
+                crash_prob=0.02)
 
     def __init__(self, sw, wt, env_seeds, lookahead, batch, always=False):
-        self.sw, self.wt, self.slots, self.batch = sw, wt, lookahead, batch
+        self.sw, self.wt, self.slots = sw, wt, lookahead
+        self.args = argparse.Namespace(**self.ARGS, refill_batch=batch)
         self.always = always  # the refill launched at every step, gated by its flag
         n, p = self.n, self.p = len(env_seeds), self.N_POINTS
         self.env_seeds = env_seeds
@@ -512,8 +517,8 @@ class CpuLoop:
         if lookahead:
             self.refill.fill_(1)
             self.refill_spares()
-        wp.launch(sw.start_kernel, n, inputs=[self.keys, self.salt, self.progress, self.LAP],
-                  device="cpu")
+        wp.launch(sw.start_kernel, n, inputs=[self.keys, self.salt, self.progress,
+                                              float(self.N_POINTS)], device="cpu")
         self.counters.zero_()
 
     def regenerate(self):
@@ -525,38 +530,26 @@ class CpuLoop:
         on_demand(self.wt, self.keys, self.mask, self.points, self.relaxed, self.valid,
                   self.lengths, self.go, self.N_CONTROL, self.MAX_ITERS)
 
+    def array(self, name):
+        return getattr(self, name)
+
     def refill_spares(self):
-        """Lookahead's refill."""
-        wt, rows = self.wt, self.n * self.slots
-        wp.launch(wt.refill_generate_kernel, rows * wt.LANES, inputs=[
-            self.refill, self.seeds, self.epochs, self.head, self.ready, self.fill,
-            self.spare_points, self.slots, self.N_CONTROL, wt.RADIUS, wt.R_JITTER,
-            wt.A_JITTER], device="cpu")
-        wp.launch(wt.refill_relax_kernel, rows, inputs=[
-            self.refill, self.fill, self.ready, self.spare_points, self.spare_relaxed, self.spare_valid,
-            self.spare_lengths, self.counts, self.slots, self.MAX_ITERS, wt.MIN_COS],
-            device="cpu")
+        """Lookahead's refill: its stages' launches."""
+        for stage in self.wt.REFILL_USES:
+            kernel, dim, inputs = self.wt.refill_launch(stage, self.array, self.slots,
+                                                        self.args)
+            wp.launch(kernel, dim, inputs=inputs, device="cpu")
 
     def step(self):
-        """Sim.step(), then the regeneration when the step's flag is set."""
-        sw = self.sw
-        agent = [self.keys, self.salt, self.step_no, self.valid, self.progress, self.mask]
-        shape = [self.SPEED, self.CRASH, self.LAP]
+        """Sim.step()'s launches, then the regeneration when the step's flag
+        is set (or at every step: --refill always)."""
+        for kernel, dim, inputs in self.sw.step_launches(self.array, self.n, self.slots,
+                                                          self.args):
+            wp.launch(kernel, dim, inputs=inputs, device="cpu")
         if not self.slots:
-            wp.launch(sw.step_kernel, self.n, inputs=agent + [self.n_done, self.counters]
-                      + shape, device="cpu")
-            wp.launch(sw.tally_kernel, 1, device="cpu", inputs=[
-                self.n_done, self.any_done, self.counters, self.step_no])
             if self.any_done.numpy()[0]:
                 self.regenerate()
-            return
-        wp.launch(sw.step_switch_kernel, self.n, device="cpu", inputs=agent + [
-            self.counters, self.seeds, self.epochs, self.lengths, self.head, self.ready,
-            self.spare_valid, self.spare_lengths, self.counts] + shape + [self.slots])
-        wp.launch(sw.switch_kernel, self.n * sw.LANES, device="cpu", inputs=[
-            self.mask, self.head, self.spare_points, self.points, self.counts, self.refill,
-            self.counters, self.step_no, self.slots, self.batch])
-        if self.always or self.refill.numpy()[0]:
+        elif self.always or self.refill.numpy()[0]:
             self.refill_spares()
 
     def state(self):
@@ -601,14 +594,17 @@ class LookaheadKernels(unittest.TestCase):
             ("ready", ready, wp.int32), ("spare_valid", spare_valid, wp.uint8),
             ("spare_lengths", spare_lengths, wp.float32), ("counts", counts, wp.int32),
             ("spare_points", spare_points, wp.vec2), ("points", points, wp.vec2),
-            ("refill", [0], wp.int32), ("fill", np.zeros(rows), wp.int32))}
-        wp.launch(sw.step_switch_kernel, n, device="cpu", inputs=[a[k] for k in (
-            "keys", "salt", "step_no", "valid", "progress", "mask", "counters", "seeds",
-            "epochs", "lengths", "head", "ready", "spare_valid", "spare_lengths", "counts")]
-            + [0.5, 0.0, 1e9, slots])
-        wp.launch(sw.switch_kernel, n * sw.LANES, device="cpu", inputs=[a[k] for k in (
-            "mask", "head", "spare_points", "points", "counts", "refill", "counters",
-            "step_no")] + [slots, 1000])
+            ("refill", [0], wp.int32), ("fill", np.zeros(rows), wp.int32),
+            ("spare_relaxed", np.zeros((rows, p, 2)), wp.vec2))}
+        # No lap in sight, no crash: the envs with an invalid track end.
+        args = argparse.Namespace(**dict(CpuLoop.ARGS, lap_steps=1e9, crash_prob=0.0),
+                                  refill_batch=1000)
+
+        def launch(launches):
+            for kernel, dim, inputs in launches:
+                wp.launch(kernel, dim, inputs=inputs, device="cpu")
+
+        launch(sw.step_launches(a.__getitem__, n, slots, args))
 
         # numpy: an ended env's next spare becomes its track, its epoch one more
         src = np.arange(n) * slots + head
@@ -638,9 +634,8 @@ class LookaheadKernels(unittest.TestCase):
         self.assertEqual(int(a["step_no"].numpy()[0]), 10)
         for spent, drained_now, batch, due in ((9, 0, 10, 0), (10, 0, 10, 1), (0, 1, 99, 1)):
             a["counts"].assign([spent, drained_now, 0])
-            wp.launch(sw.switch_kernel, n * sw.LANES, device="cpu", inputs=[a[k] for k in (
-                "mask", "head", "spare_points", "points", "counts", "refill", "counters",
-                "step_no")] + [slots, batch])
+            args.refill_batch = batch
+            launch(sw.step_launches(a.__getitem__, n, slots, args)[1:])  # the switch kernel
             self.assertEqual(int(a["refill"].numpy()[0]), due, (spent, drained_now, batch))
 
         # The refill: every empty slot (after its env's ready spares) gets the
@@ -648,17 +643,10 @@ class LookaheadKernels(unittest.TestCase):
         a["counts"].assign([40, 3, 9])
         before = {k: a[k].numpy().copy() for k in (
             "fill", "ready", "counts", "spare_points", "spare_valid", "spare_lengths")}
-        relaxed = wp.zeros((rows, p), dtype=wp.vec2, device="cpu")
         for due in (0, 1):  # not due: the kernels return at once
             a["refill"].assign([due])
-            wp.launch(wt.refill_generate_kernel, rows * wt.LANES, device="cpu", inputs=[
-                a[k] for k in ("refill", "seeds", "epochs", "head", "ready", "fill",
-                               "spare_points")]
-                + [slots, CpuLoop.N_CONTROL, wt.RADIUS, wt.R_JITTER, wt.A_JITTER])
-            wp.launch(wt.refill_relax_kernel, rows, device="cpu", inputs=[a[k] for k in (
-                "refill", "fill", "ready", "spare_points")] + [relaxed] + [a[k] for k in (
-                    "spare_valid", "spare_lengths", "counts")]
-                + [slots, CpuLoop.MAX_ITERS, wt.MIN_COS])
+            launch(wt.refill_launch(stage, a.__getitem__, slots, args)
+                   for stage in wt.REFILL_USES)
             if not due:
                 for k, value in before.items():
                     self.assertTrue(a[k].numpy().tobytes() == value.tobytes(), k)
