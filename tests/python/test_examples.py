@@ -108,6 +108,12 @@ class Examples(unittest.TestCase):
         self.assertRegex(out, r"simloop.py: +\d+ env-steps/s")
         self.assertRegex(out, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
 
+    def test_simloop_warp_refill_always(self):
+        """The refill launched at every step, no conditional node: the same
+        checks (the host-driven run launches it only when due)."""
+        out = self.run_simloop_warp("--short", "--no-simloop", "--refill", "always")
+        self.assertRegex(out, r"refill always: an env used up its spares")
+
     def test_simloop_warp_on_demand(self):
         out = self.run_simloop_warp("--short", "--no-simloop", "--lookahead", "0")
         self.assertIn("on demand", out.splitlines()[0])
