@@ -330,6 +330,7 @@ tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy request
 
   g_return_val_if_fail (producer != NULL && policy != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
   call_leave (producer, &guard);
@@ -351,6 +352,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
 
   g_return_val_if_fail (producer != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
     return FALSE;
   ranged = tg__nvtx_push (producer->name, NULL);

@@ -70,6 +70,7 @@ TgCaptureScope *
 tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
                         GError **error)
 {
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   return scope_begin (stream, mode, FALSE, error);
 }
 
@@ -77,6 +78,7 @@ TgCaptureScope *
 tg_capture_scope_begin_body (cudaStream_t stream, enum cudaStreamCaptureMode mode,
                              GError **error)
 {
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   return scope_begin (stream, mode, TRUE, error);
 }
 
@@ -84,6 +86,7 @@ gboolean
 tg_capture_scope_end (TgCaptureScope *scope, GError **error)
 {
   g_return_val_if_fail (scope != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   /* The thread first: only the scope's own thread writes @registered. */
   if (scope->scope.thread != g_thread_self ())
     {
