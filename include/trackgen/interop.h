@@ -162,6 +162,7 @@ gboolean tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify releas
  * @param producer the producer to keep alive (transfer none: the graph takes
  *                 a reference of its own)
  * @param error #TG_STATE_ERROR_NOT_CAPTURING (not capturing),
+ *              #TG_CAPTURE_ERROR_FAILED (its capture is invalidated),
  *              #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO with no registered
  *              capture), #TG_CUDA_ERROR
  * @return TRUE when the capture's graph holds the reference
@@ -198,6 +199,7 @@ typedef struct _TgRetained TgRetained;
  * @param stream the capturing stream, or #TG_STREAM_AUTO for the innermost
  *               capture registered on the calling thread
  * @param error  #TG_STATE_ERROR_NOT_CAPTURING (not capturing),
+ *               #TG_CAPTURE_ERROR_FAILED (its capture is invalidated),
  *               #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO with no registered
  *               capture), #TG_STATE_ERROR_FAILED (something of this capture
  *               is held already: by its graph's user object, or by another

@@ -45,17 +45,7 @@ capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info, GError *
         }
       stream = scope->stream;
     }
-  if (!tg__capture_query (stream, info, error))
-    return FALSE;
-  if (info->state != TG_CAPTURE_ACTIVE)
-    {
-      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
-                     "stream %p has no capture in progress to %s: call it between "
-                     "cudaStreamBeginCapture and cudaStreamEndCapture",
-                     (void *)stream, what);
-      return FALSE;
-    }
-  return TRUE;
+  return tg__capture_require (stream, what, info, error);
 }
 
 gboolean

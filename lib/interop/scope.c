@@ -36,25 +36,8 @@ scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body
                      "inside torch.cuda.graph)");
       return NULL;
     }
-  if (!tg__capture_query (stream, &info, error))
+  if (!tg__capture_require (stream, "register a scope for", &info, error))
     return NULL;
-  if (info.state == TG_CAPTURE_INVALIDATED)
-    {
-      tg__set_error (
-          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
-          "the capture on stream %p is invalidated: end it and capture again",
-          (void *)stream);
-      return NULL;
-    }
-  if (info.state != TG_CAPTURE_ACTIVE)
-    {
-      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
-                     "stream %p is not capturing: register a scope between "
-                     "cudaStreamBeginCapture and cudaStreamEndCapture (inside "
-                     "torch.cuda.graph)",
-                     (void *)stream);
-      return NULL;
-    }
   s = g_new0 (TgCaptureScope, 1);
   s->scope.stream = stream;
   s->scope.mode = mode;
