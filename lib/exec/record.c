@@ -179,8 +179,14 @@ record_into_caller (TgProducer *p, const TgLaunch *base, TgStagesCall *call,
     g_propagate_error (error, local);
   else
     {
-      tg__set_error (
-          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+      /* The cause's stage, as the stage walker set it (a cause of a domain
+       * without fields names it in its message alone). */
+      tg__set_error_about (
+          error, p->name, tg_error_get_stage (local),
+          g_strcmp0 (tg_error_get_producer (local), p->name) == 0
+              ? tg_error_get_binding (local)
+              : NULL,
+          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
           "recording producer '%s' failed after its trial capture succeeded, so "
           "the caller's capture holds part of the call and must be "
           "discarded: %s",
