@@ -439,6 +439,41 @@ test_domain_limit (void)
     }
 }
 
+/* A call refused before its stages ran names its producer, in its fields
+ * and its message: here RECORD outside a capture (a policy refusal), or,
+ * without a GPU, the CUDA error of the call's first driver query (neither
+ * named it until 0.5). */
+static void
+test_call_names_producer (void)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("named", 0);
+  TgPolicy policy;
+
+  tg_producer_add_device_stage (p, "s", TG_STAGE_CAPTURE_SAFE, silent_failure, NULL,
+                                NULL, NULL);
+  for (guint resolve = 0; resolve <= 1; resolve++)
+    {
+      g_autoptr (GError) error = NULL;
+
+      if (resolve)
+        g_assert_false (tg_producer_resolve (p, TG_STREAM_AUTO, TG_POLICY_RECORD,
+                                             tg_unconditional (), &policy, NULL,
+                                             &error));
+      else
+        g_assert_false (tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_RECORD,
+                                         tg_unconditional (), &error));
+      g_assert_nonnull (error);
+      g_test_message ("%s", error->message);
+      if (tg_test_have_gpu ())
+        g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
+      else
+        g_assert_true (error->domain == TG_CUDA_ERROR);
+      g_assert_true (g_str_has_prefix (error->message, "producer 'named': "));
+      g_assert_cmpstr (tg_error_get_producer (error), ==, "named");
+      g_assert_null (tg_error_get_stage (error));
+    }
+}
+
 /* A stage's error gets the producer and the stage as fields when its
  * domain has them, and keeps its domain and code either way. */
 static void
@@ -485,6 +520,7 @@ main (int argc, char **argv)
   g_test_add_func ("/errors/fields/domain-registered-by-glib",
                    test_domain_registered_by_glib);
   g_test_add_func ("/errors/fields/domain-limit", test_domain_limit);
+  g_test_add_func ("/errors/fields/call-names-producer", test_call_names_producer);
   TG_TEST_ADD_GPU ("/errors/fields/stage-error", test_stage_error_fields);
   return g_test_run ();
 }

@@ -182,6 +182,18 @@ tg_error_set_fields (GError *error, const char *producer, const char *stage,
   fields_free (&old);
 }
 
+void
+tg__error_name_producer (GError **error, const char *producer)
+{
+  /* Only a domain with fields can say whether the producer is named: a
+   * stage's error of another domain was prefixed where the stage failed. */
+  if (error == NULL || *error == NULL || !has_fields ((*error)->domain)
+      || fields_of (*error)->producer != NULL)
+    return;
+  g_prefix_error (error, "producer '%s': ", producer);
+  fields_of (*error)->producer = g_strdup (producer);
+}
+
 /* The field at @offset of @error's fields, or NULL. */
 static const char *
 field (const GError *error, gsize offset)

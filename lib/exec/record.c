@@ -200,14 +200,13 @@ record_into_caller (TgProducer *p, const TgLaunch *base, TgStagesCall *call,
  * trial capture's work must be what a body can hold, which the driver would
  * say only when the caller's graph is instantiated. */
 static gboolean
-record_into_body_checked (const TgProducer *p, cudaGraph_t graph, GError **error)
+record_into_body_checked (cudaGraph_t graph, GError **error)
 {
-  g_autofree char *where = g_strdup_printf (
-      "producer '%s', recorded into a conditional node's body (its capture scope "
-      "says so, tg_capture_scope_begin_body()),",
-      p->name);
-
-  return tg__capture_check_body (graph, where, error);
+  return tg__capture_check_body (graph,
+                                 "the call, recorded into a conditional node's body "
+                                 "(its capture scope says so, "
+                                 "tg_capture_scope_begin_body()),",
+                                 error);
 }
 
 gboolean
@@ -226,7 +225,7 @@ tg__record (TgProducer *p, TgLaunch *base, TgScope *scope, TgCondition condition
     }
   base->plan = &plan;
   ok = tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error)
-       && (!plan.into_body || record_into_body_checked (p, graph, error))
+       && (!plan.into_body || record_into_body_checked (graph, error))
        && tg__capture_embeddable (graph, &embeddable, error)
        && (scope == NULL || scope->recorded (scope, p, base->capture_graph, error));
   ok = ok && retain_kept (base, &retained, error)
