@@ -74,7 +74,11 @@ TgCaptureScope *tg_capture_scope_begin (cudaStream_t stream,
  * stage) is refused with #TG_CAPTURE_ERROR_NOT_CAPTURABLE before anything
  * is recorded; what a body can hold, kernels, copies, memsets and the
  * producer's own conditions and loops, is recorded as anywhere else.  See
- * @ref capture-rules-caller-bodies.
+ * @ref capture-rules-caller-bodies.  A body capture that was invalidated
+ * before the call is refused like any (#TG_CAPTURE_ERROR_FAILED), and the
+ * message says what the driver does next (H200, driver 580): ending that
+ * capture destroys the body its node owns, and destroying the graph that
+ * holds the node then crashes in the driver, so that graph must be kept.
  *
  * @param stream the stream capturing into the body graph
  * @param mode   the mode that capture was begun with

@@ -21,6 +21,24 @@ recorded (TgScope *scope, TgProducer *producer, cudaGraph_t graph, GError **erro
                           (GDestroyNotify)tg_producer_unref, error);
 }
 
+/* What the caller must know of a body capture that was invalidated (the
+ * H200, driver 580): "capture again" alone led to the crash. */
+static void
+body_invalidated (GError *error)
+{
+  char *message = g_strconcat (
+      error->message,
+      "; as it filled a conditional node's body, the driver destroys that body "
+      "when the capture ends, and then crashes when the graph holding the node is "
+      "destroyed (cuGraphDestroy): keep that graph rather than destroy it, and "
+      "capture a body into a graph of your own, moved into the body as a child "
+      "node once its capture ended well",
+      NULL);
+
+  g_free (error->message);
+  error->message = message;
+}
+
 static TgCaptureScope *
 scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body,
              GError **error)
@@ -37,7 +55,12 @@ scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body
       return NULL;
     }
   if (!tg__capture_require (stream, "register a scope for", &info, error))
-    return NULL;
+    {
+      if (body && error != NULL
+          && g_error_matches (*error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
+        body_invalidated (*error);
+      return NULL;
+    }
   s = g_new0 (TgCaptureScope, 1);
   s->scope.stream = stream;
   s->scope.mode = mode;
