@@ -25,6 +25,8 @@ typedef enum
   SHAPE_WHILE_BY,
   SHAPE_NESTED_BY,
   SHAPE_CALL,
+  SHAPE_CALL_SILENT,  /* the stage breaks a call condition's body, silently */
+  SHAPE_PLAIN_SILENT, /* the stage breaks the call's own capture, silently */
 } Shape;
 
 typedef struct
@@ -60,6 +62,24 @@ breaker (const TgLaunch *launch, gpointer data, GError **error)
       (void)cudaGetLastError ();
     }
   return tg_test_count_stage (launch, &c->dev->count, error);
+}
+
+/* A stage that counts, then breaks the capture it runs in and returns
+ * TRUE, as a stage that catches the error of a synchronize and goes on
+ * (torch's, or Warp's eager paths): only the capture's state tells. */
+static gboolean
+silent_breaker (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Case *c = data;
+
+  if (!tg_test_count_stage (launch, &c->dev->count, error))
+    return FALSE;
+  if (c->breaking)
+    {
+      (void)cudaStreamSynchronize (tg_launch_get_stream (launch));
+      (void)cudaGetLastError ();
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -153,6 +173,9 @@ stage (const TgLaunch *launch, gpointer data, GError **error)
       return tg_launch_if (launch, tg_conditional (&c->dev->one), nested_by, data, error);
     case SHAPE_CALL:
       return breaker (launch, data, error);
+    case SHAPE_CALL_SILENT:
+    case SHAPE_PLAIN_SILENT:
+      return silent_breaker (launch, data, error);
     }
   g_assert_not_reached ();
 }
@@ -180,7 +203,9 @@ producer_new (Case *c)
 static TgCondition
 call_condition (Case *c)
 {
-  return c->shape == SHAPE_CALL ? tg_conditional (&c->dev->one) : tg_unconditional ();
+  return c->shape == SHAPE_CALL || c->shape == SHAPE_CALL_SILENT
+             ? tg_conditional (&c->dev->one)
+             : tg_unconditional ();
 }
 
 static void
@@ -243,6 +268,47 @@ test_broken (Fixture *f, gconstpointer data)
   }
 }
 
+/* A stage that breaks the capture of its work and says nothing, in a call
+ * condition's body or in the call's own graph: refused under REPLAY and
+ * RECORD as NOT_CAPTURABLE whose fields name the producer and the stage
+ * (the stage was named nowhere until 0.5: the break showed only when the
+ * capture ended, after the stages), the caller's capture intact. */
+static void
+test_broken_silently (Fixture *f, gconstpointer data)
+{
+  const TgPolicy policies[] = { TG_POLICY_REPLAY, TG_POLICY_RECORD };
+  Case c = { GPOINTER_TO_INT (data), f->dev, TRUE };
+
+  TG_TEST_REQUIRE_GPU ();
+  set_dev (f);
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+    {
+      g_autoptr (TgProducer) p = producer_new (&c);
+      g_autoptr (GError) error = NULL;
+      cudaGraph_t graph = NULL;
+
+      c.breaking = TRUE;
+      if (policies[i] == TG_POLICY_RECORD)
+        TG_TEST_CUDA (
+            cudaStreamBeginCapture (f->gpu.stream, cudaStreamCaptureModeGlobal));
+      g_assert_false (
+          tg_producer_run (p, f->gpu.stream, policies[i], call_condition (&c), &error));
+      g_test_message ("refused as expected: %s", error->message);
+      g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+      g_assert_cmpstr (tg_error_get_producer (error), ==, "broken");
+      g_assert_cmpstr (tg_error_get_stage (error), ==, "outer");
+      if (policies[i] == TG_POLICY_RECORD)
+        {
+          g_assert_true (tg_stream_is_capturing (f->gpu.stream));
+          TG_TEST_CUDA (cudaStreamEndCapture (f->gpu.stream, &graph));
+          TG_TEST_CUDA (cudaGraphDestroy (graph));
+        }
+      tg_test_assert_not_capturing (f->gpu.stream);
+      c.breaking = FALSE;
+      run_works (f, p, &c, policies[i]);
+    }
+}
+
 void
 tgc_add_broken_tests (void)
 {
@@ -264,4 +330,8 @@ tgc_add_broken_tests (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
     TG_TEST_ADD_FIXTURE (shapes[i].path, GINT_TO_POINTER (shapes[i].shape), test_broken);
+  TG_TEST_ADD_FIXTURE ("/condition/broken-body/call-condition-silent",
+                       GINT_TO_POINTER (SHAPE_CALL_SILENT), test_broken_silently);
+  TG_TEST_ADD_FIXTURE ("/condition/broken-body/own-graph-silent",
+                       GINT_TO_POINTER (SHAPE_PLAIN_SILENT), test_broken_silently);
 }

@@ -330,6 +330,150 @@ test_fields_set_by_c (void)
   g_assert_cmpstr (g_quark_to_string (TG_STATE_ERROR), ==, "tg-state-error-quark");
 }
 
+/* Fields set from another field's own string: every value is copied
+ * before any old one is freed (producer and stage swapped read freed memory
+ * until 0.5). */
+static void
+test_fields_swapped (void)
+{
+  g_autoptr (GError) error
+      = g_error_new_literal (TG_STATE_ERROR, TG_STATE_ERROR_FAILED, "swap");
+
+  tg_error_set_fields (error, "the-producer", "the-stage", "the-binding");
+  tg_error_set_fields (error, tg_error_get_stage (error), tg_error_get_producer (error),
+                       tg_error_get_binding (error));
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "the-stage");
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "the-producer");
+  g_assert_cmpstr (tg_error_get_binding (error), ==, "the-binding");
+  tg_error_set_fields (error, tg_error_get_binding (error), NULL,
+                       tg_error_get_binding (error));
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "the-binding");
+  g_assert_null (tg_error_get_stage (error));
+  g_assert_cmpstr (tg_error_get_binding (error), ==, "the-binding");
+}
+
+/* A domain of GLib's extended errors, with private data smaller than
+ * TrackGen's fields. */
+static void
+glib_fields_init (GError *error)
+{
+}
+
+static void
+glib_fields_copy (const GError *src, GError *dest)
+{
+}
+
+static void
+glib_fields_clear (GError *error)
+{
+}
+
+/* A name GLib's extended errors registered first is not TrackGen's: GLib
+ * says so in a critical, and its errors are never read nor written as
+ * having TrackGen's fields (written outside the error's memory until 0.5). */
+static void
+test_domain_registered_by_glib (void)
+{
+  GQuark glib = g_error_domain_register_static ("tgt-glib-error-quark", sizeof (gint),
+                                                glib_fields_init, glib_fields_copy,
+                                                glib_fields_clear);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GError) copy = NULL;
+  GQuark q;
+
+  g_test_expect_message ("GLib", G_LOG_LEVEL_CRITICAL, "*tgt-glib-error-quark*");
+  q = tg_error_domain_register ("tgt-glib-error-quark");
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (q, ==, glib);
+  error = g_error_new_literal (q, 3, "theirs");
+  tg_error_set_fields (error, "p", "s", "b");
+  g_assert_null (tg_error_get_producer (error));
+  g_assert_null (tg_error_get_stage (error));
+  g_assert_null (tg_error_get_binding (error));
+  copy = g_error_copy (error);
+  g_assert_error (copy, glib, 3);
+  g_assert_null (tg_error_get_producer (copy));
+}
+
+/* 12 domains of the caller's get fields, registered in a process where no
+ * domain of TrackGen's is yet; the 13th is refused with a critical and its
+ * errors carry none; TrackGen's four have theirs (the 13th was accepted
+ * and took one of their places until 0.5). */
+static void
+test_domain_limit (void)
+{
+  GQuark (*const own[]) (void) = { tg_capture_error_quark, tg_cuda_error_quark,
+                                   tg_argument_error_quark, tg_state_error_quark };
+  GQuark extra;
+
+  if (!g_test_subprocess ())
+    {
+      g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+      g_test_trap_assert_passed ();
+      return;
+    }
+  for (guint i = 0; i < 12; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("tgt-domain-%u-error-quark", i);
+      g_autoptr (GError) error = g_error_new_literal (
+          tg_error_domain_register (g_intern_string (name)), 1, "mine");
+
+      tg_error_set_fields (error, "p", NULL, NULL);
+      g_assert_cmpstr (tg_error_get_producer (error), ==, "p");
+    }
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL, "*already 12 domains*");
+  extra = tg_error_domain_register ("tgt-domain-12-error-quark");
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (extra, ==, g_quark_try_string ("tgt-domain-12-error-quark"));
+  for (guint i = 0; i <= G_N_ELEMENTS (own); i++)
+    {
+      g_autoptr (GError) error
+          = g_error_new_literal (i < G_N_ELEMENTS (own) ? own[i]() : extra, 1, "whose");
+
+      tg_error_set_fields (error, "p", NULL, NULL);
+      if (i < G_N_ELEMENTS (own))
+        g_assert_cmpstr (tg_error_get_producer (error), ==, "p");
+      else
+        g_assert_null (tg_error_get_producer (error));
+    }
+}
+
+/* A call refused before its stages ran names its producer, in its fields
+ * and its message: here RECORD outside a capture (a policy refusal), or,
+ * without a GPU, the CUDA error of the call's first driver query (neither
+ * named it until 0.5). */
+static void
+test_call_names_producer (void)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("named", 0);
+  TgPolicy policy;
+
+  tg_producer_add_device_stage (p, "s", TG_STAGE_CAPTURE_SAFE, silent_failure, NULL,
+                                NULL, NULL);
+  for (guint resolve = 0; resolve <= 1; resolve++)
+    {
+      g_autoptr (GError) error = NULL;
+
+      if (resolve)
+        g_assert_false (tg_producer_resolve (p, TG_STREAM_AUTO, TG_POLICY_RECORD,
+                                             tg_unconditional (), &policy, NULL,
+                                             &error));
+      else
+        g_assert_false (tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_RECORD,
+                                         tg_unconditional (), &error));
+      g_assert_nonnull (error);
+      g_test_message ("%s", error->message);
+      if (tg_test_have_gpu ())
+        g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY);
+      else
+        g_assert_true (error->domain == TG_CUDA_ERROR);
+      g_assert_true (g_str_has_prefix (error->message, "producer 'named': "));
+      g_assert_cmpstr (tg_error_get_producer (error), ==, "named");
+      g_assert_null (tg_error_get_stage (error));
+    }
+}
+
 /* A stage's error gets the producer and the stage as fields when its
  * domain has them, and keeps its domain and code either way. */
 static void
@@ -372,6 +516,11 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/errors/state/stage-fails-silently", test_stage_fails_silently);
   g_test_add_func ("/errors/cuda/no-build-path", test_cuda_error_names_no_build_path);
   g_test_add_func ("/errors/fields/set-by-c", test_fields_set_by_c);
+  g_test_add_func ("/errors/fields/swapped", test_fields_swapped);
+  g_test_add_func ("/errors/fields/domain-registered-by-glib",
+                   test_domain_registered_by_glib);
+  g_test_add_func ("/errors/fields/domain-limit", test_domain_limit);
+  g_test_add_func ("/errors/fields/call-names-producer", test_call_names_producer);
   TG_TEST_ADD_GPU ("/errors/fields/stage-error", test_stage_error_fields);
   return g_test_run ();
 }

@@ -220,6 +220,39 @@ test_scope_misuse (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 }
 
+/* A capture the caller's own call invalidated: every call that needs a
+ * capture in progress says it is invalidated (tg_retained_new() said "no
+ * capture in progress" until 0.5), and takes nothing. */
+static void
+test_invalidated_capture (Fixture *f, gconstpointer data)
+{
+  cudaStream_t stream = f->stream;
+  g_autoptr (TgProducer) p = tg_producer_new ("invalidated", 0);
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_cmpint (cudaStreamSynchronize (stream), !=, cudaSuccess);
+  (void)cudaGetLastError ();
+  g_assert_null (tg_retained_new (stream, &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "is invalidated"));
+  g_clear_error (&error);
+  g_assert_false (tg_retain_capture (stream, p, &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+  g_clear_error (&error);
+  g_assert_null (
+      tg_capture_scope_begin (stream, cudaStreamCaptureModeThreadLocal, &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+  g_clear_error (&error);
+  g_assert_cmpint (cudaStreamEndCapture (stream, &graph), ==,
+                   cudaErrorStreamCaptureInvalidated);
+  (void)cudaGetLastError ();
+  g_assert_null (graph);
+  tg_test_assert_not_capturing (stream);
+}
+
 /* TG_STREAM_AUTO names no stream: a scope refuses it, before any CUDA call;
  * a retention and the registration query resolve it to the innermost
  * registered capture, and refuse it when there is none. */
@@ -299,6 +332,7 @@ main (int argc, char **argv)
                    test_scope_records_and_retains);
   TG_TEST_ADD_GPU ("/interop/retain/explicit", test_retain_explicit);
   TG_TEST_ADD_GPU ("/interop/scope/misuse", test_scope_misuse);
+  TG_TEST_ADD_GPU ("/interop/capture/invalidated", test_invalidated_capture);
   g_test_add_func ("/interop/auto-stream/without-scope",
                    test_auto_stream_without_scope);
   TG_TEST_ADD_GPU ("/interop/auto-stream/in-scope", test_auto_stream_in_scope);

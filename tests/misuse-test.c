@@ -387,6 +387,86 @@ test_refused_stage_keeps_data (void)
   g_assert_cmpint (destroyed, ==, 1); /* the stage that was added */
 }
 
+/* A call given an error that is set already is a programming error (GLib's
+ * rule), as the seed calls said: a critical, nothing done, the error as it
+ * was.  Builders took it until 0.5.  (tg_launch_*() and tg_host_ops_*()
+ * check the same, within a stage: GPU tests.) */
+#define ASSERT_ERROR_SET_REFUSED(call, refused)                                        \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,                           \
+                           "*assertion*error == NULL || *error == NULL*failed*");      \
+    g_assert_true ((call) == (refused));                                               \
+    g_test_assert_expected_messages ();                                                \
+    g_assert_error (set, G_FILE_ERROR, G_FILE_ERROR_NOENT);                            \
+    g_assert_cmpstr (set->message, ==, "first");                                       \
+  }                                                                                    \
+  G_STMT_END
+
+static void
+test_error_already_set (void)
+{
+  const TgDeviceFunc cases[] = { noop_stage };
+  const TgSwitchSpec sw = { .index_binding = "i", .n_cases = 1, .cases = cases };
+  const TgLoopSpec loop
+      = { .flag_binding = "go", .status_binding = "st", .max_iters = 2 };
+  g_autoptr (TgProducer) p = tg_producer_new ("misuse", 0);
+  g_autoptr (GError) set
+      = g_error_new_literal (G_FILE_ERROR, G_FILE_ERROR_NOENT, "first");
+  cudaGraph_t graph = (cudaGraph_t)&set; /* never used: refused first */
+  TgPolicy policy;
+  guint s;
+
+  destroyed = 0;
+  ASSERT_ERROR_SET_REFUSED (tg_producer_add_device_stage (p, "d", TG_STAGE_NONE,
+                                                          noop_stage, NULL,
+                                                          count_destroy, &set),
+                            G_MAXUINT);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_add_host_stage (p, "h", TG_STAGE_NONE,
+                                                        noop_host_stage, NULL, NULL,
+                                                        &set),
+                            G_MAXUINT);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_add_loop_stage (p, "l", TG_STAGE_NONE, &loop,
+                                                        noop_stage, NULL, NULL, &set),
+                            G_MAXUINT);
+  ASSERT_ERROR_SET_REFUSED (
+      tg_producer_add_switch_stage (p, "s", TG_STAGE_NONE, &sw, NULL, NULL, &set),
+      G_MAXUINT);
+  g_assert_cmpuint (tg_producer_get_n_stages (p), ==, 0);
+  g_assert_cmpint (destroyed, ==, 0);
+  s = tg_producer_add_device_stage (p, "ok", TG_STAGE_NONE, noop_stage, NULL, NULL,
+                                    NULL);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_declare_binding (p, s, "b", 4, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_set_stage_condition (p, s, "go", &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_set_stage_else (p, s, noop_stage, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_bind (p, "b", NULL, 0, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_set_stream (p, TG_STREAM_AUTO, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_producer_resolve (p, TG_STREAM_AUTO, TG_POLICY_AUTO,
+                                                 tg_unconditional (), &policy, NULL,
+                                                 &set),
+                            FALSE);
+  ASSERT_ERROR_SET_REFUSED (
+      tg_producer_run (p, TG_STREAM_AUTO, TG_POLICY_AUTO, tg_unconditional (), &set),
+      FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_device_check (0, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (
+      tg_capture_scope_begin (NULL, cudaStreamCaptureModeGlobal, &set) == NULL, TRUE);
+  ASSERT_ERROR_SET_REFUSED (
+      tg_capture_scope_begin_body (NULL, cudaStreamCaptureModeGlobal, &set) == NULL,
+      TRUE);
+  ASSERT_ERROR_SET_REFUSED (tg_retain (graph, p, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_retain_full (graph, p, count_destroy, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_retain_capture (NULL, p, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_retain_capture_full (NULL, p, count_destroy, &set),
+                            FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_retained_new (NULL, &set) == NULL, TRUE);
+  ASSERT_ERROR_SET_REFUSED (
+      tg_retained_release ((TgRetained *)graph, cudaStreamPerThread, &set), FALSE);
+  /* Nothing was taken, nothing run, nothing set up. */
+  g_assert_cmpint (destroyed, ==, 0);
+  g_assert_cmpuint (tg_producer_get_n_stages (p), ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -403,5 +483,6 @@ main (int argc, char **argv)
   g_test_add_func ("/misuse/release-wait/negative", test_release_wait_negative);
   g_test_add_func ("/misuse/names/empty", test_empty_names);
   g_test_add_func ("/misuse/stage/refused-keeps-data", test_refused_stage_keeps_data);
+  g_test_add_func ("/misuse/error/already-set", test_error_already_set);
   return g_test_run ();
 }

@@ -460,6 +460,55 @@ test_undeclared_body_fails_instantiation (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaStreamDestroy (side));
 }
 
+/* A body capture the caller's own call invalidated: a body scope refuses
+ * it, and its message says what the driver does next (until 0.5 it said
+ * "end it and capture again", and a caller who then destroyed the outer
+ * graph crashed in the driver: H200, driver 580, cuGraphDestroy).  Run in
+ * a subprocess, which does what the message says: ends both captures and
+ * keeps the outer graph; a crash anywhere in it fails the test. */
+static void
+test_body_scope_invalidated (Fixture *f, gconstpointer data)
+{
+  cudaStream_t s, side;
+  cudaGraphConditionalHandle h;
+  cudaGraph_t graph = NULL, body = NULL;
+  cudaError_t status;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  if (!g_test_subprocess ())
+    {
+      g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+      g_test_trap_assert_passed ();
+      return;
+    }
+  s = f->gpu.stream;
+  side = tg_test_stream_new ();
+  TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeGlobal));
+  (void)begin_outer (s, side, OUTER_IF, &f->dev[0], &h);
+  g_assert_cmpint (cudaStreamSynchronize (side), !=, cudaSuccess);
+  (void)cudaGetLastError ();
+  g_test_message ("body capture invalidated");
+  g_assert_null (
+      tg_capture_scope_begin_body (side, cudaStreamCaptureModeGlobal, &error));
+  g_test_message ("refused: %s", error->message);
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "is invalidated"));
+  g_assert_nonnull (strstr (error->message, "keep that graph"));
+  g_assert_false (tg_capture_is_registered (side));
+  status = cudaStreamEndCapture (side, &body);
+  g_test_message ("body capture ended: %s", cudaGetErrorName (status));
+  g_assert_cmpint (status, !=, cudaSuccess);
+  (void)cudaGetLastError ();
+  status = cudaStreamEndCapture (s, &graph);
+  g_test_message ("outer capture ended: %s; the outer graph %p is kept",
+                  cudaGetErrorName (status), (void *)graph);
+  (void)cudaGetLastError ();
+  tg_test_assert_not_capturing (side);
+  tg_test_assert_not_capturing (s);
+  TG_TEST_CUDA (cudaStreamDestroy (side));
+}
+
 /* ------------------------------------------------------------------------ */
 /* What stages keep lives with the caller's executable graph                 */
 
@@ -527,4 +576,6 @@ tgr_add_body_tests (void)
                        NULL, test_undeclared_body_fails_instantiation);
   TG_TEST_ADD_FIXTURE ("/record/in-caller-body/keep/lives-with-the-caller-exec", NULL,
                        test_keep_in_body);
+  TG_TEST_ADD_FIXTURE ("/record/in-caller-body/scope/invalidated-body-refused", NULL,
+                       test_body_scope_invalidated);
 }

@@ -385,6 +385,49 @@ test_record_passes (Fixture *fx, gconstpointer data)
   tg_producer_unref (p);
 }
 
+/* A stage with an IF of its own, so that RECORD calls it again in its
+ * second pass, where it fails. */
+static gboolean
+fails_when_again (const TgLaunch *launch, gpointer data, GError **error)
+{
+  if (tg_launch_get_record_pass (launch) == 2)
+    {
+      g_set_error_literal (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                           "the second call fails");
+      return FALSE;
+    }
+  return inner (launch, data, error);
+}
+
+/* A second pass that fails wraps its cause in a capture error whose fields,
+ * not only its message, name the producer and the stage (the message alone
+ * did until 0.5). */
+static void
+test_second_pass_failure_fields (Fixture *fx, gconstpointer data)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("again", 0);
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graph = NULL;
+  guint stage;
+
+  TG_TEST_REQUIRE_GPU ();
+  stage = tg_producer_add_device_stage (p, "fails", TG_STAGE_CAPTURE_SAFE,
+                                        fails_when_again, GUINT_TO_POINTER (F_INNER),
+                                        NULL, NULL);
+  tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
+  g_assert_true (tg_producer_bind (p, "dev", fx->dev, sizeof (Dev), &error));
+  TG_TEST_CUDA (cudaStreamBeginCapture (fx->gpu.stream, cudaStreamCaptureModeGlobal));
+  g_assert_false (tg_producer_run (p, fx->gpu.stream, TG_POLICY_RECORD,
+                                   tg_unconditional (), &error));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "the second call fails"));
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "again");
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "fails");
+  TG_TEST_CUDA (cudaStreamEndCapture (fx->gpu.stream, &graph));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+}
+
 void
 tgr_add_pass_tests (void)
 {
@@ -395,4 +438,6 @@ tgr_add_pass_tests (void)
 
       TG_TEST_ADD_FIXTURE (path, GUINT_TO_POINTER (s), test_record_passes);
     }
+  TG_TEST_ADD_FIXTURE ("/record/passes/second-pass-failure-has-fields", NULL,
+                       test_second_pass_failure_fields);
 }

@@ -377,6 +377,16 @@ test_gpu_bad_inputs (Fixture *f, gconstpointer data)
            TG_ARGUMENT_ERROR_SIZE_MISMATCH);
   REFUSED (tg_seed_state_fill_effective (state, stream, d_out, n - 1, &error),
            TG_ARGUMENT_ERROR_SIZE_MISMATCH);
+  /* The scatter writes the state's seeds and epochs while it reads its
+   * ids and values: neither may be the state's own (accepted until 0.5). */
+  REFUSED (tg_seed_state_set_seeds_device (state, stream,
+                                           tg_seed_state_get_epochs (state),
+                                           (const guint64 *)d_out, 4, &error),
+           TG_ARGUMENT_ERROR_INVALID);
+  REFUSED (tg_seed_state_set_seeds_device (state, stream, (const guint32 *)d_mask,
+                                           tg_seed_state_get_seeds (state) + 1, 4,
+                                           &error),
+           TG_ARGUMENT_ERROR_INVALID);
 
   g_assert_true (tg_seed_state_advance (state, stream, NULL, 0, &error));
   g_assert_no_error (error);

@@ -298,6 +298,30 @@ test_zero_envs (void)
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
 }
 
+/* More envs than a state holds, as a negative count passed as unsigned
+ * gives: refused naming n_envs and the limit, before any CUDA call (a
+ * 48 GiB state was made until 0.5). */
+static void
+test_too_many_envs (void)
+{
+  const guint64 seeds[1] = { 1 };
+  g_autoptr (GError) error = NULL;
+
+  g_assert_null (tg_seed_state_new (0, G_MAXUINT, 42, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+  g_assert_nonnull (strstr (error->message, "n_envs is 4294967295"));
+  g_assert_nonnull (strstr (error->message, "2147483647"));
+  g_clear_error (&error);
+  g_assert_null (
+      tg_seed_state_new_shard (0, 0, TG_SEED_STATE_MAX_ENVS + 1, TGS_BASE, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+  g_assert_nonnull (strstr (error->message, "n_envs is 2147483648"));
+  g_clear_error (&error);
+  /* @seeds would be read past its end: the count is refused first. */
+  g_assert_null (tg_seed_state_new_from_array (0, (guint)-1, seeds, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+}
+
 /* Refused before any CUDA call: runs without a GPU too. */
 static void
 test_shard_past_2_32 (void)
@@ -334,6 +358,7 @@ main (int argc, char **argv)
   g_test_add_func ("/seeds/args/ids", test_ids_checked);
   g_test_add_func ("/seeds/args/lengths", test_lengths_checked);
   g_test_add_func ("/seeds/args/zero-envs", test_zero_envs);
+  g_test_add_func ("/seeds/args/too-many-envs", test_too_many_envs);
   g_test_add_func ("/seeds/shard/past-last-global-env-refused", test_shard_past_2_32);
   g_test_add_func ("/seeds/no-device-is-a-cuda-error", test_no_device);
   tgs_add_gpu_tests ();

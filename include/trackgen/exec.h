@@ -195,8 +195,13 @@ void tg_error_set_fields (GError *error, const char *producer, const char *stage
  * TrackGen fills them in when it prefixes such an error with the producer
  * and the stage.  Call it before the first error of the domain is made
  * (from your domain's quark function); calling it again for the same name
- * returns the same quark.  At most 12 such domains per process; past them
- * (a critical) the domain's errors carry no fields.
+ * returns the same quark.  At most 12 such domains per process, besides
+ * TrackGen's four, which always have their fields; past them (a critical)
+ * the domain's errors carry no fields.  A name that GLib's extended errors
+ * registered first (g_error_domain_register(), G_DEFINE_EXTENDED_ERROR, or
+ * another copy of TrackGen in the process) stays that registration's: GLib
+ * says so in a critical, and its errors carry no fields of TrackGen's,
+ * never written nor read (its quark is returned, so its errors still work).
  * @param name the domain's quark name (static: not copied)
  * @return the domain's quark
  */

@@ -74,7 +74,11 @@ TgCaptureScope *tg_capture_scope_begin (cudaStream_t stream,
  * stage) is refused with #TG_CAPTURE_ERROR_NOT_CAPTURABLE before anything
  * is recorded; what a body can hold, kernels, copies, memsets and the
  * producer's own conditions and loops, is recorded as anywhere else.  See
- * @ref capture-rules-caller-bodies.
+ * @ref capture-rules-caller-bodies.  A body capture that was invalidated
+ * before the call is refused like any (#TG_CAPTURE_ERROR_FAILED), and the
+ * message says what the driver does next (H200, driver 580): ending that
+ * capture destroys the body its node owns, and destroying the graph that
+ * holds the node then crashes in the driver, so that graph must be kept.
  *
  * @param stream the stream capturing into the body graph
  * @param mode   the mode that capture was begun with
@@ -162,6 +166,7 @@ gboolean tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify releas
  * @param producer the producer to keep alive (transfer none: the graph takes
  *                 a reference of its own)
  * @param error #TG_STATE_ERROR_NOT_CAPTURING (not capturing),
+ *              #TG_CAPTURE_ERROR_FAILED (its capture is invalidated),
  *              #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO with no registered
  *              capture), #TG_CUDA_ERROR
  * @return TRUE when the capture's graph holds the reference
@@ -198,6 +203,7 @@ typedef struct _TgRetained TgRetained;
  * @param stream the capturing stream, or #TG_STREAM_AUTO for the innermost
  *               capture registered on the calling thread
  * @param error  #TG_STATE_ERROR_NOT_CAPTURING (not capturing),
+ *               #TG_CAPTURE_ERROR_FAILED (its capture is invalidated),
  *               #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO with no registered
  *               capture), #TG_STATE_ERROR_FAILED (something of this capture
  *               is held already: by its graph's user object, or by another

@@ -44,6 +44,11 @@ G_BEGIN_DECLS
 /** Per-env seeds and epochs on one device; reference-counted. */
 typedef struct _TgSeedState TgSeedState;
 
+/** The most envs one #TgSeedState holds, 2^31 - 1 (24 GiB of seeds and
+ * epochs): a count past it is far more often a negative number passed as
+ * unsigned than a population, which shards over several states. */
+#define TG_SEED_STATE_MAX_ENVS ((guint)G_MAXINT32)
+
 /**
  * Creates the state of @p n_envs envs on @p device, env i seeded
  * tg_env_seed(@p base_seed, i), every epoch 0.  Blocks until it is on the
@@ -52,10 +57,11 @@ typedef struct _TgSeedState TgSeedState;
  * in any mode, on the capturing thread or another, and leaves that capture
  * intact (nothing of it is recorded).
  * @param device    CUDA device ordinal
- * @param n_envs    the number of envs, at least 1
+ * @param n_envs    the number of envs, 1 to #TG_SEED_STATE_MAX_ENVS
  * @param base_seed the seed every env's seed derives from
  * @param error #TG_ARGUMENT_ERROR_EMPTY (zero envs),
- *              #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such device), #TG_CUDA_ERROR
+ *              #TG_ARGUMENT_ERROR_OUT_OF_RANGE (no such device, or more than
+ *              #TG_SEED_STATE_MAX_ENVS envs), #TG_CUDA_ERROR
  * @return a new state (transfer full), or NULL
  */
 TgSeedState *tg_seed_state_new (int device, guint n_envs, guint64 base_seed,
@@ -69,8 +75,8 @@ TgSeedState *tg_seed_state_new (int device, guint n_envs, guint64 base_seed,
  * tracks as one state of all its envs.  Blocks.
  * @param device    CUDA device ordinal
  * @param first_env the global index of the first env
- * @param n_envs    the number of envs, at least 1, with @p first_env +
- *                  @p n_envs at most 2^32
+ * @param n_envs    the number of envs, 1 to #TG_SEED_STATE_MAX_ENVS, with
+ *                  @p first_env + @p n_envs at most 2^32
  * @param base_seed the population's base seed
  * @param error as tg_seed_state_new(), and #TG_ARGUMENT_ERROR_OUT_OF_RANGE
  *              when the envs pass global index 2^32 - 1
@@ -83,7 +89,7 @@ TgSeedState *tg_seed_state_new_shard (int device, guint first_env, guint n_envs,
  * Creates the state from explicit seeds (@p n_envs values, host memory),
  * every epoch 0.  Blocks until it is on the device.
  * @param device CUDA device ordinal
- * @param n_envs number of envs, at least 1
+ * @param n_envs number of envs, 1 to #TG_SEED_STATE_MAX_ENVS
  * @param seeds  @p n_envs seeds in host memory (copied)
  * @param error  as tg_seed_state_new()
  * @return a new state (transfer full), or NULL
@@ -158,7 +164,9 @@ gboolean tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream,
  * for k < @p n.  Both arrays are read on the device when the kernel runs, so
  * this reseeds inside a graph: record it once, write new ids and seeds into
  * the arrays before each replay.  Ids not below n_envs are skipped; when an
- * id appears twice, which of its seeds wins is unspecified.
+ * id appears twice, which of its seeds wins is unspecified.  Neither array
+ * may share memory with the state's own seeds or epochs, which the kernel
+ * writes while it reads them.
  * @param state          the state
  * @param stream         a stream, NULL or #TG_STREAM_AUTO
  * @param device_env_ids @p n `guint32` local env ids in device memory
@@ -166,7 +174,9 @@ gboolean tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream,
  * @param n              the number of entries (0: nothing is enqueued)
  * @param error #TG_ARGUMENT_ERROR_INVALID, _DEVICE_MISMATCH or _SIZE_MISMATCH
  *              (arrays that are not @p n elements of the state's device
- *              memory), #TG_CAPTURE_ERROR (see @ref seeds), #TG_CUDA_ERROR
+ *              memory), #TG_ARGUMENT_ERROR_INVALID also for an array that
+ *              overlaps the state's own seeds or epochs,
+ *              #TG_CAPTURE_ERROR (see @ref seeds), #TG_CUDA_ERROR
  * @return TRUE when the work is enqueued
  */
 gboolean tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,

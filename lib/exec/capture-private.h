@@ -40,6 +40,13 @@ tg__capture_query (cudaStream_t stream, TgCaptureInfo *info, GError **error)
   return tg__capture_query_status (stream, err, status, info, error);
 }
 
+/* The capture in progress on @stream (a foreign one), for a call that
+ * needs one: @what names what the call does to it, for messages.  An
+ * invalidated capture is TG_CAPTURE_ERROR_FAILED, none
+ * TG_STATE_ERROR_NOT_CAPTURING. */
+gboolean tg__capture_require (cudaStream_t stream, const char *what,
+                              TgCaptureInfo *info, GError **error);
+
 /* A capture of TrackGen's own, on one of its private streams. */
 gboolean tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
                             GError **error);

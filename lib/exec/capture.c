@@ -63,6 +63,32 @@ tg__capture_query_status (cudaStream_t stream, cudaError_t err,
 }
 
 gboolean
+tg__capture_require (cudaStream_t stream, const char *what, TgCaptureInfo *info,
+                     GError **error)
+{
+  if (!tg__capture_query (stream, info, error))
+    return FALSE;
+  if (info->state == TG_CAPTURE_INVALIDATED)
+    {
+      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+                     "the capture on stream %p is invalidated, so there is none to %s: "
+                     "end it with cudaStreamEndCapture and capture again",
+                     (void *)stream, what);
+      return FALSE;
+    }
+  if (info->state != TG_CAPTURE_ACTIVE)
+    {
+      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
+                     "stream %p has no capture in progress to %s: call it between "
+                     "cudaStreamBeginCapture and cudaStreamEndCapture (inside "
+                     "torch.cuda.graph)",
+                     (void *)stream, what);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
 tg__capture_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, GError **error)
 {
   if (!TG_CUDA_OK (cudaStreamBeginCapture (stream, mode), error))

@@ -114,6 +114,7 @@ tg_device_check (int device, GError **error)
   TgDeviceGuard guard;
   gboolean ok = FALSE;
 
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!tg__device_enter (&guard, device, error))
     return FALSE;
   host = g_new0 (guint32, n);

@@ -73,6 +73,13 @@ void tg__set_error_about (GError **error, const char *producer, const char *stag
                           const char *binding, GQuark domain, gint code,
                           const char *format, ...) G_GNUC_PRINTF (7, 8);
 
+/* Names @producer in *@error, a failure of one of its calls, when nothing
+ * did: its message prefixed "producer 'p': ", its producer field set.  For
+ * what the call met before or around its stages (the policy, the stream,
+ * the device, its own graph); a stage's error names the producer and the
+ * stage already. */
+void tg__error_name_producer (GError **error, const char *producer);
+
 /* A refusal of the caller's data by a setup call @func: sets @error with the
  * message prefixed "producer 'p', stage 's': " (@stage may be NULL) and its
  * fields, or, when the caller passed no @error, logs it as a critical, so

@@ -23,9 +23,15 @@ fields_of (const GError *error)
   return (TgErrorFields *)(((guint8 *)error) - as);
 }
 
+/* Set on the thread whose error fields_init() just prepared: how a
+ * registration tells its own domain from a name registered first by
+ * another (registered_here()). */
+static _Thread_local gboolean initialized;
+
 static void
 fields_init (GError *error)
 {
+  initialized = TRUE;
 }
 
 static void
@@ -40,20 +46,26 @@ fields_copy (const GError *src, GError *dest)
 }
 
 static void
-fields_clear (GError *error)
+fields_free (TgErrorFields *f)
 {
-  TgErrorFields *f = fields_of (error);
-
   g_clear_pointer (&f->producer, g_free);
   g_clear_pointer (&f->stage, g_free);
   g_clear_pointer (&f->binding, g_free);
 }
 
-/* The domains whose errors carry TgErrorFields: TrackGen's four and those of
- * tg_error_domain_register().  Only their errors may be read as having
- * fields: GLib allocates none for others.  Entries are written before the
- * count that publishes them, and never change. */
-#define MAX_DOMAINS 16
+static void
+fields_clear (GError *error)
+{
+  fields_free (fields_of (error));
+}
+
+/* The domains whose errors carry TgErrorFields: TrackGen's four, always
+ * first, and up to MAX_USER_DOMAINS of tg_error_domain_register().  Only
+ * their errors may be read as having fields: GLib allocates none for
+ * others.  Entries are written before the count that publishes them, and
+ * never change. */
+#define MAX_USER_DOMAINS 12
+#define MAX_DOMAINS (4 + MAX_USER_DOMAINS)
 static GQuark domains[MAX_DOMAINS];
 static gint n_domains;
 static GMutex domains_lock;
@@ -69,34 +81,64 @@ has_fields (GQuark domain)
   return FALSE;
 }
 
-GQuark
-tg_error_domain_register (const char *name)
+/* Whether GLib runs fields_init() for @domain's errors.  Not when the name
+ * was registered first by GLib's g_error_domain_register() or another copy
+ * of TrackGen: GLib keeps the first registration, returns the quark with a
+ * critical, and allocates that one's private data, not TgErrorFields. */
+static gboolean
+registered_here (GQuark domain)
+{
+  GError *probe;
+  gboolean ours;
+
+  initialized = FALSE;
+  probe = g_error_new_literal (domain, 0, "");
+  ours = initialized;
+  g_error_free (probe);
+  return ours;
+}
+
+static GQuark
+domain_register (const char *name)
 {
   GQuark q;
 
-  g_return_val_if_fail (name != NULL, 0);
   tg__mutex_lock (&domains_lock);
   q = g_quark_try_string (name);
   if (q == 0 || !has_fields (q))
     {
       if (n_domains == MAX_DOMAINS)
-        g_critical ("%s: %s: already %d domains registered", G_STRFUNC, name,
-                    MAX_DOMAINS);
+        g_critical ("tg_error_domain_register: %s: already %d domains registered", name,
+                    MAX_USER_DOMAINS);
       else if ((q = g_error_domain_register_static (name, sizeof (TgErrorFields),
                                                     fields_init, fields_copy,
                                                     fields_clear))
-               != 0)
+                   != 0
+               && registered_here (q))
         {
           g_atomic_int_set ((gint *)&domains[n_domains], (gint)q);
           g_atomic_int_inc (&n_domains);
         }
-      /* Registered by another copy of TrackGen in the process (GLib said so
-       * in a critical): still a domain, its errors without fields here. */
+      /* Past the limit, or another's: still a domain, its errors without
+       * fields. */
       if (q == 0)
         q = g_quark_from_static_string (name);
     }
   tg__mutex_unlock (&domains_lock);
   return q;
+}
+
+GQuark
+tg_error_domain_register (const char *name)
+{
+  g_return_val_if_fail (name != NULL, 0);
+  /* TrackGen's own first, so that a caller's domains never take their
+   * places. */
+  (void)tg_capture_error_quark ();
+  (void)tg_cuda_error_quark ();
+  (void)tg_argument_error_quark ();
+  (void)tg_state_error_quark ();
+  return domain_register (name);
 }
 
 /* The quark function of a domain of TrackGen's, registered with its fields
@@ -109,7 +151,7 @@ tg_error_domain_register (const char *name)
     gint value = g_atomic_int_get (&q);                                                \
                                                                                        \
     if (G_UNLIKELY (value == 0))                                                       \
-      g_atomic_int_set (&q, value = (gint)tg_error_domain_register (#QN));             \
+      g_atomic_int_set (&q, value = (gint)domain_register (#QN));                      \
     return (GQuark)value;                                                              \
   }
 
@@ -121,28 +163,35 @@ TG_DEFINE_ERROR_DOMAIN (tg-argument-error-quark, tg_argument_error)
 TG_DEFINE_ERROR_DOMAIN (tg-state-error-quark, tg_state_error)
 /* clang-format on */
 
-static void
-replace (char **field, const char *value)
-{
-  char *copy = g_strdup (value); /* @value may be *field itself */
-
-  g_free (*field);
-  *field = copy;
-}
-
 void
 tg_error_set_fields (GError *error, const char *producer, const char *stage,
                      const char *binding)
 {
-  TgErrorFields *f;
+  TgErrorFields *f, old;
 
   g_return_if_fail (error != NULL);
   if (!has_fields (error->domain))
     return;
+  /* All copied before any is freed: a value may be a field's own string,
+   * or another's (producer and stage swapped). */
   f = fields_of (error);
-  replace (&f->producer, producer);
-  replace (&f->stage, stage);
-  replace (&f->binding, binding);
+  old = *f;
+  f->producer = g_strdup (producer);
+  f->stage = g_strdup (stage);
+  f->binding = g_strdup (binding);
+  fields_free (&old);
+}
+
+void
+tg__error_name_producer (GError **error, const char *producer)
+{
+  /* Only a domain with fields can say whether the producer is named: a
+   * stage's error of another domain was prefixed where the stage failed. */
+  if (error == NULL || *error == NULL || !has_fields ((*error)->domain)
+      || fields_of (*error)->producer != NULL)
+    return;
+  g_prefix_error (error, "producer '%s': ", producer);
+  fields_of (*error)->producer = g_strdup (producer);
 }
 
 /* The field at @offset of @error's fields, or NULL. */

@@ -222,6 +222,7 @@ tg_launch_if (const TgLaunch *launch, TgCondition condition, TgDeviceFunc body,
               gpointer user_data, GError **error)
 {
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (condition.flag == NULL)
     return body (launch, user_data, error);
   return check_device_word (launch, "the condition's flag", condition.flag,
@@ -235,6 +236,7 @@ tg_launch_if_by (const TgLaunch *launch, TgDeviceFunc decide, TgDeviceFunc then_
                  TgDeviceFunc else_body, gpointer user_data, GError **error)
 {
   g_return_val_if_fail (launch != NULL && decide != NULL && then_body != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return tg__condition_if (launch, NULL, decide, then_body, else_body, user_data,
                            error);
 }
@@ -246,6 +248,7 @@ tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
 {
   g_return_val_if_fail (launch != NULL, FALSE);
   g_return_val_if_fail (then_body != NULL && else_body != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (condition.flag == NULL)
     return then_body (launch, user_data, error);
   return check_device_word (launch, "the condition's flag", condition.flag,
@@ -260,6 +263,7 @@ tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
 {
   g_return_val_if_fail (launch != NULL && index != NULL, FALSE);
   g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
   return check_device_word (launch, "the switch's index", index, sizeof (gint32), error)
@@ -273,6 +277,7 @@ tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide, guint n_cases,
 {
   g_return_val_if_fail (launch != NULL && decide != NULL, FALSE);
   g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
   return tg__condition_switch (launch, NULL, decide, n_cases, cases, user_data, error);
@@ -306,6 +311,7 @@ tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
   g_return_val_if_fail (flag != NULL && status != NULL, FALSE);
   g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return check_loop_words (launch, flag, status, error)
          && tg__condition_while (launch, flag, FALSE, max_iters, status, body,
                                  user_data, error);
@@ -318,6 +324,7 @@ tg_launch_while_by (const TgLaunch *launch, const gint32 *entry_flag, guint max_
 {
   g_return_val_if_fail (launch != NULL && body != NULL && status != NULL, FALSE);
   g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return check_loop_words (launch, entry_flag, status, error)
          && tg__condition_while (launch, entry_flag, TRUE, max_iters, status, body,
                                  user_data, error);
@@ -349,6 +356,7 @@ tg_host_ops_copy_to_host (TgHostOps *ops, gpointer host_dst, gconstpointer devic
 {
   g_return_val_if_fail (ops != NULL, FALSE);
   g_return_val_if_fail (size == 0 || (host_dst != NULL && device_src != NULL), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (refuse_under_record (ops, "copy_to_host", error))
     return FALSE;
   return TG_CUDA_OK (cudaMemcpyAsync (host_dst, device_src, size,
@@ -363,6 +371,7 @@ tg_host_ops_copy_to_device (TgHostOps *ops, gpointer device_dst, gconstpointer h
 {
   g_return_val_if_fail (ops != NULL, FALSE);
   g_return_val_if_fail (size == 0 || (device_dst != NULL && host_src != NULL), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (ops->launch->capturing)
     {
       struct cudaPointerAttributes attr;
@@ -387,6 +396,7 @@ gboolean
 tg_host_ops_synchronize (TgHostOps *ops, GError **error)
 {
   g_return_val_if_fail (ops != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (refuse_under_record (ops, "synchronize", error))
     return FALSE;
   return tg__stream_synchronize (ops->launch->stream, error);
@@ -397,5 +407,6 @@ tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user_data,
                      GError **error)
 {
   g_return_val_if_fail (ops != NULL && func != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return TG_CUDA_OK (cudaLaunchHostFunc (ops->launch->stream, func, user_data), error);
 }

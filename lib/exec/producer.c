@@ -249,6 +249,7 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
   gboolean ok;
 
   g_return_val_if_fail (producer != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (stream != TG_STREAM_AUTO)
     {
       TgCaptureInfo info;
@@ -396,6 +397,7 @@ tg_producer_add_device_stage (TgProducer *producer, const char *name,
   TgStage *stage;
 
   g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  g_return_val_if_fail (error == NULL || *error == NULL, G_MAXUINT);
   if (!stage_args_valid (producer, G_STRFUNC, name, flags, STAGE_FLAGS_ALL, func,
                          "the stage function", error))
     return G_MAXUINT;
@@ -412,6 +414,7 @@ tg_producer_add_host_stage (TgProducer *producer, const char *name, TgStageFlags
   TgStage *stage;
 
   g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  g_return_val_if_fail (error == NULL || *error == NULL, G_MAXUINT);
   /* A HOST stage launches nothing itself, so no legacy stream. */
   if (!stage_args_valid (producer, G_STRFUNC, name, flags, TG_STAGE_CAPTURE_SAFE, func,
                          "the host function", error))
@@ -467,6 +470,7 @@ tg_producer_add_loop_stage (TgProducer *producer, const char *name, TgStageFlags
   TgStage *stage;
 
   g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  g_return_val_if_fail (error == NULL || *error == NULL, G_MAXUINT);
   if (!stage_args_valid (producer, G_STRFUNC, name, flags, STAGE_FLAGS_ALL, body,
                          "the loop body", error)
       || !loop_valid (producer, name, loop, error))
@@ -513,6 +517,7 @@ tg_producer_add_switch_stage (TgProducer *producer, const char *name,
   TgStage *stage;
 
   g_return_val_if_fail (producer != NULL, G_MAXUINT);
+  g_return_val_if_fail (error == NULL || *error == NULL, G_MAXUINT);
   if (!stage_args_valid (producer, G_STRFUNC, name, flags, STAGE_FLAGS_ALL, sw,
                          "the switch spec", error)
       || !switch_valid (producer, name, sw, error))
@@ -550,6 +555,7 @@ tg_producer_declare_binding (TgProducer *producer, guint stage, const char *name
   guint u;
 
   g_return_val_if_fail (producer != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if ((s = setup_stage (producer, stage, G_STRFUNC, error)) == NULL)
     return FALSE;
   if (!binding_name_valid (name))
@@ -590,6 +596,7 @@ tg_producer_set_stage_condition (TgProducer *producer, guint stage,
   TgStage *s;
 
   g_return_val_if_fail (producer != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if ((s = setup_stage (producer, stage, G_STRFUNC, error)) == NULL)
     return FALSE;
   if (flag_binding != NULL && flag_binding[0] == '\0')
@@ -615,6 +622,7 @@ tg_producer_set_stage_else (TgProducer *producer, guint stage, TgDeviceFunc else
   TgStage *s;
 
   g_return_val_if_fail (producer != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if ((s = setup_stage (producer, stage, G_STRFUNC, error)) == NULL)
     return FALSE;
   if (else_func != NULL && (s->kind != TG_STAGE_KIND_DEVICE || s->condition == NULL))
@@ -654,6 +662,7 @@ tg_producer_bind (TgProducer *producer, const char *name, gpointer device_ptr,
   gboolean ok, rebind = FALSE, handled = FALSE;
 
   g_return_val_if_fail (producer != NULL && binding_name_valid (name), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (device_ptr != NULL)
     {
       g_autofree char *what

@@ -179,8 +179,14 @@ record_into_caller (TgProducer *p, const TgLaunch *base, TgStagesCall *call,
     g_propagate_error (error, local);
   else
     {
-      tg__set_error (
-          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
+      /* The cause's stage, as the stage walker set it (a cause of a domain
+       * without fields names it in its message alone). */
+      tg__set_error_about (
+          error, p->name, tg_error_get_stage (local),
+          g_strcmp0 (tg_error_get_producer (local), p->name) == 0
+              ? tg_error_get_binding (local)
+              : NULL,
+          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
           "recording producer '%s' failed after its trial capture succeeded, so "
           "the caller's capture holds part of the call and must be "
           "discarded: %s",
@@ -194,14 +200,13 @@ record_into_caller (TgProducer *p, const TgLaunch *base, TgStagesCall *call,
  * trial capture's work must be what a body can hold, which the driver would
  * say only when the caller's graph is instantiated. */
 static gboolean
-record_into_body_checked (const TgProducer *p, cudaGraph_t graph, GError **error)
+record_into_body_checked (cudaGraph_t graph, GError **error)
 {
-  g_autofree char *where = g_strdup_printf (
-      "producer '%s', recorded into a conditional node's body (its capture scope "
-      "says so, tg_capture_scope_begin_body()),",
-      p->name);
-
-  return tg__capture_check_body (graph, where, error);
+  return tg__capture_check_body (graph,
+                                 "the call, recorded into a conditional node's body "
+                                 "(its capture scope says so, "
+                                 "tg_capture_scope_begin_body()),",
+                                 error);
 }
 
 gboolean
@@ -220,7 +225,7 @@ tg__record (TgProducer *p, TgLaunch *base, TgScope *scope, TgCondition condition
     }
   base->plan = &plan;
   ok = tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error)
-       && (!plan.into_body || record_into_body_checked (p, graph, error))
+       && (!plan.into_body || record_into_body_checked (graph, error))
        && tg__capture_embeddable (graph, &embeddable, error)
        && (scope == NULL || scope->recorded (scope, p, base->capture_graph, error));
   ok = ok && retain_kept (base, &retained, error)

@@ -249,10 +249,8 @@ check_bindings (TgProducer *p, GError **error)
 static G_GNUC_NO_INLINE gboolean
 check_new_flag (TgProducer *p, const gint32 *flag, GError **error)
 {
-  g_autofree char *what
-      = g_strdup_printf ("the condition's flag of a call of producer '%s'", p->name);
-
-  if (!tg__check_device_buffer (what, flag, sizeof (gint32), p->device, error))
+  if (!tg__check_device_buffer ("the call's condition flag", flag, sizeof (gint32),
+                                p->device, error))
     return FALSE;
   p->flag_checked = flag;
   return TRUE;
@@ -330,8 +328,12 @@ tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy request
 
   g_return_val_if_fail (producer != NULL && policy != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
-    return FALSE;
+    {
+      tg__error_name_producer (error, producer->name);
+      return FALSE;
+    }
   call_leave (producer, &guard);
   *policy = r.policy;
   if (resolved != NULL)
@@ -351,8 +353,12 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
 
   g_return_val_if_fail (producer != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
-    return FALSE;
+    {
+      tg__error_name_producer (error, producer->name);
+      return FALSE;
+    }
   ranged = tg__nvtx_push (producer->name, NULL);
   /* The most common call only launches a current own graph: it needs no
    * launch context. */
@@ -380,5 +386,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
    * producer is left (a release is the caller's code). */
   if (kept != NULL)
     g_ptr_array_unref (kept);
+  if (!ok)
+    tg__error_name_producer (error, producer->name);
   return ok;
 }

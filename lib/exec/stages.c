@@ -130,6 +130,29 @@ caller_intact (const TgLaunch *launch, GError **error)
   return FALSE;
 }
 
+/* Under a capture of TrackGen's (REPLAY's own graph, RECORD's trial, a
+ * body's segment), a stage that broke the capture of its work and said
+ * nothing (a synchronize whose error it ignored) is named here, after it
+ * ran: the driver says so only when that capture ends, after the stage. */
+static gboolean
+work_intact (const TgLaunch *launch, GError **error)
+{
+  TgCaptureInfo info;
+
+  if (!launch->capturing || launch->stream == launch->caller)
+    return TRUE;
+  if (!tg__capture_query (launch->stream, &info, error))
+    return FALSE;
+  if (info.state == TG_CAPTURE_ACTIVE)
+    return TRUE;
+  tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
+                 "the stage broke the capture of its own work: it made a call that a "
+                 "capture forbids (a synchronization, cudaMalloc, cudaFree, a "
+                 "synchronous cudaMemcpy) or launched work on the legacy default "
+                 "stream; make it only enqueue work on tg_launch_get_stream()");
+  return FALSE;
+}
+
 static gboolean
 run_range (const TgLaunch *base, gpointer data, GError **error)
 {
@@ -167,6 +190,8 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
           local = g_steal_pointer (&broken);
           ok = FALSE;
         }
+      else if (ok && !work_intact (&launch, &local))
+        ok = FALSE;
       if (!ok)
         {
           if (local == NULL)

@@ -11,6 +11,7 @@ gboolean
 tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error)
 {
   g_return_val_if_fail (graph != NULL && producer != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return tg__keep_retain (graph, 0, tg_producer_ref (producer),
                           (GDestroyNotify)tg_producer_unref, error);
 }
@@ -20,6 +21,7 @@ tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify release,
                 GError **error)
 {
   g_return_val_if_fail (graph != NULL && release != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return tg__keep_retain (graph, 0, data, release, error);
 }
 
@@ -43,23 +45,14 @@ capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info, GError *
         }
       stream = scope->stream;
     }
-  if (!tg__capture_query (stream, info, error))
-    return FALSE;
-  if (info->state != TG_CAPTURE_ACTIVE)
-    {
-      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
-                     "stream %p has no capture in progress to %s: call it between "
-                     "cudaStreamBeginCapture and cudaStreamEndCapture",
-                     (void *)stream, what);
-      return FALSE;
-    }
-  return TRUE;
+  return tg__capture_require (stream, what, info, error);
 }
 
 gboolean
 tg_retain_capture (cudaStream_t stream, TgProducer *producer, GError **error)
 {
   g_return_val_if_fail (producer != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return tg_retain_capture_full (stream, tg_producer_ref (producer),
                                  (GDestroyNotify)tg_producer_unref, error);
 }
@@ -71,6 +64,7 @@ tg_retain_capture_full (cudaStream_t stream, gpointer data, GDestroyNotify relea
   TgCaptureInfo info;
 
   g_return_val_if_fail (release != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!capture_of (stream, "retain into", &info, error))
     {
       release (data);
@@ -84,6 +78,7 @@ tg_retained_new (cudaStream_t stream, GError **error)
 {
   TgCaptureInfo info;
 
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   if (!capture_of (stream, "take what it keeps from", &info, error))
     return NULL;
   return tg__keep_hold_new (info.id, error);
@@ -96,6 +91,7 @@ tg_retained_release (TgRetained *retained, cudaStream_t stream, GError **error)
 
   g_return_val_if_fail (retained != NULL, FALSE);
   g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   if (!tg__capture_query (stream, &info, error))
     return FALSE;
   /* A host function enqueued there would join the capture, not follow the

@@ -21,6 +21,24 @@ recorded (TgScope *scope, TgProducer *producer, cudaGraph_t graph, GError **erro
                           (GDestroyNotify)tg_producer_unref, error);
 }
 
+/* What the caller must know of a body capture that was invalidated (the
+ * H200, driver 580): "capture again" alone led to the crash. */
+static void
+body_invalidated (GError *error)
+{
+  char *message = g_strconcat (
+      error->message,
+      "; as it filled a conditional node's body, the driver destroys that body "
+      "when the capture ends, and then crashes when the graph holding the node is "
+      "destroyed (cuGraphDestroy): keep that graph rather than destroy it, and "
+      "capture a body into a graph of your own, moved into the body as a child "
+      "node once its capture ended well",
+      NULL);
+
+  g_free (error->message);
+  error->message = message;
+}
+
 static TgCaptureScope *
 scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body,
              GError **error)
@@ -36,23 +54,11 @@ scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body
                      "inside torch.cuda.graph)");
       return NULL;
     }
-  if (!tg__capture_query (stream, &info, error))
-    return NULL;
-  if (info.state == TG_CAPTURE_INVALIDATED)
+  if (!tg__capture_require (stream, "register a scope for", &info, error))
     {
-      tg__set_error (
-          error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
-          "the capture on stream %p is invalidated: end it and capture again",
-          (void *)stream);
-      return NULL;
-    }
-  if (info.state != TG_CAPTURE_ACTIVE)
-    {
-      tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NOT_CAPTURING,
-                     "stream %p is not capturing: register a scope between "
-                     "cudaStreamBeginCapture and cudaStreamEndCapture (inside "
-                     "torch.cuda.graph)",
-                     (void *)stream);
+      if (body && error != NULL
+          && g_error_matches (*error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
+        body_invalidated (*error);
       return NULL;
     }
   s = g_new0 (TgCaptureScope, 1);
@@ -70,6 +76,7 @@ TgCaptureScope *
 tg_capture_scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode,
                         GError **error)
 {
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   return scope_begin (stream, mode, FALSE, error);
 }
 
@@ -77,6 +84,7 @@ TgCaptureScope *
 tg_capture_scope_begin_body (cudaStream_t stream, enum cudaStreamCaptureMode mode,
                              GError **error)
 {
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   return scope_begin (stream, mode, TRUE, error);
 }
 
@@ -84,6 +92,7 @@ gboolean
 tg_capture_scope_end (TgCaptureScope *scope, GError **error)
 {
   g_return_val_if_fail (scope != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   /* The thread first: only the scope's own thread writes @registered. */
   if (scope->scope.thread != g_thread_self ())
     {

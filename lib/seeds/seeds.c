@@ -241,6 +241,16 @@ state_create (int device, guint first_env, guint n_envs, guint64 base_seed,
                      "a seed state needs at least one env, n_envs is 0");
       return NULL;
     }
+  if (n_envs > TG_SEED_STATE_MAX_ENVS)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+                     "n_envs is %u, past the limit of %u envs a seed state holds "
+                     "(TG_SEED_STATE_MAX_ENVS, 2^31 - 1): a larger count is usually a "
+                     "negative number passed as unsigned; shard a population over "
+                     "several states (tg_seed_state_new_shard())",
+                     n_envs, TG_SEED_STATE_MAX_ENVS);
+      return NULL;
+    }
   if (n_envs - 1 > G_MAXUINT32 - first_env)
     {
       tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
@@ -581,7 +591,11 @@ tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
 
   if (n == 0)
     return TRUE;
-  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
+  if (!apart_from_state (state, "the env ids", device_env_ids,
+                         (gsize)n * sizeof (guint32), error)
+      || !apart_from_state (state, "the seeds", device_seeds,
+                            (gsize)n * sizeof (guint64), error)
+      || (stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
     return FALSE;
   ok = tg__check_device_buffer ("the env ids", device_env_ids,
                                 (gsize)n * sizeof (guint32), state->device, error)

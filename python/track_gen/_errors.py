@@ -54,8 +54,11 @@ class TrackGenError(Exception):
         self.binding = binding
 
     def __reduce__(self):
+        # The fields as arguments, and the rest of the instance (notes,
+        # attributes set after it was raised) as state: multiprocessing and
+        # torchrun's workers pass exceptions pickled.
         return (type(self), (self.message, self.domain, self.code, self.producer,
-                             self.stage, self.binding))
+                             self.stage, self.binding), self.__dict__)
 
 
 class CaptureError(TrackGenError):

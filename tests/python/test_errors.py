@@ -3,6 +3,7 @@ family under CaptureError, the producer, stage and binding C sets,
 RebindAfterCaptureWarning as a real warning category, and the enums and
 error codes the native module builds from the C headers.  Host only."""
 import enum
+import multiprocessing
 import pickle
 import sys
 import unittest
@@ -12,6 +13,16 @@ import tap
 from track_gen import _native
 from track_gen import exec as tx
 from track_gen import seeds
+
+
+def refuse_binding():
+    """A refusal of libtrackgen's with all three fields (run in a child)."""
+    p = tx.Producer("remote")
+    first = p.add_device_stage("first", lambda ctx: None)
+    try:
+        p.declare_binding(first, "x", 0)
+    finally:
+        p.close()
 
 
 class Classes(unittest.TestCase):
@@ -50,6 +61,30 @@ class Classes(unittest.TestCase):
         self.assertIs(type(f), tx.NotCapturableError)
         self.assertEqual((f.message, f.domain, f.code, f.producer, f.stage, f.binding),
                          (e.message, e.domain, e.code, "a", "b", None))
+
+    def test_pickles_what_was_added_later(self):
+        # Everything an instance holds survives, not only the constructor's
+        # arguments: notes, attributes a handler set (lost until 0.5).
+        e = tx.StateError("m", "tg-state-error-quark", tx.StateErrorCode.BUSY, "p", "s")
+        e.__notes__ = ["while stepping"]  # e.add_note() from Python 3.11
+        e.rank = 3
+        f = pickle.loads(pickle.dumps(e))
+        self.assertEqual((f.producer, f.stage, f.binding, f.rank), ("p", "s", None, 3))
+        self.assertEqual(getattr(f, "__notes__", None), ["while stepping"])
+
+    def test_crosses_processes(self):
+        # As multiprocessing (and so torchrun's workers) passes it: a
+        # refusal libtrackgen raised in a spawned process, received here
+        # with the fields C set there.
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(1) as pool:
+            with self.assertRaises(tx.ArgumentError) as caught:
+                pool.apply(refuse_binding)
+        e = caught.exception
+        self.assertEqual((e.producer, e.stage, e.binding), ("remote", "first", "x"))
+        self.assertEqual(e.domain, "tg-argument-error-quark")
+        self.assertIs(e.code, tx.ArgumentErrorCode.EMPTY)
+        self.assertIn("producer 'remote'", e.message)
 
     def test_raised_by_the_native_module(self):
         with self.assertRaises(tx.ArgumentError) as caught:

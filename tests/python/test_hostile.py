@@ -93,6 +93,8 @@ row("effective_seed str seed", lambda f: seeds.effective_seed("1", 0), TypeError
 row("SeedState n_envs 0", lambda f: seeds.SeedState(0), tx.ArgumentError, "n_envs")
 row("SeedState n_envs -1", lambda f: seeds.SeedState(-1), ValueError, "n_envs")
 row("SeedState n_envs 2**32", lambda f: seeds.SeedState(2 ** 32), ValueError, "n_envs")
+row("SeedState n_envs 2**31", lambda f: seeds.SeedState(2 ** 31), tx.ArgumentError,
+    "n_envs is 2147483648", "2147483647")
 row("SeedState n_envs float", lambda f: seeds.SeedState(4.0), TypeError, "n_envs")
 row("SeedState base_seed -1", lambda f: seeds.SeedState(4, -1), OverflowError,
     "base_seed")
