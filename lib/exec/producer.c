@@ -184,8 +184,8 @@ producer_free (TgProducer *p)
    * the stages' destroy notifies included, runs relaxed. */
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   gboolean owns_cuda = p->segments != NULL || p->private_stream != NULL
-                       || p->unit_stream != NULL
-                       || p->side_streams != NULL || p->decision_words != NULL;
+                       || p->unit_stream != NULL || p->side_streams != NULL
+                       || p->decision_words != NULL;
   TgDeviceGuard guard;
   GError *error = NULL;
   gboolean entered = owns_cuda && tg__device_enter (&guard, p->device, &error);
@@ -254,7 +254,8 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
       TgCaptureInfo info;
       if (!tg__device_enter (&guard, producer->device, error))
         return FALSE;
-      ok = tg__stream_resolve (stream, TG_STREAM_AUTO, producer->device, &info, error)
+      ok = tg__stream_check (stream == NULL ? cudaStreamLegacy : stream,
+                             producer->device, &info, error)
            != NULL;
       tg__device_leave (&guard);
       if (!ok)

@@ -28,6 +28,12 @@ struct _TgScope
   TgScope *outer;
 };
 
+/* A TgScopeRecordedFunc: the producer joins what the capture's graph holds
+ * already (one user object per capture, or none when its owner holds it,
+ * keep-private.h), so the graph replays after the caller dropped it. */
+gboolean tg__scope_retain (TgScope *scope, TgProducer *producer, cudaGraph_t graph,
+                           GError **error);
+
 /* Scopes nest per thread; pop takes the innermost. */
 void tg__scope_push (TgScope *scope);
 void tg__scope_pop (TgScope *scope);

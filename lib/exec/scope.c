@@ -1,5 +1,7 @@
-/* scope.c: the per-thread stack of registered foreign captures. */
+/* scope.c: the per-thread stack of registered foreign captures, and what
+ * recording into one retains. */
 #include "config.h"
+#include "keep-private.h"
 #include "scope-private.h"
 
 static _Thread_local TgScope *current;
@@ -33,4 +35,12 @@ tg__scope_find (unsigned long long capture_id)
     if (s->capture_id == capture_id)
       return s;
   return NULL;
+}
+
+gboolean
+tg__scope_retain (TgScope *scope, TgProducer *producer, cudaGraph_t graph,
+                  GError **error)
+{
+  return tg__keep_retain (graph, scope->capture_id, tg_producer_ref (producer),
+                          (GDestroyNotify)tg_producer_unref, error);
 }
