@@ -18,19 +18,36 @@ TG_TEST_DEFINE_GPU_FIXTURE (guint32, counts, 2)
 /* ------------------------------------------------------------------------ */
 /* Resolution                                                                */
 
+/* @p resolves @call to @policy and @expected; with no ambient stream, the
+ * plain call too. */
+static void
+assert_resolves_full (TgProducer *p, TgCallStream call, TgPolicy policy,
+                      cudaStream_t expected)
+{
+  g_autoptr (GError) error = NULL;
+  cudaStream_t resolved = NULL, plain = NULL;
+  TgPolicy got, got_plain = policy;
+
+  g_assert_true (tg_producer_resolve_full (
+      p, &call, TG_POLICY_AUTO, tg_unconditional (), &got, &resolved, &error));
+  if (call.ambient == TG_STREAM_AUTO)
+    g_assert_true (tg_producer_resolve (p, call.stream, TG_POLICY_AUTO,
+                                        tg_unconditional (), &got_plain, &plain,
+                                        &error));
+  else
+    plain = expected;
+  g_assert_no_error (error);
+  g_assert_cmpint (got, ==, policy);
+  g_assert_cmpint (got_plain, ==, policy);
+  g_assert_true (resolved == expected);
+  g_assert_true (plain == expected);
+}
+
 static void
 assert_resolves (TgProducer *p, cudaStream_t stream, TgPolicy policy,
                  cudaStream_t expected)
 {
-  g_autoptr (GError) error = NULL;
-  cudaStream_t resolved = NULL;
-  TgPolicy got;
-
-  g_assert_true (tg_producer_resolve (p, stream, TG_POLICY_AUTO, tg_unconditional (),
-                                      &got, &resolved, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (got, ==, policy);
-  g_assert_true (resolved == expected);
+  assert_resolves_full (p, TG_CALL_STREAM (stream), policy, expected);
 }
 
 static void
@@ -118,21 +135,6 @@ test_rule_refusal_messages (void)
       if (cases[i].producer != NULL)
         g_assert_true (g_str_has_prefix (error->message, "producer 'p' names"));
     }
-}
-
-static void
-assert_resolves_full (TgProducer *p, TgCallStream call, TgPolicy policy,
-                      cudaStream_t expected)
-{
-  g_autoptr (GError) error = NULL;
-  cudaStream_t resolved = NULL;
-  TgPolicy got;
-
-  g_assert_true (tg_producer_resolve_full (
-      p, &call, TG_POLICY_AUTO, tg_unconditional (), &got, &resolved, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (got, ==, policy);
-  g_assert_true (resolved == expected);
 }
 
 static cudaStream_t
