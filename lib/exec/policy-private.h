@@ -20,6 +20,9 @@ typedef enum
 /* Sets @error for @why (@requested names the policy asked for); FALSE. */
 gboolean tg__policy_refuse (TgPolicyRefusal why, TgPolicy requested, GError **error);
 
+/* Sets @error to a copy of @refusal unless one is set; FALSE. */
+gboolean tg__policy_refuse_with (const GError *refusal, GError **error);
+
 /* How a call that names no stream would use a capture in progress on the
  * ambient stream (exec.h's TgCallStream), had the stream rule picked it. */
 typedef enum
@@ -36,8 +39,6 @@ typedef enum
  * ambient stream or NULL); FALSE. */
 gboolean tg__policy_refuse_beside (TgStreamUse use, const char *producer,
                                    const char *ambient_name, GError **error);
-/* Sets @error to a copy of @refusal unless one is set; FALSE. */
-gboolean tg__policy_refuse_with (const GError *refusal, GError **error);
 
 /* @record_refusal: why the work cannot be recorded into a capture (NULL: it
  * can); @replay_refusal: why it cannot be captured into own graphs. */

@@ -73,6 +73,7 @@ tg__policy_refuse_beside (TgStreamUse use, const char *producer,
   };
   g_autofree char *who
       = producer != NULL ? g_strdup_printf ("producer '%s'", producer) : NULL;
+  G_STATIC_ASSERT (G_N_ELEMENTS (how) == TG_STREAM_USE_BOUND + 1);
 
   g_return_val_if_fail (use != TG_STREAM_USE_RECORD && use < G_N_ELEMENTS (how), FALSE);
   tg__set_error_about (error, producer, NULL, NULL, TG_STATE_ERROR,

@@ -184,8 +184,8 @@ producer_free (TgProducer *p)
    * the stages' destroy notifies included, runs relaxed. */
   enum cudaStreamCaptureMode mode = tg__relaxed_begin ();
   gboolean owns_cuda = p->segments != NULL || p->private_stream != NULL
-                       || p->unit_stream != NULL || p->side_streams != NULL
-                       || p->decision_words != NULL;
+                       || p->unit_stream != NULL
+                       || p->side_streams != NULL || p->decision_words != NULL;
   TgDeviceGuard guard;
   GError *error = NULL;
   gboolean entered = owns_cuda && tg__device_enter (&guard, p->device, &error);

@@ -190,14 +190,13 @@ state_free (TgSeedState *state)
   g_free (state);
 }
 
-/* Enters the state's device and resolves @call's stream like every call
- * (the stream rule: a blocking call never runs beside the ambient stream's
- * capture), under the
- * policy table's rules for work that can be captured: a broken capture and
- * the legacy stream joined to a blocking stream's capture (where a launch
- * would invalidate it) are refused, as a producer run refuses them.  With
- * @blocking, a capturing stream is refused too: the call waits for its
- * stream.  NULL (and left) on error. */
+/* Enters the state's device and resolves @call's stream by the stream rule,
+ * like every call, then applies the policy table's rules for work that can
+ * be captured: a broken capture and the legacy stream joined to a blocking
+ * stream's capture (where a launch would invalidate it) are refused, as a
+ * producer run refuses them.  With @blocking, a capturing stream is refused
+ * too (a capturing ambient stream already by the rule): the call waits for
+ * its stream.  NULL (and left) on error. */
 static cudaStream_t
 state_enter (int device, const TgCallStream *call, gboolean blocking,
              TgDeviceGuard *guard, GError **error)
