@@ -278,6 +278,61 @@ test_rule_ambient_capture (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaStreamDestroy (bound));
 }
 
+/* What a stage sees of the stream rule. */
+typedef struct
+{
+  cudaStream_t resolved;
+  gboolean registered;
+} Seen;
+
+static gboolean
+seeing_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  Seen *seen = data;
+
+  seen->resolved = tg_stream_resolve (TG_STREAM_AUTO, 0, error);
+  seen->registered = tg_capture_is_registered (TG_STREAM_AUTO);
+  return seen->resolved != NULL;
+}
+
+/* A registered capture is the caller's: a call a stage makes never goes
+ * straight into it (its work is the stage's, on the stage's stream), and
+ * the scope is there again once the call returns. */
+static void
+test_rule_stage_sees_no_registered_capture (Fixture *f, gconstpointer data)
+{
+  Seen seen = { NULL, TRUE };
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  cudaStream_t capturing, fallback;
+  TgCaptureScope *scope;
+  cudaGraph_t graph = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  capturing = tg_test_stream_new ();
+  fallback = tg_default_stream (0, &error);
+  p = tg_producer_new ("sees", 0);
+  tg_producer_add_device_stage (p, "sees", TG_STAGE_CAPTURE_SAFE, seeing_stage, &seen,
+                                NULL, &error);
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamBeginCapture (capturing, cudaStreamCaptureModeRelaxed));
+  scope = tg_capture_scope_begin (capturing, cudaStreamCaptureModeRelaxed, &error);
+  g_assert_no_error (error);
+  g_assert_true (tg_stream_resolve (TG_STREAM_AUTO, 0, &error) == capturing);
+  g_assert_true (
+      tg_producer_run (p, f->gpu.stream, TG_POLICY_EAGER, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  g_assert_true (seen.resolved == fallback);
+  g_assert_false (seen.registered);
+  g_assert_true (tg_capture_is_registered (TG_STREAM_AUTO));
+  tg_capture_scope_free (scope);
+  TG_TEST_CUDA (cudaStreamEndCapture (capturing, &graph));
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 0);
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
+  TG_TEST_CUDA (cudaStreamDestroy (capturing));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Legacy-stream stages                                                      */
 
@@ -400,6 +455,8 @@ main (int argc, char **argv)
   TG_TEST_ADD_FIXTURE ("/stream/rule/order", NULL, test_rule_order);
   TG_TEST_ADD_FIXTURE ("/stream/rule/ambient-capture-records-never-beside", NULL,
                        test_rule_ambient_capture);
+  TG_TEST_ADD_FIXTURE ("/stream/rule/stage-sees-no-registered-capture", NULL,
+                       test_rule_stage_sees_no_registered_capture);
   TG_TEST_ADD_FIXTURE ("/stream/legacy-stage/eager-on-null", NULL,
                        test_streams_legacy_stage);
   TG_TEST_ADD_GPU ("/stream/legacy-stage/refused-unless-eager-on-legacy-stream",

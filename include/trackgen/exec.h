@@ -279,7 +279,9 @@ cudaStream_t tg_stream_resolve (cudaStream_t stream, int device, GError **error)
  * The stream rule: a call uses, in order,
  * 1. the stream it names (NULL: CUDA's legacy default stream);
  * 2. the stream of a foreign capture registered on the calling thread
- *    (interop.h);
+ *    (interop.h), except in a call a producer's stage makes: that call
+ *    belongs to the stage's work (pass tg_launch_get_stream(), or, from a
+ *    binding, the stage's stream as the ambient one);
  * 3. the producer's bound stream (producer calls, tg_producer_set_stream());
  * 4. the ambient stream;
  * 5. TrackGen's default stream of the device (tg_default_stream()).

@@ -396,6 +396,12 @@ tg_producer_run_full (TgProducer *producer, const TgCallStream *call,
       && (r.policy != TG_POLICY_REPLAY
           || !tg__runner_launch_current (producer, r.stream, condition, &ok, error)))
     {
+      /* The thread's registered captures are this call's caller's: a call a
+       * stage makes goes where the stage's work goes (its launch context's
+       * stream, which a binding passes as the ambient stream), never
+       * straight into them. */
+      TgScope *registered = tg__scope_hide ();
+
       launch_init (&launch, producer, &r, &kept);
       switch (r.policy)
         {
@@ -409,6 +415,7 @@ tg_producer_run_full (TgProducer *producer, const TgCallStream *call,
           ok = run_body (&launch, condition, error);
           break;
         }
+      tg__scope_unhide (registered);
     }
   tg__nvtx_pop (ranged);
   call_leave (producer, &guard);

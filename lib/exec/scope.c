@@ -29,6 +29,23 @@ tg__scope_current (void)
 }
 
 TgScope *
+tg__scope_hide (void)
+{
+  TgScope *hidden = current;
+
+  current = NULL;
+  return hidden;
+}
+
+void
+tg__scope_unhide (TgScope *hidden)
+{
+  /* A scope a stage began and left registered goes with the stage. */
+  g_warn_if_fail (current == NULL);
+  current = hidden;
+}
+
+TgScope *
 tg__scope_find (unsigned long long capture_id)
 {
   for (TgScope *s = current; s != NULL; s = s->outer)

@@ -528,7 +528,8 @@ def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
     1. the stream it names (``0`` is the legacy default stream; a stream of
        another device raises ArgumentError);
     2. the capture registered on this thread (``interop.torch.registered()``
-       or ``graph()``);
+       or ``graph()``), except in a call a stage makes, which goes to the
+       stage's stream (torch's current stream during a stage);
     3. the producer's bound stream (``Producer(stream=...)``, ``set_stream``);
     4. the ambient stream: torch's current stream on the call's device when
        torch is imported, as torch's own calls do; else, when warp is

@@ -367,6 +367,34 @@ class TorchRule(tgtest.GpuCase):
         state.close()
         del g
 
+    def test_calls_in_a_stage_go_to_its_stream_under_registered(self):
+        # The registered capture is the caller's: inside a stage, a call that
+        # names no stream goes to the stage's stream (torch's current one),
+        # and capture_if records into the stage's work, where it belongs.
+        torch = self.torch
+        flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+        buf = torch.zeros(2, dtype=torch.int64, device="cuda")
+        seen = []
+
+        def stage(ctx):
+            seen.append(tx.resolve_stream() == ctx.stream)
+            tx.capture_if(flag, lambda: buf[0].add_(1), lambda: buf[1].add_(1))
+
+        p = tx.Producer("calls-in-a-stage")
+        p.add_device_stage("stage", stage, capture_safe=True)
+        g = torch.cuda.CUDAGraph()
+        with self.interop.graph(g):
+            p.run()
+        self.assertTrue(seen and all(seen), seen)
+        for i in range(2):
+            flag.fill_(i)
+            buf.zero_()
+            g.replay()
+            torch.cuda.synchronize()
+            self.assertEqual(buf.tolist(), [i, 1 - i])
+        del g
+        p.close()
+
     def test_seed_state_follows_torch_stream(self):
         torch = self.torch
         state = seeds.SeedState(64)
