@@ -30,9 +30,11 @@ G_BEGIN_DECLS
  * `cudaStreamLegacy`; PyTorch's default stream is this one), any other is
  * that stream.  To let TrackGen choose, pass #TG_STREAM_AUTO: the stream of
  * a foreign capture registered on this thread (interop.h), else the
- * producer's bound stream, else TrackGen's per-device default stream (which
- * is ordered with nothing of the caller's).  Code built with
- * `--default-stream per-thread` passes `cudaStreamPerThread` explicitly.
+ * producer's bound stream, else the caller's framework's current stream
+ * when a binding passes it (#TgCallStream), else TrackGen's per-device
+ * default stream (which is ordered with nothing of the caller's).  Code
+ * built with `--default-stream per-thread` passes `cudaStreamPerThread`
+ * explicitly.
  *
  * Threads: distinct producers run concurrently from any threads.  One
  * producer is not re-entrant: a call that finds it running on another thread
@@ -109,8 +111,10 @@ typedef enum
 typedef enum
 {
   /** The requested policy cannot apply to the stream's capture state (EAGER
-   * or REPLAY on a capturing stream, RECORD outside a capture).  Fix: pass
-   * #TG_POLICY_AUTO. */
+   * or REPLAY on a capturing stream, RECORD outside a capture), or a call
+   * that names no stream would run beside a capture in progress on the
+   * ambient stream (#TgCallStream).  Fix: pass #TG_POLICY_AUTO, or the
+   * capturing stream, or call it outside the capture. */
   TG_STATE_ERROR_POLICY,
   /** A binding a stage declared is not bound, or is smaller than declared.
    * Fix: tg_producer_bind() at least the size the message states. */
@@ -220,9 +224,10 @@ GQuark tg_error_domain_register (const char *name);
 /**
  * "Not named: resolve it for me", as a stream argument: the stream of a
  * foreign capture registered on this thread (interop.h), else the producer's
- * bound stream (producer calls), else TrackGen's default stream of the
- * device.  Never a real stream, and never NULL (which is CUDA's default
- * stream).  From Python: `ctypes.c_void_p(2**64 - 1)` on 64-bit platforms.
+ * bound stream (producer calls), else the ambient stream (#TgCallStream),
+ * else TrackGen's default stream of the device.  Never a real stream, and
+ * never NULL (which is CUDA's default stream).  From Python:
+ * `ctypes.c_void_p(2**64 - 1)` on 64-bit platforms.
  */
 #define TG_STREAM_AUTO ((cudaStream_t)(~(guintptr)0))
 
@@ -268,6 +273,66 @@ cudaStream_t tg_default_stream (int device, GError **error);
  *         to `cudaStreamLegacy`)
  */
 cudaStream_t tg_stream_resolve (cudaStream_t stream, int device, GError **error);
+
+/**
+ * A call's stream as a framework's binding passes it: the stream the call
+ * names and the framework's current stream on the call's device, the
+ * *ambient* stream (torch's current stream, Warp's).  The `_full` variants
+ * of the producer and seed-state calls and tg_stream_resolve_full() take it;
+ * the plain calls are those variants with no ambient stream.
+ *
+ * The stream rule: a call uses, in order,
+ * 1. the stream it names (NULL: CUDA's legacy default stream);
+ * 2. the stream of a foreign capture registered on the calling thread
+ *    (interop.h), except in a call a producer's stage makes: that call
+ *    belongs to the stage's work (pass tg_launch_get_stream(), or, from a
+ *    binding, the stage's stream as the ambient one);
+ * 3. the producer's bound stream (producer calls, tg_producer_set_stream());
+ * 4. the ambient stream;
+ * 5. TrackGen's default stream of the device (tg_default_stream()).
+ *
+ * Work never runs beside a capture in progress on the ambient stream: a
+ * call that names no stream fails with #TG_STATE_ERROR_POLICY, before
+ * anything is enqueued, when it would run on the producer's bound stream
+ * while the ambient stream captures (or holds an invalidated capture), or
+ * would run now on a capturing ambient stream (#TG_POLICY_EAGER or
+ * #TG_POLICY_REPLAY, a seed-state call that waits for its stream).  A call
+ * that can be recorded records into that capture; when no scope registered
+ * it (interop.h), its graph still retains a producer recorded into it, as
+ * a registered capture's graph does.
+ */
+typedef struct
+{
+  /** The stream the call names: a stream, NULL (CUDA's legacy default
+   * stream) or #TG_STREAM_AUTO. */
+  cudaStream_t stream;
+  /** The caller's framework's current stream on the call's device (NULL is
+   * the legacy default stream), or #TG_STREAM_AUTO when there is none. */
+  cudaStream_t ambient;
+  /** How errors name @c ambient ("torch's current stream"); NULL: "the
+   * ambient stream".  Static, or alive for the call. */
+  const char *ambient_name;
+} TgCallStream;
+
+/**
+ * The #TgCallStream of a call naming @p s, with no ambient stream: what the
+ * plain calls use (C only: a compound literal).
+ */
+#define TG_CALL_STREAM(s) ((TgCallStream){ (s), TG_STREAM_AUTO, NULL })
+
+/**
+ * tg_stream_resolve() with an ambient stream: the stream a call that can be
+ * recorded would use on @p device (steps 1, 2, 4 and 5 of the stream rule
+ * of #TgCallStream: no producer, so no bound stream).
+ *
+ * @param call   the stream named and the ambient stream
+ * @param device CUDA device ordinal the work is for
+ * @param error  #TG_ARGUMENT_ERROR_DEVICE_MISMATCH (a stream of another
+ *               device), #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_CUDA_ERROR
+ * @return the stream (transfer none), or NULL on error
+ */
+cudaStream_t tg_stream_resolve_full (const TgCallStream *call, int device,
+                                     GError **error);
 
 /** Capture state of a stream, as TrackGen sees it. */
 typedef enum
@@ -847,6 +912,45 @@ gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
  */
 gboolean tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
                           TgCondition condition, GError **error);
+
+/**
+ * tg_producer_resolve() with an ambient stream (#TgCallStream: the stream
+ * rule and its refusal).  One lock of the producer and one capture query of
+ * the resolved stream (two when the producer's bound stream is checked
+ * against a capturing ambient stream).
+ *
+ * @param producer   a producer
+ * @param call       the stream named and the ambient stream
+ * @param requested  the requested policy
+ * @param condition  the call's condition
+ * @param policy     (out) EAGER, REPLAY or RECORD
+ * @param resolved   (out, optional) the stream (transfer none)
+ * @param error      as tg_producer_resolve(), and #TG_STATE_ERROR_POLICY
+ *                   when the call would run beside a capture in progress on
+ *                   the ambient stream
+ * @return TRUE when the call would run
+ */
+gboolean tg_producer_resolve_full (TgProducer *producer, const TgCallStream *call,
+                                   TgPolicy requested, TgCondition condition,
+                                   TgPolicy *policy, cudaStream_t *resolved,
+                                   GError **error);
+
+/**
+ * tg_producer_run() with an ambient stream (#TgCallStream: the stream rule
+ * and its refusal): what a framework's binding calls.
+ *
+ * @param producer   a producer (transfer none)
+ * @param call       the stream named and the ambient stream
+ * @param requested  the requested #TgPolicy
+ * @param condition  tg_unconditional() or tg_conditional()
+ * @param error      as tg_producer_run(), and #TG_STATE_ERROR_POLICY when
+ *                   the call would run beside a capture in progress on the
+ *                   ambient stream
+ * @return TRUE when the work was enqueued (or recorded)
+ */
+gboolean tg_producer_run_full (TgProducer *producer, const TgCallStream *call,
+                               TgPolicy requested, TgCondition condition,
+                               GError **error);
 
 /** How the last rebind of an own graph was absorbed. */
 typedef enum

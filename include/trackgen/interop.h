@@ -19,7 +19,9 @@ G_BEGIN_DECLS
  * *capture scope* tells TrackGen about such a capture on the calling thread:
  * producer and seed-state calls passing #TG_STREAM_AUTO record into it, and each
  * producer recorded into it is retained by the captured graph, so the graph can be
- * replayed after the caller dropped its own reference.
+ * replayed after the caller dropped its own reference.  While a producer's stages
+ * run, the thread's scopes are hidden: a call a stage makes belongs to the
+ * stage's work, on tg_launch_get_stream(), never straight in the caller's capture.
  *
  * Retention uses CUDA user objects.  The driver runs their destructors on a
  * thread of its own, where CUDA calls are illegal; TrackGen's destructor only

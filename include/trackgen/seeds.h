@@ -27,9 +27,10 @@ G_BEGIN_DECLS
  * Env ids passed to a state are local: 0 to E - 1.
  *
  * Streams, as everywhere in libtrackgen (see @ref exec): NULL is CUDA's
- * legacy default stream, #TG_STREAM_AUTO resolves (a registered foreign
- * capture's stream, else TrackGen's default stream).  Every function is
- * ordered on the stream it is given, after what the caller enqueued there.
+ * legacy default stream, #TG_STREAM_AUTO resolves by the stream rule of
+ * #TgCallStream (a registered foreign capture's stream, else the ambient
+ * stream the `_full` variants are given, else TrackGen's default stream).  Every
+ * function is ordered on the stream it is given, after what the caller enqueued there.
  * The enqueued ones (advance, reset_epochs, set_seeds_device, fill_effective,
  * advance_fill) can be captured; the blocking ones (set_seeds, read,
  * snapshot, restore) wait for their stream and refuse a capturing one.  Like
@@ -323,6 +324,60 @@ GBytes *tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream,
  */
 gboolean tg_seed_state_restore (TgSeedState *state, cudaStream_t stream,
                                 GBytes *snapshot, GError **error);
+
+/**
+ * @name With an ambient stream
+ * The calls above with the call's stream as a framework's binding passes it
+ * (#TgCallStream): a call that names no stream follows the stream rule, and
+ * one that waits for its stream (set_seeds, read, write, snapshot, restore)
+ * never runs beside a capture in progress on the ambient stream
+ * (#TG_STATE_ERROR_POLICY).  Each takes what its plain call takes, and
+ * @p call instead of the stream; the plain call is its variant with
+ * #TG_CALL_STREAM(stream).
+ * @{
+ */
+/** tg_seed_state_set_seeds() with an ambient stream. */
+gboolean tg_seed_state_set_seeds_full (TgSeedState *state, const TgCallStream *call,
+                                       const guint *env_ids, const guint64 *seeds,
+                                       guint n, GError **error);
+/** tg_seed_state_set_seeds_device() with an ambient stream. */
+gboolean tg_seed_state_set_seeds_device_full (TgSeedState *state,
+                                              const TgCallStream *call,
+                                              const guint32 *device_env_ids,
+                                              const guint64 *device_seeds, guint n,
+                                              GError **error);
+/** tg_seed_state_advance() with an ambient stream. */
+gboolean tg_seed_state_advance_full (TgSeedState *state, const TgCallStream *call,
+                                     const guint8 *device_mask, gsize mask_len,
+                                     GError **error);
+/** tg_seed_state_reset_epochs() with an ambient stream. */
+gboolean tg_seed_state_reset_epochs_full (TgSeedState *state, const TgCallStream *call,
+                                          const guint8 *device_mask, gsize mask_len,
+                                          GError **error);
+/** tg_seed_state_fill_effective() with an ambient stream. */
+gboolean tg_seed_state_fill_effective_full (TgSeedState *state,
+                                            const TgCallStream *call,
+                                            guint64 *device_out, gsize out_len,
+                                            GError **error);
+/** tg_seed_state_advance_fill() with an ambient stream. */
+gboolean tg_seed_state_advance_fill_full (TgSeedState *state, const TgCallStream *call,
+                                          const guint8 *device_mask, gsize mask_len,
+                                          guint64 *device_out, gsize out_len,
+                                          GError **error);
+/** tg_seed_state_read() with an ambient stream. */
+gboolean tg_seed_state_read_full (TgSeedState *state, const TgCallStream *call,
+                                  guint64 *seeds, guint32 *epochs, GError **error);
+/** tg_seed_state_write() with an ambient stream. */
+gboolean tg_seed_state_write_full (TgSeedState *state, const TgCallStream *call,
+                                   const guint64 *seeds, const guint32 *epochs,
+                                   GError **error);
+/** tg_seed_state_snapshot() with an ambient stream. */
+GBytes *tg_seed_state_snapshot_full (TgSeedState *state, const TgCallStream *call,
+                                     GError **error);
+/** tg_seed_state_restore() with an ambient stream. */
+gboolean tg_seed_state_restore_full (TgSeedState *state, const TgCallStream *call,
+                                     GBytes *snapshot, GError **error);
+/** @} */
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TgSeedState, tg_seed_state_unref)
 

@@ -19,8 +19,26 @@ typedef enum
 
 /* Sets @error for @why (@requested names the policy asked for); FALSE. */
 gboolean tg__policy_refuse (TgPolicyRefusal why, TgPolicy requested, GError **error);
+
 /* Sets @error to a copy of @refusal unless one is set; FALSE. */
 gboolean tg__policy_refuse_with (const GError *refusal, GError **error);
+
+/* How a call that names no stream would use a capture in progress on the
+ * ambient stream (exec.h's TgCallStream), had the stream rule picked it. */
+typedef enum
+{
+  TG_STREAM_USE_RECORD, /* it can be recorded into the capture */
+  TG_STREAM_USE_EAGER,  /* TG_POLICY_EAGER: it would run now */
+  TG_STREAM_USE_REPLAY, /* TG_POLICY_REPLAY: it would run now */
+  TG_STREAM_USE_WAIT,   /* it waits for its stream (seed-state calls) */
+  TG_STREAM_USE_BOUND,  /* it would run on the producer's bound stream */
+} TgStreamUse;
+
+/* The stream rule's refusal of work beside the ambient stream's capture:
+ * sets @error (@producer, or NULL, names the producer, @ambient_name the
+ * ambient stream or NULL); FALSE. */
+gboolean tg__policy_refuse_beside (TgStreamUse use, const char *producer,
+                                   const char *ambient_name, GError **error);
 
 /* @record_refusal: why the work cannot be recorded into a capture (NULL: it
  * can); @replay_refusal: why it cannot be captured into own graphs. */

@@ -55,3 +55,34 @@ tg__policy_refuse (TgPolicyRefusal why, TgPolicy requested, GError **error)
     }
   return FALSE;
 }
+
+gboolean
+tg__policy_refuse_beside (TgStreamUse use, const char *producer,
+                          const char *ambient_name, GError **error)
+{
+  static const char *const how[][2] = {
+    [TG_STREAM_USE_EAGER]
+    = { "TG_POLICY_EAGER would run it now", "pass TG_POLICY_AUTO to record it" },
+    [TG_STREAM_USE_REPLAY]
+    = { "TG_POLICY_REPLAY would run it now", "pass TG_POLICY_AUTO to record it" },
+    [TG_STREAM_USE_WAIT] = { "it waits for its stream, so it would run now",
+                             "record an enqueued call (advance, reset the epochs, "
+                             "set seeds from the device) instead" },
+    [TG_STREAM_USE_BOUND] = { "it would run on the producer's bound stream",
+                              "pass the capturing stream to record it" },
+  };
+  g_autofree char *who
+      = producer != NULL ? g_strdup_printf ("producer '%s'", producer) : NULL;
+  G_STATIC_ASSERT (G_N_ELEMENTS (how) == TG_STREAM_USE_BOUND + 1);
+
+  g_return_val_if_fail (use != TG_STREAM_USE_RECORD && use < G_N_ELEMENTS (how), FALSE);
+  tg__set_error_about (error, producer, NULL, NULL, TG_STATE_ERROR,
+                       TG_STATE_ERROR_POLICY,
+                       "%s names no stream (TG_STREAM_AUTO), and %s is capturing: %s "
+                       "beside the capture, never in it; %s, or call it outside the "
+                       "capture",
+                       who != NULL ? who : "the call",
+                       ambient_name != NULL ? ambient_name : "the ambient stream",
+                       how[use][0], how[use][1]);
+  return FALSE;
+}

@@ -255,7 +255,8 @@ tg_producer_set_stream (TgProducer *producer, cudaStream_t stream, GError **erro
       TgCaptureInfo info;
       if (!tg__device_enter (&guard, producer->device, error))
         return FALSE;
-      ok = tg__stream_resolve (stream, TG_STREAM_AUTO, producer->device, &info, error)
+      ok = tg__stream_check (stream == NULL ? cudaStreamLegacy : stream,
+                             producer->device, &info, error)
            != NULL;
       tg__device_leave (&guard);
       if (!ok)

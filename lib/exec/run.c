@@ -15,7 +15,10 @@ typedef struct
   cudaStream_t stream;
   TgCaptureInfo capture;
   TgPolicy policy;
-  TgScope *scope; /* the registered capture this call records into, or NULL */
+  /* The registered capture this call records into, or NULL; or
+   * @ambient_scope, for the ambient stream's capture that none registered. */
+  TgScope *scope;
+  TgScope ambient_scope;
 } Resolution;
 
 static GError *
@@ -130,17 +133,41 @@ check_legacy (const TgProducer *p, const Resolution *r, GError **error)
   return TRUE;
 }
 
+/* The capture RECORD goes into: its registered scope, else, on the ambient
+ * stream, one made for the call, so that its graph retains the producer as
+ * a registered capture's would. */
+static TgScope *
+record_scope (Resolution *r, gboolean ambient)
+{
+  TgScope *scope = tg__scope_find (r->capture.id);
+
+  if (scope != NULL || !ambient)
+    return scope;
+  r->ambient_scope = (TgScope){ .stream = r->stream,
+                                .mode = cudaStreamCaptureModeGlobal,
+                                .capture_id = r->capture.id,
+                                .thread = g_thread_self (),
+                                .recorded = tg__scope_retain };
+  return &r->ambient_scope;
+}
+
 static gboolean
-resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition condition,
-         Resolution *r, GError **error)
+resolve (TgProducer *p, const TgCallStream *call, TgPolicy requested,
+         TgCondition condition, Resolution *r, GError **error)
 {
   /* Read only when seal() found one, so that a plain producer's call reads
    * nothing past the producer's first cache line. */
   const GError *record_refusal = p->refused ? p->record_refusal : NULL;
   const GError *replay_refusal = p->refused ? p->replay_refusal : NULL;
   g_autoptr (GError) host_in_condition = NULL;
+  TgStreamRule rule = { call, p->bound,
+                        requested == TG_POLICY_EAGER    ? TG_STREAM_USE_EAGER
+                        : requested == TG_POLICY_REPLAY ? TG_STREAM_USE_REPLAY
+                                                        : TG_STREAM_USE_RECORD,
+                        p->name };
+  gboolean ambient;
 
-  if ((r->stream = tg__stream_resolve (stream, p->bound, p->device, &r->capture, error))
+  if ((r->stream = tg__stream_resolve (&rule, p->device, &r->capture, &ambient, error))
           == NULL
       || (p->refused && !check_legacy (p, r, error)))
     return FALSE;
@@ -165,7 +192,7 @@ resolve (TgProducer *p, cudaStream_t stream, TgPolicy requested, TgCondition con
   if (!tg__policy_decide (requested, r->capture.state, record_refusal, replay_refusal,
                           &r->policy, error))
     return FALSE;
-  r->scope = r->policy == TG_POLICY_RECORD ? tg__scope_find (r->capture.id) : NULL;
+  r->scope = r->policy == TG_POLICY_RECORD ? record_scope (r, ambient) : NULL;
   return TRUE;
 }
 
@@ -296,14 +323,14 @@ launch_init (TgLaunch *launch, TgProducer *p, const Resolution *r, GPtrArray **k
 /* Enters @p for a call (its lock, its device) and resolves the call; on
  * failure nothing is left held. */
 static gboolean
-call_enter (TgProducer *p, cudaStream_t stream, TgPolicy requested,
+call_enter (TgProducer *p, const TgCallStream *call, TgPolicy requested,
             TgCondition condition, TgDeviceGuard *guard, Resolution *r, GError **error)
 {
   if (!tg__producer_lock (p, error))
     return FALSE;
   if (seal (p, error) && tg__device_enter (guard, p->device, error))
     {
-      if (resolve (p, stream, requested, condition, r, error))
+      if (resolve (p, call, requested, condition, r, error))
         return TRUE;
       tg__device_leave (guard);
     }
@@ -319,17 +346,17 @@ call_leave (TgProducer *p, TgDeviceGuard *guard)
 }
 
 gboolean
-tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
-                     TgCondition condition, TgPolicy *policy, cudaStream_t *resolved,
-                     GError **error)
+tg_producer_resolve_full (TgProducer *producer, const TgCallStream *call,
+                          TgPolicy requested, TgCondition condition, TgPolicy *policy,
+                          cudaStream_t *resolved, GError **error)
 {
   TgDeviceGuard guard;
   Resolution r;
 
-  g_return_val_if_fail (producer != NULL && policy != NULL, FALSE);
+  g_return_val_if_fail (producer != NULL && call != NULL && policy != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
+  if (!call_enter (producer, call, requested, condition, &guard, &r, error))
     {
       tg__error_name_producer (error, producer->name);
       return FALSE;
@@ -342,8 +369,17 @@ tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy request
 }
 
 gboolean
-tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
-                 TgCondition condition, GError **error)
+tg_producer_resolve (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
+                     TgCondition condition, TgPolicy *policy, cudaStream_t *resolved,
+                     GError **error)
+{
+  return tg_producer_resolve_full (producer, &TG_CALL_STREAM (stream), requested,
+                                   condition, policy, resolved, error);
+}
+
+gboolean
+tg_producer_run_full (TgProducer *producer, const TgCallStream *call,
+                      TgPolicy requested, TgCondition condition, GError **error)
 {
   TgDeviceGuard guard;
   Resolution r;
@@ -351,10 +387,10 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   GPtrArray *kept = NULL;
   gboolean ok = FALSE, ranged;
 
-  g_return_val_if_fail (producer != NULL, FALSE);
+  g_return_val_if_fail (producer != NULL && call != NULL, FALSE);
   g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  if (!call_enter (producer, stream, requested, condition, &guard, &r, error))
+  if (!call_enter (producer, call, requested, condition, &guard, &r, error))
     {
       tg__error_name_producer (error, producer->name);
       return FALSE;
@@ -366,6 +402,12 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
       && (r.policy != TG_POLICY_REPLAY
           || !tg__runner_launch_current (producer, r.stream, condition, &ok, error)))
     {
+      /* The thread's registered captures are this call's caller's: a call a
+       * stage makes goes where the stage's work goes (its launch context's
+       * stream, which a binding passes as the ambient stream), never
+       * straight into them. */
+      TgScope *registered = tg__scope_hide ();
+
       launch_init (&launch, producer, &r, &kept);
       switch (r.policy)
         {
@@ -379,6 +421,7 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
           ok = run_body (&launch, condition, error);
           break;
         }
+      tg__scope_unhide (registered);
     }
   tg__nvtx_pop (ranged);
   call_leave (producer, &guard);
@@ -389,4 +432,12 @@ tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
   if (!ok)
     tg__error_name_producer (error, producer->name);
   return ok;
+}
+
+gboolean
+tg_producer_run (TgProducer *producer, cudaStream_t stream, TgPolicy requested,
+                 TgCondition condition, GError **error)
+{
+  return tg_producer_run_full (producer, &TG_CALL_STREAM (stream), requested, condition,
+                               error);
 }

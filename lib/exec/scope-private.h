@@ -28,10 +28,21 @@ struct _TgScope
   TgScope *outer;
 };
 
+/* A TgScopeRecordedFunc: the producer joins what the capture's graph holds
+ * already (one user object per capture, or none when its owner holds it,
+ * keep-private.h), so the graph replays after the caller dropped it. */
+gboolean tg__scope_retain (TgScope *scope, TgProducer *producer, cudaGraph_t graph,
+                           GError **error);
+
 /* Scopes nest per thread; pop takes the innermost. */
 void tg__scope_push (TgScope *scope);
 void tg__scope_pop (TgScope *scope);
 TgScope *tg__scope_current (void);
+/* Hides this thread's scopes while a producer's stages run (scopes a stage
+ * begins nest from none), and shows them again: hide returns what unhide
+ * takes. */
+TgScope *tg__scope_hide (void);
+void tg__scope_unhide (TgScope *hidden);
 /* The scope of this thread whose capture has id @capture_id, or NULL. */
 TgScope *tg__scope_find (unsigned long long capture_id);
 

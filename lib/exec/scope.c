@@ -1,5 +1,7 @@
-/* scope.c: the per-thread stack of registered foreign captures. */
+/* scope.c: the per-thread stack of registered foreign captures, and what
+ * recording into one retains. */
 #include "config.h"
+#include "keep-private.h"
 #include "scope-private.h"
 
 static _Thread_local TgScope *current;
@@ -27,10 +29,35 @@ tg__scope_current (void)
 }
 
 TgScope *
+tg__scope_hide (void)
+{
+  TgScope *hidden = current;
+
+  current = NULL;
+  return hidden;
+}
+
+void
+tg__scope_unhide (TgScope *hidden)
+{
+  /* A scope a stage began and left registered goes with the stage. */
+  g_warn_if_fail (current == NULL);
+  current = hidden;
+}
+
+TgScope *
 tg__scope_find (unsigned long long capture_id)
 {
   for (TgScope *s = current; s != NULL; s = s->outer)
     if (s->capture_id == capture_id)
       return s;
   return NULL;
+}
+
+gboolean
+tg__scope_retain (TgScope *scope, TgProducer *producer, cudaGraph_t graph,
+                  GError **error)
+{
+  return tg__keep_retain (graph, scope->capture_id, tg_producer_ref (producer),
+                          (GDestroyNotify)tg_producer_unref, error);
 }

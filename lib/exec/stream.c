@@ -22,7 +22,7 @@ tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
   int stream_device = device;
   cudaError_t status;
 
-  /* With one device every stream is of it (tg__stream_resolve() skips this
+  /* With one device every stream is of it (tg__stream_check() skips this
    * call once the count is known). */
   if (stream_is_special (stream) || tg__device_count () == 1
       || state == TG_CAPTURE_INVALIDATED)
@@ -47,39 +47,100 @@ tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
   return TRUE;
 }
 
-cudaStream_t
-tg__stream_pick (cudaStream_t stream, cudaStream_t bound, int device, GError **error)
+/* Steps 4 and 5 of the stream rule for a call with no bound stream, and the
+ * rule's refusal: the ambient stream, checked (*@ambient TRUE), else
+ * TrackGen's default stream, unchecked. */
+static cudaStream_t
+pick_ambient (const TgStreamRule *rule, int device, TgCaptureInfo *info,
+              gboolean *ambient, GError **error)
 {
+  cudaStream_t stream = rule->call->ambient;
+
+  if (stream == TG_STREAM_AUTO)
+    return tg_default_stream (device, error);
+  if (stream == NULL)
+    stream = cudaStreamLegacy;
+  if (tg__stream_check (stream, device, info, error) == NULL)
+    return NULL;
+  if (info->state == TG_CAPTURE_ACTIVE && rule->use != TG_STREAM_USE_RECORD)
+    {
+      tg__policy_refuse_beside (rule->use, rule->producer, rule->call->ambient_name,
+                                error);
+      return NULL;
+    }
+  *ambient = TRUE;
+  return stream;
+}
+
+/* Step 3 beside the ambient stream: the bound stream, unless the ambient
+ * stream's capture (in progress, or broken) shows the caller's work is
+ * being captured there. */
+static gboolean
+bound_beside_ambient (const TgStreamRule *rule, GError **error)
+{
+  cudaStream_t ambient = rule->call->ambient;
+  TgCaptureInfo seen;
+
+  if (ambient == TG_STREAM_AUTO)
+    return TRUE;
+  if (!tg__capture_query (ambient == NULL ? cudaStreamLegacy : ambient, &seen, error))
+    return FALSE;
+  if (seen.state == TG_CAPTURE_ACTIVE || seen.state == TG_CAPTURE_INVALIDATED)
+    return tg__policy_refuse_beside (TG_STREAM_USE_BOUND, rule->producer,
+                                     rule->call->ambient_name, error);
+  return TRUE;
+}
+
+cudaStream_t
+tg__stream_resolve_auto (const TgStreamRule *rule, int device, TgCaptureInfo *info,
+                         gboolean *ambient, GError **error)
+{
+  cudaStream_t stream = rule->call->stream;
+  TgScope *scope;
+
+  *ambient = FALSE;
   if (stream == TG_STREAM_AUTO)
     {
-      TgScope *scope = tg__scope_current ();
-
-      if (scope != NULL)
+      if ((scope = tg__scope_current ()) != NULL)
         stream = scope->stream;
-      else if (bound != TG_STREAM_AUTO)
-        stream = bound;
-      else if ((stream = tg_default_stream (device, error)) == NULL)
-        return NULL;
+      else if (rule->bound != TG_STREAM_AUTO)
+        {
+          if (!bound_beside_ambient (rule, error))
+            return NULL;
+          stream = rule->bound;
+        }
+      else if ((stream = pick_ambient (rule, device, info, ambient, error)) == NULL
+               || *ambient)
+        return stream;
     }
   /* NULL is CUDA's legacy default stream, as everywhere in CUDA: one name
    * for it, so that legacy-stream checks see one value. */
   if (stream == NULL)
     stream = cudaStreamLegacy;
-  return stream;
+  return tg__stream_check (stream, device, info, error);
+}
+
+cudaStream_t
+tg_stream_resolve_full (const TgCallStream *call, int device, GError **error)
+{
+  TgStreamRule rule = { call, TG_STREAM_AUTO, TG_STREAM_USE_RECORD, NULL };
+  TgDeviceGuard guard;
+  TgCaptureInfo info;
+  cudaStream_t resolved;
+  gboolean ambient;
+
+  g_return_val_if_fail (call != NULL, NULL);
+  if (!tg__device_enter (&guard, device, error))
+    return NULL;
+  resolved = tg__stream_resolve (&rule, device, &info, &ambient, error);
+  tg__device_leave (&guard);
+  return resolved;
 }
 
 cudaStream_t
 tg_stream_resolve (cudaStream_t stream, int device, GError **error)
 {
-  TgDeviceGuard guard;
-  TgCaptureInfo info;
-  cudaStream_t resolved;
-
-  if (!tg__device_enter (&guard, device, error))
-    return NULL;
-  resolved = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error);
-  tg__device_leave (&guard);
-  return resolved;
+  return tg_stream_resolve_full (&TG_CALL_STREAM (stream), device, error);
 }
 
 gboolean

@@ -3,7 +3,6 @@
 #include <trackgen/interop.h>
 #include "../exec/capture-private.h"
 #include "../exec/error-private.h"
-#include "../exec/keep-private.h"
 #include "../exec/scope-private.h"
 
 struct _TgCaptureScope
@@ -11,15 +10,6 @@ struct _TgCaptureScope
   TgScope scope;
   gboolean registered;
 };
-
-/* The producer joins what the capture's graph holds already: one user
- * object per capture, or none when its owner holds it (tg_retained_new()). */
-static gboolean
-recorded (TgScope *scope, TgProducer *producer, cudaGraph_t graph, GError **error)
-{
-  return tg__keep_retain (graph, scope->capture_id, tg_producer_ref (producer),
-                          (GDestroyNotify)tg_producer_unref, error);
-}
 
 /* What the caller must know of a body capture that was invalidated (the
  * H200, driver 580): "capture again" alone led to the crash. */
@@ -66,7 +56,7 @@ scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body
   s->scope.mode = mode;
   s->scope.capture_id = info.id;
   s->scope.body = body;
-  s->scope.recorded = recorded;
+  s->scope.recorded = tg__scope_retain;
   tg__scope_push (&s->scope);
   s->registered = TRUE;
   return s;

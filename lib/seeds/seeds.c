@@ -190,21 +190,27 @@ state_free (TgSeedState *state)
   g_free (state);
 }
 
-/* Enters the state's device and resolves @stream like every call, under the
- * policy table's rules for work that can be captured: a broken capture and
- * the legacy stream joined to a blocking stream's capture (where a launch
- * would invalidate it) are refused, as a producer run refuses them.  With
- * @blocking, a capturing stream is refused too: the call waits for its
- * stream.  NULL (and left) on error. */
+/* Enters the state's device and resolves @call's stream by the stream rule,
+ * like every call, then applies the policy table's rules for work that can
+ * be captured: a broken capture and the legacy stream joined to a blocking
+ * stream's capture (where a launch would invalidate it) are refused, as a
+ * producer run refuses them.  With @blocking, a capturing stream is refused
+ * too (a capturing ambient stream already by the rule): the call waits for
+ * its stream.  NULL (and left) on error. */
 static cudaStream_t
-state_enter (int device, cudaStream_t stream, gboolean blocking, TgDeviceGuard *guard,
-             GError **error)
+state_enter (int device, const TgCallStream *call, gboolean blocking,
+             TgDeviceGuard *guard, GError **error)
 {
+  TgStreamRule rule = { call, TG_STREAM_AUTO,
+                        blocking ? TG_STREAM_USE_WAIT : TG_STREAM_USE_RECORD, NULL };
   TgCaptureInfo info;
+  cudaStream_t stream;
+  gboolean ambient;
 
+  g_return_val_if_fail (call != NULL, NULL);
   if (!tg__device_enter (guard, device, error))
     return NULL;
-  stream = tg__stream_resolve (stream, TG_STREAM_AUTO, device, &info, error);
+  stream = tg__stream_resolve (&rule, device, &info, &ambient, error);
   if (stream != NULL)
     {
       g_autoptr (GError) waits = NULL;
@@ -262,7 +268,8 @@ state_create (int device, guint first_env, guint n_envs, guint64 base_seed,
   /* TrackGen's own stream, even inside a registered scope: a new state is
    * ordered after nothing of the caller's. */
   if ((stream = tg_default_stream (device, error)) == NULL
-      || (stream = state_enter (device, stream, TRUE, &guard, error)) == NULL)
+      || (stream = state_enter (device, &TG_CALL_STREAM (stream), TRUE, &guard, error))
+             == NULL)
     return NULL;
 
   state = g_new0 (TgSeedState, 1);
@@ -375,9 +382,11 @@ tg_seed_state_get_epochs (TgSeedState *state)
 /* Blocking operations: ordered on the caller's stream, waiting for it      */
 
 gboolean
-tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream, const guint *env_ids,
-                         const guint64 *seeds, guint n, GError **error)
+tg_seed_state_set_seeds_full (TgSeedState *state, const TgCallStream *call,
+                              const guint *env_ids, const guint64 *seeds, guint n,
+                              GError **error)
 {
+  cudaStream_t stream;
   TgDeviceGuard guard;
   guint64 *values = NULL;
   gboolean ok = FALSE;
@@ -390,7 +399,7 @@ tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream, const guint *e
     return FALSE;
   if (n == 0)
     return TRUE;
-  if ((stream = state_enter (state->device, stream, TRUE, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, call, TRUE, &guard, error)) == NULL)
     return FALSE;
   /* One staging buffer: the values, then the ids (8-byte aligned after them). */
   if ((values
@@ -421,14 +430,15 @@ out:
 /* Copies seeds and epochs between the state and host arrays of n_envs
  * elements (either may be NULL), in direction @kind, on @stream, and waits. */
 static gboolean
-transfer (TgSeedState *state, cudaStream_t stream, gpointer seeds, gpointer epochs,
+transfer (TgSeedState *state, const TgCallStream *call, gpointer seeds, gpointer epochs,
           enum cudaMemcpyKind kind, GError **error)
 {
+  cudaStream_t stream;
   gboolean to_host = kind == cudaMemcpyDeviceToHost;
   TgDeviceGuard guard;
   gboolean ok = FALSE;
 
-  if ((stream = state_enter (state->device, stream, TRUE, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, call, TRUE, &guard, error)) == NULL)
     return FALSE;
   if (seeds != NULL)
     TG_CUDA_GOTO (cudaMemcpyAsync (to_host ? seeds : (gpointer)state->seeds,
@@ -447,28 +457,29 @@ out:
 }
 
 gboolean
-tg_seed_state_read (TgSeedState *state, cudaStream_t stream, guint64 *seeds,
-                    guint32 *epochs, GError **error)
+tg_seed_state_read_full (TgSeedState *state, const TgCallStream *call, guint64 *seeds,
+                         guint32 *epochs, GError **error)
 {
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return transfer (state, stream, seeds, epochs, cudaMemcpyDeviceToHost, error);
+  return transfer (state, call, seeds, epochs, cudaMemcpyDeviceToHost, error);
 }
 
 gboolean
-tg_seed_state_write (TgSeedState *state, cudaStream_t stream, const guint64 *seeds,
-                     const guint32 *epochs, GError **error)
+tg_seed_state_write_full (TgSeedState *state, const TgCallStream *call,
+                          const guint64 *seeds, const guint32 *epochs, GError **error)
 {
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return transfer (state, stream, (gpointer)seeds, (gpointer)epochs,
+  return transfer (state, call, (gpointer)seeds, (gpointer)epochs,
                    cudaMemcpyHostToDevice, error);
 }
 
 GBytes *
-tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream, GError **error)
+tg_seed_state_snapshot_full (TgSeedState *state, const TgCallStream *call,
+                             GError **error)
 {
   gsize size;
   guint8 *buf;
@@ -485,7 +496,7 @@ tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream, GError **error)
   seeds = (guint64 *)(buf + TG__SEEDS_HEADER_SIZE);
   epochs = (guint32 *)(seeds + state->n_envs);
   tg__seeds_snapshot_write_header (buf, state->n_envs, state->first_env);
-  if (!tg_seed_state_read (state, stream, seeds, epochs, error))
+  if (!tg_seed_state_read_full (state, call, seeds, epochs, error))
     {
       g_free (buf);
       return NULL;
@@ -501,8 +512,8 @@ tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream, GError **error)
 }
 
 gboolean
-tg_seed_state_restore (TgSeedState *state, cudaStream_t stream, GBytes *snapshot,
-                       GError **error)
+tg_seed_state_restore_full (TgSeedState *state, const TgCallStream *call,
+                            GBytes *snapshot, GError **error)
 {
   const guint8 *data;
   gsize size, header = 0;
@@ -529,7 +540,7 @@ tg_seed_state_restore (TgSeedState *state, cudaStream_t stream, GBytes *snapshot
       epochs[i] = GUINT32_FROM_LE (epochs[i]);
     }
 #endif
-  return tg_seed_state_write (state, stream, seeds, epochs, error);
+  return tg_seed_state_write_full (state, call, seeds, epochs, error);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -577,10 +588,12 @@ check_output (const TgSeedState *state, guint64 *out, GError **error)
 }
 
 gboolean
-tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
-                                const guint32 *device_env_ids,
-                                const guint64 *device_seeds, guint n, GError **error)
+tg_seed_state_set_seeds_device_full (TgSeedState *state, const TgCallStream *call,
+                                     const guint32 *device_env_ids,
+                                     const guint64 *device_seeds, guint n,
+                                     GError **error)
 {
+  cudaStream_t stream;
   TgDeviceGuard guard;
   gboolean ok;
 
@@ -595,7 +608,7 @@ tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
                          (gsize)n * sizeof (guint32), error)
       || !apart_from_state (state, "the seeds", device_seeds,
                             (gsize)n * sizeof (guint64), error)
-      || (stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
+      || (stream = state_enter (state->device, call, FALSE, &guard, error)) == NULL)
     return FALSE;
   ok = tg__check_device_buffer ("the env ids", device_env_ids,
                                 (gsize)n * sizeof (guint32), state->device, error)
@@ -609,51 +622,54 @@ tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
   return ok;
 }
 
-/* Enqueues @launch (named @call, for messages) over the epochs of the envs
+/* Enqueues @launch (named @name, for messages) over the epochs of the envs
  * in @device_mask. */
 static gboolean
-enqueue_masked (TgSeedState *state, cudaStream_t stream, const guint8 *device_mask,
+enqueue_masked (TgSeedState *state, const TgCallStream *call, const guint8 *device_mask,
                 gsize mask_len,
                 cudaError_t (*launch) (cudaStream_t, guint32 *, const guint8 *, guint),
-                const char *call, GError **error)
+                const char *name, GError **error)
 {
+  cudaStream_t stream;
   TgDeviceGuard guard;
   gboolean ok;
 
-  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, call, FALSE, &guard, error)) == NULL)
     return FALSE;
   ok = check_mask (state, device_mask, mask_len, error)
        && tg__cuda_ok (
            TG_CUDA_CALL (launch (stream, state->epochs, device_mask, state->n_envs)),
-           call, G_STRLOC, error);
+           name, G_STRLOC, error);
   tg__device_leave (&guard);
   return ok;
 }
 
 gboolean
-tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
-                       const guint8 *device_mask, gsize mask_len, GError **error)
-{
-  g_return_val_if_fail (state != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  return enqueue_masked (state, stream, device_mask, mask_len, tg__launch_seeds_advance,
-                         "tg__launch_seeds_advance", error);
-}
-
-gboolean
-tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
+tg_seed_state_advance_full (TgSeedState *state, const TgCallStream *call,
                             const guint8 *device_mask, gsize mask_len, GError **error)
 {
   g_return_val_if_fail (state != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  return enqueue_masked (state, stream, device_mask, mask_len, tg__launch_seeds_reset,
+  return enqueue_masked (state, call, device_mask, mask_len, tg__launch_seeds_advance,
+                         "tg__launch_seeds_advance", error);
+}
+
+gboolean
+tg_seed_state_reset_epochs_full (TgSeedState *state, const TgCallStream *call,
+                                 const guint8 *device_mask, gsize mask_len,
+                                 GError **error)
+{
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  return enqueue_masked (state, call, device_mask, mask_len, tg__launch_seeds_reset,
                          "tg__launch_seeds_reset", error);
 }
 
 gboolean
-tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
-                              guint64 *device_out, gsize out_len, GError **error)
+tg_seed_state_fill_effective_full (TgSeedState *state, const TgCallStream *call,
+                                   guint64 *device_out, gsize out_len, GError **error)
 {
+  cudaStream_t stream;
   TgDeviceGuard guard;
   gboolean ok;
 
@@ -663,7 +679,7 @@ tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
 
   if (!tg__seeds_check_len ("the output", out_len, state->n_envs, TRUE, error))
     return FALSE;
-  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, call, FALSE, &guard, error)) == NULL)
     return FALSE;
   ok = check_output (state, device_out, error)
        && TG_CUDA_OK (tg__launch_seeds_fill (stream, device_out, state->seeds,
@@ -689,10 +705,11 @@ masked_output_apart (const TgSeedState *state, const guint8 *mask, gsize mask_le
 }
 
 gboolean
-tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
-                            const guint8 *device_mask, gsize mask_len,
-                            guint64 *device_out, gsize out_len, GError **error)
+tg_seed_state_advance_fill_full (TgSeedState *state, const TgCallStream *call,
+                                 const guint8 *device_mask, gsize mask_len,
+                                 guint64 *device_out, gsize out_len, GError **error)
 {
+  cudaStream_t stream;
   TgDeviceGuard guard;
   gboolean ok;
 
@@ -702,7 +719,7 @@ tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
 
   if (!tg__seeds_check_len ("the output", out_len, state->n_envs, TRUE, error))
     return FALSE;
-  if ((stream = state_enter (state->device, stream, FALSE, &guard, error)) == NULL)
+  if ((stream = state_enter (state->device, call, FALSE, &guard, error)) == NULL)
     return FALSE;
   ok = check_mask (state, device_mask, mask_len, error)
        && check_output (state, device_out, error)
@@ -713,4 +730,86 @@ tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
                       error);
   tg__device_leave (&guard);
   return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The plain calls: no ambient stream                                        */
+
+gboolean
+tg_seed_state_set_seeds (TgSeedState *state, cudaStream_t stream, const guint *env_ids,
+                         const guint64 *seeds, guint n, GError **error)
+{
+  return tg_seed_state_set_seeds_full (state, &TG_CALL_STREAM (stream), env_ids, seeds,
+                                       n, error);
+}
+
+gboolean
+tg_seed_state_read (TgSeedState *state, cudaStream_t stream, guint64 *seeds,
+                    guint32 *epochs, GError **error)
+{
+  return tg_seed_state_read_full (state, &TG_CALL_STREAM (stream), seeds, epochs,
+                                  error);
+}
+
+gboolean
+tg_seed_state_write (TgSeedState *state, cudaStream_t stream, const guint64 *seeds,
+                     const guint32 *epochs, GError **error)
+{
+  return tg_seed_state_write_full (state, &TG_CALL_STREAM (stream), seeds, epochs,
+                                   error);
+}
+
+GBytes *
+tg_seed_state_snapshot (TgSeedState *state, cudaStream_t stream, GError **error)
+{
+  return tg_seed_state_snapshot_full (state, &TG_CALL_STREAM (stream), error);
+}
+
+gboolean
+tg_seed_state_restore (TgSeedState *state, cudaStream_t stream, GBytes *snapshot,
+                       GError **error)
+{
+  return tg_seed_state_restore_full (state, &TG_CALL_STREAM (stream), snapshot, error);
+}
+
+gboolean
+tg_seed_state_set_seeds_device (TgSeedState *state, cudaStream_t stream,
+                                const guint32 *device_env_ids,
+                                const guint64 *device_seeds, guint n, GError **error)
+{
+  return tg_seed_state_set_seeds_device_full (state, &TG_CALL_STREAM (stream),
+                                              device_env_ids, device_seeds, n, error);
+}
+
+gboolean
+tg_seed_state_advance (TgSeedState *state, cudaStream_t stream,
+                       const guint8 *device_mask, gsize mask_len, GError **error)
+{
+  return tg_seed_state_advance_full (state, &TG_CALL_STREAM (stream), device_mask,
+                                     mask_len, error);
+}
+
+gboolean
+tg_seed_state_reset_epochs (TgSeedState *state, cudaStream_t stream,
+                            const guint8 *device_mask, gsize mask_len, GError **error)
+{
+  return tg_seed_state_reset_epochs_full (state, &TG_CALL_STREAM (stream), device_mask,
+                                          mask_len, error);
+}
+
+gboolean
+tg_seed_state_fill_effective (TgSeedState *state, cudaStream_t stream,
+                              guint64 *device_out, gsize out_len, GError **error)
+{
+  return tg_seed_state_fill_effective_full (state, &TG_CALL_STREAM (stream), device_out,
+                                            out_len, error);
+}
+
+gboolean
+tg_seed_state_advance_fill (TgSeedState *state, cudaStream_t stream,
+                            const guint8 *device_mask, gsize mask_len,
+                            guint64 *device_out, gsize out_len, GError **error)
+{
+  return tg_seed_state_advance_fill_full (state, &TG_CALL_STREAM (stream), device_mask,
+                                          mask_len, device_out, out_len, error);
 }

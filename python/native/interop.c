@@ -396,6 +396,23 @@ torch_getter (TgpyState *state)
   return getter;
 }
 
+/* The cudaStream_t of @handle (a new reference, or NULL with an
+ * exception), an int that @framework's current stream gave: 1, or -1 with
+ * an exception. */
+static int
+stream_handle (PyObject *handle, const char *framework, cudaStream_t *stream)
+{
+  if (handle == NULL)
+    return -1;
+  if (PyLong_Check (handle))
+    *stream = PyLong_AsVoidPtr (handle);
+  else
+    PyErr_Format (PyExc_TypeError, "%s current stream handle is %R, not an int",
+                  framework, handle);
+  Py_DECREF (handle);
+  return PyErr_Occurred () ? -1 : 1;
+}
+
 /* torch's current stream on @device: 1 when found, 0 when torch is not
  * imported (or has no CUDA), -1 with the exception torch raised. */
 static int
@@ -417,74 +434,86 @@ torch_current_stream (TgpyState *state, int device, cudaStream_t *stream)
     {
       handle = PyObject_GetAttrString (result, "cuda_stream");
       Py_DECREF (result);
-      if (handle == NULL)
-        return -1;
     }
-  *stream = PyLong_Check (handle) ? PyLong_AsVoidPtr (handle) : NULL;
-  if (!PyLong_Check (handle))
-    PyErr_Format (PyExc_TypeError, "torch's current stream handle is %R, not an int",
-                  handle);
-  Py_DECREF (handle);
-  return PyErr_Occurred () ? -1 : 1;
+  return stream_handle (handle, "torch's", stream);
+}
+
+/* Warp's device object of CUDA device @device (a new reference): None
+ * while Warp is not initialized (wp.init() never ran) or knows no such
+ * device, NULL with an exception. */
+static PyObject *
+warp_device (PyObject *context, int device)
+{
+  PyObject *runtime = PyObject_GetAttrString (context, "runtime"), *devices, *dev;
+  Py_ssize_t n;
+
+  if (runtime == NULL || runtime == Py_None)
+    return runtime;
+  devices = PyObject_GetAttrString (runtime, "cuda_devices");
+  Py_DECREF (runtime);
+  if (devices == NULL || (n = PySequence_Size (devices)) < 0)
+    dev = NULL;
+  else if (device >= n)
+    {
+      Py_INCREF (Py_None);
+      dev = Py_None;
+    }
+  else
+    dev = PySequence_GetItem (devices, device);
+  Py_XDECREF (devices);
+  return dev;
+}
+
+/* Warp's current stream on @device: 1 when found, 0 when warp is not
+ * imported or has not set the device up (so no Warp work of the caller's
+ * can be there), -1 with the exception Warp raised.  Read from Warp's
+ * runtime, never through wp.get_stream(), which would initialize Warp: its
+ * set-up breaks a capture in progress. */
+static int
+warp_current_stream (int device, cudaStream_t *stream)
+{
+  PyObject *modules = PyImport_GetModuleDict ();
+  PyObject *context = PyDict_GetItemString (modules, "warp._src.context");
+  PyObject *dev, *attr;
+  int found = -1, set_up;
+
+  if (PyDict_GetItemString (modules, "warp") == NULL || context == NULL)
+    return 0;
+  if ((dev = warp_device (context, device)) == NULL)
+    return -1;
+  if (dev == Py_None)
+    found = 0;
+  else if ((attr = PyObject_GetAttrString (dev, "has_stream")) != NULL)
+    {
+      /* No stream until Warp made the device's context current. */
+      set_up = PyObject_IsTrue (attr);
+      Py_DECREF (attr);
+      if (set_up == 0)
+        found = 0;
+      else if (set_up > 0 && (attr = PyObject_GetAttrString (dev, "stream")) != NULL)
+        {
+          found = stream_handle (PyObject_GetAttrString (attr, "cuda_stream"), "Warp's",
+                                 stream);
+          Py_DECREF (attr);
+        }
+    }
+  Py_DECREF (dev);
+  return found;
 }
 
 int
-tgpy_stream_auto (TgpyState *state, TgProducer *producer, int device, const char *call,
-                  const char *runs, cudaStream_t *stream, TgCaptureScope **scope)
+tgpy_ambient (TgpyState *state, int device, TgCallStream *call)
 {
-  TgCaptureState capture = TG_CAPTURE_NONE;
-  gboolean registered, bound = FALSE, busy, ok = TRUE;
-  GError *error = NULL;
-  cudaStream_t torch;
   int found;
 
-  if ((found = torch_current_stream (state, device, &torch)) <= 0)
-    return found;
-  /* The producer's lock may be held by a thread waiting for the GIL. */
-  Py_BEGIN_ALLOW_THREADS;
-  registered = tg_capture_is_registered (TG_STREAM_AUTO);
-  if (!registered)
-    {
-      bound = producer != NULL && tg_producer_get_stream (producer) != TG_STREAM_AUTO;
-      ok = tg_stream_get_capture_state (torch, &capture, NULL, &error);
-    }
-  Py_END_ALLOW_THREADS;
-  if (!ok)
-    {
-      tgpy_raise (state, error, NULL);
-      return -1;
-    }
-  /* libtrackgen resolves a registered capture and a bound stream itself. */
-  busy = capture == TG_CAPTURE_ACTIVE || capture == TG_CAPTURE_INVALIDATED;
-  if (registered || (bound && !busy))
+  if (call->stream != TG_STREAM_AUTO)
     return 0;
-  if (bound || (runs != NULL && capture == TG_CAPTURE_ACTIVE))
-    {
-      g_set_error (&error, TG_STATE_ERROR, TG_STATE_ERROR_POLICY,
-                   "%s%s%s%s names no stream, and torch's current stream is capturing "
-                   "(inside torch.cuda.graph): it would run %s beside the capture, "
-                   "never in it; %s",
-                   producer != NULL ? "producer '" : "",
-                   producer != NULL ? tg_producer_get_name (producer) : "",
-                   producer != NULL ? "': " : "", call,
-                   bound ? "on the producer's bound stream" : "now",
-                   bound ? "pass stream=torch.cuda.current_stream() to record it, or "
-                           "call it outside the capture"
-                         : runs);
-      tgpy_raise (state, error, NULL);
-      return -1;
-    }
-  *stream = torch;
-  /* A capture nobody registered: registered for this call, so that its
-   * graph retains what is recorded into it, as under registered(). */
-  if (capture == TG_CAPTURE_ACTIVE && scope != NULL
-      && (*scope = tg_capture_scope_begin (torch, cudaStreamCaptureModeGlobal, &error))
-             == NULL)
-    {
-      tgpy_raise (state, error, NULL);
-      return -1;
-    }
-  return 0;
+  /* torch's first: see doc/python.md, "Streams", for why. */
+  if ((found = torch_current_stream (state, device, &call->ambient)) != 0)
+    call->ambient_name = "torch's current stream";
+  else if ((found = warp_current_stream (device, &call->ambient)) != 0)
+    call->ambient_name = "Warp's current stream";
+  return found < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -495,19 +524,17 @@ native_resolve_stream (PyObject *module, PyObject *args)
 {
   PyObject *stream_obj = Py_None, *device_obj = NULL;
   int device;
-  cudaStream_t stream, resolved;
+  TgCallStream call = TG_CALL_STREAM (TG_STREAM_AUTO);
+  cudaStream_t resolved;
   GError *error = NULL;
 
   if (!PyArg_ParseTuple (args, "|OO:resolve_stream", &stream_obj, &device_obj)
-      || tgpy_stream (stream_obj, "stream", &stream) < 0
+      || tgpy_stream (stream_obj, "stream", &call.stream) < 0
       || tgpy_device (device_obj, "device", &device) < 0
-      || (stream == TG_STREAM_AUTO
-          && tgpy_stream_auto (PyModule_GetState (module), NULL, device,
-                               "resolve_stream()", NULL, &stream, NULL)
-                 < 0))
+      || tgpy_ambient (PyModule_GetState (module), device, &call) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
-  resolved = tg_stream_resolve (stream, device, &error);
+  resolved = tg_stream_resolve_full (&call, device, &error);
   Py_END_ALLOW_THREADS;
   if (resolved == NULL)
     return tgpy_raise (PyModule_GetState (module), error, NULL);
@@ -714,7 +741,8 @@ static PyMethodDef interop_functions[] = {
     "(tg_release_wait()); True when none is left." },
   { "resolve_stream", native_resolve_stream, METH_VARARGS,
     "resolve_stream(stream=None, device=0)\n--\n\nThe stream a call would use on "
-    "*device* (tg_stream_resolve())." },
+    "*device* (tg_stream_resolve_full(), the framework's current stream as the "
+    "ambient one)." },
   { "default_stream", native_default_stream, METH_VARARGS,
     "default_stream(device=0)\n--\n\nTrackGen's default stream of *device*." },
   { "device_check", native_device_check, METH_VARARGS,

@@ -261,19 +261,13 @@ int tgpy_seeds_init_type (PyObject *module, TgpyState *state);
 TgSeedState *tgpy_seed_state_get (TgpyState *state, PyObject *obj);
 
 int tgpy_interop_init (PyObject *module, TgpyState *state);
-/* The stream rule for a call that names no stream (*@stream is
- * TG_STREAM_AUTO): a capture registered on this thread, then the bound
- * stream of @producer (NULL: none can be bound), then torch's current stream
- * on @device when torch is imported, else TrackGen's stream.  Leaves
- * *@stream for libtrackgen to resolve, or sets torch's stream; when that
- * stream captures and @scope is not NULL, *@scope registers the capture for
- * the call (free it after the call).  @call names the call in messages;
- * @runs, NULL for a call that can be recorded, says how to fix one that
- * would run beside torch's capture (a StateError).  0, or -1 with an
- * exception. */
-int tgpy_stream_auto (TgpyState *state, TgProducer *producer, int device,
-                      const char *call, const char *runs, cudaStream_t *stream,
-                      TgCaptureScope **scope);
+/* The ambient stream of a call (exec.h's TgCallStream), for libtrackgen's
+ * stream rule: when @call names no stream, torch's current stream on
+ * @device when torch is imported, else Warp's current stream there when
+ * warp is imported and set the device up, else none.  Read from
+ * sys.modules: nothing is imported.  0, or -1 with the exception the
+ * framework raised. */
+int tgpy_ambient (TgpyState *state, int device, TgCallStream *call);
 
 /* tracks.c: the example track producer, a C producer built into the module */
 int tgpy_tracks_init (PyObject *module, TgpyState *state);

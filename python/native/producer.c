@@ -411,23 +411,6 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
   return tgpy_condition (state, values[2], condition);
 }
 
-/* A call that names no stream follows the stream rule (tgpy_stream_auto()):
- * EAGER and REPLAY run, so they cannot follow torch's stream into a capture. */
-static int
-auto_stream (TgpyState *state, TgpyProducer *self, const char *call, TgPolicy policy,
-             cudaStream_t *stream, TgCaptureScope **scope)
-{
-  if (*stream != TG_STREAM_AUTO)
-    return 0;
-  return tgpy_stream_auto (state, self->producer,
-                           tg_producer_get_device (self->producer), call,
-                           policy == TG_POLICY_EAGER || policy == TG_POLICY_REPLAY
-                               ? "pass policy=Policy.AUTO to record it, or call it "
-                                 "outside the capture"
-                               : NULL,
-                           stream, scope);
-}
-
 /* run and resolve are METH_METHOD: the hot path reads the module state
  * from the class that defines them, with no walk up a subclass's bases. */
 static PyObject *
@@ -437,26 +420,25 @@ producer_run (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args
   TgpyProducer *self = tgpy_producer_open (obj);
   TgProducer *producer;
   TgpyState *state = PyType_GetModuleState (defining_class);
-  cudaStream_t stream;
+  TgCallStream stream = TG_CALL_STREAM (TG_STREAM_AUTO);
   TgPolicy policy;
   TgCondition condition;
   GError *error = NULL;
-  TgCaptureScope *scope = NULL;
   TgpyCall call;
   gboolean ok;
 
   if (self == NULL
-      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0
-      || auto_stream (state, self, "run()", policy, &stream, &scope) < 0)
+      || call_args (state, args, nargs, kwnames, &stream.stream, &policy, &condition)
+             < 0
+      || tgpy_ambient (state, tg_producer_get_device (self->producer), &stream) < 0)
     return NULL;
   /* Held for the call: a stage that closes its own producer (or another
    * thread that does) frees it only once the call is over. */
   producer = tg_producer_ref (self->producer);
   tgpy_call_begin (&call);
   Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_run (producer, stream, policy, condition, &error);
+  ok = tg_producer_run_full (producer, &stream, policy, condition, &error);
   Py_END_ALLOW_THREADS;
-  g_clear_pointer (&scope, tg_capture_scope_free);
   /* The last reference calls the stages' destroy notifies: under the GIL. */
   tg_producer_unref (producer);
   if (tgpy_call_end (state, &call, ok, error) < 0)
@@ -470,19 +452,21 @@ producer_resolve (PyObject *obj, PyTypeObject *defining_class, PyObject *const *
 {
   TgpyProducer *self = tgpy_producer_open (obj);
   TgpyState *state = PyType_GetModuleState (defining_class);
-  cudaStream_t stream, resolved = NULL;
+  TgCallStream stream = TG_CALL_STREAM (TG_STREAM_AUTO);
+  cudaStream_t resolved = NULL;
   TgPolicy policy, decided = TG_POLICY_AUTO;
   TgCondition condition;
   GError *error = NULL;
   gboolean ok;
 
   if (self == NULL
-      || call_args (state, args, nargs, kwnames, &stream, &policy, &condition) < 0
-      || auto_stream (state, self, "resolve()", policy, &stream, NULL) < 0)
+      || call_args (state, args, nargs, kwnames, &stream.stream, &policy, &condition)
+             < 0
+      || tgpy_ambient (state, tg_producer_get_device (self->producer), &stream) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_resolve (self->producer, stream, policy, condition, &decided,
-                            &resolved, &error);
+  ok = tg_producer_resolve_full (self->producer, &stream, policy, condition, &decided,
+                                 &resolved, &error);
   Py_END_ALLOW_THREADS;
   if (!ok)
     return tgpy_raise (state, error, NULL);
@@ -611,8 +595,9 @@ static PyMethodDef producer_methods[] = {
     "Args:\n"
     "    stream (StreamLike): Where the work goes.  None follows the stream\n"
     "        rule (:func:`~track_gen.exec.resolve_stream`; torch's current\n"
-    "        stream once torch is imported); an int is a cudaStream_t (0 is\n"
-    "        the legacy default stream); a torch stream is its handle.\n"
+    "        stream once torch is imported, else Warp's once warp is); an int\n"
+    "        is a cudaStream_t (0 is the legacy default stream); a torch\n"
+    "        stream is its handle.\n"
     "    policy (Policy): AUTO decides from the stream and the stages;\n"
     "        EAGER, REPLAY and RECORD insist and raise where they cannot apply.\n"
     "    condition (Condition | ArrayLike | None): Guards the whole call by a\n"

@@ -171,23 +171,15 @@ seed_state_dealloc (TgpySeedState *self)
   Py_DECREF (type);
 }
 
-/* The stream of @call; one that names none follows the stream rule
- * (tgpy_stream_auto()).  A @blocking call waits for its stream, so it
- * cannot follow torch's stream into a capture. */
+/* The stream of a call, and the ambient stream libtrackgen's stream rule
+ * uses when it names none (tgpy_ambient()). */
 static int
-stream_arg (PyObject *self, TgSeedState *s, const char *call, gboolean blocking,
-            PyObject *obj, cudaStream_t *stream)
+stream_arg (PyObject *self, TgSeedState *s, PyObject *obj, TgCallStream *stream)
 {
-  if (tgpy_stream (obj, "stream", stream) < 0)
+  *stream = TG_CALL_STREAM (TG_STREAM_AUTO);
+  if (tgpy_stream (obj, "stream", &stream->stream) < 0)
     return -1;
-  if (*stream != TG_STREAM_AUTO)
-    return 0;
-  return tgpy_stream_auto (tgpy_state_of (self), NULL, tg_seed_state_get_device (s),
-                           call,
-                           blocking ? "it waits for its stream: call it outside the "
-                                      "capture"
-                                    : NULL,
-                           stream, NULL);
+  return tgpy_ambient (tgpy_state_of (self), tg_seed_state_get_device (s), stream);
 }
 
 /* A device array's address and its length in elements of @itemsize (the
@@ -227,7 +219,7 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
   TgSeedState *s = open_state (obj);
   PyObject *stream_obj = Py_None, *mask_obj = Py_None, *len_obj = Py_None;
   gint64 given;
-  cudaStream_t stream;
+  TgCallStream stream;
   void *mask = NULL;
   gsize len = 0;
   gboolean ok;
@@ -236,17 +228,15 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO", names, &stream_obj,
                                        &mask_obj, &len_obj)
       || tgpy_optional_count (len_obj, "mask_len", 0, G_MAXUINT32, &given) < 0
-      || stream_arg (obj, s, reset ? "SeedState.reset_epochs()" : "SeedState.advance()",
-                     FALSE, stream_obj, &stream)
-             < 0
+      || stream_arg (obj, s, stream_obj, &stream) < 0
       || (mask_obj != Py_None
           && device_elems (tgpy_state_of (obj), mask_obj, "mask", 1, given, &mask, &len)
                  < 0))
     return NULL;
   if (reset)
-    CALL (obj, s, ok, tg_seed_state_reset_epochs (s, stream, mask, len, &error_));
+    CALL (obj, s, ok, tg_seed_state_reset_epochs_full (s, &stream, mask, len, &error_));
   else
-    CALL (obj, s, ok, tg_seed_state_advance (s, stream, mask, len, &error_));
+    CALL (obj, s, ok, tg_seed_state_advance_full (s, &stream, mask, len, &error_));
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -271,7 +261,7 @@ seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgSeedState *s = open_state (obj);
   PyObject *out_obj, *stream_obj = Py_None, *len_obj = Py_None;
   gint64 given;
-  cudaStream_t stream;
+  TgCallStream stream;
   void *out;
   gsize len;
   gboolean ok;
@@ -280,13 +270,12 @@ seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|OO:fill_effective", names,
                                        &out_obj, &stream_obj, &len_obj)
       || tgpy_optional_count (len_obj, "out_len", 0, G_MAXUINT32, &given) < 0
-      || stream_arg (obj, s, "SeedState.fill_effective()", FALSE, stream_obj, &stream)
-             < 0
+      || stream_arg (obj, s, stream_obj, &stream) < 0
       || device_elems (tgpy_state_of (obj), out_obj, "out", sizeof (guint64), given,
                        &out, &len)
              < 0)
     return NULL;
-  CALL (obj, s, ok, tg_seed_state_fill_effective (s, stream, out, len, &error_));
+  CALL (obj, s, ok, tg_seed_state_fill_effective_full (s, &stream, out, len, &error_));
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -299,7 +288,7 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgSeedState *s = open_state (obj);
   PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None, *n_obj = Py_None;
   gint64 given;
-  cudaStream_t stream;
+  TgCallStream stream;
   void *ids, *seeds;
   gsize n_ids, n_seeds;
   gboolean ok;
@@ -308,8 +297,7 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|OO:set_seeds_device", names,
                                        &ids_obj, &seeds_obj, &stream_obj, &n_obj)
       || tgpy_optional_count (n_obj, "n", 0, G_MAXUINT32, &given) < 0
-      || stream_arg (obj, s, "SeedState.set_seeds_device()", FALSE, stream_obj, &stream)
-             < 0
+      || stream_arg (obj, s, stream_obj, &stream) < 0
       || device_elems (tgpy_state_of (obj), ids_obj, "env_ids", sizeof (guint32), given,
                        &ids, &n_ids)
              < 0
@@ -322,7 +310,8 @@ seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwargs)
                                 "%zu seeds for %zu env ids: pass as many of each",
                                 n_seeds, n_ids);
   CALL (obj, s, ok,
-        tg_seed_state_set_seeds_device (s, stream, ids, seeds, (guint)n_ids, &error_));
+        tg_seed_state_set_seeds_device_full (s, &stream, ids, seeds, (guint)n_ids,
+                                             &error_));
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -336,7 +325,7 @@ seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
   PyObject *ids_obj, *seeds_obj, *stream_obj = Py_None;
   const char *ids_data, *seeds_data;
   Py_ssize_t ids_size, seeds_size;
-  cudaStream_t stream;
+  TgCallStream stream;
   guint *ids;
   guint64 *seeds;
   gsize n;
@@ -345,7 +334,7 @@ seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:set_seeds", names, &ids_obj,
                                        &seeds_obj, &stream_obj)
-      || stream_arg (obj, s, "SeedState.set_seeds()", TRUE, stream_obj, &stream) < 0
+      || stream_arg (obj, s, stream_obj, &stream) < 0
       || host_bytes (ids_obj, "env_ids", &ids_data, &ids_size) < 0
       || host_bytes (seeds_obj, "seeds", &seeds_data, &seeds_size) < 0)
     return NULL;
@@ -366,7 +355,8 @@ seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
       seeds[k] = GUINT64_FROM_LE (seeds[k]);
     }
 #endif
-  CALL (obj, s, ok, tg_seed_state_set_seeds (s, stream, ids, seeds, (guint)n, &error_));
+  CALL (obj, s, ok,
+        tg_seed_state_set_seeds_full (s, &stream, ids, seeds, (guint)n, &error_));
   g_free (ids);
   g_free (seeds);
   if (!ok)
@@ -380,7 +370,7 @@ seed_state_read (PyObject *obj, PyObject *args, PyObject *kwargs)
   static char *names[] = { "stream", NULL };
   TgSeedState *s = open_state (obj);
   PyObject *stream_obj = Py_None, *seeds_list = NULL, *epochs_list = NULL;
-  cudaStream_t stream;
+  TgCallStream stream;
   guint64 *seeds;
   guint32 *epochs;
   guint n;
@@ -388,12 +378,12 @@ seed_state_read (PyObject *obj, PyObject *args, PyObject *kwargs)
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:read", names, &stream_obj)
-      || stream_arg (obj, s, "SeedState.read()", TRUE, stream_obj, &stream) < 0)
+      || stream_arg (obj, s, stream_obj, &stream) < 0)
     return NULL;
   n = tg_seed_state_get_n_envs (s);
   seeds = g_new (guint64, n);
   epochs = g_new (guint32, n);
-  CALL (obj, s, ok, tg_seed_state_read (s, stream, seeds, epochs, &error_));
+  CALL (obj, s, ok, tg_seed_state_read_full (s, &stream, seeds, epochs, &error_));
   if (ok && (seeds_list = PyList_New (n)) != NULL
       && (epochs_list = PyList_New (n)) != NULL)
     for (guint i = 0; i < n && ok; i++)
@@ -445,13 +435,13 @@ seed_state_write (PyObject *obj, PyObject *args, PyObject *kwargs)
   TgSeedState *s = open_state (obj);
   PyObject *seeds_obj = Py_None, *epochs_obj = Py_None, *stream_obj = Py_None;
   gpointer seeds = NULL, epochs = NULL;
-  cudaStream_t stream;
+  TgCallStream stream;
   gboolean ok = FALSE;
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO:write", names, &seeds_obj,
                                        &epochs_obj, &stream_obj)
-      || stream_arg (obj, s, "SeedState.write()", TRUE, stream_obj, &stream) < 0)
+      || stream_arg (obj, s, stream_obj, &stream) < 0)
     return NULL;
   if (host_ints (seeds_obj, "seeds", tg_seed_state_get_n_envs (s), G_MAXUINT64,
                  sizeof (guint64), &seeds)
@@ -459,7 +449,7 @@ seed_state_write (PyObject *obj, PyObject *args, PyObject *kwargs)
       && host_ints (epochs_obj, "epochs", tg_seed_state_get_n_envs (s), G_MAXUINT32,
                     sizeof (guint32), &epochs)
              == 0)
-    CALL (obj, s, ok, tg_seed_state_write (s, stream, seeds, epochs, &error_));
+    CALL (obj, s, ok, tg_seed_state_write_full (s, &stream, seeds, epochs, &error_));
   g_free (seeds);
   g_free (epochs);
   if (!ok)
@@ -473,7 +463,7 @@ seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
   static char *names[] = { "stream", NULL };
   TgSeedState *s = open_state (obj);
   PyObject *stream_obj = Py_None, *result;
-  cudaStream_t stream;
+  TgCallStream stream;
   GBytes *bytes = NULL;
   gconstpointer data;
   gsize size;
@@ -481,9 +471,10 @@ seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:snapshot", names, &stream_obj)
-      || stream_arg (obj, s, "SeedState.snapshot()", TRUE, stream_obj, &stream) < 0)
+      || stream_arg (obj, s, stream_obj, &stream) < 0)
     return NULL;
-  CALL (obj, s, ok, (bytes = tg_seed_state_snapshot (s, stream, &error_)) != NULL);
+  CALL (obj, s, ok,
+        (bytes = tg_seed_state_snapshot_full (s, &stream, &error_)) != NULL);
   if (!ok)
     return NULL;
   data = g_bytes_get_data (bytes, &size);
@@ -500,18 +491,18 @@ seed_state_restore (PyObject *obj, PyObject *args, PyObject *kwargs)
   PyObject *snapshot_obj, *stream_obj = Py_None;
   const char *data;
   Py_ssize_t size;
-  cudaStream_t stream;
+  TgCallStream stream;
   GBytes *bytes;
   gboolean ok;
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|O:restore", names,
                                        &snapshot_obj, &stream_obj)
-      || stream_arg (obj, s, "SeedState.restore()", TRUE, stream_obj, &stream) < 0
+      || stream_arg (obj, s, stream_obj, &stream) < 0
       || host_bytes (snapshot_obj, "snapshot", &data, &size) < 0)
     return NULL;
   bytes = g_bytes_new (data, (gsize)size);
-  CALL (obj, s, ok, tg_seed_state_restore (s, stream, bytes, &error_));
+  CALL (obj, s, ok, tg_seed_state_restore_full (s, &stream, bytes, &error_));
   g_bytes_unref (bytes);
   if (!ok)
     return NULL;

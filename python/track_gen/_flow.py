@@ -104,19 +104,6 @@ def _producer(kind: str, device: int) -> Tuple[Any, list]:
     return entry
 
 
-def _torch_stream(device: int) -> Optional[int]:
-    """torch's current stream on *device* when torch is loaded, else None:
-    where the bodies' torch ops go, and the caller's own (inside a stage,
-    ctx.stream; inside torch.cuda.graph, the capturing stream).  A capture
-    registered on this thread does not win over it, as the stream rule's
-    first step would: the call's work must be ordered with the torch ops
-    around it."""
-    if "torch" not in sys.modules:
-        return None
-    from track_gen.interop import torch as interop_torch
-    return interop_torch.current_stream(device)
-
-
 def _device(device: int) -> int:
     """The device of a flag given by address (-1): torch's current one."""
     if device >= 0:
@@ -133,9 +120,10 @@ def _run(call: _Call, stream: Any, device: int) -> None:
     try:
         ctx = _here.bodies[-1] if _here.bodies else None
         device = ctx.device if ctx is not None else _device(device)
-        if handle is None:
-            handle = _torch_stream(device)
-        # NULL names the legacy stream, which a context calls cudaStreamLegacy.
+        # Inside a body, naming no stream (or the body's) nests in it, as a
+        # stage's own ctx.if_ does; elsewhere the producer's call follows
+        # the stream rule.  NULL names the legacy stream, which a context
+        # calls cudaStreamLegacy.
         if ctx is not None and (handle is None or (handle or 1) == ctx.stream):
             call.build(ctx)
         else:
@@ -213,11 +201,13 @@ def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
             does) when the flag is non-zero; None runs nothing.
         on_false (Callable[..., Any] | None): Called with *kwargs* when the
             flag is 0; None runs nothing.
-        stream (StreamLike): Where the work goes.  None: torch's current
-            stream on the flag's device once torch is imported, where the
-            torch ops around the call go (inside ``torch.cuda.graph`` the
-            capturing stream, inside a stage ``ctx.stream``), else the stream
-            rule (:func:`resolve_stream`).
+        stream (StreamLike): Where the work goes.  None: inside a body of
+            capture_if, capture_while or capture_switch, that body (the call
+            nests in it); elsewhere the stream rule on the flag's device
+            (:func:`resolve_stream`: with torch imported, torch's current
+            stream, where the torch ops around the call go; inside
+            ``torch.cuda.graph`` the capturing stream, inside a stage
+            ``ctx.stream``).
         **kwargs (Any): The callables' keyword arguments.
 
     Raises:

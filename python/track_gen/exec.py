@@ -14,7 +14,8 @@ code, with no producer to build.  This module maps libtrackgen's exec layer
 
 Streams are taken as the ecosystem passes them: ``None`` lets TrackGen choose
 by the stream rule (see :func:`resolve_stream`: torch's current stream when
-torch is imported, as torch's own calls do); an ``int`` is a ``cudaStream_t`` (``0`` is
+torch is imported, as torch's own calls do, else Warp's when warp is); an
+``int`` is a ``cudaStream_t`` (``0`` is
 CUDA's legacy default stream); a ``torch.cuda.Stream``, or any object with
 ``__cuda_stream__`` (cuda.core, CuPy), is its handle.  Device arrays are any
 object with ``__cuda_array_interface__`` or ``__dlpack__`` (torch tensors,
@@ -513,29 +514,48 @@ def resolve(producer: Producer, stream: StreamLike = None, policy: int = Policy.
 
 
 def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
-    """The stream a TrackGen call would use on a device (tg_stream_resolve()).
+    """The stream a TrackGen call would use on a device
+    (tg_stream_resolve_full()).
 
-    A stream you name wins (``0`` is the legacy default stream; a stream of
-    another device raises ArgumentError).  A call that names no stream
-    (``None``) follows the stream rule, in order:
+    The stream rule, the one every call that takes a stream follows
+    (:meth:`Producer.run` and :meth:`Producer.resolve`, every
+    :class:`~track_gen.seeds.SeedState` call, :func:`capture_if`,
+    :func:`capture_while`, :func:`capture_switch`).  It lives in
+    libtrackgen (``TgCallStream`` in ``trackgen/exec.h``); the package only
+    reads the framework's current stream and passes it down as the
+    *ambient* stream.  A call uses, in order:
 
-    1. the capture registered on this thread (``interop.torch.registered()``
-       or ``graph()``);
-    2. the producer's bound stream (``Producer(stream=...)``, ``set_stream``);
-    3. when torch is already imported (``sys.modules``; nothing is
-       imported to find out), torch's current stream on the producer's
-       device, as torch's own calls do;
-    4. TrackGen's default stream of the device, ordered with nothing of yours.
+    1. the stream it names (``0`` is the legacy default stream; a stream of
+       another device raises ArgumentError);
+    2. the capture registered on this thread (``interop.torch.registered()``
+       or ``graph()``), except in a call a stage makes, which goes to the
+       stage's stream (torch's current stream during a stage);
+    3. the producer's bound stream (``Producer(stream=...)``, ``set_stream``);
+    4. the ambient stream: torch's current stream on the call's device when
+       torch is imported, as torch's own calls do; else, when warp is
+       imported and has set the device up, Warp's current stream there
+       (``wp.get_stream()``, what a ``wp.launch`` without ``stream=`` uses);
+    5. TrackGen's default stream of the device, ordered with nothing of
+       yours.
+
+    Frameworks are found in ``sys.modules``: nothing is imported, and Warp
+    is never initialized, to find out.  With both imported, torch's stream
+    is the ambient one: it is per thread (Warp's is per device, shared by
+    every thread), it is the stream ``interop.torch.graph()`` captures on
+    (which also makes it Warp's current stream for the block), the stream
+    of the torch ops in :func:`capture_if` bodies, and a stage's stream
+    during a stage.  A Warp user who also imports torch names Warp's stream:
+    ``stream=wp.get_stream()``.
 
     Inside ``torch.cuda.graph`` torch's current stream is capturing, so
     ``Policy.AUTO`` records into it and the graph retains the producer, as
     under ``registered()`` (register it yourself for a
     ``capture_error_mode="relaxed"`` capture).  Work never runs beside a
-    capture in progress on torch's current stream: a call that names no
-    stream and would (``Policy.EAGER`` or ``REPLAY``, a producer bound to
-    another stream, a blocking ``SeedState`` call) raises StateError naming
-    the fix.  ``SeedState`` calls follow the same rule (they have no bound
-    stream).
+    capture in progress on the ambient stream: a call that names no stream
+    and would (``Policy.EAGER`` or ``REPLAY``, a producer bound to another
+    stream, a ``SeedState`` call that waits for its stream) raises
+    StateError naming the fix.  ``resolve_stream`` itself is a call that
+    can be recorded, with no bound stream.
 
     Args:
         stream (StreamLike): The stream a call names, or None.
@@ -546,8 +566,6 @@ def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
 
     Raises:
         ArgumentError: *stream* belongs to another device.
-        StateError: No stream is named and the call would run beside a
-            capture in progress on torch's current stream.
     """
     return _native.resolve_stream(stream, device)
 

@@ -1,9 +1,12 @@
-"""The stream rule: a call that names no stream uses a capture registered on
-this thread, the producer's bound stream, torch's current stream on the
-producer's device when torch is imported (found in sys.modules, never
-imported), else TrackGen's stream; work never runs beside a capture in
-progress on torch's current stream.  The host cases put a fake torch in
-sys.modules; the GPU cases use the real one."""
+"""The stream rule (libtrackgen's, doc/python.md "Streams"): a call that
+names no stream uses a capture registered on this thread, the producer's
+bound stream, the ambient stream (torch's current stream on the call's
+device when torch is imported, else Warp's when warp is imported and has set
+the device up; both found in sys.modules, never imported), else TrackGen's
+stream; work never runs beside a capture in progress on the ambient stream.
+The binding only reads the ambient stream: the host cases put a fake torch
+and a fake warp in sys.modules and check what is read; the GPU cases use the
+real ones."""
 import os
 import subprocess
 import sys
@@ -44,24 +47,58 @@ class FakeTorch(types.ModuleType):
                 raise error
             return 0
 
+        # current_device: the device of a flag given by address (_flow.py).
+        self.cuda = types.SimpleNamespace(current_device=lambda: 0)
         if raw:
             self._C = types.SimpleNamespace(_cuda_getCurrentRawStream=current)
         else:
-            self.cuda = types.SimpleNamespace(
-                current_stream=lambda d: types.SimpleNamespace(cuda_stream=current(d)))
+            self.cuda.current_stream = lambda d: types.SimpleNamespace(
+                cuda_stream=current(d))
+
+
+class FakeWarpDevice:
+    """What the rule reads of a Warp device: ``has_stream``, then
+    ``stream.cuda_stream``; counts the reads of ``stream``."""
+
+    def __init__(self, set_up=True, handle=0, error=None):
+        self.has_stream = set_up
+        self.handle, self.error = handle, error
+        self.reads = 0
+
+    @property
+    def stream(self):
+        self.reads += 1
+        if self.error is not None:
+            raise self.error
+        return types.SimpleNamespace(cuda_stream=self.handle)
+
+
+def fake_warp(devices, initialized=True):
+    """Puts a fake warp in sys.modules: ``warp`` and its runtime module
+    ``warp._src.context``, whose ``runtime`` (None until ``wp.init()``)
+    holds *devices* as ``cuda_devices``."""
+    context = types.ModuleType("warp._src.context")
+    context.runtime = (types.SimpleNamespace(cuda_devices=devices) if initialized
+                       else None)
+    sys.modules["warp"] = types.ModuleType("warp")
+    sys.modules["warp._src.context"] = context
+    return devices
 
 
 class HostRule(unittest.TestCase):
+    MODULES = ("torch", "warp", "warp._src.context")
+
     def setUp(self):
-        self.saved = sys.modules.get("torch")
+        self.saved = {name: sys.modules.pop(name, None) for name in self.MODULES}
         self.producer = tx.Producer("rule")
 
     def tearDown(self):
         self.producer.close()
-        if self.saved is None:
-            sys.modules.pop("torch", None)
-        else:
-            sys.modules["torch"] = self.saved
+        for name, module in self.saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
 
     def call(self, func):
         """Calls *func*.  Without a GPU the CUDA query that follows the
@@ -115,6 +152,61 @@ class HostRule(unittest.TestCase):
         sys.modules["torch"] = types.ModuleType("torch")  # a CPU-only build
         self.call(self.producer.run)
 
+    def test_warp_current_stream_without_torch(self):
+        devices = fake_warp([FakeWarpDevice() for _ in range(4)])
+        for call in (self.producer.run, self.producer.resolve,
+                     lambda: tx.resolve(self.producer), tx.resolve_stream,
+                     lambda: tx.capture_if(4096, on_true=lambda: None)):
+            self.call(call)
+        self.assertEqual([d.reads for d in devices], [5, 0, 0, 0])
+        if not GPU:
+            with tx.Producer("two", 2) as two:
+                self.call(two.run)
+            self.call(lambda: tx.resolve_stream(None, 3))
+            self.assertEqual([d.reads for d in devices], [5, 0, 1, 1])
+
+    def test_both_imported_torch_wins(self):
+        torch = sys.modules["torch"] = FakeTorch()
+        devices = fake_warp([FakeWarpDevice()])
+        for call in (self.producer.run, tx.resolve_stream,
+                     lambda: tx.capture_if(4096, on_true=lambda: None)):
+            self.call(call)
+        self.assertEqual(torch.devices, [0, 0, 0])
+        self.assertEqual(devices[0].reads, 0)
+
+    def test_torch_without_cuda_leaves_it_to_warp(self):
+        sys.modules["torch"] = types.ModuleType("torch")  # a CPU-only build
+        devices = fake_warp([FakeWarpDevice()])
+        self.call(self.producer.run)
+        self.assertEqual(devices[0].reads, 1)
+
+    def test_warp_never_set_up_is_not_asked(self):
+        # Not initialized (no runtime), a device Warp never made current, a
+        # device Warp does not have: TrackGen's stream, and Warp untouched.
+        fake_warp([FakeWarpDevice(error=AssertionError("read"))], initialized=False)
+        self.call(self.producer.run)
+        devices = fake_warp([FakeWarpDevice(set_up=False,
+                                            error=AssertionError("read"))])
+        self.call(self.producer.run)
+        self.call(lambda: tx.resolve_stream(None, 1))
+        self.assertEqual(devices[0].reads, 0)
+
+    def test_a_named_stream_wins_over_warp(self):
+        devices = fake_warp([FakeWarpDevice()])
+        self.call(lambda: self.producer.run(0))
+        self.call(lambda: tx.resolve_stream(0))
+        self.assertEqual(devices[0].reads, 0)
+
+    def test_warp_errors_propagate_unchanged(self):
+        error = RuntimeError("Warp says no")
+        fake_warp([FakeWarpDevice(error=error)])
+        with self.assertRaises(RuntimeError) as caught:
+            self.producer.run()
+        self.assertIs(caught.exception, error)
+        fake_warp([FakeWarpDevice(handle="not a handle")])
+        with self.assertRaisesRegex(TypeError, "Warp's current stream handle"):
+            tx.resolve_stream()
+
     def test_no_torch_is_imported(self):
         script = textwrap.dedent("""
             import sys
@@ -133,7 +225,74 @@ class HostRule(unittest.TestCase):
         self.assertEqual(run.stdout.strip(), "False")
 
 
+WARP_SCRIPT = """if True:
+    import sys
+    import warp as wp
+    from track_gen import exec as tx, seeds
+
+    wp.init()
+    dev = wp.get_device("cuda:0")
+    state = seeds.SeedState(64)
+    p = tx.Producer("warp-rule")
+    p.add_device_stage("noop", lambda ctx: None, capture_safe=True)
+    s = wp.Stream(dev)
+    with wp.ScopedStream(s):
+        # Outside a capture: Warp's current stream, ordered with Warp's work.
+        assert tx.resolve_stream() == s.cuda_stream
+        assert tx.resolve(p) == (tx.Policy.REPLAY, s.cuda_stream), tx.resolve(p)
+        state.advance()
+        with wp.ScopedCapture(device=dev) as capture:
+            # Inside Warp's capture: recorded into it, never run beside it.
+            assert tx.resolve(p) == (tx.Policy.RECORD, s.cuda_stream)
+            state.advance()
+            for call in (lambda: p.run(policy=tx.Policy.EAGER), state.read):
+                try:
+                    call()
+                except tx.StateError as e:
+                    assert "Warp's current stream is capturing" in str(e), e
+                else:
+                    raise AssertionError("ran beside Warp's capture")
+        for _ in range(3):
+            wp.capture_launch(capture.graph)
+        wp.synchronize_device(dev)
+    assert state.read()[1] == [4] * 64, state.read()[1][:4]
+    assert "torch" not in sys.modules
+    p.close()
+    state.close()
+    print("ok")
+"""
+
+
+class WarpRule(unittest.TestCase):
+    def test_warp_current_stream_without_torch(self):
+        try:
+            import warp  # noqa: F401
+        except ImportError:
+            self.skipTest("no warp (pip install warp-lang)")
+        if not GPU:
+            self.skipTest("no CUDA device")
+        run = subprocess.run([sys.executable, "-c", WARP_SCRIPT], capture_output=True,
+                             text=True, timeout=300, env=os.environ)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertEqual(run.stdout.strip().splitlines()[-1], "ok")
+
+
 class TorchRule(tgtest.GpuCase):
+    def test_both_imported_torch_current_stream_wins(self):
+        try:
+            import warp as wp
+        except ImportError:
+            self.skipTest("no warp (pip install warp-lang)")
+        torch = self.torch
+        wp.init()
+        ws, side = wp.Stream("cuda:0"), torch.cuda.Stream()
+        with wp.ScopedStream(ws), torch.cuda.stream(side):
+            self.assertEqual(tx.resolve_stream(), side.cuda_stream)
+        with wp.ScopedStream(ws):
+            self.assertEqual(tx.resolve_stream(), torch.cuda.current_stream().cuda_stream)
+        torch.cuda.synchronize()
+
+
     def test_outside_a_capture_torch_current_stream(self):
         torch = self.torch
         chain = tgtest.Chain("current")
@@ -189,7 +348,9 @@ class TorchRule(tgtest.GpuCase):
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             for policy in (tx.Policy.EAGER, tx.Policy.REPLAY):
-                with self.assertRaisesRegex(tx.StateError, "policy=Policy.AUTO"):
+                with self.assertRaisesRegex(tx.StateError,
+                                            "torch's current stream is capturing.*"
+                                            "pass Policy.AUTO to record it"):
                     chain.producer.run(policy=policy)
             with self.assertRaisesRegex(tx.StateError, "bound stream"):
                 bound.producer.run()
@@ -205,6 +366,34 @@ class TorchRule(tgtest.GpuCase):
             c.producer.close()
         state.close()
         del g
+
+    def test_calls_in_a_stage_go_to_its_stream_under_registered(self):
+        # The registered capture is the caller's: inside a stage, a call that
+        # names no stream goes to the stage's stream (torch's current one),
+        # and capture_if records into the stage's work, where it belongs.
+        torch = self.torch
+        flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+        buf = torch.zeros(2, dtype=torch.int64, device="cuda")
+        seen = []
+
+        def stage(ctx):
+            seen.append(tx.resolve_stream() == ctx.stream)
+            tx.capture_if(flag, lambda: buf[0].add_(1), lambda: buf[1].add_(1))
+
+        p = tx.Producer("calls-in-a-stage")
+        p.add_device_stage("stage", stage, capture_safe=True)
+        g = torch.cuda.CUDAGraph()
+        with self.interop.graph(g):
+            p.run()
+        self.assertTrue(seen and all(seen), seen)
+        for i in range(2):
+            flag.fill_(i)
+            buf.zero_()
+            g.replay()
+            torch.cuda.synchronize()
+            self.assertEqual(buf.tolist(), [i, 1 - i])
+        del g
+        p.close()
 
     def test_seed_state_follows_torch_stream(self):
         torch = self.torch
