@@ -491,6 +491,55 @@ class Rows(WarpCase):
         self.check_everywhere(self.producer("scratch", under_flag(scratches)))
 
 
+class Threads(WarpCase):
+    """Warp's current stream is one per device, shared by threads: two
+    threads each running their own producer of Warp stages (launches
+    without stream=) get their own results, under REPLAY and RECORD into
+    their own thread-local torch graphs (issue 35 §2: they replayed zeros)."""
+
+    ROUNDS = 30
+
+    def test_two_threads_each_their_own_results(self):
+        import numpy as np
+        torch, twarp = self.torch, self.twarp
+
+        def work(i):
+            param = wp.full(1, 5 + i, dtype=wp.uint32, device="cuda:0")
+            out = wp.zeros(N, dtype=wp.uint32, device="cuda:0")
+
+            @twarp.stage
+            def gen(ctx):
+                a = ctx.binding("out")
+                wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
+                wp.launch(mix_kernel, N, inputs=[a, a])
+
+            p = tx.Producer("thread%d" % i)
+            s = p.add_device_stage("gen", gen, capture_safe=True)
+            p.declare_binding(s, "param", 4, dtype="uint32")
+            p.declare_binding(s, "out", 4 * N, dtype="uint32")
+            p.bind("param", param)
+            p.bind("out", out)
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                g = torch.cuda.CUDAGraph()
+                with self.interop.graph(g, capture_error_mode="thread_local"):
+                    p.run()
+                for k in range(self.ROUNDS):
+                    out.zero_()
+                    wp.synchronize_device("cuda:0")
+                    if k % 2:
+                        g.replay()
+                    else:
+                        p.run(stream, tx.Policy.REPLAY)
+                    stream.synchronize()
+                    np.testing.assert_array_equal(out.numpy(), expected(5 + i),
+                                                  "thread %d, round %d" % (i, k))
+            del g
+            p.close()
+
+        self.run_threads(work, 2)
+
+
 class Bindings(WarpCase):
     def test_warp_arrays_bind_checked_and_read_back(self):
         p = tx.Producer("bind")

@@ -58,6 +58,23 @@ _prepared: Set[int] = set()
 _streams: Dict[Tuple[int, int], "wp.Stream"] = {}
 _streams_lock = threading.Lock()
 
+# Warp's current stream is one per device, shared by every thread: a stage
+# that sets it while another thread's stage has it set sends that thread's
+# launches (those without stream=) to its own stream, into its own capture,
+# and the other thread's graph replays nothing.  So a thread holds its
+# device's lock while its Warp work has the current stream set: Warp stages
+# of several threads on one device run one at a time (re-entrant: a stage's
+# nested calls and a registered torch capture's stages take it again).
+_current_locks: Dict[int, "threading.RLock"] = {}
+
+
+def _current_lock(ordinal: int) -> "threading.RLock":
+    lock = _current_locks.get(ordinal)
+    if lock is None:
+        with _streams_lock:
+            lock = _current_locks.setdefault(ordinal, threading.RLock())
+    return lock
+
 # The capture modes torch's captures were registered with on this thread
 # (interop.torch.registered()), innermost last: TrackGen's own captures
 # inside a relaxed one are relaxed too, and Warp resumes a capture it paused
@@ -195,7 +212,7 @@ def scope(ctx: LaunchContext) -> Iterator["wp.Stream"]:
     known = ctx.is_capturing and _known(ws, ctx.capture_id)
     # sync_enter=False: the default makes ws wait for Warp's previous stream,
     # an event wait a capture refuses (CUDA error 905).
-    with wp.ScopedStream(ws, sync_enter=False):
+    with _current_lock(ordinal), wp.ScopedStream(ws, sync_enter=False):
         if not ctx.is_capturing:
             yield ws
             return
@@ -375,7 +392,8 @@ def _torch_capture(handle: int, device: int, mode: int) -> Iterator[None]:
     stack = _modes.__dict__.setdefault("stack", [])
     stack.append(wp.CaptureMode(mode))
     try:
-        with _registration(ws, stack[-1], lambda graph: retain_capture(handle, graph),
+        with _current_lock(device), \
+             _registration(ws, stack[-1], lambda graph: retain_capture(handle, graph),
                            "track_gen.interop.torch.registered()"), \
              wp.ScopedStream(ws, sync_enter=False):
             yield
