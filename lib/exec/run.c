@@ -139,8 +139,10 @@ check_legacy (const TgProducer *p, const Resolution *r, GError **error)
 static TgScope *
 record_scope (Resolution *r, gboolean ambient)
 {
-  TgScope *scope = tg__scope_find (r->capture.id);
+  TgScope *scope = tg__scope_find (r->capture.id, r->capture.graph, r->stream);
 
+  if (scope != NULL)
+    r->capture.id = scope->capture_id; /* a pause and resume gave it another */
   if (scope != NULL || !ambient)
     return scope;
   r->ambient_scope = (TgScope){ .stream = r->stream,

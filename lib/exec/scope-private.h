@@ -20,6 +20,10 @@ struct _TgScope
   cudaStream_t stream;
   enum cudaStreamCaptureMode mode;
   unsigned long long capture_id;
+  /* The graph it captures into: a capture paused and resumed into the same
+   * graph (Warp's capture_if and capture_while end the capture and begin a
+   * new one into its graph) has a new id, and is still this scope's. */
+  cudaGraph_t graph;
   /* The capture fills the body of a conditional node (CUDA cannot tell):
    * RECORD refuses work a body cannot hold before recording it. */
   gboolean body;
@@ -43,8 +47,14 @@ TgScope *tg__scope_current (void);
  * takes. */
 TgScope *tg__scope_hide (void);
 void tg__scope_unhide (TgScope *hidden);
-/* The scope of this thread whose capture has id @capture_id, or NULL. */
-TgScope *tg__scope_find (unsigned long long capture_id);
+/* The scope of this thread whose capture has id @capture_id, or captures
+ * on @stream into @graph (the same capture, resumed), or NULL. */
+TgScope *tg__scope_find (unsigned long long capture_id, cudaGraph_t graph,
+                         cudaStream_t stream);
+/* The id TrackGen knows the capture (@capture_id, @graph) on @stream by:
+ * its scope's, when a scope of this thread registered it before a pause. */
+unsigned long long tg__scope_capture_id (unsigned long long capture_id,
+                                         cudaGraph_t graph, cudaStream_t stream);
 
 G_END_DECLS
 

@@ -46,12 +46,22 @@ tg__scope_unhide (TgScope *hidden)
 }
 
 TgScope *
-tg__scope_find (unsigned long long capture_id)
+tg__scope_find (unsigned long long capture_id, cudaGraph_t graph, cudaStream_t stream)
 {
   for (TgScope *s = current; s != NULL; s = s->outer)
-    if (s->capture_id == capture_id)
+    if (s->capture_id == capture_id
+        || (graph != NULL && s->graph == graph && s->stream == stream))
       return s;
   return NULL;
+}
+
+unsigned long long
+tg__scope_capture_id (unsigned long long capture_id, cudaGraph_t graph,
+                      cudaStream_t stream)
+{
+  TgScope *s = tg__scope_find (capture_id, graph, stream);
+
+  return s != NULL ? s->capture_id : capture_id;
 }
 
 gboolean

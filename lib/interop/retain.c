@@ -70,7 +70,8 @@ tg_retain_capture_full (cudaStream_t stream, gpointer data, GDestroyNotify relea
       release (data);
       return FALSE;
     }
-  return tg__keep_retain (info.graph, info.id, data, release, error);
+  return tg__keep_retain (info.graph, tg__scope_capture_id (info.id, info.graph, stream),
+                          data, release, error);
 }
 
 TgRetained *
@@ -81,7 +82,7 @@ tg_retained_new (cudaStream_t stream, GError **error)
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   if (!capture_of (stream, "take what it keeps from", &info, error))
     return NULL;
-  return tg__keep_hold_new (info.id, error);
+  return tg__keep_hold_new (tg__scope_capture_id (info.id, info.graph, stream), error);
 }
 
 gboolean

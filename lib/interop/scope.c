@@ -55,6 +55,7 @@ scope_begin (cudaStream_t stream, enum cudaStreamCaptureMode mode, gboolean body
   s->scope.stream = stream;
   s->scope.mode = mode;
   s->scope.capture_id = info.id;
+  s->scope.graph = info.graph;
   s->scope.body = body;
   s->scope.recorded = tg__scope_retain;
   tg__scope_push (&s->scope);
@@ -142,5 +143,5 @@ tg_capture_is_registered (cudaStream_t stream)
       stream = tg__scope_current ()->stream;
     }
   return tg__capture_query (stream, &info, NULL) && info.state == TG_CAPTURE_ACTIVE
-         && tg__scope_find (info.id) != NULL;
+         && tg__scope_find (info.id, info.graph, stream) != NULL;
 }
