@@ -349,8 +349,8 @@ tg_bench_if_else_producer (const char *name, guint32 *word, gint32 *flag)
 static void
 bench_if_else (TgBench *bench, Ctx *c)
 {
-  g_autoptr (TgProducer) p = tg_bench_if_else_producer ("bench-if-else", c->word,
-                                                        c->flag);
+  g_autoptr (TgProducer) p
+      = tg_bench_if_else_producer ("bench-if-else", c->word, c->flag);
   const guint kernels[] = { KERNELS, 1 };
   cudaGraphExec_t ours, floor, warp, warp_per_if;
   double t_ours, t_warp, t_warp_per_if;
@@ -409,8 +409,8 @@ tg_bench_switch_producer (const char *name, guint32 *word, gint32 *index)
 static void
 bench_switch (TgBench *bench, Ctx *c)
 {
-  g_autoptr (TgProducer) p = tg_bench_switch_producer ("bench-switch", c->word,
-                                                       c->index);
+  g_autoptr (TgProducer) p
+      = tg_bench_switch_producer ("bench-switch", c->word, c->index);
   guint kernels[CASES];
   cudaGraphExec_t ours, floor;
 

@@ -41,6 +41,7 @@ void tgb_clock_set (TgbClock *c, const char *name, gint32 value);
 void *tgb_clock_ours (TgbClock *c, const char *row);
 void *tgb_clock_floor (TgbClock *c, const char *row);
 void *tgb_clock_instantiate (void *graph);
+void *tgb_clock_instantiate_kept (void *graph);
 void tgb_clock_exec_destroy (void *exec);
 char *tgb_clock_chain (void *graph);
 void tgb_clock_string_free (char *s);
@@ -153,8 +154,8 @@ tgb_clock_set (TgbClock *c, const char *name, gint32 value)
   gint32 *address = tgb_clock_address (c, name);
 
   g_return_if_fail (address != NULL);
-  TG_BENCH_CUDA (cudaMemcpyAsync (address, &value, sizeof value,
-                                  cudaMemcpyHostToDevice, c->stream));
+  TG_BENCH_CUDA (cudaMemcpyAsync (address, &value, sizeof value, cudaMemcpyHostToDevice,
+                                  c->stream));
   TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
 }
 
@@ -202,11 +203,13 @@ tgb_clock_ours (TgbClock *c, const char *row)
 #if CUDART_VERSION >= 12080
   if (g_str_equal (row, "if-else"))
     return tg_bench_record_graph (
-        c->stream, kept (c, tg_bench_if_else_producer ("clock-if-else", c->word, c->flag)),
+        c->stream,
+        kept (c, tg_bench_if_else_producer ("clock-if-else", c->word, c->flag)),
         tg_unconditional (), NULL);
   if (g_str_equal (row, "switch"))
     return tg_bench_record_graph (
-        c->stream, kept (c, tg_bench_switch_producer ("clock-switch", c->word, c->index)),
+        c->stream,
+        kept (c, tg_bench_switch_producer ("clock-switch", c->word, c->index)),
         tg_unconditional (), NULL);
 #endif
   return NULL;
@@ -251,6 +254,24 @@ void *
 tgb_clock_instantiate (void *graph)
 {
   return tg_bench_instantiate_graph (graph);
+}
+
+/* The same for a graph of someone else's (Warp's), left as it is: how
+ * the graph runs without its owner's instantiation flags.  NULL when the
+ * driver refuses a second executable of the graph (the message printed):
+ * the row goes without that column. */
+void *
+tgb_clock_instantiate_kept (void *graph)
+{
+  cudaGraphExec_t exec = NULL;
+  cudaError_t status = cudaGraphInstantiate (&exec, graph, 0);
+
+  if (status == cudaSuccess)
+    return exec;
+  g_printerr ("same-clock: cudaGraphInstantiate of Warp's graph: %s\n",
+              cudaGetErrorName (status));
+  (void)cudaGetLastError ();
+  return NULL;
 }
 
 void
@@ -298,7 +319,8 @@ tgb_clock_reset (TgbClock *c, void *stream)
 void
 tgb_clock_relax (TgbClock *c, void *stream)
 {
-  TG_BENCH_CUDA (tgb_launch_relax (stream, c->loop.value, c->loop.flag, c->loop.target));
+  TG_BENCH_CUDA (
+      tgb_launch_relax (stream, c->loop.value, c->loop.flag, c->loop.target));
 }
 
 /* The small kernels that one launch of @exec ran on the clock's stream. */

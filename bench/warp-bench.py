@@ -61,7 +61,11 @@ ROWS = (
     Row("switch", "SWITCH, {cases} cases x {case-kernels} kernels, case {case} runs",
         None, "hand-built SWITCH ({cases} bodies)", False),
 )
-SIDES = ("ours", "warp", "floor")
+# Beside the three, Warp's graph instantiated as ours and the floors are
+# (cudaGraphInstantiate, flags 0): what Warp's own instantiation changes.
+SIDES = ("ours", "warp", "floor", "warp0")
+COLUMNS = {"ours": "ours", "warp": "Warp", "floor": "floor",
+           "warp0": "Warp's, flags 0"}
 # Issue 34 section 1: ours / (Warp's or the floor's) at most the bound.
 Target = namedtuple("Target", "row against bound")
 TARGETS = (
@@ -127,7 +131,8 @@ def row_title(row, shape):
 
 def side_title(row, side):
     return {"ours": "ours: the producer recorded (RECORD)", "warp": row.warp_what,
-            "floor": row.floor_what}[side]
+            "floor": row.floor_what,
+            "warp0": "Warp's graph, cudaGraphInstantiate (flags 0)"}[side]
 
 
 def evaluate(times, shape):
@@ -153,13 +158,14 @@ def fmt_spread(s, digits=3):
 def report_lines(times, results, shape, header):
     """The report as lines: each row's three times, then each target."""
     lines = ["", "[%s]" % header,
-             "%-56s %-24s %-24s %s" % ("row: us per launch, median [min..max] over series",
-                                       "ours", "Warp", "floor")]
+             "%-56s %-24s %-24s %-24s %s" % (
+                 "row: us per launch, median [min..max] over series",
+                 *(COLUMNS[s] for s in SIDES))]
     for row in ROWS:
         sides = times.get(row.key)
         if not sides:
             continue
-        lines.append("%-56s %-24s %-24s %s" % (
+        lines.append("%-56s %-24s %-24s %-24s %s" % (
             row_title(row, shape), *(fmt_spread(sides[s]) if s in sides else "-"
                                      for s in SIDES)))
     lines += ["", "[issue 34 targets, same clock: ours / theirs, median [min..max] "
@@ -288,6 +294,7 @@ def load_lib(path):
             ("stream", vp, [vp]), ("address", vp, [vp, cp]),
             ("set", None, [vp, cp, ctypes.c_int32]), ("ours", vp, [vp, cp]),
             ("floor", vp, [vp, cp]), ("instantiate", vp, [vp]),
+            ("instantiate_kept", vp, [vp]),
             ("exec_destroy", None, [vp]), ("chain", vp, [vp]),
             ("string_free", None, [vp]), ("dot", i, [vp, cp]),
             ("tiny", None, [vp, vp, u]), ("reset", None, [vp, vp]),
@@ -414,6 +421,9 @@ def build(wp, clock, device, rows, dot, failures):
                        for side in ("ours", "floor")}
         if wgraph is not None:
             graphs[key]["warp"] = warp_exec(wp, device, wgraph)
+            warp0 = lib.tgb_clock_instantiate_kept(made["warp"])
+            if warp0:
+                graphs[key]["warp0"] = warp0
     return graphs, keep
 
 
@@ -539,8 +549,9 @@ def bench(wp, clock, args):
         failures=failures))
     print("\nwrote %s%s" % (args.json, "; graphs in %s/" % args.dot if args.dot else ""))
     for key, execs in graphs.items():
-        for side in ("ours", "floor"):
-            clock.lib.tgb_clock_exec_destroy(execs[side])
+        for side in ("ours", "floor", "warp0"):
+            if side in execs:
+                clock.lib.tgb_clock_exec_destroy(execs[side])
     del keep  # Warp's graphs and executables, destroyed by Warp
     return 1 if failures else 0
 

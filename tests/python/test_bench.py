@@ -42,6 +42,8 @@ class FakeLib:
              ("if-else", "ours"): 9.4, ("if-else", "warp"): 10.8,
              ("if-else", "floor"): 9.0, ("while-by", "ours"): 4800.0,
              ("while-by", "warp"): 4700.0, ("while-by", "floor"): 4500.0,
+             ("skip", "warp0"): 4.5, ("if-else", "warp0"): 10.9,
+             ("while-by", "warp0"): 4750.0,
              ("switch", "ours"): 9.3, ("switch", "floor"): 9.0}
     STREAM, WARP_STREAM = 0x100, 0x200
 
@@ -74,6 +76,11 @@ class FakeLib:
 
     def tgb_clock_instantiate(self, graph):
         return self.handle(*self.handles[graph])
+
+    def tgb_clock_instantiate_kept(self, graph):
+        row, side = self.handles[graph]
+        assert side == "warp"
+        return self.handle(row, "warp0")
 
     def tgb_clock_exec_destroy(self, exec_):
         assert exec_ in self.handles
@@ -239,6 +246,8 @@ class WarpBench(unittest.TestCase):
         self.assertAlmostEqual(doc["times"]["while-by"]["ours"]["median"], 4.8, places=2)
         self.assertEqual(len(doc["times"]["skip"]["ours"]["series"]), 2)
         self.assertEqual(len(doc["samples"]["skip"]["warp"]), 2 * 5)
+        self.assertAlmostEqual(doc["times"]["if-else"]["warp0"]["median"], 10.9, places=1)
+        self.assertNotIn("warp0", doc["times"]["switch"])
         self.assertEqual({s for s, _, _ in lib.body_kernels}, {lib.WARP_STREAM})
         self.assertIn((lib.WARP_STREAM, "tiny", wb.SHAPE["kernels"]), lib.body_kernels)
         self.assertIn((lib.WARP_STREAM, "relax", 1), lib.body_kernels)
