@@ -43,6 +43,8 @@ void *tgb_clock_floor (TgbClock *c, const char *row);
 void *tgb_clock_instantiate (void *graph);
 void *tgb_clock_instantiate_kept (void *graph);
 void tgb_clock_exec_destroy (void *exec);
+void tgb_clock_begin (TgbClock *c);
+void *tgb_clock_end (TgbClock *c);
 char *tgb_clock_chain (void *graph);
 void tgb_clock_string_free (char *s);
 int tgb_clock_dot (void *graph, const char *path);
@@ -278,6 +280,28 @@ void
 tgb_clock_exec_destroy (void *exec)
 {
   TG_BENCH_CUDA (cudaGraphExecDestroy (exec));
+}
+
+/* A capture of the clock's stream (thread-local mode, as the floors'), for
+ * the script to record into through the Python package; its graph, not
+ * instantiated, or NULL when the capture was lost (the message printed). */
+void
+tgb_clock_begin (TgbClock *c)
+{
+  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
+}
+
+void *
+tgb_clock_end (TgbClock *c)
+{
+  cudaGraph_t graph = NULL;
+  cudaError_t status = cudaStreamEndCapture (c->stream, &graph);
+
+  if (status == cudaSuccess)
+    return graph;
+  g_printerr ("same-clock: cudaStreamEndCapture: %s\n", cudaGetErrorName (status));
+  (void)cudaGetLastError ();
+  return NULL;
 }
 
 /* tg_bench_graph_chain (@graph), any graph's (Warp's too); free it with

@@ -22,9 +22,11 @@ it.
     make bench-warp [BENCH_WARP_FLAGS='--quick --dot=DIR']
     python3 bench/warp-bench.py --lib=bench/same-clock.so [--series=5]
         [--rounds=41] [--batch=64] [--spin-us=0] [--quick] [--dot=DIR]
-        [--json=bench-warp.json]
+        [--python] [--rows=skip,if-else,while-by,switch] [--json=bench-warp.json]
     python3 bench/warp-bench.py --check      # self-test, no GPU, no Warp
 
+--python adds a column: ours as a Python user records it (track_gen's
+capture_if and capture_switch, torch imported for the bodies' stream).
 --dot=DIR writes each graph's topology (cudaGraphDebugDotPrint, verbose:
 kernel parameters, launch shapes, node attributes, handles) to
 DIR/ROW-SIDE.dot, ours and Warp's node by node beside the floor's.
@@ -62,10 +64,12 @@ ROWS = (
         None, "hand-built SWITCH ({cases} bodies)", False),
 )
 # Beside the three, Warp's graph instantiated as ours and the floors are
-# (cudaGraphInstantiate, flags 0): what Warp's own instantiation changes.
-SIDES = ("ours", "warp", "floor", "warp0")
+# (cudaGraphInstantiate, flags 0): what Warp's own instantiation changes;
+# with --python, ours as a Python user records it (track_gen.capture_if,
+# capture_switch; the package has no loop its body decides).
+SIDES = ("ours", "warp", "floor", "warp0", "py")
 COLUMNS = {"ours": "ours", "warp": "Warp", "floor": "floor",
-           "warp0": "Warp's, flags 0"}
+           "warp0": "Warp's, flags 0", "py": "ours from Python"}
 # Issue 34 section 1: ours / (Warp's or the floor's) at most the bound.
 Target = namedtuple("Target", "row against bound")
 TARGETS = (
@@ -132,7 +136,8 @@ def row_title(row, shape):
 def side_title(row, side):
     return {"ours": "ours: the producer recorded (RECORD)", "warp": row.warp_what,
             "floor": row.floor_what,
-            "warp0": "Warp's graph, cudaGraphInstantiate (flags 0)"}[side]
+            "warp0": "Warp's graph, cudaGraphInstantiate (flags 0)",
+            "py": "track_gen.capture_if / capture_switch recorded (RECORD)"}[side]
 
 
 def evaluate(times, shape):
@@ -157,20 +162,21 @@ def fmt_spread(s, digits=3):
 
 def report_lines(times, results, shape, header):
     """The report as lines: each row's three times, then each target."""
+    shown = [s for s in SIDES if any(s in sides for sides in times.values())]
+    layout = "%-56s" + " %-24s" * len(shown)
     lines = ["", "[%s]" % header,
-             "%-56s %-24s %-24s %-24s %s" % (
-                 "row: us per launch, median [min..max] over series",
-                 *(COLUMNS[s] for s in SIDES))]
+             (layout % ("row: us per launch, median [min..max] over series",
+                        *(COLUMNS[s] for s in shown))).rstrip()]
     for row in ROWS:
         sides = times.get(row.key)
         if not sides:
             continue
-        lines.append("%-56s %-24s %-24s %-24s %s" % (
-            row_title(row, shape), *(fmt_spread(sides[s]) if s in sides else "-"
-                                     for s in SIDES)))
+        lines.append((layout % (row_title(row, shape),
+                                *(fmt_spread(sides[s]) if s in sides else "-"
+                                  for s in shown))).rstrip())
     lines += ["", "[issue 34 targets, same clock: ours / theirs, median [min..max] "
               "of the per-series ratios]",
-              "%-56s %-7s %-24s %-8s %s" % ("target", "vs", "ratio", "bound", "")]
+              "%-56s %-7s %-24s %s" % ("target", "vs", "ratio", "bound")]
     for r in results:
         lines.append("%-56s %-7s %-24s %-8s %s" % (
             r["what"], {"warp": "Warp", "floor": "floor"}[r["against"]],
@@ -202,6 +208,9 @@ def parse_args(argv):
                         "slowest enqueue of a batch)")
     parser.add_argument("--rows", default=",".join(r.key for r in ROWS), metavar="LIST",
                         help="rows to run (default: %(default)s)")
+    parser.add_argument("--python", action="store_true",
+                        help="also ours as a Python user records it: track_gen's "
+                        "capture_if / capture_switch (needs track_gen and torch)")
     parser.add_argument("--dot", metavar="DIR",
                         help="write each graph's cudaGraphDebugDotPrint to DIR")
     parser.add_argument("--check", action="store_true",
@@ -294,7 +303,7 @@ def load_lib(path):
             ("stream", vp, [vp]), ("address", vp, [vp, cp]),
             ("set", None, [vp, cp, ctypes.c_int32]), ("ours", vp, [vp, cp]),
             ("floor", vp, [vp, cp]), ("instantiate", vp, [vp]),
-            ("instantiate_kept", vp, [vp]),
+            ("instantiate_kept", vp, [vp]), ("begin", None, [vp]), ("end", vp, [vp]),
             ("exec_destroy", None, [vp]), ("chain", vp, [vp]),
             ("string_free", None, [vp]), ("dot", i, [vp, cp]),
             ("tiny", None, [vp, vp, u]), ("reset", None, [vp, vp]),
@@ -388,10 +397,58 @@ def warp_exec(wp, device, graph):
     return graph.graph_exec.value
 
 
-def build(wp, clock, device, rows, dot, failures):
-    """{row: {side: exec}} of every graph of *rows*; the chains printed and,
-    with *dot*, each graph's topology written.  Keeps Warp's graphs alive in
-    the returned dict's "warp-graphs"."""
+def load_python():
+    """(track_gen.exec, torch) for --python, torch's CUDA set up outside any
+    capture; None, said why, when either does not import."""
+    try:
+        import torch
+        from track_gen import exec as tx
+    except ImportError as e:
+        print("warp-bench: --python: no column: %s (make bench-warp puts the build "
+              "tree's package on PYTHONPATH)" % e, file=sys.stderr)
+        return None
+    torch.cuda.init()
+    torch.cuda.current_stream()
+    return tx, torch
+
+
+def python_graph(clock, key, tx, torch):
+    """Ours as a Python user records it: track_gen.capture_if or
+    capture_switch called in a capture of the clock's stream, the bodies
+    enqueueing the library's kernels on torch's current stream (the body's
+    during the call); the graph, not instantiated, or None (said why)."""
+    if key == "while-by":
+        return None  # the package has no loop its body decides
+    lib, c, shape = clock.lib, clock.c, clock.shape
+
+    def tiny(n):
+        return lambda: lib.tgb_clock_tiny(c, torch.cuda.current_stream().cuda_stream, n)
+
+    stream = lib.tgb_clock_stream(c)
+    lib.tgb_clock_begin(c)
+    try:
+        if key == "skip":
+            tx.capture_if(clock.address("flag"), on_true=tiny(shape["kernels"]),
+                          stream=stream)
+        elif key == "if-else":
+            tx.capture_if(clock.address("flag"), on_true=tiny(shape["kernels"]),
+                          on_false=tiny(1), stream=stream)
+        else:
+            tx.capture_switch(clock.address("index"),
+                              [tiny(shape["case-kernels"])] * shape["cases"],
+                              stream=stream)
+    except Exception as e:
+        lib.tgb_clock_end(c)
+        print("warp-bench: --python: %s: %s: %s" % (key, type(e).__name__, e),
+              file=sys.stderr)
+        return None
+    return lib.tgb_clock_end(c)
+
+
+def build(wp, clock, device, rows, dot, py, failures):
+    """{row: {side: exec}} of every graph of *rows* (with *py*, (tx, torch),
+    ours from Python too), and Warp's graphs, to keep; the chains printed
+    and, with *dot*, each graph's topology written."""
     lib, graphs, keep = clock.lib, {}, []
     for key in rows:
         made = {"ours": lib.tgb_clock_ours(clock.c, key.encode()),
@@ -400,6 +457,9 @@ def build(wp, clock, device, rows, dot, failures):
         if wgraph is not None:
             keep.append(wgraph)
             made["warp"] = wgraph.graph.value
+        pgraph = python_graph(clock, key, *py) if py else None
+        if pgraph:
+            made["py"] = pgraph
         if not made["ours"] or not made["floor"]:
             print("  %s: skipped: this build or driver has no such graph (IF/ELSE and "
                   "SWITCH need CUDA 12.8)" % key)
@@ -418,7 +478,7 @@ def build(wp, clock, device, rows, dot, failures):
         print("  # %-9s top of each graph (k kernel, c conditional, g child graph): %s"
               % (key, ", ".join(chains)), flush=True)
         graphs[key] = {side: lib.tgb_clock_instantiate(made[side])
-                       for side in ("ours", "floor")}
+                       for side in ("ours", "floor", "py") if side in made}
         if wgraph is not None:
             graphs[key]["warp"] = warp_exec(wp, device, wgraph)
             warp0 = lib.tgb_clock_instantiate_kept(made["warp"])
@@ -505,12 +565,13 @@ def main(argv=None):
         skip("Warp finds no CUDA GPU (wp.get_cuda_device_count() is 0)")
     if not wp.is_conditional_graph_supported():
         skip("Warp cannot build conditional graph nodes here (CUDA 12.4 needed)")
-    return bench(wp, clock, args)
+    return bench(wp, clock, args, load_python() if args.python else None)
 
 
-def bench(wp, clock, args):
-    """The run, once warp and the clock are there: builds, checks and times
-    every row, prints the report and writes the JSON; the exit status."""
+def bench(wp, clock, args, py=None):
+    """The run, once warp and the clock are there (and, for --python, *py*:
+    track_gen.exec and torch): builds, checks and times every row, prints
+    the report and writes the JSON; the exit status."""
     failures = Failures()
     device = wp.get_cuda_device(0)
     env = environment(wp, device)
@@ -519,7 +580,7 @@ def bench(wp, clock, args):
     if args.dot:
         os.makedirs(args.dot, exist_ok=True)
     with wp.ScopedDevice(device):
-        graphs, keep = build(wp, clock, device, args.rows, args.dot, failures)
+        graphs, keep = build(wp, clock, device, args.rows, args.dot, py, failures)
         for key, execs in graphs.items():
             check(clock, key, execs, failures)
         if failures:
@@ -549,7 +610,7 @@ def bench(wp, clock, args):
         failures=failures))
     print("\nwrote %s%s" % (args.json, "; graphs in %s/" % args.dot if args.dot else ""))
     for key, execs in graphs.items():
-        for side in ("ours", "floor", "warp0"):
+        for side in ("ours", "floor", "warp0", "py"):
             if side in execs:
                 clock.lib.tgb_clock_exec_destroy(execs[side])
     del keep  # Warp's graphs and executables, destroyed by Warp

@@ -43,9 +43,10 @@ class FakeLib:
              ("if-else", "floor"): 9.0, ("while-by", "ours"): 4800.0,
              ("while-by", "warp"): 4700.0, ("while-by", "floor"): 4500.0,
              ("skip", "warp0"): 4.5, ("if-else", "warp0"): 10.9,
-             ("while-by", "warp0"): 4750.0,
+             ("while-by", "warp0"): 4750.0, ("skip", "py"): 5.1,
+             ("if-else", "py"): 9.5, ("switch", "py"): 9.4,
              ("switch", "ours"): 9.3, ("switch", "floor"): 9.0}
-    STREAM, WARP_STREAM = 0x100, 0x200
+    STREAM, WARP_STREAM, BODY_STREAM = 0x100, 0x200, 0x300
 
     def __init__(self, shape):
         self.shape, self.values, self.handles, self.strings = shape, {}, {}, []
@@ -58,6 +59,16 @@ class FakeLib:
 
     def tgb_clock_new(self):
         return 0x10
+
+    def tgb_clock_stream(self, c):
+        return self.STREAM
+
+    def tgb_clock_begin(self, c):
+        self.capturing = []
+
+    def tgb_clock_end(self, c):
+        row, self.capturing = self.capturing, None
+        return self.handle(row[0], "py")
 
     def tgb_clock_constant(self, name):
         return self.shape.get(name.decode(), -1)
@@ -180,6 +191,29 @@ class FakeWarp(types.SimpleNamespace):
         pass
 
 
+class FakePython:
+    """track_gen.exec and torch as --python uses them, recording into
+    FakeLib's capture."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        stream = types.SimpleNamespace(cuda_stream=lib.BODY_STREAM)
+        self.cuda = types.SimpleNamespace(current_stream=lambda: stream)
+
+    def capture_if(self, flag, on_true=None, on_false=None, stream=None):
+        assert stream == self.lib.STREAM and flag == 0x2000
+        self.lib.capturing.append("skip" if on_false is None else "if-else")
+        for body in (on_true, on_false):
+            if body is not None:
+                body()
+
+    def capture_switch(self, index, cases, stream=None):
+        assert stream == self.lib.STREAM and index == 0x2004
+        self.lib.capturing.append("switch")
+        for case in cases:
+            case()
+
+
 class _Scope:
     def __init__(self, on_exit, value=None):
         self.on_exit, self.value = on_exit, value
@@ -230,12 +264,15 @@ class WarpBench(unittest.TestCase):
         wp = FakeWarp(lib)
         with tempfile.TemporaryDirectory() as d:
             out, dot = os.path.join(d, "out.json"), os.path.join(d, "dots")
-            args = wb.parse_args(["--quick", "--json=" + out, "--dot=" + dot])
-            status = wb.bench(wp, wb.Clock(lib), args)
+            args = wb.parse_args(["--quick", "--python", "--json=" + out,
+                                  "--dot=" + dot])
+            python = FakePython(lib)
+            status = wb.bench(wp, wb.Clock(lib), args, (python, python))
             self.assertEqual(status, 0)
             with open(out) as f:
                 doc = json.load(f)
-            self.assertEqual(len(os.listdir(dot)), 11)  # 3 sides x 3 rows + 2 (switch)
+            # ours, floor: 4 rows; Warp: 3 rows; from Python: 3 rows
+            self.assertEqual(len(os.listdir(dot)), 4 + 4 + 3 + 3)
         self.assertEqual(doc["failures"], [])
         targets = {(t["row"], t["against"]): t for t in doc["targets"]}
         self.assertEqual(set(targets), {(t.row, t.against) for t in wb.TARGETS})
@@ -248,9 +285,14 @@ class WarpBench(unittest.TestCase):
         self.assertEqual(len(doc["samples"]["skip"]["warp"]), 2 * 5)
         self.assertAlmostEqual(doc["times"]["if-else"]["warp0"]["median"], 10.9, places=1)
         self.assertNotIn("warp0", doc["times"]["switch"])
-        self.assertEqual({s for s, _, _ in lib.body_kernels}, {lib.WARP_STREAM})
+        self.assertEqual({s for s, _, _ in lib.body_kernels},
+                         {lib.WARP_STREAM, lib.BODY_STREAM})
         self.assertIn((lib.WARP_STREAM, "tiny", wb.SHAPE["kernels"]), lib.body_kernels)
         self.assertIn((lib.WARP_STREAM, "relax", 1), lib.body_kernels)
+        self.assertIn((lib.BODY_STREAM, "tiny", wb.SHAPE["case-kernels"]),
+                      lib.body_kernels)
+        self.assertAlmostEqual(doc["times"]["switch"]["py"]["median"], 9.4, places=1)
+        self.assertNotIn("py", doc["times"]["while-by"])
 
 
 if __name__ == "__main__":
