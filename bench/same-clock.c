@@ -12,6 +12,8 @@
 #include "bench.h"
 #include "bench-kernels.h"
 
+#include <stdio.h>
+
 /* The spin before each timed batch outlasts this many times the host's
  * slowest enqueue of a batch, so that the events time the GPU alone. */
 #define SPIN_MARGIN 3.0
@@ -181,12 +183,8 @@ kept (TgbClock *c, TgProducer *p)
   return p;
 }
 
-/* Our graph of @row, as a user records it: the producer of tg-bench's row
- * (condition-bench.c) recorded into a capture on the clock's stream, not
- * instantiated; NULL for a row this build or driver cannot make (IF/ELSE
- * and SWITCH need CUDA 12.8) or an unknown one. */
-void *
-tgb_clock_ours (TgbClock *c, const char *row)
+static void *
+record (TgbClock *c, const char *row)
 {
   if (g_str_equal (row, "skip"))
     return tg_bench_record_graph (
@@ -215,6 +213,20 @@ tgb_clock_ours (TgbClock *c, const char *row)
         tg_unconditional (), NULL);
 #endif
   return NULL;
+}
+
+/* Our graph of @row, as a user records it: the producer of tg-bench's row
+ * (condition-bench.c) recorded into a capture on the clock's stream, not
+ * instantiated; NULL for a row this build or driver cannot make (IF/ELSE
+ * and SWITCH need CUDA 12.8) or an unknown one. */
+void *
+tgb_clock_ours (TgbClock *c, const char *row)
+{
+  void *graph = record (c, row);
+
+  /* What tg_bench_record_graph printed, before the script's next lines. */
+  fflush (stdout);
+  return graph;
 }
 
 /* The hand-built minimal floor of @row, checked to be its topology (a set

@@ -346,7 +346,8 @@ class Clock:
         return bool(self.lib.tgb_clock_converged(self.c))
 
     def time(self, execs, batch, rounds, spin_us):
-        """({i: per-round samples}, spin, slowest enqueue) of tgb_clock_time."""
+        """([per-round samples of each exec], spin, slowest enqueue) of
+        tgb_clock_time."""
         n = len(execs)
         array = (ctypes.c_void_p * n)(*execs)
         samples = (ctypes.c_double * (n * rounds))()
@@ -552,6 +553,8 @@ def environment(wp, device):
 
 def main(argv=None):
     args = parse_args(argv)
+    # Each line out before the library's own (C's stdout, flushed by it).
+    sys.stdout.reconfigure(line_buffering=True)
     if args.check:
         self_check()
         return 0
