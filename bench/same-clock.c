@@ -15,7 +15,8 @@
 #include <stdio.h>
 
 /* The spin before each timed batch outlasts this many times the host's
- * slowest enqueue of a batch, so that the events time the GPU alone. */
+ * slowest enqueue of a batch (untimed, first), so that the events time the
+ * GPU alone. */
 #define SPIN_MARGIN 3.0
 #define SPIN_MIN_US 20.0
 #define SPIN_MAX_US 1e6 /* what the spin kernel's 32-bit nanoseconds hold */
@@ -57,7 +58,7 @@ guint tgb_clock_runs (TgbClock *c, void *exec);
 int tgb_clock_converged (TgbClock *c);
 double tgb_clock_time (TgbClock *c, void *const *execs, guint n, guint batch,
                        guint rounds, double spin_us, double *samples,
-                       double *enqueue_max_us);
+                       double *enqueue_us);
 
 /* NULL without a usable GPU (the message printed). */
 TgbClock *
@@ -390,12 +391,12 @@ launch_batch (TgbClock *c, void *exec, guint batch)
  * clock's stream, behind a spin kernel of @spin_us (0: SPIN_MARGIN times
  * the host's slowest enqueue of a batch, measured first, at least
  * SPIN_MIN_US), between two events.  Sample r of graph i goes to
- * samples[i * rounds + r]; the host's slowest enqueue of a spin and a batch
- * to @enqueue_max_us: when it exceeds the spin, the GPU waited for the
- * host.  Returns the spin. */
+ * samples[i * rounds + r], and the host's time to enqueue that spin and
+ * batch to enqueue_us[i * rounds + r]: where it exceeds the spin, the GPU
+ * waited for the host.  Returns the spin. */
 double
 tgb_clock_time (TgbClock *c, void *const *execs, guint n, guint batch, guint rounds,
-                double spin_us, double *samples, double *enqueue_max_us)
+                double spin_us, double *samples, double *enqueue_us)
 {
   gint64 slowest = 0;
 
@@ -414,7 +415,6 @@ tgb_clock_time (TgbClock *c, void *const *execs, guint n, guint batch, guint rou
   if (spin_us <= 0)
     spin_us = MAX (SPIN_MARGIN * slowest, SPIN_MIN_US);
   spin_us = MIN (spin_us, SPIN_MAX_US);
-  slowest = 0;
   for (guint r = 0; r < rounds; r++)
     for (guint k = 0; k < n; k++)
       {
@@ -425,12 +425,11 @@ tgb_clock_time (TgbClock *c, void *const *execs, guint n, guint batch, guint rou
         TG_BENCH_CUDA (tgb_launch_long (c->stream, c->spun, (guint32)(spin_us * 1e3)));
         TG_BENCH_CUDA (cudaEventRecord (c->start, c->stream));
         launch_batch (c, execs[i], batch);
-        slowest = MAX (slowest, g_get_monotonic_time () - t0);
+        enqueue_us[(gsize)i * rounds + r] = (double)(g_get_monotonic_time () - t0);
         TG_BENCH_CUDA (cudaEventRecord (c->stop, c->stream));
         TG_BENCH_CUDA (cudaEventSynchronize (c->stop));
         TG_BENCH_CUDA (cudaEventElapsedTime (&ms, c->start, c->stop));
         samples[(gsize)i * rounds + r] = 1000.0 * ms / batch;
       }
-  *enqueue_max_us = (double)slowest;
   return spin_us;
 }

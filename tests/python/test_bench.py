@@ -50,6 +50,7 @@ class FakeLib:
 
     def __init__(self, shape):
         self.shape, self.values, self.handles, self.strings = shape, {}, {}, []
+        self.calls = 0  # of tgb_clock_time
         self.body_kernels = []  # what Warp's bodies enqueued, on which stream
 
     def handle(self, row, side):
@@ -128,12 +129,14 @@ class FakeLib:
     def tgb_clock_converged(self, c):
         return 1
 
-    def tgb_clock_time(self, c, execs, n, batch, rounds, spin_us, samples, slowest):
+    def tgb_clock_time(self, c, execs, n, batch, rounds, spin_us, samples, enqueue):
         for i in range(n):
             for r in range(rounds):
                 samples[i * rounds + r] = self.TIMES[self.handles[execs[i]]] * (1 + r % 3
                                                                                * 0.001)
-        slowest._obj.value = 40.0
+                # one late batch, in the first call
+                enqueue[i * rounds + r] = 500.0 if i == r == self.calls == 0 else 40.0
+        self.calls += 1
         return spin_us or 120.0
 
 
@@ -274,6 +277,8 @@ class WarpBench(unittest.TestCase):
             # ours, floor: 4 rows; Warp: 3 rows; from Python: 3 rows
             self.assertEqual(len(os.listdir(dot)), 4 + 4 + 3 + 3)
         self.assertEqual(doc["failures"], [])
+        self.assertEqual(doc["late_batches"], {"skip": 1, "if-else": 0, "while-by": 0,
+                                               "switch": 0})
         targets = {(t["row"], t["against"]): t for t in doc["targets"]}
         self.assertEqual(set(targets), {(t.row, t.against) for t in wb.TARGETS})
         self.assertAlmostEqual(targets["skip", "warp"]["ratio"]["median"], 5.0 / 4.4,
