@@ -450,7 +450,7 @@ def python_graph(clock, key, tx, torch):
     return lib.tgb_clock_end(c)
 
 
-def build(wp, clock, device, rows, dot, py, failures):
+def build(wp, clock, device, rows, dot, py):
     """{row: {side: exec}} of every graph of *rows* (with *py*, (tx, torch),
     ours from Python too), and Warp's graphs, to keep; the chains printed
     and, with *dot*, each graph's topology written."""
@@ -477,9 +477,9 @@ def build(wp, clock, device, rows, dot, py, failures):
             if dot:
                 path = os.path.join(dot, "%s-%s.dot" % (key, side))
                 rc = lib.tgb_clock_dot(made[side], path.encode())
-                if rc != 0:
-                    failures.add("cudaGraphDebugDotPrint of %s's %s graph: error %d"
-                                 % (key, side, rc))
+                if rc != 0:  # a diagnosis missing, not a failed run
+                    print("warp-bench: --dot: cudaGraphDebugDotPrint of %s's %s graph: "
+                          "cudaError_t %d" % (key, side, rc), file=sys.stderr)
         print("  # %-9s top of each graph (k kernel, c conditional, g child graph): %s"
               % (key, ", ".join(chains)), flush=True)
         graphs[key] = {side: lib.tgb_clock_instantiate(made[side])
@@ -593,7 +593,7 @@ def bench(wp, clock, args, py=None):
     if args.dot:
         os.makedirs(args.dot, exist_ok=True)
     with wp.ScopedDevice(device):
-        graphs, keep = build(wp, clock, device, args.rows, args.dot, py, failures)
+        graphs, keep = build(wp, clock, device, args.rows, args.dot, py)
         for key, execs in graphs.items():
             check(clock, key, execs, failures)
         if failures:
