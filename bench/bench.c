@@ -296,9 +296,9 @@ tg_bench_instantiate (cudaStream_t stream)
   return tg_bench_instantiate_graph (tg_bench_end_capture (stream));
 }
 
-cudaGraphExec_t
-tg_bench_record (cudaStream_t stream, TgProducer *p, TgCondition condition,
-                 const char *chain_is)
+cudaGraph_t
+tg_bench_record_graph (cudaStream_t stream, TgProducer *p, TgCondition condition,
+                       const char *chain_is)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *chain = NULL;
@@ -313,7 +313,15 @@ tg_bench_record (cudaStream_t stream, TgProducer *p, TgCondition condition,
            tg_producer_get_name (p), chain);
   if (chain_is != NULL)
     tg_bench_assert_chain (graph, chain_is, tg_producer_get_name (p));
-  return tg_bench_instantiate_graph (graph);
+  return graph;
+}
+
+cudaGraphExec_t
+tg_bench_record (cudaStream_t stream, TgProducer *p, TgCondition condition,
+                 const char *chain_is)
+{
+  return tg_bench_instantiate_graph (
+      tg_bench_record_graph (stream, p, condition, chain_is));
 }
 
 static const char *

@@ -71,6 +71,9 @@ cudaGraphExec_t tg_bench_instantiate_graph (cudaGraph_t graph);
  * tg_bench_graph_chain). */
 cudaGraphExec_t tg_bench_record (cudaStream_t stream, TgProducer *p,
                                  TgCondition condition, const char *chain_is);
+/* The same, not instantiated. */
+cudaGraph_t tg_bench_record_graph (cudaStream_t stream, TgProducer *p,
+                                   TgCondition condition, const char *chain_is);
 
 /* Aborts with a message when a CUDA call fails. */
 #define TG_BENCH_CUDA(call)                                                            \
@@ -117,6 +120,25 @@ void tg_bench_hand_begin_body (cudaStream_t side, cudaGraph_t body);
 void tg_bench_hand_end_body (cudaStream_t side);
 /* @n small kernels on @s (the floor of @n tiny stages). */
 void tg_bench_hand_tiny (cudaStream_t s, guint32 *word, guint n);
+/* A body captured on @side: @n small kernels on @word. */
+void tg_bench_hand_tiny_body (cudaStream_t side, cudaGraph_t body, guint32 *word,
+                              guint n);
+/* Aborts unless body b of the floor @what is a chain of kernels[b] kernels. */
+void tg_bench_hand_assert_bodies (const cudaGraph_t *bodies, guint n_bodies,
+                                  const guint *kernels, const char *what);
+/* A kernel that sets a conditional handle from a device value (the floors'
+ * set kernels, bench-kernels.h). */
+typedef cudaError_t (*TgBenchSetter) (cudaStream_t s, cudaGraphConditionalHandle h,
+                                      const gint32 *value);
+/* The minimal floor of a condition, captured on @s: @setter sets a handle
+ * from @value, then one conditional node of @type whose body i, captured on
+ * @side, holds kernels[i] small kernels on @word (checked: a set kernel, the
+ * node, and those bodies; @what names it in the message). */
+cudaGraph_t tg_bench_hand_graph (cudaStream_t s, cudaStream_t side, guint32 *word,
+                                 enum cudaGraphConditionalNodeType type,
+                                 TgBenchSetter setter, const gint32 *value,
+                                 guint n_bodies, const guint *kernels,
+                                 const char *what);
 /* Ties one CUDA user object, whose destructor does nothing, to @graph:
  * what a graph retaining anything pays at every launch. */
 void tg_bench_hand_user_object (cudaGraph_t graph);
@@ -178,9 +200,35 @@ cudaGraph_t tg_bench_minimal_relax (cudaStream_t s, cudaStream_t side,
  * adds (warp.c) with the relaxation as its body; no cap. */
 cudaGraph_t tg_bench_warp_relax (cudaStream_t s, cudaStream_t side,
                                  const TgBenchLoop *loop);
+/* A floor of the loop: @build makes it in a capture on @s, its WHILE body
+ * captured on @side; checked to be the chain @top with the body @body (see
+ * tg_bench_graph_chain; @what names it in the message). */
+typedef cudaGraph_t (*TgBenchLoopFunc) (cudaStream_t s, cudaStream_t side,
+                                        const TgBenchLoop *loop);
+cudaGraph_t tg_bench_loop_graph (cudaStream_t s, cudaStream_t side,
+                                 const TgBenchLoop *loop, TgBenchLoopFunc build,
+                                 const char *top, const char *body, const char *what);
 /* Whether the loop's last run did its work: @loop->iters iterations, then
  * stopped.  Synchronizes @stream. */
 gboolean tg_bench_loop_converged (const TgBenchLoop *loop, cudaStream_t stream);
+
+/* The shapes of the condition rows: a then-branch of 32 small kernels (an
+ * else branch runs 1), a SWITCH of 4 cases of 8, a loop that converges
+ * after 1000 iterations. */
+#define TG_BENCH_COND_KERNELS 32
+#define TG_BENCH_CASES 4
+#define TG_BENCH_CASE_KERNELS 8
+#define TG_BENCH_LOOP_ITERS 1000
+
+/* The producers of the condition rows (condition-bench.c), for the same
+ * rows timed beside NVIDIA Warp (same-clock.c): a stage of 32 small kernels
+ * on @word guarded by @flag, with an else branch of one; a SWITCH stage of 4
+ * cases of 8 small kernels, the case read from @index.  IF nodes with two
+ * bodies and SWITCH nodes need CUDA 12.8. */
+#if CUDART_VERSION >= 12080
+TgProducer *tg_bench_if_else_producer (const char *name, guint32 *word, gint32 *flag);
+TgProducer *tg_bench_switch_producer (const char *name, guint32 *word, gint32 *index);
+#endif
 
 /* The sections, one per issue's benchmarks. */
 void tg_bench_exec (TgBench *bench);

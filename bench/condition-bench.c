@@ -36,10 +36,10 @@
 #include "bench.h"
 #include "bench-kernels.h"
 
-#define KERNELS 32
-#define CASES 4
-#define CASE_KERNELS 8
-#define ITERS 1000
+#define KERNELS TG_BENCH_COND_KERNELS
+#define CASES TG_BENCH_CASES
+#define CASE_KERNELS TG_BENCH_CASE_KERNELS
+#define ITERS TG_BENCH_LOOP_ITERS
 
 typedef struct
 {
@@ -57,61 +57,18 @@ typedef struct
   TgProducer *eager_by; /* what eager_call_by runs, unconditionally */
 } Ctx;
 
-typedef cudaError_t (*SetterFunc) (cudaStream_t s, cudaGraphConditionalHandle h,
-                                   const gint32 *value);
-
-/* Captures @n small kernels into the conditional body @body. */
 static void
 capture_tiny_body (Ctx *c, cudaGraph_t body, guint n)
 {
-  tg_bench_hand_begin_body (c->side, body);
-  tg_bench_hand_tiny (c->side, c->word, n);
-  tg_bench_hand_end_body (c->side);
-}
-
-/* Aborts unless body b of the floor @what is a chain of kernels[b] kernels. */
-static void
-assert_bodies (const cudaGraph_t *bodies, guint n_bodies, const guint *kernels,
-               const char *what)
-{
-  for (guint b = 0; b < n_bodies; b++)
-    {
-      g_autofree char *chain = g_strnfill (kernels[b], 'k');
-      g_autofree char *where = g_strdup_printf ("%s, body %u", what, b);
-      tg_bench_assert_chain (bodies[b], chain, where);
-    }
-}
-
-/* The floor: @setter sets a handle from @value, then one conditional node of
- * @type whose body i holds kernels[i] small kernels (checked: a set kernel,
- * the node, and those bodies). */
-static cudaGraph_t
-hand_graph_of (Ctx *c, enum cudaGraphConditionalNodeType type, SetterFunc setter,
-               const gint32 *value, guint n_bodies, const guint *kernels,
-               const char *what)
-{
-  cudaGraph_t bodies[8], graph;
-  cudaGraphConditionalHandle h;
-
-  g_assert_cmpuint (n_bodies, <=, G_N_ELEMENTS (bodies));
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  h = tg_bench_hand_handle (c->stream);
-  TG_BENCH_CUDA (setter (c->stream, h, value));
-  tg_bench_hand_conditional (c->stream, h, type, n_bodies, bodies);
-  for (guint b = 0; b < n_bodies; b++)
-    capture_tiny_body (c, bodies[b], kernels[b]);
-  graph = tg_bench_end_capture (c->stream);
-  tg_bench_assert_chain (graph, "kc", what);
-  assert_bodies (bodies, n_bodies, kernels, what);
-  return graph;
+  tg_bench_hand_tiny_body (c->side, body, c->word, n);
 }
 
 static cudaGraphExec_t
-hand_graph (Ctx *c, enum cudaGraphConditionalNodeType type, SetterFunc setter,
+hand_graph (Ctx *c, enum cudaGraphConditionalNodeType type, TgBenchSetter setter,
             const gint32 *value, guint n_bodies, const guint *kernels, const char *what)
 {
-  return tg_bench_instantiate_graph (
-      hand_graph_of (c, type, setter, value, n_bodies, kernels, what));
+  return tg_bench_instantiate_graph (tg_bench_hand_graph (
+      c->stream, c->side, c->word, type, setter, value, n_bodies, kernels, what));
 }
 
 /* The Warp-shaped floor of a condition (warp.c): what wp.capture_if adds for
@@ -146,7 +103,7 @@ warp_graph (Ctx *c, guint then_kernels, guint else_kernels, gboolean per_branch,
     }
   graph = tg_bench_end_capture (c->stream);
   tg_bench_assert_chain (graph, top, what);
-  assert_bodies (bodies, n_bodies, kernels, what);
+  tg_bench_hand_assert_bodies (bodies, n_bodies, kernels, what);
   return tg_bench_instantiate_graph (graph);
 }
 
@@ -246,8 +203,9 @@ bench_skip (TgBench *bench, Ctx *c)
   warp = warp_graph (c, KERNELS, 0, FALSE, "Warp-shaped IF");
   /* The same floor holding one user object: what retention costs a launch
    * (issue 27), the gap that any user object in our graph would show. */
-  graph = hand_graph_of (c, cudaGraphCondTypeIf, tgb_launch_if_set, c->flag, 1, kernels,
-                         "hand-built IF holding a user object");
+  graph = tg_bench_hand_graph (c->stream, c->side, c->word, cudaGraphCondTypeIf,
+                               tgb_launch_if_set, c->flag, 1, kernels,
+                               "hand-built IF holding a user object");
   tg_bench_hand_user_object (graph);
   taxed = tg_bench_instantiate_graph (graph);
   t_ours = graph_row (bench, c, "skipped conditional producer (32 kernels)", ours,
@@ -326,7 +284,7 @@ decided_floor (Ctx *c, gboolean warp, const char *what)
   capture_tiny_body (c, body, KERNELS);
   graph = tg_bench_end_capture (c->stream);
   tg_bench_assert_chain (graph, warp ? "kkc" : "kc", what);
-  assert_bodies (&body, 1, kernels, what);
+  tg_bench_hand_assert_bodies (&body, 1, kernels, what);
   return tg_bench_instantiate_graph (graph);
 }
 
@@ -372,13 +330,10 @@ case_body (const TgLaunch *launch, gpointer unused, GError **error)
   return tg_bench_tiny_kernels (launch, CASE_KERNELS, error);
 }
 
-static void
-bench_if_else (TgBench *bench, Ctx *c)
+TgProducer *
+tg_bench_if_else_producer (const char *name, guint32 *word, gint32 *flag)
 {
-  g_autoptr (TgProducer) p = tg_producer_new ("bench-if-else", 0);
-  const guint kernels[] = { KERNELS, 1 };
-  cudaGraphExec_t ours, floor, warp, warp_per_if;
-  double t_ours, t_warp, t_warp_per_if;
+  TgProducer *p = tg_producer_new (name, 0);
   guint stage;
 
   stage = tg_producer_add_device_stage (p, "then", TG_STAGE_CAPTURE_SAFE, then_body,
@@ -386,8 +341,19 @@ bench_if_else (TgBench *bench, Ctx *c)
   tg_producer_declare_binding (p, stage, "word", sizeof (guint32), NULL);
   tg_producer_set_stage_condition (p, stage, "flag", NULL);
   tg_producer_set_stage_else (p, stage, else_body, NULL);
-  tg_bench_bind (p, "word", c->word, sizeof (guint32));
-  tg_bench_bind (p, "flag", c->flag, sizeof (gint32));
+  tg_bench_bind (p, "word", word, sizeof (guint32));
+  tg_bench_bind (p, "flag", flag, sizeof (gint32));
+  return p;
+}
+
+static void
+bench_if_else (TgBench *bench, Ctx *c)
+{
+  g_autoptr (TgProducer) p
+      = tg_bench_if_else_producer ("bench-if-else", c->word, c->flag);
+  const guint kernels[] = { KERNELS, 1 };
+  cudaGraphExec_t ours, floor, warp, warp_per_if;
+  double t_ours, t_warp, t_warp_per_if;
 
   TG_BENCH_CUDA (cudaMemsetAsync (c->flag, 0, sizeof (gint32), c->stream));
   ours = tg_bench_record (c->stream, p, tg_unconditional (), NULL);
@@ -422,25 +388,34 @@ set_index (Ctx *c, gint32 index)
   TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
 }
 
-static void
-bench_switch (TgBench *bench, Ctx *c)
+TgProducer *
+tg_bench_switch_producer (const char *name, guint32 *word, gint32 *index)
 {
-  g_autoptr (TgProducer) p = tg_producer_new ("bench-switch", 0);
+  TgProducer *p = tg_producer_new (name, 0);
   TgDeviceFunc cases[CASES];
-  guint kernels[CASES], stage;
-  cudaGraphExec_t ours, floor;
+  guint stage;
 
   for (guint i = 0; i < CASES; i++)
-    {
-      cases[i] = case_body;
-      kernels[i] = CASE_KERNELS;
-    }
+    cases[i] = case_body;
   TgSwitchSpec sw = { .index_binding = "index", .n_cases = CASES, .cases = cases };
   stage = tg_producer_add_switch_stage (p, "switch", TG_STAGE_CAPTURE_SAFE, &sw, NULL,
                                         NULL, NULL);
   tg_producer_declare_binding (p, stage, "word", sizeof (guint32), NULL);
-  tg_bench_bind (p, "word", c->word, sizeof (guint32));
-  tg_bench_bind (p, "index", c->index, sizeof (gint32));
+  tg_bench_bind (p, "word", word, sizeof (guint32));
+  tg_bench_bind (p, "index", index, sizeof (gint32));
+  return p;
+}
+
+static void
+bench_switch (TgBench *bench, Ctx *c)
+{
+  g_autoptr (TgProducer) p
+      = tg_bench_switch_producer ("bench-switch", c->word, c->index);
+  guint kernels[CASES];
+  cudaGraphExec_t ours, floor;
+
+  for (guint i = 0; i < CASES; i++)
+    kernels[i] = CASE_KERNELS;
 
   /* Both graphs read the index at every launch: one recording serves both
    * rows. */
@@ -481,25 +456,13 @@ bench_branches (TgBench *bench, Ctx *c)
 }
 #endif
 
-/* Builds a floor of the loop into the capture on @s, its WHILE body on
- * @side; returns the body. */
-typedef cudaGraph_t (*LoopFunc) (cudaStream_t s, cudaStream_t side,
-                                 const TgBenchLoop *loop);
-
-/* The floor @build makes, checked to be the chain @top with the body @body
- * (see tg_bench_graph_chain). */
+/* The floor @build makes, checked (tg_bench_loop_graph). */
 static cudaGraphExec_t
-loop_graph (Ctx *c, LoopFunc build, const char *top, const char *body, const char *what)
+loop_graph (Ctx *c, TgBenchLoopFunc build, const char *top, const char *body,
+            const char *what)
 {
-  g_autofree char *body_what = g_strdup_printf ("%s's body", what);
-  cudaGraph_t graph, body_graph;
-
-  TG_BENCH_CUDA (cudaStreamBeginCapture (c->stream, cudaStreamCaptureModeThreadLocal));
-  body_graph = build (c->stream, c->side, &c->loop);
-  graph = tg_bench_end_capture (c->stream);
-  tg_bench_assert_chain (graph, top, what);
-  tg_bench_assert_chain (body_graph, body, body_what);
-  return tg_bench_instantiate_graph (graph);
+  return tg_bench_instantiate_graph (
+      tg_bench_loop_graph (c->stream, c->side, &c->loop, build, top, body, what));
 }
 
 /* GPU time per iteration of the loop in @exec, which must then have stopped

@@ -1,9 +1,10 @@
 /* exec-bench.c: the execution layer's overhead beside raw CUDA.
  *  - EAGER: per-stage time of a 32-stage producer vs 32 raw launches;
  *  - REPLAY: host time of a call vs launching the same kernels captured by
- *    hand: with the driver's cuGraphLaunch (the target), the runtime's
- *    cudaGraphLaunch, and cuStreamIsCapturing + cuGraphLaunch (the least a
- *    launch that keeps the policy's capture query can cost);
+ *    hand: with the driver's cuGraphLaunch, the runtime's cudaGraphLaunch,
+ *    and cuStreamIsCapturing + cuGraphLaunch (the least a launch that keeps
+ *    the policy's capture query can cost).  Shown, held to no target since
+ *    issue 34: the capture check every call must make is the difference;
  *  - RECORD: GPU time of a caller's graph that recorded the producer vs the
  *    same kernels captured by hand.  Since 0.2 the recording is one
  *    child-graph node holding the 32 kernels, so this also shows what that
@@ -208,7 +209,7 @@ tg_bench_exec (TgBench *bench)
   }
 
   /* REPLAY: host time of one call, vs launching a hand-captured graph with
-   * the driver's call (the target), with the runtime's call above it, and
+   * the driver's call, with the runtime's call above it, and
    * with the driver's capture query before the driver's launch (what no
    * checked launch can go below).  In short batches, alternated, so that the
    * launch queue never fills (the GPU needs ~20 us per graph, the host ~2)
@@ -227,7 +228,7 @@ tg_bench_exec (TgBench *bench)
     tg_bench_wall_us_alternated (fns, G_N_ELEMENTS (fns), &c, c.stream, 8, rounds * 5,
                                  TRUE, t);
     tg_bench_add (bench, "exec", "replay: host time per call (32 kernels)", "us", t[1],
-                  t[0], "cuGraphLaunch", TG_BENCH_LOWER_IS_BETTER, 1.03);
+                  t[0], "cuGraphLaunch", TG_BENCH_INFO, 0);
     tg_bench_add (bench, "exec", "replay: same, vs the runtime's launch", "us", t[1],
                   t[2], "cudaGraphLaunch", TG_BENCH_INFO, 0);
     tg_bench_add (bench, "exec", "replay: same, vs a checked launch by hand", "us",

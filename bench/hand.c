@@ -66,6 +66,48 @@ tg_bench_hand_tiny (cudaStream_t s, guint32 *word, guint n)
     TG_BENCH_CUDA (tgb_launch_tiny (s, word));
 }
 
+void
+tg_bench_hand_tiny_body (cudaStream_t side, cudaGraph_t body, guint32 *word, guint n)
+{
+  tg_bench_hand_begin_body (side, body);
+  tg_bench_hand_tiny (side, word, n);
+  tg_bench_hand_end_body (side);
+}
+
+void
+tg_bench_hand_assert_bodies (const cudaGraph_t *bodies, guint n_bodies,
+                             const guint *kernels, const char *what)
+{
+  for (guint b = 0; b < n_bodies; b++)
+    {
+      g_autofree char *chain = g_strnfill (kernels[b], 'k');
+      g_autofree char *where = g_strdup_printf ("%s, body %u", what, b);
+      tg_bench_assert_chain (bodies[b], chain, where);
+    }
+}
+
+cudaGraph_t
+tg_bench_hand_graph (cudaStream_t s, cudaStream_t side, guint32 *word,
+                     enum cudaGraphConditionalNodeType type, TgBenchSetter setter,
+                     const gint32 *value, guint n_bodies, const guint *kernels,
+                     const char *what)
+{
+  cudaGraph_t bodies[8], graph;
+  cudaGraphConditionalHandle h;
+
+  g_assert_cmpuint (n_bodies, <=, G_N_ELEMENTS (bodies));
+  TG_BENCH_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  h = tg_bench_hand_handle (s);
+  TG_BENCH_CUDA (setter (s, h, value));
+  tg_bench_hand_conditional (s, h, type, n_bodies, bodies);
+  for (guint b = 0; b < n_bodies; b++)
+    tg_bench_hand_tiny_body (side, bodies[b], word, kernels[b]);
+  graph = tg_bench_end_capture (s);
+  tg_bench_assert_chain (graph, "kc", what);
+  tg_bench_hand_assert_bodies (bodies, n_bodies, kernels, what);
+  return graph;
+}
+
 static void CUDART_CB
 no_destructor (void *data)
 {

@@ -148,6 +148,22 @@ tg_bench_warp_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
   return body;
 }
 
+cudaGraph_t
+tg_bench_loop_graph (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop,
+                     TgBenchLoopFunc build, const char *top, const char *body,
+                     const char *what)
+{
+  g_autofree char *body_what = g_strdup_printf ("%s's body", what);
+  cudaGraph_t graph, body_graph;
+
+  TG_BENCH_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  body_graph = build (s, side, loop);
+  graph = tg_bench_end_capture (s);
+  tg_bench_assert_chain (graph, top, what);
+  tg_bench_assert_chain (body_graph, body, body_what);
+  return graph;
+}
+
 gboolean
 tg_bench_loop_converged (const TgBenchLoop *loop, cudaStream_t stream)
 {
