@@ -385,6 +385,41 @@ class Rows(WarpCase):
             np.testing.assert_array_equal(self.result(), expected(param))
         del g
 
+    def test_recorded_after_a_warp_conditional_is_retained(self):
+        # wp.capture_if pauses torch's capture and resumes it under a new
+        # capture id: a producer recorded after it is still retained by the
+        # torch graph's own hold (no user object), not lost.
+        import gc
+        import numpy as np
+        torch, twarp = self.torch, self.twarp
+        flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
+
+        @twarp.stage
+        def gen(ctx):
+            a = ctx.binding("out")
+            wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
+            wp.launch(mix_kernel, N, inputs=[a, a])
+
+        p = self.producer("after-if", gen)
+        before = tx.live_objects()
+        g = torch.cuda.CUDAGraph()
+        with self.interop.graph(g):
+            wp.capture_if(flag, on_true=lambda: wp.launch(mix_kernel, N,
+                                                            inputs=[self.out, self.out]))
+            p.run()
+        self.assertEqual(tx.live_objects().user_objects, before.user_objects)
+        del p
+        gc.collect()
+        self.assertTrue(tx.release_wait(10.0))
+        self.assertEqual(tx.live_objects().producers, before.producers)  # the graph's
+        self.set_param(7)
+        g.replay()
+        np.testing.assert_array_equal(self.result(), expected(7))
+        del g
+        gc.collect()
+        self.assertTrue(tx.release_wait(10.0))
+        self.assertEqual(tx.live_objects().producers, before.producers - 1)
+
     def test_capture_if_and_capture_while_in_a_stage(self):
         import numpy as np
         flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
