@@ -7,6 +7,8 @@
 # that file; then every sh block runs, in page order, in one directory, as
 # one TAP test: it passes when it exits 0 (77: skipped, no GPU) and nvcc
 # warned nothing about GLib's headers (#1217).  Every py block must compile.
+# Python runs with its debug allocator, so a page's ctypes code that writes
+# past a buffer Python allocated aborts its block.
 # Prints TAP.
 set -u
 build=${abs_top_builddir:?}
@@ -37,6 +39,7 @@ wrap () {
 [ -n "${CC:-}" ] && [ "$CC" != cc ] && wrap cc "$CC"
 [ -n "${CXX:-}" ] && [ "$CXX" != c++ ] && wrap c++ "$CXX"
 PATH=$work/bin:$PATH; export PATH
+PYTHONMALLOC=debug; export PYTHONMALLOC
 # python3 cannot load a library built with a sanitizer runtime it lacks.
 case "${CC:-}" in *-fsanitize=*) sanitized=yes ;; *) sanitized=no ;; esac
 for page in "$src/doc/build.md"; do
