@@ -153,12 +153,6 @@ class HostSide(unittest.TestCase):
         wrapped = self.twarp.stage(device=None)(relax)
         self.assertEqual((wrapped.__name__, wrapped.__doc__), ("relax", "Relaxes."))
 
-    def test_torch_capture_on_an_unprepared_device_registers_nothing(self):
-        # Warp not set up there: no Warp work can run in the capture, and
-        # nothing touches CUDA (no device here).
-        with self.twarp._torch_capture(0x1234, 99, 0):
-            pass
-
 
 # -- on the GPU ---------------------------------------------------------------
 

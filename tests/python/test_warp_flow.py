@@ -236,6 +236,21 @@ class Flow(unittest.TestCase):
             pass
         self.assertEqual(self.fake.calls[-2][3], wp.CaptureMode.THREAD_LOCAL)
 
+    def test_torch_capture_on_an_unprepared_device_registers_nothing(self):
+        # Warp is not set up on device 99, so no Warp work can run in torch's
+        # capture there: nothing is asked of Warp, no wrapper is made, the
+        # torch graph keeps nothing, and a stage's own capture inside it is
+        # registered in Warp's default mode, not torch's.
+        with self.twarp._torch_capture(0x200, 99, int(wp.CaptureMode.RELAXED)):
+            self.assertEqual(self.fake.calls, [])
+            with self.twarp.scope(self.context(0x300)):
+                pass
+        self.assertEqual(self.fake.calls, [
+            ("stream", 0x300, False),
+            ("begin", 0x300, True, wp.CaptureMode.THREAD_LOCAL), ("end", 0x300)])
+        self.assertEqual(self.retained, [])
+        self.assertEqual([key for key in self.twarp._streams if key[0] == 99], [])
+
 
 if __name__ == "__main__":
     sys.exit(tap.main())
