@@ -149,8 +149,22 @@ class HostRule(unittest.TestCase):
                 self.assertIs(caught.exception, error)
 
     def test_torch_without_cuda_is_not_asked(self):
-        sys.modules["torch"] = types.ModuleType("torch")  # a CPU-only build
-        self.call(self.producer.run)
+        # A torch with neither getter (a CPU-only build): each call has the
+        # outcome it has with no torch at all, on a GPU TrackGen's stream
+        # (test_torch_without_cuda_leaves_it_to_warp shows the fall-through
+        # without one).
+        def outcome(func):
+            try:
+                return func()
+            except tx.CudaError as e:
+                return str(e)
+
+        calls = (self.producer.run, self.producer.resolve, tx.resolve_stream)
+        want = [outcome(func) for func in calls]  # setUp took torch and warp away
+        sys.modules["torch"] = types.ModuleType("torch")
+        self.assertEqual([outcome(func) for func in calls], want)
+        if GPU:
+            self.assertEqual(want[2], tx.default_stream(0))
 
     def test_warp_current_stream_without_torch(self):
         devices = fake_warp([FakeWarpDevice() for _ in range(4)])
