@@ -20,7 +20,7 @@ author = "the libtrackgen authors"
 release = track_gen.__version__
 version = ".".join(release.split(".")[:2])
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser", "sphinx_copybutton"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build"]
@@ -46,9 +46,16 @@ napoleon_use_rtype = False
 
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 0
-html_theme = "alabaster"
+# Furo, the theme of NVIDIA Warp's documentation: the title with the
+# version and the search box head the sidebar, the C reference follows the
+# pages (_templates/sidebar/c-reference.html); a copy button on each code
+# block (sphinx-copybutton).
+html_theme = "furo"
 html_title = "track_gen %s" % release
-html_theme_options = {"extra_nav_links": {"C reference (Doxygen)": "../html/index.html"}}
+templates_path = ["_templates"]
+html_sidebars = {"**": [
+    "sidebar/brand.html", "sidebar/search.html", "sidebar/scroll-start.html",
+    "sidebar/navigation.html", "sidebar/c-reference.html", "sidebar/scroll-end.html"]}
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.dirname(HERE)
