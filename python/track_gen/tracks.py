@@ -80,8 +80,9 @@ class TrackProducer(Producer):
 
     With ``lookahead=L`` (1 to 8, and ``advance=True``), every env keeps
     its next L tracks ready, made from (seed, epoch + 1) ... (seed, epoch +
-    L) with the current ``"family"``.  Each :meth:`run` is then one
-    always-on kernel: every masked env moves on to its next epoch and takes
+    L) with the current ``"family"``.  Each
+    :meth:`~track_gen.exec.Producer.run` is then one always-on kernel:
+    every masked env moves on to its next epoch and takes
     its next track (``"points"``, ``"families"``, ``"valid"``, ...), the
     same bit for bit as on-demand generation makes; and, only when the
     device decides so (an IF node under a capture), one fused kernel
