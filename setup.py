@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds the track_gen sdist and wheel with the project's own build: configure
 and make.
 

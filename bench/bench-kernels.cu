@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // bench-kernels.cu: kernels of the benchmarks and of their raw floors.
 #include "bench-kernels.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-kernels.h: kernels of the benchmarks, and the hand-built floors'
  * conditional-handle kernels (raw CUDA, not TrackGen's).  Plain C and CUDA
  * types only, so nvcc compiles bench-kernels.cu without GLib. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench.c: runs every benchmark section and prints one table (what, ours,
  * floor, ratio, target, what the floor is) plus a JSON file. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */

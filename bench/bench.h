@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench.h: the benchmark program's table.  Every row sets ours beside a raw
  * CUDA floor measured in the same run. */
 #ifndef TG_BENCH_H

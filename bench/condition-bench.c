@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-bench.c: conditions, switches and loops beside their raw floors,
  * and the conditions and the loop beside Warp-shaped floors too: the same
  * work built by hand with NVIDIA Warp's topology (warp.c).  Warp itself runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* exec-bench.c: the execution layer's overhead beside raw CUDA.
  *  - EAGER: per-stage time of a 32-stage producer vs 32 raw launches;
  *  - REPLAY: host time of a call vs launching the same kernels captured by

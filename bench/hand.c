@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hand.c: raw CUDA floors built by hand: conditional nodes added to a
  * capturing stream's graph, their bodies captured on a side stream with
  * cudaStreamBeginCaptureToGraph (what TrackGen does, without TrackGen); and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* latency-bench.c: how long a new producer takes to its first result (issue
  * 20 item 7), from the call until the result is on the device and the
  * stream synchronized, beside the same work done by hand in the same run:

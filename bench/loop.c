@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loop.c: the relaxation loop of the condition and soak benchmarks, as
  * TrackGen stages (driven by the flag, or deciding its own loop) and as its
  * raw CUDA floors (our topology, the minimal one, Warp's).  A reset sets value = 0 and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """python-bench.py: track_gen from Python beside its floors (issue 18).
 
 Every row sets ours beside a floor measured in the same run: torch's own

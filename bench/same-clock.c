@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* same-clock.c: issue 34's "one clock": the condition rows' graphs (ours
  * as a user records them, and the hand-built minimal floors of
  * condition-bench.c, built by the same functions) and one timing loop, as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-bench.c: a simulator step's seed work, a masked advance then
  * fill_effective, as achieved bandwidth beside a device-to-device copy of
  * the same number of bytes, measured in the same run: as two calls, and as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* soak-bench.c: a simulator's step graph replayed 10^5 times while device
  * memory, host RSS and TrackGen's live objects are sampled (issue 12 item 5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* taken-bench.c: conditions that run their body, around one long kernel (a
  * 47 us wait, about the work of a track regeneration), beside hand-built
  * floors in the same run (issue 27 section 3):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """warp-bench.py: ours, NVIDIA Warp's and the hand-built floors of the
 condition rows on one clock (issue 34 section 1).
 

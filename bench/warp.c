@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* warp.c: the Warp-shaped floors' building blocks: what NVIDIA Warp adds
  * to a capture for wp.capture_if and wp.capture_while, built by hand in raw
  * CUDA, one function per entry point of Warp's warp/native/warp.cu.  Read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // launch.cuh: how the examples' launchers launch.  C++, for their .cu files.
 #ifndef EXAMPLES_LAUNCH_CUH
 #define EXAMPLES_LAUNCH_CUH

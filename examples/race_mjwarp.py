@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """race_mjwarp.py: the main job on a real simulator, MuJoCo Warp: N worlds of a
 vehicle following TrackGen tracks, the whole step in one graph.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // simloop-kernels.cu: agents driving laps of their tracks.
 #include <curand_kernel.h>
 #include <trackgen/kernel.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simloop-kernels.h: the simulator loop's kernels (simloop-kernels.cu): an
  * agent per env driving laps of its track.  Plain C, so nvcc compiles it
  * without GLib.  Each launcher enqueues on @stream and returns the launch's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simloop-shard.c: a shard of the simulator loop on one device, and a
  * population sharded over devices, one host thread per shard. */
 #include "simloop-shard.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simloop-shard.h: one shard of the simulator loop, and a population
  * sharded over devices.
  *

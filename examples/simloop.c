@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simloop.c: a batched simulator that regenerates tracks inside its own
  * CUDA graph (the shards and their loops are in simloop-shard.c).
  *

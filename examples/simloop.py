@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """simloop.py: a PyTorch batched simulator that regenerates tracks inside one
 torch.cuda.graph, with TrackGen from Python.
 

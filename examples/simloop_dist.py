@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """simloop_dist.py: simloop.py under torch.distributed, one process per GPU.
 
 Run it with torchrun: ``torchrun --nproc-per-node=2 examples/simloop_dist.py``.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """simloop_warp.py: the simulator loop of simloop.py with NVIDIA Warp kernels,
 its physics step and its track regeneration, in one torch.cuda.graph.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // track-env.cuh: one env's track, made by a block of TRACK_BLOCK threads:
 // its control points, its centerline, the relaxation of its sharp turns and
 // its validity.  C++, for the .cu files of the track producer: the staged

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // track-kernels.cu: the kernels of on-demand generation, the track
 // producer's stages: a listing kernel, then a generation, relaxation and
 // validation kernel over the listed envs, each env's work done by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* track-kernels.h: launchers of the track producer's kernels
  * (track-kernels.cu), in plain C.  Each enqueues on @stream and returns the
  * launch's own cudaError_t.  The per-env kernels give each env a block of

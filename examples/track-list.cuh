@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // track-list.cuh: the list of the envs a call of the track producer
 // regenerates (a TrackList, track-shape.h): the kernel that makes it, and
 // what the kernels that loop over it share.  C++, for track-kernels.cu.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // track-lookahead.cu: the lookahead's kernels.  An env keeps L spare
 // tracks, made ahead for the epochs after its current one; when it ends, an
 // always-on kernel copies its next spare over its current track (a warp per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* track-producer.c: the track producer's stages, buffers and SVG writer, on
  * TrackGen's public API alone. */
 #include "track-producer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* track-producer.h: a track generator for E envs with three shape families,
  * as a TrackGen producer built on the public API alone.
  *

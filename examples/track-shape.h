@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* track-shape.h: what the track producer's C code and its kernels share, in
  * plain C with standard types.  The kernels include this header, not
  * track-producer.h: GLib's headers carry host-compiler attributes that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* track-svg.c: the track producer's SVG writer (track_svg_write()): a grid
  * of tracks drawn as kerbs, asphalt and a dashed centerline. */
 #include "track-producer.h"

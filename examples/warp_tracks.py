@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """warp_tracks.py: simloop_warp.py's track generator in NVIDIA Warp kernels,
 on demand or with lookahead.
 

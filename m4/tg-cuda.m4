@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TG_CHECK_CUDA
 # -------------
 # Finds the CUDA toolkit: --with-cuda=DIR, else nvcc on PATH, else /usr/local/cuda.

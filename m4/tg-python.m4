@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TG_CHECK_PYTHON_MODULE
 # ----------------------
 # Whether the Python package's native module, python/track_gen/_native.abi3.so,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # build-doc.sh: runs the commands of doc/build.md, as written, against the
 # install that tests/consumer.sh made and moved to another directory (make
 # check runs this test after that one); the page's pkg-config finds it

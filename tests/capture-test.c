@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* capture-test.c: TrackGen never breaks a capture it does not own.  A
  * foreign capture (as torch.cuda.graph makes, in global mode by default) is
  * in progress on one thread while TrackGen releases, instantiates and reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-test-bodies.c: what condition bodies may be and see, under
  * EAGER, REPLAY and RECORD alike: empty bodies (a then or else branch, a
  * switch case, a loop body that launches nothing), a switch of more cases

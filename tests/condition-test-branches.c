@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-test-branches.c: IF/ELSE and SWITCH, in a stage and as stages,
  * nested with a bounded loop: each step's device state is compared byte for
  * byte with one host model under EAGER, REPLAY and RECORD, with the flags

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-test-broken.c: a body whose capture breaks (issue 26 item 2).
  * A stage function that synchronizes its stream inside a condition's body,
  * an else branch, a switch case, a loop body, a nested body, the body of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-test-eager.c: eager decisions.  Eagerly the kernel that decides
  * (TrackGen's or the user's) stores the value in mapped host memory and the
  * host waits for it (lib/exec/decision.c).  A decision waits for the work

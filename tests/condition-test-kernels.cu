@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // condition-test-kernels.cu: the kernels of condition-test that
 // test-kernels.cu lacks: a loop countdown, and kernels that decide their own
 // conditions and loops (trackgen/kernel.h).

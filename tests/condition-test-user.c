@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-test-user.c: conditions, switches and loops that the user's own
  * kernels decide (tg_launch_if_by(), tg_launch_switch_by(),
  * tg_launch_while_by(), loop stages with set_by_body).  Each step's whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-test.c: device-side conditions and bounded loops: the same
  * outputs and iteration counts under EAGER, REPLAY and RECORD, with flags
  * changed by device kernels between replays; nesting; refused bodies.

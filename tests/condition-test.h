@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-test.h: what the parts of condition-test share. */
 #ifndef TG_CONDITION_TEST_H
 #define TG_CONDITION_TEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* consumer.c: a user's program, built from an installed libtrackgen with
  * nothing but `pkg-config --cflags --libs trackgen`. */
 #include <trackgen/trackgen.h>

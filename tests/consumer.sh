@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # consumer.sh: installs libtrackgen into a DESTDIR, moves the installed tree
 # (DESTDIR + prefix) to another directory, and builds tests/consumer.c against
 # the moved tree with nothing but

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* devices-test.c: two GPUs at once.  Producers of device 0 and device 1 run
  * concurrently from several threads under every policy with the results of
  * one device; every device mismatch is refused before anything runs or is

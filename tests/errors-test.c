@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* errors-test.c: errors leave nothing behind, and take nothing that is not
  * theirs.  A caller's pending CUDA error is neither taken nor reported by a
  * call that succeeds, under every policy, nor by the lookup of the driver's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test-families.c: the track producer's shape families, picked by
  * the "generate" switch: each one's own shape, bit-identical under EAGER,
  * REPLAY and RECORD, and nothing at all for a family out of range. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test-list.c: the track producer's list of the envs a call
  * regenerates.  Its kernels loop over that list on a grid of one block per
  * SM: with more envs than blocks every block takes several, and the tracks

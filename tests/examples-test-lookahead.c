@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test-lookahead.c: the track producer with lookahead gives every
  * env, at every step, the same track as on-demand generation, bit for bit:
  * over a long run of episode ends, an env that ends twice before a refill,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test-sim.c: the simulator loop sharded over shards of one or two
  * devices ends in the same state, env by env and bit for bit, as one shard
  * of all the envs, and so does the loop with lookahead as the one that

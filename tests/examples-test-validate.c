@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test-validate.c: the track producer's validity test against a
  * host model of its definition: a track is invalid when two centerline
  * points closer than the track's width are more than half a turn of that

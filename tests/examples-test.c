@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test.c: the example track producer, as its users rely on it:
  * bit-identical tracks under EAGER, REPLAY and RECORD, for every shape
  * family the switch picks (and none out of range), masked-off envs left

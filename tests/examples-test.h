@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test.h: what the parts of examples-test share: GPU helpers
  * around the example track producer, and each part's test registration. */
 #ifndef EXAMPLES_TEST_H

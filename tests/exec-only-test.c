@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* exec-only-test.c: a program that uses exec.h alone links with
  * libtrackgen-exec.a alone (no interop, no seeds) and runs a producer. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* faultsweep-condition.c: the condition scenario.  A producer with a
  * guarded stage, a bounded loop stage, and a stage holding an IF/ELSE and a
  * SWITCH, run under every policy; every body counts its runs, so the counts

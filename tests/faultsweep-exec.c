@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* faultsweep-exec.c: the exec scenario.  A chain-like producer -- device
  * stages on both sides of a capture-safe HOST stage that uploads from pinned
  * memory and enqueues a host function -- run under every policy, then its

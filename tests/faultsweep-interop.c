@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* faultsweep-interop.c: the interop scenario.  The scenario begins a capture
  * of its own, as torch.cuda.graph does, and registers it with a capture
  * scope; a producer and a seed state called with TG_STREAM_AUTO record into

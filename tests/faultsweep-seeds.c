@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* faultsweep-seeds.c: the seeds scenario.  Every call of a seed state, on
  * the scenario's stream: epochs advanced and reset through masks, seeds set
  * from the host and from the device, effective seeds filled, read back,

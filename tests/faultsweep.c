@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* faultsweep.c: the fault-injection sweep (make faultsweep, in a build
  * configured with --enable-fault-injection).  Each scenario runs once to
  * warm up, once to count the CUDA calls TrackGen makes through its one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* faultsweep.h: the scenarios of the fault-injection sweep (make faultsweep)
  * and the helpers they share.  faultsweep.c makes each CUDA call of a
  * scenario fail in turn and checks what the library did about it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The public headers compile as C++ and keep C linkage; kernel.h comes first,
 // so it compiles on its own in C++ too.
 #include <trackgen/kernel.h>

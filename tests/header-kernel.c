@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compiles <trackgen/kernel.h> on its own, and without GLib: it is what
  * device code includes. */
 #include <trackgen/kernel.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compiles <trackgen/seeds.h> on its own: it must include what it uses. */
 #include <trackgen/seeds.h>
 

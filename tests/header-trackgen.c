@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compiles <trackgen/trackgen.h> on its own: it must include what it uses. */
 #include <trackgen/trackgen.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* headers-test.c: each public header compiles alone, in C and in C++. */
 #include "config.h"
 #include "tg-test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* interop-test-retention.c: what a caller's graph holds for TrackGen (issue
  * 27): no user object where nothing is kept, one per capture however much
  * is kept, none where the graph's owner holds the references

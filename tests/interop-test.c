@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* interop-test.c: registered foreign captures, producers retained by the
  * graphs that recorded them, and waiting for their releases (what a graph
  * holds, and who holds it: interop-test-retention.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* interop-test.h: the interop test program's files. */
 #ifndef INTEROP_TEST_H
 #define INTEROP_TEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // kernel-consumer.cu: device code as a user writes it, on <trackgen/kernel.h>
 // alone.  make check compiles it with nvcc's warnings as errors and nothing
 // suppressed: the header device code includes must stay GLib-free and clean.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* misuse-test.c: argument misuse, refused with a GError (stage builders) or
  * a critical (programming errors), nothing changed.
  * Misuse from several threads at once is in threads-test. */

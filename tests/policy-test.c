@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy-test.c: every row of the design's policy table, first as the pure
  * decision (on any machine), then hit for real on a GPU; and the central
  * test, results bit-identical under EAGER, REPLAY and RECORD. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer-test.c: producers.  Bindings: those a stage declares are checked
  * before anything runs, a lookup of one it did not declare is a critical, a
  * stage's condition must be bound, and bound sizes are checked against the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record-test-bodies.c: RECORD inside a conditional node of the caller's
  * (issue 20 item 4).  The caller builds an outer IF or an outer WHILE by
  * hand, as PyTorch's and cuda.core's conditional builders do: the node added

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // record-test-kernels.cu: the kernels of record-test that test-kernels.cu
 // lacks: the set kernels of a caller's hand-built IF and WHILE, and a loop
 // body that decides its loop.

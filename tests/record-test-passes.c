@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record-test-passes.c: how often RECORD calls each stage function, in
  * every shape of producer: once, but for a function whose own work holds a
  * condition and the body of a loop its body decides (doc/capture-rules.md,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record-test.c: RECORD, a producer's work recorded into a caller's
  * capture.  Refusals come before the first node, so the caller's capture
  * keeps exactly its nodes, whether the stage is declared unsafe or only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record-test.h: what the parts of record-test share. */
 #ifndef TG_RECORD_TEST_H
 #define TG_RECORD_TEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay-test.c: REPLAY, a producer's own graphs: captured once per
  * segment around its HOST stages and then only launched; a rebind updates
  * them in place, or re-captures them when the topology changed; a stage

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* retention-test.c: what TrackGen ties to graphs (lib/exec/keep.c),
  * host side, against a stand-in for the driver's user objects: this
  * program defines cudaUserObjectCreate, cudaUserObjectRelease,

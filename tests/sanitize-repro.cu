@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // sanitize-repro.cu: a textbook block reduction (__syncthreads in a loop,
 // outside any branch, so every thread reaches every barrier) run eagerly,
 // from a plain graph, and inside the body of a CUDA graph WHILE node, in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # sanitize.sh: runs the GPU test programs under compute-sanitizer (memcheck,
 # racecheck, synccheck) and prints one TAP line per program and tool.  API
 # errors are not reported: the tests provoke them on purpose (refusals).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // seeds-consumer.cu: device code that includes <trackgen/seeds.h>, which
 // brings GLib.  It builds; its only warnings are nvcc's #1217 on GLib's
 // gnu_printf attributes, so make check compiles it with every other warning

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-test-fused.c: tg_seed_state_advance_fill(), advance then fill in
  * one kernel: the same epochs and effective seeds as the two calls, round
  * after round, with a mask and without, for sizes with and without a tail

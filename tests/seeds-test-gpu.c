@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-test-gpu.c: the seed state on a GPU.  Every case reads the state
  * back and checks it against the host, and ends checking that nothing leaked
  * and no stream is left capturing (the TgTestGpu fixture).  Every call names

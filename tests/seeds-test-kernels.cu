@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // seeds-test-kernels.cu: the device side of seeds-test: tg_effective_seed on
 // arrays (compiled here by nvcc, apart from the library), a mask that
 // depends on a device-side replay counter, for the graph test, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-test-snapshot.c: snapshots of the seed state on a GPU: a round trip
  * in the current format, the first env of a shard, and version 1 (0.1's)
  * restoring; and tg_seed_state_write() of every env. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-test-stream.c: seed calls on the caller's stream: ordered there,
  * refused while it captures when they would block, recorded into its graph
  * and replayed (advances, resets, reseeding), and recorded into a

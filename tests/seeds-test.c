@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-test.c: seeds and epochs.  The effective seed's definition, the
  * snapshot format and every argument check run on the host, here; the state
  * itself runs on a GPU (seeds-test-gpu.c, its snapshots in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-test.h: what the parts of seeds-test share. */
 #ifndef TG_SEEDS_TEST_H
 #define TG_SEEDS_TEST_H

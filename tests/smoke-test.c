@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* smoke-test.c: the library launches a kernel and it computes the right values. */
 #include "config.h"
 #include "tg-test.h"

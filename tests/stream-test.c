@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream-test.c: which stream a call runs on.  NULL is CUDA's legacy
  * default stream, TG_STREAM_AUTO resolves by the stream rule (a registered
  * capture, else the bound stream, else the ambient stream a binding passes,

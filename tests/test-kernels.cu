@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // test-kernels.cu: small deterministic kernels for the test programs.
 #include "tg-test.h"
 // The library's launch helper: each launcher returns its own launch's

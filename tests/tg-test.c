@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tg-test.c: shared helpers of the test programs. */
 #include "config.h"
 #include "tg-test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tg-test.h: shared helpers of libtrackgen's test programs. */
 #ifndef TG_TEST_H
 #define TG_TEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threads-test-misuse.c: a producer misused from several threads at once:
  * setup racing its first run, rebinding its stream while it runs, a capture
  * scope ended from a foreign thread.  Every case but the scope one runs

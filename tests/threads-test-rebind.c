@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threads-test-rebind.c: the rebind handler against a thread replacing it.
  * One thread rebinds a captured producer's bindings, each rebind calling
  * the handler; another sets a new handler again and again, each time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threads-test.c: calls from several threads.  8 threads x 1000 calls
  * (TG_THREADS_CALLS), each thread with its own producer and stream,
  * policies mixed, every output checked; threads calling one producer wait

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threads-test.h: what the parts of threads-test share. */
 #ifndef TG_THREADS_TEST_H
 #define TG_THREADS_TEST_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sphinx configuration of track_gen's Python documentation.
 
 The reference (reference.rst) comes from the docstrings of the installed

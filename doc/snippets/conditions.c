@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conditions.c: a switch stage, and a guarded stage with an else branch
  * (doc/capture.md). */
 #include "snippets.h"

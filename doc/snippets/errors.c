@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* errors.c: telling TrackGen's errors apart (doc/errors.md). */
 #include "snippets.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernel-decisions.c: a stage whose kernels decide their IF and their loop
  * (doc/capture.md; the kernels are in kernel-decisions.cu). */
 #include "snippets.h"

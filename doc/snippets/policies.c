@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policies.c: one producer call under each policy (doc/policies.md). */
 #include "snippets.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer.c: the track producer the pages use, whose call is the IF node of
  * a simulator's step graph (doc/capture.md, doc/policies.md). */
 #include "snippets.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rules.c: stages that follow the capture rules (doc/capture-rules.md). */
 #include "snippets.h"
 

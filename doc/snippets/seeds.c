@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds.c: seeds and epochs (doc/seeds.md). */
 #include "snippets.h"
 

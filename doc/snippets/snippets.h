@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snippets.h: what the examples of the narrative pages in doc/ share.
  * The snippet files are compiled by `make check` (doc/libsnippets.a) so that
  * every example the pages show builds against the public headers; nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* step-graph.c: a simulator's step graph with track regeneration inside it,
  * the picture of doc/capture.md. */
 #include "snippets.h"

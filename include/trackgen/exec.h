@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file exec.h
  * @brief Execution layer: producers, launch contexts, policy, own-graph runner,

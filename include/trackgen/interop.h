@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file interop.h
  * @brief Interop: captures TrackGen did not begin, and producer lifetimes tied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file kernel.h
  * @brief What device code includes: the effective seed, the loop status, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file seeds.h
  * @brief Seeds and epochs: per-env seed state on the device, one effective seed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file trackgen.h
  * @brief Umbrella header: every layer of libtrackgen.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* body-private.h: capturing the body of a conditional node TrackGen made
  * (condition.c).  Private to libtrackgen. */
 #ifndef TG_BODY_PRIVATE_H

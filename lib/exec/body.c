@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* body.c: capturing the body of a conditional node TrackGen made.
  *
  * The body graph, which its node owns, is never what a stream captures

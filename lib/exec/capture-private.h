@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* capture-private.h: everything that touches stream capture and conditional
  * nodes (graph user objects: keep-private.h).  Private to libtrackgen. */
 #ifndef TG_CAPTURE_PRIVATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* capture.c: capture-status queries, own and body captures, conditional
  * nodes (what graphs keep alive: keep.c).  The CUDA 12.x/13.x signature
  * differences of the capture API are absorbed here alone. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-kernels-private.h: launchers of the kernels that decide
  * conditions and drive loops (condition-kernels.cu).  Each decides through a
  * TgDeviceCondition or TgDeviceLoop: a conditional node's handle under a

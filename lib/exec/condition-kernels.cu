@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // condition-kernels.cu: one-thread kernels that decide conditions and keep a
 // loop's status on the device.  Each decides through the same device
 // functions a user's kernel calls (trackgen/kernel.h), so TrackGen's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition-private.h: conditions (IF, IF/ELSE), switches and bounded loops
  * around bodies, captured as conditional nodes or run eagerly on a decision
  * the host waits for (condition.c).  Private to libtrackgen. */

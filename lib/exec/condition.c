@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition.c: conditions (IF, IF/ELSE), switches and bounded loops (WHILE).
  * Captured, the guarded work is the body graphs of a conditional node,
  * captured on a side stream of the producer (one per nesting depth) with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decision-private.h: eager decisions (decision.c).  Eagerly, whatever
  * decides a condition, a switch or a loop's continuation -- TrackGen's set,
  * entry and tail kernels, or a user's kernel through tg_condition_set() and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decision.c: eager decisions through mapped host memory.  See
  * decision-private.h.
  *

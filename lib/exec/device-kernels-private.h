@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device-kernels-private.h: the kernel behind tg_device_check()
  * (device-kernels.cu).  Plain C without GLib, so nvcc compiles it without
  * warnings.  Private to libtrackgen. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // device-kernels.cu: the kernel behind tg_device_check().
 #include "device-kernels-private.h"
 #include "kernel-private.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device-private.h: the current device around a call, the device count, and
  * checks that memory belongs to a device.  Private to libtrackgen. */
 #ifndef TG_DEVICE_PRIVATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* device.c: device selection, the device count, device-memory checks and
  * the device check. */
 #include "config.h"

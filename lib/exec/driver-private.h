@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* driver-private.h: the CUDA calls made through the driver API, where it
  * answers: REPLAY's hot path, and the queries the runtime cannot make
  * without disturbing a capture.  Private to libtrackgen. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* driver.c: calls made through the driver API.
  *
  * A REPLAY call is one capture query and one graph launch, and its target is

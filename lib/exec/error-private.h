@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error-private.h: the one CUDA check used everywhere in libtrackgen, and
  * the fault injection it carries in a --enable-fault-injection build.
  * Private to libtrackgen: shipped by make dist, never installed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error.c: error domains, the CUDA-to-GError helper and fault injection. */
 #include "config.h"
 #include "error-private.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* keep-private.h: what graphs keep alive for TrackGen, tied to them with CUDA
  * user objects or held by their owners, and released on a reaper thread.
  * Private to libtrackgen. */

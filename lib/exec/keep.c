@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* keep.c: what graphs keep alive, and its release later: one CUDA user
  * object per capture that keeps something (or the graph's owner holds it),
  * a reaper thread that runs the releases, and waiting for them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // kernel-private.cuh: how libtrackgen's launchers launch.  C++, for the .cu
 // files only.  Private to libtrackgen.
 #ifndef TG_KERNEL_PRIVATE_CUH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launch.c: what a stage sees during a call, and the host operations of
  * HOST stages, which refuse under RECORD what a capture cannot hold. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvtx-private.h: NVTX ranges around producer calls and stages (nvtx.c),
  * off by default at the cost of one predictable branch.  Private to
  * libtrackgen. */

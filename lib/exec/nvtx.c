@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvtx.c: NVTX ranges named "producer/stage", with the header-only NVTX 3 of
  * the CUDA toolkit: with no tool attached (Nsight Systems injects one) each
  * call is a no-op of NVTX's own. */

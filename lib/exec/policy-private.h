@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy-private.h: the execution-policy table of the design, a pure
  * function of its inputs.  Inline, since every call decides: its messages
  * are in policy.c.  Private to libtrackgen. */

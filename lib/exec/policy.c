@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy.c: the policy names, and the messages of the execution-policy
  * table (policy-private.h). */
 #include "config.h"

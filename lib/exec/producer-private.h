@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer-private.h: the producer, its stages and bindings, the launch
  * context, and the producer's lock and private resources (producer.c).
  * Private to libtrackgen. */

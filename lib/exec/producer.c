@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer.c: the producer object, its stages, bindings and private resources. */
 #include "config.h"
 #include "producer-private.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record-private.h: RECORD, one call recorded into the caller's capture
  * (record.c).  Private to libtrackgen. */
 #ifndef TG_RECORD_PRIVATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record.c: RECORD.  Every stage is first captured into a graph of the
  * producer's own, the trial, so that a refused call leaves the caller's
  * capture with the nodes it had; the trial then joins the caller's capture

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resource-private.h: every CUDA call of TrackGen's that is not
  * stream-ordered -- creation, destruction, instantiation, allocation, frees,
  * synchronization, pointer queries -- goes through these wrappers, and only

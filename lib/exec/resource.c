@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resource.c: the calls that are not stream-ordered, each in a relaxed
  * section, and the live-object counters.  See resource-private.h. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run.c: one call of a producer: stream resolution, policy, and the EAGER
  * path (RECORD is record.c, REPLAY runner.c, the stage walker stages.c). */
 #include "config.h"

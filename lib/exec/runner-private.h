@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runner-private.h: REPLAY, from graphs of the producer's own (runner.c).
  * Private to libtrackgen. */
 #ifndef TG_RUNNER_PRIVATE_H

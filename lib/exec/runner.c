@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runner.c: REPLAY.  Each maximal run of device stages is captured once into
  * a graph of the producer's own (thread-local mode, on its private stream,
  * never the caller's), instantiated once, and launched on the caller's

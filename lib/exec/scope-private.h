@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scope-private.h: a thread's registered foreign capture, as the execution
  * layer sees it.  interop.h gives it a public face; exec only consults it,
  * so exec never depends on interop.  Private to libtrackgen. */

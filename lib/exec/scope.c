@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scope.c: the per-thread stack of registered foreign captures, and what
  * recording into one retains. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stages-private.h: the stage walker and the trial capture of stages into a
  * graph of the producer's own (stages.c).  Below every policy path: run.c
  * (EAGER, RECORD) and runner.c (REPLAY) call into it, it calls none of them.

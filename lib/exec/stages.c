@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stages.c: the stage walker and the trial capture of stages into a graph
  * of the producer's own.  See stages-private.h. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream-private.h: which stream a call uses, and whether it is the right
  * device's.  Private to libtrackgen. */
 #ifndef TG_STREAM_PRIVATE_H

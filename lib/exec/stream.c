@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream.c: stream resolution, a stream's device, TrackGen's default streams
  * and the public capture-state queries. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tsan-private.h: the orderings ThreadSanitizer cannot see by itself.
  *
  * GLib's GMutex, GCond, GOnce and GAsyncQueue synchronize inside libglib

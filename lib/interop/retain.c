@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* retain.c: producers kept alive by the graphs that recorded them, or by
  * the owner of such a graph. */
 #include "config.h"

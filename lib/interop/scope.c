@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scope.c: registering captures TrackGen did not begin. */
 #include "config.h"
 #include <trackgen/interop.h>

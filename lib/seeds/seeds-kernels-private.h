@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-kernels-private.h: launchers of the seed-state kernels
  * (seeds-kernels.cu).  Plain C without GLib, so nvcc compiles it without
  * warnings.  Private to libtrackgen. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // seeds-kernels.cu: the seed-state kernels.  Advance and fill only stream
 // through memory, so each thread takes 4 envs with 16-byte accesses where the
 // pointers are aligned (cudaMalloc's always are), and a scalar loop takes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds-private.h: the pure host checks of seeds.c, which the tests call
  * directly.  Private to libtrackgen: shipped by make dist, never installed. */
 #ifndef TG_SEEDS_PRIVATE_H

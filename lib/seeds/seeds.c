@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds.c: the seed state, per-env seeds and epochs on one device. */
 #include "config.h"
 #include "seeds-kernels-private.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* condition.c: Condition, the value a call or a stage's body is guarded by
  * (TgCondition): a device flag's address and the object that holds it,
  * which the condition keeps alive. */

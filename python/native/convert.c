@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* convert.c: Python numbers as C integers, addresses and timeouts, every
  * range checked here and nowhere else.  PyArg's "I", "K" and "k" codes wrap
  * silently (-1 becomes 2**32 - 1); these never do, and each error names the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* enums.c: the C headers' enums as Python enum classes (IntEnum, IntFlag for
  * the stage flags), built once from the headers' values: track_gen.exec
  * exports them, and nothing in Python retypes a value. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* errors.c: GErrors as Python exceptions, and Python exceptions raised in
  * callbacks as GErrors.  The classes live in track_gen/_errors.py; each
  * instance carries the GError's domain (its quark's name), code, message,

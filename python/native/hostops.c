@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hostops.c: HostOps, what a HOST stage written in Python receives: a
  * LaunchContext (launch.c) with the host operations a HOST stage uses for
  * every stream operation (TgHostOps).  Valid only during the call. */

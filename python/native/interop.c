@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* interop.c: captures TrackGen did not begin (CaptureScope), and what a
  * graph retains: producers, seed states, any Python object.  Plus the
  * module's stream and diagnostics functions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launch.c: LaunchContext, what a stage written in Python receives (HOST
  * stages receive its subclass HostOps, hostops.c), and the trampolines
  * through which libtrackgen calls such stages and their bodies.  A context

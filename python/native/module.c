@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* module.c: track_gen._native, the one native module of the Python package,
  * over the three archives.  C on the stable ABI (one build for every CPython
  * >= 3.10), with multi-phase initialization and per-module state, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* native.h: what the files of track_gen._native share.  The module is C on
  * CPython's stable ABI (3.10 and later), one shared object holding the
  * three archives, GLib and the CUDA runtime with their symbols hidden.

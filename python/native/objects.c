@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* objects.c: streams and device arrays as the ecosystem passes them: raw
  * handles as ints, torch streams and tensors, CUDA's stream protocol
  * (__cuda_stream__), the CUDA array interface and DLPack.  Nothing here

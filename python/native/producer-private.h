@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer-private.h: the Producer object, shared by producer.c (the type,
  * bindings, calls) and producer-stages.c (its stage builders). */
 #ifndef TGPY_PRODUCER_PRIVATE_H

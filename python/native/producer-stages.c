@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer-stages.c: Producer's stage builders: stages written in Python
  * (TgpyStage trampolines), their conditions, else branches and declared
  * bindings.  The refusals are libtrackgen's GErrors. */

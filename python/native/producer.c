@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer.c: Producer, one Python object per TgProducer: the type, its
  * bindings and its calls (its stage builders are producer-stages.c, stages
  * written in Python TgpyStage trampolines).  The objects bound to the producer

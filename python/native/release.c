@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* release.c: Python objects that libtrackgen holds (a stage's callable, the
  * objects bound to a producer, what a graph retains) are dropped by
  * GDestroyNotify callbacks that may run on any thread: TrackGen's reaper,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* seeds.c: SeedState, one Python object per TgSeedState.  Device arrays
  * (masks, outputs, ids, seeds) come as arrays or addresses; host arrays as
  * bytes-like objects of little-endian integers, as the snapshot format is. */

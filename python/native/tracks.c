@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tracks.c: the example track producer (examples/track-producer.c), a
  * producer written in C, made available to Python: compiled into this
  * module beside the archives, so it shares their one copy of libtrackgen,

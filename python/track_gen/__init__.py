@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """TrackGen's execution layer for Python, over libtrackgen.
 
 - :mod:`track_gen.exec`: producers, policies, launch contexts, the own-graph

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The exceptions and the warning of track_gen: one class per GError domain of
 libtrackgen, the capture family under CaptureError.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen._flow: device-side control flow for any torch (or CUDA) code with
 no producer to build: capture_if, capture_while and capture_switch, which
 track_gen.exec exports and documents.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Type stubs of track_gen._native, the package's native module (C, stable
 ABI).  track_gen.exec, track_gen.seeds and track_gen.interop give it its
 public shape; these names are what they build on."""

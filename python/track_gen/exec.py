@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.exec: how TrackGen's device work reaches the GPU.
 
 Every piece of device work is a :class:`Producer`: ordered stages that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.seeds: per-env seeds and device-side epochs (``trackgen/seeds.h``).
 
 Every generation of an env is keyed by its 64-bit seed and its 32-bit epoch

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.tracks: TrackGen's example track generator, a producer written in
 C (examples/track-producer.c), from Python.
 

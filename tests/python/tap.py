@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs the unittest cases of the calling test module and prints TAP.
 
 The Python tests run under the same TAP log driver as the GTest programs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/warp-bench.py where no GPU is needed (issue 34): its self-test of
 the statistics, targets and report (--check), its refusal of bad options,
 its skip (exit status 77) when no bench/same-clock.so was built, the names

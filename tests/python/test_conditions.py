@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Device-side decisions from Python: a call's condition skipped on the device,
 a guarded stage with an else branch, a switch, bounded loops (cap and exit
 reason), and the same inside a stage (ctx.if_, ctx.switch, ctx.while_), each

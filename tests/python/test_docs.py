@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python snippets of doc/python.md, doc/torch.md, doc/tracks.md,
 doc/warp.md and doc/simulators.md, each page's run in order in one
 namespace on a GPU (the last two with warp too; each one compiled

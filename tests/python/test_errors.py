@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The exception classes of track_gen: one per GError domain, the capture
 family under CaptureError, the producer, stage and binding C sets,
 RebindAfterCaptureWarning as a real warning category, and the enums and

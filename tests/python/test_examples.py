@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python main job, briefly: examples/simloop.py (a torch simulator
 regenerating tracks inside one torch.cuda.graph), examples/simloop_dist.py
 under torch.distributed, two processes on one GPU over gloo,

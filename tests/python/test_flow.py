@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """capture_if, capture_while and capture_switch (track_gen.exec): device-side
 control flow for torch code, with no producer to build.  Each is run eagerly
 and recorded into torch.cuda.graph in every capture mode (global,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hostile input to capture_if, capture_while and capture_switch, a table:
 wrong types, non-callables, arrays of the wrong dtype, size or layout,
 max_iters out of range, a bool or a float, streams that are none; each ends

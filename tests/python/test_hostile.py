@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hostile input, a table: every entry point of the package given what a user
 gets wrong -- integers out of range, malformed arrays, objects used after
 their call -- ends in the documented exception class with a message that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.interop.torch: registering torch.cuda.graph's capture in every
 mode, producers and tensors kept by the graph after Python let go, the
 reaper releasing a producer inside another torch capture, and an

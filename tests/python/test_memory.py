@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch's allocations inside TrackGen's captures stay memory-safe: a
 temporary a stage allocates while its work is captured (REPLAY's own graph,
 RECORD's trial capture) is never handed to another tensor while the graph

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The track_gen package as built: its import, its native module's ABI and links.
 
 Runs on the host (no GPU).  make check puts the build tree's python/ first

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The same producer of torch stages, bit-identical eagerly, replayed from its
 own graph, and recorded into a torch.cuda.graph in each capture mode; and
 what a refused or failing call leaves behind.  GPU cases skip without torch

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A producer from Python: declared bindings checked by size and dtype, the
 launch context a stage sees, rebinds after capture as a real Python warning
 (the old tensor kept alive for graphs that recorded it), HOST stages and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """How often RECORD calls each stage function, from Python: once per call in
 every shape (a call's condition, a guarded stage with an else branch, a
 switch, a loop, a HOST stage beside a guarded stage), twice only for a stage

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Nothing is kept that should not be: every entry point that takes a callable
 or an array, called 10,000 times, leaves the reference counts of the callable
 and the array where they were (sys.getrefcount), the number of objects the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.seeds: effective_seed bit-identical to the C host and device
 functions, seed states with masks and streams given as torch objects,
 snapshots, a state at given (seed, epoch) pairs, shards, and seed calls

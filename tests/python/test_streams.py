@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The stream rule (libtrackgen's, doc/python.md "Streams"): a call that
 names no stream uses a capture registered on this thread, the producer's
 bound stream, the ambient stream (torch's current stream on the call's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Producers from several Python threads at once: the GIL is released while
 libtrackgen runs and taken for Python stages, so four threads each running
 their own producer, and two threads sharing one, all get exact results."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A producer written in C from Python: the example track producer
 (track_gen.tracks), bit-identical eagerly, replayed and recorded into a
 torch.cuda.graph, its buffers as torch tensors, each family's tracks, and

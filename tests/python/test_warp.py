@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.interop.warp: Warp kernels as stages.  Import hygiene, the
 stream-wrapper cache and the refusals made before any CUDA call run
 wherever warp is installed (test_warp_flow.py adds what the helpers ask of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.interop.warp without a GPU: what its helpers ask of Warp
 under EAGER, under a capture Warp does not know, under one it knows, in a
 condition or loop body, when a stage raises, and under a registered torch

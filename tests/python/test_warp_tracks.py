@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """simloop_warp.py's kernels and warp_tracks.py's (the examples' track
 generator in Warp, on demand and with lookahead) on Warp's CPU device, no
 GPU needed: against numpy, and the loop with lookahead against the loop on

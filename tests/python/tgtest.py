@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the Python tests share: skipping without torch or a GPU, a
 deterministic torch producer, and a check that nothing leaked.
 

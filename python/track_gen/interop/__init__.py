@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.interop: captures TrackGen did not begin, and lifetimes tied to
 graphs (``trackgen/interop.h``).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.interop.torch: TrackGen inside ``torch.cuda.graph``.
 
 Importing this module imports torch (importing track_gen does not).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """track_gen.interop.warp: NVIDIA Warp kernels as TrackGen stages.
 
 Importing this module imports warp (importing track_gen does not).
