@@ -9,7 +9,9 @@
  *  - RECORD: GPU time of a caller's graph that recorded the producer vs the
  *    same kernels captured by hand.  Since 0.2 the recording is one
  *    child-graph node holding the 32 kernels, so this also shows what that
- *    node costs at replay.
+ *    node costs at replay;
+ *  - checked mode (tg_set_checks): a REPLAY call, and a first call that
+ *    captures and checks its 32 stages, with the mode on vs off.
  * The producer's stages read their buffer through a declared binding, so
  * REPLAY's time includes the per-call binding check. */
 #include "config.h"
@@ -159,6 +161,47 @@ print_call_overhead (Ctx *c)
   tg_producer_unref (empty.producer);
 }
 
+/* A producer's first call: its 32 stages captured (each checked when checked
+ * mode is on), its graph instantiated and launched. */
+static void
+first_call (gpointer data)
+{
+  Ctx fresh = *(Ctx *)data;
+
+  fresh.producer = tg_bench_tiny_producer ("bench-first", fresh.word, STAGES);
+  producer_call (&fresh);
+  tg_producer_unref (fresh.producer);
+}
+
+/* Checked mode's cost: on, every CUDA call of the process passes CUPTI's
+ * callback, and each stage a call runs is checked.  Measured one after the
+ * other: turning the mode on and off is no per-call cost. */
+static void
+add_checked_rows (TgBench *bench, Ctx *c, guint rounds)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean was = tg_get_checks ();
+  double off, on, first_off, first_on;
+
+  if (!tg_set_checks (FALSE, &error))
+    g_error ("bench: %s", error->message);
+  off = tg_bench_wall_us (producer_call, c, c->stream, 8, rounds * 5, TRUE);
+  first_off = tg_bench_wall_us (first_call, c, c->stream, 1, rounds, FALSE);
+  if (!tg_set_checks (TRUE, &error))
+    {
+      g_print ("  # checked mode unavailable: %s\n", error->message);
+      return;
+    }
+  on = tg_bench_wall_us (producer_call, c, c->stream, 8, rounds * 5, TRUE);
+  first_on = tg_bench_wall_us (first_call, c, c->stream, 1, rounds, FALSE);
+  if (!tg_set_checks (was, &error))
+    g_error ("bench: %s", error->message);
+  tg_bench_add (bench, "exec", "replay: host time per call, checked mode on", "us", on,
+                off, "checked mode off", TG_BENCH_INFO, 0);
+  tg_bench_add (bench, "exec", "first call: capture of 32 stages, checked mode on",
+                "us", first_on, first_off, "checked mode off", TG_BENCH_INFO, 0);
+}
+
 /* The same 32 kernels captured on another stream and launched on ours: the
  * way REPLAY's own graphs are made (never on the caller's stream). */
 static void
@@ -235,6 +278,7 @@ tg_bench_exec (TgBench *bench)
     tg_bench_add (bench, "exec", "replay: same, vs a checked launch by hand", "us",
                   t[1], t[3], "cuStreamIsCapturing + cuGraphLaunch", TG_BENCH_INFO, 0);
   }
+  add_checked_rows (bench, &c, rounds);
   print_call_overhead (&c);
   print_cross_stream_launch (&c);
 

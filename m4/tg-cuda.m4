@@ -31,6 +31,13 @@ AS_CASE([$with_cuda],
 CUDA_LIBDIR=$CUDA_HOME/lib64
 AS_IF([test ! -d "$CUDA_LIBDIR"], [CUDA_LIBDIR=$CUDA_HOME/lib])
 CUDA_CFLAGS="-I$CUDA_HOME/include"
+# CUPTI's headers (checked mode): in include/ since CUDA 13, in extras/CUPTI
+# before.  Its library is loaded at run time, from these folders if need be.
+AS_IF([test -d "$CUDA_HOME/extras/CUPTI/include"],
+  [CUDA_CFLAGS="$CUDA_CFLAGS -I$CUDA_HOME/extras/CUPTI/include"])
+AC_DEFINE_UNQUOTED([TG_CUPTI_DIRS],
+  ["$CUDA_LIBDIR:$CUDA_HOME/lib64:$CUDA_HOME/lib:$CUDA_HOME/extras/CUPTI/lib64"],
+  [Folders where checked mode looks for libcupti.so.13 after the loader's own search.])
 CUDA_LIBS="-L$CUDA_LIBDIR -lcudart -lstdc++"
 
 tg_save_CPPFLAGS=$CPPFLAGS; tg_save_LIBS=$LIBS
@@ -43,9 +50,13 @@ AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cuda_runtime_api.h>
   [AC_MSG_RESULT([yes])],
   [AC_MSG_RESULT([no])
    AC_MSG_ERROR([the CUDA runtime (cuda_runtime_api.h and libcudart, version >= 12.4) was not found under $CUDA_HOME; pass --with-cuda=DIR])])
+AC_CHECK_HEADERS([cupti.h], [],
+  [AC_MSG_WARN([CUPTI's headers (cupti.h, part of the CUDA toolkit) were not found under $CUDA_HOME/include or $CUDA_HOME/extras/CUPTI/include: checked mode (tg_set_checks) will be unavailable])])
 AC_CHECK_HEADER([nvtx3/nvToolsExt.h], [],
   [AC_MSG_ERROR([NVTX 3 (nvtx3/nvToolsExt.h, header-only, part of the CUDA toolkit) was not found under $CUDA_HOME/include])])
 CPPFLAGS=$tg_save_CPPFLAGS; LIBS=$tg_save_LIBS
+# Checked mode loads CUPTI with dlopen (in libc since glibc 2.34).
+AC_SEARCH_LIBS([dlopen], [dl])
 
 AC_MSG_CHECKING([which GPU targets to build])
 tg_supported=`"$NVCC" --list-gpu-arch 2>/dev/null | sed -n 's/^compute_//p' | tr '\n' ' '`

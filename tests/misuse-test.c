@@ -463,6 +463,7 @@ test_error_already_set (void)
   ASSERT_ERROR_SET_REFUSED (tg_retained_new (NULL, &set) == NULL, TRUE);
   ASSERT_ERROR_SET_REFUSED (
       tg_retained_release ((TgRetained *)graph, cudaStreamPerThread, &set), FALSE);
+  ASSERT_ERROR_SET_REFUSED (tg_set_checks (TRUE, &set), FALSE);
   /* Nothing was taken, nothing run, nothing set up. */
   g_assert_cmpint (destroyed, ==, 0);
   g_assert_cmpuint (tg_producer_get_n_stages (p), ==, 1);

@@ -503,9 +503,8 @@ tg_test_counted_expect (TgTestCounted *c, guint32 param)
     g_assert_cmpuint (host[i], ==, tgt_hash (i, param));
 }
 
-/* Begins a capture on @stream holding one kernel node. */
-static cudaGraph_t
-begin_caller_capture (cudaStream_t stream, guint32 *counter)
+cudaGraph_t
+tg_test_begin_caller_capture (cudaStream_t stream, guint32 *counter)
 {
   enum cudaStreamCaptureStatus status;
   cudaGraph_t graph = NULL;
@@ -518,22 +517,29 @@ begin_caller_capture (cudaStream_t stream, guint32 *counter)
   return graph;
 }
 
-/* Ends the caller's capture and checks it still works: one replay, one count. */
-static void
-end_caller_capture (cudaStream_t stream, guint32 *counter)
+cudaGraphExec_t
+tg_test_end_caller_capture (cudaStream_t stream)
 {
   cudaGraph_t graph = NULL;
   cudaGraphExec_t exec = NULL;
-  guint32 count = 0;
 
   TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
   TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  return exec;
+}
+
+void
+tg_test_replay_caller_capture (cudaGraphExec_t exec, cudaStream_t stream,
+                               guint32 *counter)
+{
+  guint32 count = 0;
+
   TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
   TG_TEST_CUDA (cudaStreamSynchronize (stream));
   tg_test_download (&count, counter, sizeof count);
   g_assert_cmpuint (count, ==, 1);
   TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  TG_TEST_CUDA (cudaGraphDestroy (graph));
 }
 
 void
@@ -541,7 +547,7 @@ tg_test_expect_refusal (TgProducer *p, cudaStream_t stream, TgPolicy policy,
                         TgCondition condition, GQuark domain, gint code)
 {
   guint32 *counter = tg_test_device_alloc (sizeof (guint32));
-  cudaGraph_t graph = begin_caller_capture (stream, counter);
+  cudaGraph_t graph = tg_test_begin_caller_capture (stream, counter);
   gsize before = tg_test_graph_n_nodes (graph);
   g_autoptr (GError) error = NULL;
 
@@ -550,6 +556,6 @@ tg_test_expect_refusal (TgProducer *p, cudaStream_t stream, TgPolicy policy,
   g_test_message ("refused as expected: %s", error->message);
   g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, before);
   g_assert_true (tg_stream_is_capturing (stream));
-  end_caller_capture (stream, counter);
+  tg_test_replay_caller_capture (tg_test_end_caller_capture (stream), stream, counter);
   tg_test_device_free (counter);
 }

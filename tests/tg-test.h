@@ -106,6 +106,16 @@ void tg_test_assert_no_leaks (const TgLiveObjects *before);
 /* Asserts that @stream is not capturing. */
 void tg_test_assert_not_capturing (cudaStream_t stream);
 
+/* Begins a capture on @stream (global mode) holding one kernel node, which
+ * adds 1 to *@counter; returns the graph it captures into. */
+cudaGraph_t tg_test_begin_caller_capture (cudaStream_t stream, guint32 *counter);
+/* Ends that capture and instantiates its graph, for
+ * tg_test_replay_caller_capture(), which replays it once, checks that its
+ * node ran once (*@counter == 1), and destroys it. */
+cudaGraphExec_t tg_test_end_caller_capture (cudaStream_t stream);
+void tg_test_replay_caller_capture (cudaGraphExec_t exec, cudaStream_t stream,
+                                    guint32 *counter);
+
 /* Runs @producer into a capture begun on @stream (holding one kernel node),
  * expects the call to fail with @domain/@code, and checks that the capture
  * kept exactly its nodes, is still active, and still instantiates and runs. */

@@ -81,6 +81,16 @@ typedef enum
    * capture or the stream it was given.  Fix: port the stage to launch on
    * tg_launch_get_stream(), or run it eagerly on `cudaStreamLegacy`. */
   TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM,
+  /** Checked mode (tg_set_checks()) saw a stage enqueue device work where the
+   * policy does not put it: under REPLAY or RECORD on a stream outside the
+   * stage's capture (another stream not forked from the stage's, the legacy
+   * stream, a stream capturing into another graph), so that the work ran
+   * once, at capture time, and every replay would miss it; under EAGER on
+   * another stream not joined back to the stage's.  The message names the
+   * CUDA call, the kernel and the stream.  Nothing was recorded (under EAGER
+   * the work ran).  Fix: enqueue on tg_launch_get_stream(), or fork the other
+   * stream from it and join it back with events. */
+  TG_CAPTURE_ERROR_ESCAPED,
 } TgCaptureError;
 
 /** Codes of #TG_ARGUMENT_ERROR. */
@@ -1384,7 +1394,8 @@ gboolean tg_host_ops_enqueue (TgHostOps *ops, TgHostCallback func, gpointer user
 /**
  * @defgroup exec-diagnostics Diagnostics
  * @ingroup exec
- * Live-object counters for leak checks, and NVTX ranges for profilers.
+ * Live-object counters for leak checks, NVTX ranges for profilers, and checked
+ * mode.
  * @{
  */
 
@@ -1434,6 +1445,37 @@ void tg_set_nvtx (gboolean on);
  * @return whether NVTX ranges are on (tg_set_nvtx(), else `TG_NVTX=1`)
  */
 gboolean tg_get_nvtx (void);
+
+/**
+ * Turns checked mode on or off, for every thread.  With it on, every CUDA
+ * call that enqueues device work (launches, copies, sets, stream-ordered
+ * allocations and frees, event records and waits) made on a stage's thread
+ * while the stage runs is checked when the stage returns: under REPLAY and
+ * RECORD the work must be in the stage's capture, under EAGER on the stage's
+ * stream or joined back to it; else the call fails with
+ * #TG_CAPTURE_ERROR_ESCAPED naming the stage, the CUDA call, the kernel and
+ * the stream, refused like every refusal.  This sees the work of every
+ * library (TrackGen's, PyTorch's, Warp's, the stage's own) through NVIDIA's
+ * CUPTI callback API, loaded with `dlopen` only when the mode is turned on
+ * (`libcupti.so.13`; the environment variable `TG_CUPTI_PATH` names the file
+ * or its folder).  Off by default, at the cost of a predictable branch before
+ * and after each stage; on, every CUDA call of the process passes CUPTI's callback.  The
+ * environment variable `TG_CHECK=1` turns it on when the first producer is
+ * made, until this is called; when CUPTI cannot be loaded then, every checked stage fails
+ * with the reason.  See @ref capture-rules.
+ * @param on    TRUE to check
+ * @param error #TG_STATE_ERROR_FAILED when CUPTI cannot be loaded or
+ *              subscribed to (the message names `TG_CUPTI_PATH`); checked
+ *              mode is off then
+ * @return TRUE on success
+ */
+gboolean tg_set_checks (gboolean on, GError **error);
+
+/**
+ * @return whether checked mode is on (tg_set_checks(), else `TG_CHECK=1`,
+ *         also when CUPTI failed to load for it)
+ */
+gboolean tg_get_checks (void);
 
 /** @} */
 

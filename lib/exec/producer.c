@@ -55,6 +55,8 @@ tg_producer_new (const char *name, int device)
   g_mutex_init (&p->wait_lock);
   g_cond_init (&p->released);
   tg__live_add (TG_LIVE_PRODUCERS, 1);
+  /* TG_CHECK=1 subscribes to CUPTI here, never inside a stage's capture. */
+  (void)tg_get_checks ();
   return p;
 }
 

@@ -2,6 +2,7 @@
 /* stages.c: the stage walker and the trial capture of stages into a graph
  * of the producer's own.  See stages-private.h. */
 #include "config.h"
+#include "check-private.h"
 #include "condition-private.h"
 #include "nvtx-private.h"
 #include "record-private.h"
@@ -165,15 +166,17 @@ run_range (const TgLaunch *base, gpointer data, GError **error)
     {
       const TgStage *stage = tg__producer_stage (p, i);
       GError *local = NULL, *broken = NULL;
-      gboolean ok, ranged = tg__nvtx_push (p->name, stage->name);
+      gboolean ok, checked, ranged = tg__nvtx_push (p->name, stage->name);
 
       launch.stage = stage;
+      checked = tg__check_enter (&launch);
       if (stage->condition != NULL)
         ok = tg__condition_if (
             &launch, tg__producer_binding (p, stage->condition, NULL), NULL, run_stage,
             stage->otherwise != NULL ? else_unit : NULL, (gpointer)stage, &local);
       else
         ok = run_stage (&launch, (gpointer)stage, &local);
+      ok = tg__check_leave (checked, &launch, ok, &local);
       tg__nvtx_pop (ranged);
       if (!caller_intact (&launch, &broken))
         {

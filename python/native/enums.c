@@ -49,6 +49,7 @@ static const Member capture_error[] = {
   MEMBER (TG_CAPTURE_ERROR_, FAILED),
   MEMBER (TG_CAPTURE_ERROR_, NOT_CAPTURABLE),
   MEMBER (TG_CAPTURE_ERROR_, LEGACY_PLUGIN_STREAM),
+  MEMBER (TG_CAPTURE_ERROR_, ESCAPED),
 };
 
 static const Member argument_error[] = {

@@ -108,6 +108,7 @@ error_class (TgpyState *state, const GError *error)
     switch (error->code)
       {
       case TG_CAPTURE_ERROR_NOT_CAPTURABLE:
+      case TG_CAPTURE_ERROR_ESCAPED:
         return state->not_capturable_error;
       case TG_CAPTURE_ERROR_LEGACY_PLUGIN_STREAM:
         return state->legacy_error;

@@ -113,7 +113,30 @@ native_set_stage_runner (PyObject *module, PyObject *runner)
   Py_RETURN_NONE;
 }
 
+static PyObject *
+native_set_checks (PyObject *module, PyObject *on)
+{
+  GError *error = NULL;
+  int truth = PyObject_IsTrue (on);
+
+  if (truth < 0)
+    return NULL;
+  if (!tg_set_checks (truth, &error))
+    return tgpy_raise (state_of_module (module), error, NULL);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+native_get_checks (PyObject *module, PyObject *unused)
+{
+  return PyBool_FromLong (tg_get_checks ());
+}
+
 static PyMethodDef native_methods[] = {
+  { "set_checks", native_set_checks, METH_O,
+    "set_checks(on, /)\n--\n\ntg_set_checks(): checked mode on or off." },
+  { "get_checks", native_get_checks, METH_NOARGS,
+    "get_checks()\n--\n\ntg_get_checks(): whether checked mode is on." },
   { "_at_exit", native_at_exit, METH_NOARGS,
     "_at_exit()\n--\n\nTells the module that the interpreter is finalizing." },
   { "_set_stage_runner", native_set_stage_runner, METH_O,

@@ -13,7 +13,14 @@ track_gen.interop.torch alone, which is imported where a torch object is
 passed (a stage run while torch is loaded uses it), warp for
 track_gen.interop.warp.
 """
-from track_gen._native import __version__
+import os as _os
+
+if _os.environ.get("TG_CHECK") == "1":
+    # Checked mode (doc/capture-rules.md) finds the wheel's CUPTI by name.
+    from track_gen import _cupti
+
+    _cupti.load_from_wheel()
+from track_gen._native import __version__  # noqa: E402
 from track_gen import exec, seeds  # noqa: F401  (the modules of the reference)
 
 __all__ = ["__version__", "exec", "seeds"]

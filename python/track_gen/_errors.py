@@ -78,6 +78,13 @@ class NotCapturableError(CaptureError):
 
     Run outside the capture (Policy.AUTO picks EAGER), or make the named
     stage capture-safe.
+
+    With ``code`` TG_CAPTURE_ERROR_ESCAPED, checked mode
+    (:func:`track_gen.exec.set_checks`) saw the named stage enqueue work
+    outside its capture (or, under EAGER, on a stream not joined back to its
+    own): the message names the CUDA call, the kernel and the stream.
+    Enqueue on ``ctx.stream``, or fork the other stream from it and join it
+    back.
     """
 
 

@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
-from track_gen import _native
+from track_gen import _cupti, _native
 from track_gen._errors import (
     ArgumentError,
     CaptureError,
@@ -72,6 +72,8 @@ __all__ = [
     "release_wait",
     "set_nvtx",
     "nvtx_enabled",
+    "set_checks",
+    "checks_enabled",
     "resolve_stream",
     "resolve",
     "is_capturing",
@@ -675,6 +677,43 @@ def nvtx_enabled() -> bool:
         bool: What :func:`set_nvtx` set, else whether ``TG_NVTX=1``.
     """
     return _native.get_nvtx()
+
+
+def set_checks(on: bool) -> None:
+    """Turns checked mode on or off, for every thread (tg_set_checks()).
+
+    With it on, every CUDA call a stage's thread makes while the stage runs
+    that enqueues device work (torch's, Warp's, TrackGen's, the stage's own)
+    is checked when the stage returns: under REPLAY and RECORD it must be in
+    the stage's capture, under EAGER on ``ctx.stream`` or joined back to it;
+    else the call raises :class:`NotCapturableError` (code ``ESCAPED``)
+    naming the stage, the CUDA call, the kernel and the stream, and nothing
+    is recorded.  It uses NVIDIA's CUPTI, loaded only when the mode is turned
+    on: from ``TG_CUPTI_PATH`` when set, else from the ``nvidia-cuda-cupti``
+    wheel when installed, else ``libcupti.so.13`` by name.  Off by default; ``TG_CHECK=1`` in the
+    environment turns it on when the first producer is made, until this is
+    called.
+
+    Args:
+        on (bool): Whether to check.
+
+    Raises:
+        StateError: CUPTI cannot be loaded or subscribed to (a profiler
+            holds it); the message names ``TG_CUPTI_PATH``.  Checked mode is
+            off then.
+    """
+    if on:
+        _cupti.load_from_wheel()
+    _native.set_checks(on)
+
+
+def checks_enabled() -> bool:
+    """Whether checked mode is on (tg_get_checks()).
+
+    Returns:
+        bool: What :func:`set_checks` set, else whether ``TG_CHECK=1``.
+    """
+    return _native.get_checks()
 
 
 def release_wait(timeout: Optional[float] = None) -> bool:
