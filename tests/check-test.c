@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check-test.c: checked mode.  With it on, a stage's work that escapes the
  * capture it runs in (a kernel on another stream, a copy on the legacy
  * stream) is refused under REPLAY and RECORD, naming the stage, the call,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check-cupti.c: checked mode's side in CUPTI: loading it with dlopen,
  * subscribing to the runtime's and the driver's API calls, and noting, in
  * the callback, every call of a stage's thread that enqueues device work or

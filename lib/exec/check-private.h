@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check-private.h: checked mode (check.c, check-cupti.c), which proves that
  * the device work a stage enqueues went where the policy says, through
  * NVIDIA's CUPTI callback API loaded at run time.  Off by default at the cost

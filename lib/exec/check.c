@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check.c: checked mode.  While a stage runs, check-cupti.c notes every
  * CUDA call of the stage's thread that enqueues device work or orders
  * streams; when the stage returns, the notes are checked here against the

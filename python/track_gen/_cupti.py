@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where checked mode finds NVIDIA's CUPTI in a Python installation.
 
 The native module loads ``libcupti.so.13`` with dlopen, by name, when checked

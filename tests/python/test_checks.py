@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checked mode (track_gen.exec.set_checks, TG_CHECK=1): the switch and its
 environment variable, a clear error where CUPTI cannot be loaded (host
 only); on a GPU, a torch op on a side stream that is not joined and a Warp
