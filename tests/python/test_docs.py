@@ -63,6 +63,27 @@ class Pages(unittest.TestCase):
         self.run_pages(WARP_PAGES)
 
 
+class Reference(unittest.TestCase):
+    """Every public name of the package's modules is on the Sphinx reference
+    page (a docstring's link to one that is not fails .ci/run sphinx)."""
+
+    def test_every_public_name_is_documented(self):
+        with open(os.path.join(DOC, "python", "reference.rst")) as f:
+            page = f.read()
+        for name in Docstrings.MODULES:
+            module = importlib.import_module(name)
+            for public in module.__all__:
+                if public.startswith("__"):
+                    continue
+                with self.subTest(name="%s.%s" % (name, public)):
+                    self.assertTrue(re.search(r"\b%s\.%s\b" % (re.escape(name),
+                                                               re.escape(public)), page)
+                                    or re.search(r"::\s+\S*\b%s\b" % re.escape(public),
+                                                 page),
+                                    "%s.%s is not in doc/python/reference.rst"
+                                    % (name, public))
+
+
 class Docstrings(unittest.TestCase):
     # track_gen.interop.torch imports torch: the others stand for it here.
     MODULES = ("track_gen", "track_gen.exec", "track_gen.seeds", "track_gen.interop",
