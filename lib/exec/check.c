@@ -16,7 +16,7 @@
 #include "config.h"
 #include "capture-private.h"
 #include "check-private.h"
-#include "record-private.h"
+#include "record-plan-private.h"
 
 gint tg__check_state = -1;
 

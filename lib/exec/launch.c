@@ -4,7 +4,7 @@
 #include "config.h"
 #include "body-private.h"
 #include "condition-private.h"
-#include "record-private.h"
+#include "record-plan-private.h"
 #include "resource-private.h"
 
 TgProducer *

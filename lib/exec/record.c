@@ -14,41 +14,14 @@
  * again only when its work cannot be a child (it holds a conditional node
  * or an allocation), or when its kernels decide a node of TrackGen's (a
  * loop whose body calls tg_loop_next()): their handles belong to the graph
- * they were made in. */
+ * they were made in.  The units live in record-plan.c, below the stage
+ * walker that calls them. */
 #include "config.h"
 #include "keep-private.h"
+#include "record-plan-private.h"
 #include "record-private.h"
 #include "resource-private.h"
 #include "stages-private.h"
-
-/* What the trial learnt of one unit, in the order the trial met them. */
-typedef struct
-{
-  /* The unit's work, owned until the second pass places it; NULL when the
-   * unit enqueued nothing, or must be called again. */
-  cudaGraph_t graph;
-  gboolean again; /* the second pass calls the function again */
-} Unit;
-
-struct _TgRecordPlan
-{
-  guint pass;         /* 1: the trial; 2: into the caller's capture */
-  gboolean into_body; /* the caller's capture fills a conditional body */
-  GArray *units;      /* Unit; NULL when the producer has no conditions */
-  guint next;         /* the second pass: the next unit */
-};
-
-guint
-tg__record_pass (const TgLaunch *launch)
-{
-  return launch->plan != NULL ? launch->plan->pass : 0;
-}
-
-static void
-unit_clear (gpointer data)
-{
-  tg__graph_free (((Unit *)data)->graph);
-}
 
 /* Whether a call of @p under @condition records conditional nodes of
  * TrackGen's, and so takes the second pass whatever its stages do. */
@@ -66,85 +39,6 @@ conditional_call (const TgProducer *p, TgCondition condition)
         return TRUE;
     }
   return FALSE;
-}
-
-/* The trial: @func's work captured on its own and checked; it stays out of
- * the trial graph, which is never placed in the caller's capture. */
-static gboolean
-unit_trial (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **error)
-{
-  TgRecordPlan *plan = launch->plan;
-  cudaStream_t stream = tg__producer_unit_stream (launch->producer, error);
-  g_autoptr (GError) broke = NULL;
-  Unit unit = { NULL, FALSE };
-  TgLaunch inner = *launch;
-  TgCaptureInfo info;
-  gboolean ok, ended, child = FALSE;
-  size_t n = 0;
-
-  if (stream == NULL || !tg__capture_begin (stream, launch->mode, error))
-    return FALSE;
-  ok = tg__capture_query (stream, &info, error);
-  inner.stream = stream;
-  inner.capture_id = info.id;
-  inner.capture_graph = info.graph;
-  inner.body = NULL;
-  ok = ok && func (&inner, data, error);
-  /* A refusal the function saw is its error; one only the capture saw is
-   * said here. */
-  ended = tg__capture_end (stream, &unit.graph, ok ? &broke : NULL);
-  if (ok && !ended)
-    {
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE,
-                     "%s; it cannot be captured, and nothing was recorded",
-                     broke->message);
-      ok = FALSE;
-    }
-  ok = ok
-       && ((launch->depth == 0 && !plan->into_body)
-           || tg__capture_check_body (unit.graph, "the stage's work", error))
-       && tg__capture_embeddable (unit.graph, &child, error)
-       && TG_CUDA_OK (cudaGraphGetNodes (unit.graph, NULL, &n), error);
-  if (!ok || !child || n == 0)
-    {
-      unit.again = ok && !child;
-      g_clear_pointer (&unit.graph, tg__graph_free);
-    }
-  if (ok)
-    g_array_append_val (plan->units, unit);
-  return ok;
-}
-
-/* The second pass: the unit's work from the trial, or the function again. */
-static gboolean
-unit_recorded (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **error)
-{
-  TgRecordPlan *plan = launch->plan;
-  Unit *unit;
-
-  if (plan->next >= plan->units->len)
-    {
-      /* The stages are fixed, so both passes meet the same units. */
-      tg__set_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED,
-                     "the second pass of RECORD met more stage functions than the "
-                     "trial did");
-      return FALSE;
-    }
-  unit = &g_array_index (plan->units, Unit, plan->next++);
-  if (unit->again)
-    return func (launch, data, error);
-  return unit->graph == NULL
-         || tg__capture_embed (launch->stream, &unit->graph, error);
-}
-
-gboolean
-tg__record_unit (const TgLaunch *launch, TgDeviceFunc func, gpointer data,
-                 GError **error)
-{
-  if (launch->plan == NULL || launch->plan->units == NULL)
-    return func (launch, data, error);
-  return launch->plan->pass == 1 ? unit_trial (launch, func, data, error)
-                                 : unit_recorded (launch, func, data, error);
 }
 
 /* What the stages kept (tg_launch_keep) lives as long as the caller's
@@ -215,15 +109,12 @@ tg__record (TgProducer *p, TgLaunch *base, TgScope *scope, TgCondition condition
             GError **error)
 {
   TgStagesCall call = { 0, p->stages->len, condition.flag };
-  TgRecordPlan plan = { .pass = 1, .into_body = scope != NULL && scope->body };
+  TgRecordPlan plan;
   cudaGraph_t graph = NULL;
   gboolean embeddable = FALSE, retained = FALSE, ok;
 
-  if (conditional_call (p, condition))
-    {
-      plan.units = g_array_new (FALSE, FALSE, sizeof (Unit));
-      g_array_set_clear_func (plan.units, unit_clear);
-    }
+  tg__record_plan_init (&plan, conditional_call (p, condition),
+                        scope != NULL && scope->body);
   base->plan = &plan;
   ok = tg__stages_capture (p, base, base->mode, tg__stages_call, &call, &graph, error)
        && (!plan.into_body || record_into_body_checked (graph, error))
@@ -233,8 +124,7 @@ tg__record (TgProducer *p, TgLaunch *base, TgScope *scope, TgCondition condition
        && (embeddable ? tg__capture_embed (base->stream, &graph, error)
                       : record_into_caller (p, base, &call, &retained, error));
   tg__graph_free (graph);
-  if (plan.units != NULL)
-    g_array_unref (plan.units);
+  tg__record_plan_clear (&plan);
   base->plan = NULL;
   if (ok)
     p->captured = TRUE;

@@ -5,12 +5,12 @@
 #include "check-private.h"
 #include "condition-private.h"
 #include "nvtx-private.h"
-#include "record-private.h"
+#include "record-plan-private.h"
 #include "resource-private.h"
 #include "stages-private.h"
 
 /* The stage functions of stage @data, each called as a unit of RECORD
- * (record-private.h). */
+ * (record-plan-private.h). */
 static gboolean
 host_stage (const TgLaunch *launch, gpointer data, GError **error)
 {

@@ -43,20 +43,15 @@ BUILDDIR = os.environ.get("abs_top_builddir", SRCDIR)
 KNOWN = {
     "lib": {
         ("lib/exec/check.c", "lib/exec/launch.c"),
-        ("lib/exec/check.c", "lib/exec/record.c"),
+        ("lib/exec/check.c", "lib/exec/record-plan.c"),
         ("lib/exec/condition.c", "lib/exec/producer.c"),
         ("lib/exec/launch.c", "lib/exec/condition.c"),
         ("lib/exec/launch.c", "lib/exec/producer.c"),
-        ("lib/exec/launch.c", "lib/exec/record.c"),
+        ("lib/exec/launch.c", "lib/exec/record-plan.c"),
         ("lib/exec/producer.c", "lib/exec/check.c"),
         ("lib/exec/producer.c", "lib/exec/stream.c"),
-        ("lib/exec/record.c", "lib/exec/producer.c"),
-        ("lib/exec/record.c", "lib/exec/stages.c"),
+        ("lib/exec/record-plan.c", "lib/exec/producer.c"),
         ("lib/exec/scope.c", "lib/exec/producer.c"),
-        ("lib/exec/stages.c", "lib/exec/check.c"),
-        ("lib/exec/stages.c", "lib/exec/condition.c"),
-        ("lib/exec/stages.c", "lib/exec/producer.c"),
-        ("lib/exec/stages.c", "lib/exec/record.c"),
         ("lib/exec/stream.c", "lib/exec/scope.c"),
     },
     "native": {
