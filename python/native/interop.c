@@ -690,6 +690,46 @@ native_stream_handle (PyObject *module, PyObject *obj)
                                                   : tgpy_stream_to_object (stream);
 }
 
+/* A relaxed section on this thread (interop/warp.py's scratch()): its
+ * allocations pass a global or thread-local capture in progress, which
+ * refuses cudaMalloc.  _relaxed_begin() returns the mode to give back to
+ * _relaxed_end(); sections nest.  The calls lib's own relaxed sections make,
+ * as CUDA errors. */
+static PyObject *
+exchange_capture_mode (PyObject *module, enum cudaStreamCaptureMode mode)
+{
+  cudaError_t err = cudaThreadExchangeStreamCaptureMode (&mode);
+
+  if (err != cudaSuccess)
+    {
+      GError *error = g_error_new (TG_CUDA_ERROR, err,
+                                   "cudaThreadExchangeStreamCaptureMode failed: %s",
+                                   cudaGetErrorName (err));
+
+      if (cudaPeekAtLastError () == err)
+        (void)cudaGetLastError ();
+      return tgpy_raise (PyModule_GetState (module), error, NULL);
+    }
+  return PyLong_FromLong (mode);
+}
+
+static PyObject *
+native_relaxed_begin (PyObject *module, PyObject *unused)
+{
+  return exchange_capture_mode (module, cudaStreamCaptureModeRelaxed);
+}
+
+static PyObject *
+native_relaxed_end (PyObject *module, PyObject *saved)
+{
+  gint64 mode;
+
+  if (tgpy_count (saved, "saved", cudaStreamCaptureModeGlobal,
+                  cudaStreamCaptureModeRelaxed, &mode) < 0)
+    return NULL;
+  return exchange_capture_mode (module, (enum cudaStreamCaptureMode)mode);
+}
+
 /* A reference never dropped: @obj lives until the process exits, and its
  * destructor never runs (interop/torch.py's memory pools). */
 static PyObject *
@@ -776,6 +816,13 @@ static PyMethodDef interop_functions[] = {
   { "_stream_handle", native_stream_handle, METH_O,
     "_stream_handle(stream, /)\n--\n\nThe cudaStream_t TrackGen reads from *stream* "
     "(None stays None)." },
+  { "_relaxed_begin", native_relaxed_begin, METH_NOARGS,
+    "_relaxed_begin()\n--\n\nPuts this thread's CUDA calls in relaxed capture mode "
+    "(cudaThreadExchangeStreamCaptureMode); returns the mode to give back to "
+    "_relaxed_end()." },
+  { "_relaxed_end", native_relaxed_end, METH_O,
+    "_relaxed_end(saved, /)\n--\n\nGives this thread back the capture mode *saved* "
+    "that _relaxed_begin() returned." },
   { "_keep_until_exit", native_keep_until_exit, METH_O,
     "_keep_until_exit(obj, /)\n--\n\nReturns *obj*, kept alive until the process "
     "exits: its destructor never runs." },

@@ -31,11 +31,10 @@ lives as long as the graph holding the work (see ``LaunchContext.keep``).
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
-from track_gen import _cupti, _native
+from track_gen import _cupti, _frameworks, _native
 from track_gen._errors import (
     ArgumentError,
     CaptureError,
@@ -739,22 +738,6 @@ def release_wait(timeout: Optional[float] = None) -> bool:
     return _native.release_wait(timeout)
 
 
-# track_gen.interop.torch once torch is loaded: every stage call asks, so
-# the import is looked up once.
-_torch_runner: Optional[Callable[[Callable[[Any], Any], Any], Any]] = None
-
-
-def _run_stage(func: Callable[[Any], Any], ctx: Any) -> Any:
-    """Calls a stage, body or host stage written in Python.  With torch loaded,
-    torch's current stream is the context's stream during the call, and a
-    captured call's allocations come from a pool of their own."""
-    global _torch_runner
-    if _torch_runner is None:
-        if "torch" not in sys.modules:
-            return func(ctx)
-        from track_gen.interop import torch as interop_torch
-        _torch_runner = interop_torch._run_stage
-    return _torch_runner(func, ctx)
-
-
-_native._set_stage_runner(_run_stage)
+# Every stage, body or host stage written in Python runs under the loaded
+# framework (torch's current stream is the stage's during the call).
+_native._set_stage_runner(_frameworks.run_stage)

@@ -43,6 +43,19 @@ class Arguments(unittest.TestCase):
 
 
 class Interop(tgtest.GpuCase):
+    def test_relaxed_sections_nest_and_give_the_mode_back(self):
+        # interop.warp's scratch() allocates in one (no ctypes door to the
+        # driver): each begin returns the mode it replaced, each end the mode
+        # it leaves, and the thread's own mode comes back at the end.
+        own = tx._native._relaxed_begin()
+        relaxed = tx._native._relaxed_begin()
+        self.assertEqual(tx._native._relaxed_end(relaxed), relaxed)
+        self.assertEqual(tx._native._relaxed_end(own), relaxed)
+        self.assertEqual(tx._native._relaxed_begin(), own)
+        tx._native._relaxed_end(own)
+        with self.assertRaises(ValueError):
+            tx._native._relaxed_end(-1)
+
     def test_registered_retains_the_producer(self):
         torch = self.torch
         for mode in ("global", "thread_local", "relaxed"):

@@ -237,6 +237,16 @@ class Flow(unittest.TestCase):
             pass
         self.assertEqual(self.fake.calls[-2][3], wp.CaptureMode.THREAD_LOCAL)
 
+    def test_torch_registration_reaches_warp_through_its_hook(self):
+        # What interop.torch.registered() calls: interop.warp added its hook
+        # on import, and torch's adapter never imports Warp's.
+        from track_gen import _frameworks
+        relaxed = wp.CaptureMode.RELAXED
+        with _frameworks.capture_registered(0x200, 0, int(relaxed)):
+            self.assertEqual(self.fake.calls[0], ("begin", 0x200, True, relaxed))
+        self.assertEqual(self.fake.calls[-1], ("end", 0x200))
+        self.assertEqual(len(self.retained), 1)
+
     def test_torch_capture_on_an_unprepared_device_registers_nothing(self):
         # Warp is not set up on device 99, so no Warp work can run in torch's
         # capture there: nothing is asked of Warp, no wrapper is made, the

@@ -24,22 +24,16 @@ replay may still use it.
 from __future__ import annotations
 
 import contextlib
-import sys
 import weakref
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Any, Iterator, Optional, Sequence
 
 import torch
 
-from track_gen import _native
+from track_gen import _frameworks, _native
 from track_gen._errors import StateError
 from track_gen.interop import CaptureMode, CaptureScope, retain_capture
 
 __all__ = ["registered", "graph", "retain", "current_stream", "stream_of", "tensor_at"]
-
-
-# The handle without a stream object (what torch's compiled code calls);
-# builds without it make one.
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def current_stream(device: Optional[int] = None) -> int:
@@ -51,11 +45,7 @@ def current_stream(device: Optional[int] = None) -> int:
     Returns:
         int: The handle; 0 is CUDA's legacy default stream, torch's default.
     """
-    if device is None:
-        device = torch.cuda.current_device()
-    if _raw_stream is not None:
-        return _raw_stream(device)
-    return torch.cuda.current_stream(device).cuda_stream
+    return _frameworks.torch_current_stream(device)
 
 
 def _capture_mode(capture_error_mode: str) -> int:
@@ -97,22 +87,19 @@ def registered(capture_error_mode: str = "global",
     mode = _capture_mode(capture_error_mode)
     scope = CaptureScope(stream, mode)
     try:
-        with _warp_registered(stream, mode):
+        with _others_registered(stream, mode):
             yield scope
     finally:
         scope.end()
 
 
-def _warp_registered(stream: Any, mode: int) -> Any:
-    """Registers the capture on *stream* with NVIDIA Warp too, when warp is
-    imported (track_gen.interop.warp), for the block."""
-    if "warp" not in sys.modules:
-        return contextlib.nullcontext()
-    from track_gen.interop import warp as interop_warp
+def _others_registered(stream: Any, mode: int) -> Any:
+    """Registers the capture on *stream* with the other frameworks whose
+    adapters are imported (track_gen.interop.warp), for the block."""
     handle = _native._stream_handle(stream)
     device = stream.device.index if isinstance(stream, torch.cuda.Stream) \
         else torch.cuda.current_device()
-    return interop_warp._torch_capture(handle, device, mode)
+    return _frameworks.capture_registered(handle, device, mode)
 
 
 @contextlib.contextmanager
@@ -183,9 +170,6 @@ def retain(*objects: Any, stream: Any = None) -> None:
     retain_capture(torch.cuda.current_stream() if stream is None else stream, *objects)
 
 
-_external: Dict[Tuple[int, int], Any] = {}
-
-
 def stream_of(ctx: Any) -> "torch.cuda.Stream":
     """The torch stream of a stage's context (``ctx.stream``).
 
@@ -196,63 +180,7 @@ def stream_of(ctx: Any) -> "torch.cuda.Stream":
         torch.cuda.Stream: torch's default stream for CUDA's legacy stream,
         else a ``torch.cuda.ExternalStream``.
     """
-    handle, device = ctx.stream, ctx.device
-    if handle in (0, 1):  # NULL and cudaStreamLegacy: torch's default stream
-        return torch.cuda.default_stream(device)
-    key = (device, handle)
-    s = _external.get(key)
-    if s is None:
-        s = _external[key] = torch.cuda.ExternalStream(handle, device=device)
-    return s
-
-
-# Memory pools no live graph uses, per device: a captured stage's
-# allocations come from one, leased for as long as the graph holding its
-# work lives (ctx.keep), then it goes back here for the next capture.
-# Pools are never destroyed, not even at exit: torch destroys a MemPool by
-# emptying it, which asserts that no capture is underway in the process.
-# A graph's releases come at any moment (on TrackGen's reaper thread, during
-# someone's capture); and once a torch capture failed, torch's allocator
-# believes a capture underway for good (CUDAGraph.capture_end raises before
-# it ends the capture's allocation to its pool), so a pool destroyed at exit
-# would abort the interpreter.  The driver reclaims a pool's memory with the
-# process.
-_free_pools: Dict[int, list] = {}
-
-
-class _PoolLease:
-    """A pool taken for one captured stage call; returned when released."""
-
-    __slots__ = ("device", "pool")
-
-    def __init__(self, device: int) -> None:
-        free = _free_pools.setdefault(device, [])
-        self.device = device
-        self.pool = (free.pop() if free
-                     else _native._keep_until_exit(torch.cuda.MemPool()))
-
-    def __del__(self) -> None:
-        _free_pools[self.device].append(self.pool)
-
-
-def _run_stage(func: Any, ctx: Any) -> Any:
-    """Calls a stage, body or host stage written in Python the way it runs
-    under torch: with the context's stream as torch's current stream, and,
-    while its work is captured, from a memory pool that the graph holding
-    the work leases (ctx.keep), so that no other tensor gets its
-    temporaries' memory.  An eager call on torch's current stream, the usual
-    case, needs no stream switch (it costs more than a small stage)."""
-    if not ctx.is_capturing:
-        device = ctx.device
-        if torch.cuda.current_device() == device and current_stream(device) == ctx.stream:
-            return func(ctx)
-        with torch.cuda.stream(stream_of(ctx)):
-            return func(ctx)
-    lease = _PoolLease(ctx.device)
-    ctx.keep(lease)
-    with torch.cuda.stream(stream_of(ctx)), torch.cuda.use_mem_pool(lease.pool,
-                                                                   device=ctx.device):
-        return func(ctx)
+    return _frameworks.torch_stream_of(ctx)
 
 
 class _Memory:

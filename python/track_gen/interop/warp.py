@@ -31,16 +31,15 @@ with Warp on the device once :func:`prepare` ran there.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import threading
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Set, Tuple, Union
 
 import warp as wp
 
-from track_gen import _native
+from track_gen import _frameworks, _native
 from track_gen.interop import retain_capture
-from track_gen._errors import CaptureError, CudaError, NotCapturableError, StateError
+from track_gen._errors import CaptureError, NotCapturableError, StateError
 from track_gen.exec import (CaptureErrorCode, CaptureState, LaunchContext, Producer,
                             StateErrorCode)
 
@@ -315,25 +314,16 @@ def array(source: Union[LaunchContext, Producer], name: str, dtype: Any = None,
                     deleter=None if owner is None else lambda _p, _s, _o=owner: None)
 
 
-# The driver's cuThreadExchangeStreamCaptureMode, for scratch(): cudaMalloc
-# is refused during a global or thread-local capture on this thread.
-_libcuda: Optional[Any] = None
-
-
 @contextlib.contextmanager
 def _relaxed() -> Iterator[None]:
-    global _libcuda
-    if _libcuda is None:
-        _libcuda = ctypes.CDLL("libcuda.so.1")
-    mode = ctypes.c_int(2)  # CU_STREAM_CAPTURE_MODE_RELAXED
-    result = _libcuda.cuThreadExchangeStreamCaptureMode(ctypes.byref(mode))
-    if result != 0:
-        raise CudaError("cuThreadExchangeStreamCaptureMode failed: CUresult %d" % result,
-                        "tg-cuda-error-quark", result)
+    """This thread's CUDA calls in relaxed capture mode for the block, for
+    scratch(): cudaMalloc is refused during a global or thread-local capture
+    on this thread."""
+    saved = _native._relaxed_begin()
     try:
         yield
     finally:
-        _libcuda.cuThreadExchangeStreamCaptureMode(ctypes.byref(mode))
+        _native._relaxed_end(saved)
 
 
 def scratch(ctx: LaunchContext, shape: Union[int, Sequence[int]], dtype: Any) -> "wp.array":
@@ -381,10 +371,10 @@ def launch_graph(ctx: LaunchContext, graph: "wp.Graph") -> None:
 
 @contextlib.contextmanager
 def _torch_capture(handle: int, device: int, mode: int) -> Iterator[None]:
-    """For interop.torch.registered(): registers torch's capture on *handle*
-    with Warp, in *mode*, with Warp's current stream set to it, once Warp is
-    set up on *device* (before that, no Warp work can run in the capture
-    anyway); at the end, the torch graph keeps Warp's Graph (retain_capture:
+    """For interop.torch.registered() (a capture hook, _frameworks): registers
+    torch's capture on *handle* with Warp, in *mode*, with Warp's current
+    stream set to it, once Warp is set up on *device* (before that, no Warp
+    work can run in the capture anyway); at the end, the torch graph keeps Warp's Graph (retain_capture:
     held by the CUDAGraph under interop.torch.graph())."""
     ws = stream_of(handle, device) if device in _prepared else None
     if ws is None or _known(ws, _native.capture_info(handle)[1]):
@@ -400,3 +390,6 @@ def _torch_capture(handle: int, device: int, mode: int) -> Iterator[None]:
             yield
     finally:
         stack.pop()
+
+
+_frameworks.add_capture_hook(_torch_capture)
