@@ -21,6 +21,8 @@ when it is one, on P otherwise; the import of a package's __init__ that
 Python makes on the way to its submodules is not an edge (the package's
 __init__ gathers its modules, it is above them).
 
+ARCHITECTURE.md, which draws these layers, must name only files that exist.
+
 KNOWN lists the edges of the circles the tree had when this test came
 (issue 33), to be removed one by one: a circle edge not in it fails, and so
 does an entry that no longer closes a circle, so the list only shrinks.
@@ -28,6 +30,7 @@ does an entry that no longer closes a circle, so the list only shrinks.
 import ast
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -318,6 +321,24 @@ class NoDriverDoor(unittest.TestCase):
                 if any((n or "").split(".")[0] == "ctypes" for n in names):
                     users.add(os.path.relpath(path, package))
         self.assertEqual(users, {"_cupti.py"})
+
+
+class ArchitecturePage(unittest.TestCase):
+    """ARCHITECTURE.md names files that exist: it says where a change goes."""
+
+    def test_every_file_named_exists(self):
+        with open(os.path.join(SRCDIR, "ARCHITECTURE.md"), encoding="utf-8") as f:
+            text = f.read()
+        # File names and paths; a pattern (<concept>-private.h, *.py) is none.
+        names = {n for n in re.findall(r"(?<![<>*\w./-])[\w./-]+\.(?:c|h|cu|py|md|rst)\b",
+                                       text) if not n.startswith("-")}
+        files = []
+        for root, _dirs, found in os.walk(SRCDIR):
+            rel = os.path.relpath(root, SRCDIR)
+            files.extend("/" + os.path.normpath(os.path.join(rel, n)) for n in found)
+        # A name may be given from any folder down: interop/torch.py.
+        missing = sorted(n for n in names if not any(f.endswith("/" + n) for f in files))
+        self.assertEqual(missing, [])
 
 
 class CirclesSeen(unittest.TestCase):
