@@ -12,26 +12,6 @@ state_of_module (PyObject *module)
   return PyModule_GetState (module);
 }
 
-TgpyState *
-tgpy_state_of_type (PyTypeObject *type)
-{
-  /* The first immutable heap type up the bases is one of this module's
-   * (TGPY_TPFLAGS): asking a Python subclass, which has no module, would
-   * raise. */
-  for (PyTypeObject *t = type; t != NULL;
-       t = (PyTypeObject *)PyType_GetSlot (t, Py_tp_base))
-    {
-      unsigned long flags = PyType_GetFlags (t);
-
-      if (!(flags & Py_TPFLAGS_HEAPTYPE))
-        break;
-      if (flags & Py_TPFLAGS_IMMUTABLETYPE)
-        return PyType_GetModuleState (t);
-    }
-  PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
-  return NULL;
-}
-
 /* The classes of track_gen/_errors.py, which imports nothing of ours. */
 static int
 load_errors (TgpyState *state)
@@ -157,7 +137,7 @@ native_exec (PyObject *module)
       || tgpy_condition_init_type (module, state) < 0
       || tgpy_seeds_init_type (module, state) < 0
       || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0
-      || tgpy_convert_init (module) < 0
+      || tgpy_stream_init (module) < 0 || tgpy_functions_init (module) < 0
       || register_at_exit (module) < 0)
     return -1;
   /* version.h comes from the configure run that built the archives too. */

@@ -68,8 +68,27 @@ typedef struct
 
 /* The state of the module that made @type or one of its bases (a Python
  * subclass of a native type has no module of its own): found without
- * raising, so it costs a few loads on every call. */
-TgpyState *tgpy_state_of_type (PyTypeObject *type);
+ * raising, so it costs a few loads on every call.  Inline, so that no file
+ * calls module.c, which calls every file's init. */
+static inline TgpyState *
+tgpy_state_of_type (PyTypeObject *type)
+{
+  /* The first immutable heap type up the bases is one of this module's
+   * (TGPY_TPFLAGS): asking a Python subclass, which has no module, would
+   * raise. */
+  for (PyTypeObject *t = type; t != NULL;
+       t = (PyTypeObject *)PyType_GetSlot (t, Py_tp_base))
+    {
+      unsigned long flags = PyType_GetFlags (t);
+
+      if (!(flags & Py_TPFLAGS_HEAPTYPE))
+        break;
+      if (flags & Py_TPFLAGS_IMMUTABLETYPE)
+        return PyType_GetModuleState (t);
+    }
+  PyErr_SetString (PyExc_TypeError, "not a type of track_gen._native");
+  return NULL;
+}
 #define tgpy_state_of(obj) tgpy_state_of_type (Py_TYPE (obj))
 
 /* ------------------------------------------------------------------------ */
@@ -140,8 +159,6 @@ int tgpy_name (PyObject *obj, const char *what, gboolean allow_empty, const char
  * 8) in host order, to g_free(). */
 int tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
                      gpointer *out, gsize *n);
-/* Adds _pack_uints() to the module. */
-int tgpy_convert_init (PyObject *module);
 
 /* ------------------------------------------------------------------------ */
 /* enums.c                                                                   */
@@ -262,6 +279,12 @@ int tgpy_seeds_init_type (PyObject *module, TgpyState *state);
 TgSeedState *tgpy_seed_state_get (TgpyState *state, PyObject *obj);
 
 int tgpy_interop_init (PyObject *module, TgpyState *state);
+
+/* ------------------------------------------------------------------------ */
+/* stream.c                                                                  */
+
+/* Adds the stream functions (resolve_stream(), ...) to the module. */
+int tgpy_stream_init (PyObject *module);
 /* The ambient stream of a call (exec.h's TgCallStream), for libtrackgen's
  * stream rule: when @call names no stream, torch's current stream on
  * @device when torch is imported, else Warp's current stream there when
@@ -269,6 +292,10 @@ int tgpy_interop_init (PyObject *module, TgpyState *state);
  * sys.modules: nothing is imported.  0, or -1 with the exception the
  * framework raised. */
 int tgpy_ambient (TgpyState *state, int device, TgCallStream *call);
+
+/* functions.c: the module's small functions (device_check(), live_objects(),
+ * the converters _count(), _int32_array(), _pack_uints(), ...). */
+int tgpy_functions_init (PyObject *module);
 
 /* tracks.c: the example track producer, a C producer built into the module */
 int tgpy_tracks_init (PyObject *module, TgpyState *state);

@@ -23,8 +23,21 @@ struct TgpyProducer
   char *name; /* the producer's, for the errors of a closed one */
 };
 
-/* @obj (a Producer) while it is open, else NULL with ValueError. */
-TgpyProducer *tgpy_producer_open (PyObject *obj);
+/* @obj (a Producer) while it is open, else NULL with ValueError.  Inline:
+ * producer.c and producer-stages.c ask it, and producer.c's method table
+ * holds producer-stages.c's builders. */
+static inline TgpyProducer *
+tgpy_producer_open (PyObject *obj)
+{
+  TgpyProducer *self = (TgpyProducer *)obj;
+
+  if (self->producer == NULL)
+    PyErr_Format (PyExc_ValueError,
+                  "producer '%s' is closed; use it before close() or the end of its "
+                  "with block",
+                  self->name != NULL ? self->name : "");
+  return self->producer != NULL ? self : NULL;
+}
 
 /* The stage builders (producer-stages.c), methods of Producer. */
 PyObject *tgpy_producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs);

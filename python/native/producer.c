@@ -54,19 +54,6 @@ on_rebind (TgProducer *producer, const char *binding, gpointer old_ptr,
   return TRUE;
 }
 
-TgpyProducer *
-tgpy_producer_open (PyObject *obj)
-{
-  TgpyProducer *self = (TgpyProducer *)obj;
-
-  if (self->producer == NULL)
-    PyErr_Format (PyExc_ValueError,
-                  "producer '%s' is closed; use it before close() or the end of its "
-                  "with block",
-                  self->name != NULL ? self->name : "");
-  return self->producer != NULL ? self : NULL;
-}
-
 TgProducer *
 tgpy_producer_get (TgpyState *state, PyObject *obj)
 {
