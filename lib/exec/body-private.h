@@ -5,6 +5,7 @@
 #define TG_BODY_PRIVATE_H
 
 #include "capture-private.h"
+#include "producer-private.h"
 
 G_BEGIN_DECLS
 
@@ -22,6 +23,17 @@ struct _TgBody
   gboolean foreign;       /* a segment held a conditional node of another's */
   unsigned long long id;  /* the capture id of what @stream captures now */
 };
+
+/* The capture @launch's work goes into now (tg_launch_get_capture_id()):
+ * a body of ours is captured in segments, each a capture of its own.
+ * Inline: checked mode asks it too, below the launch. */
+static inline unsigned long long
+tg__launch_capture_id (const TgLaunch *launch)
+{
+  if (!launch->capturing)
+    return 0;
+  return launch->body != NULL ? launch->body->id : launch->capture_id;
+}
 
 /* Begins capturing @graph (named @where in messages) on @stream: in
  * segments, or @direct. */

@@ -14,6 +14,7 @@
  * committed: the stage's capture is still open then, and a stream in it
  * stays in it until it ends. */
 #include "config.h"
+#include "body-private.h"
 #include "capture-private.h"
 #include "check-private.h"
 #include "record-plan-private.h"
@@ -173,7 +174,7 @@ not_in_capture (const TgLaunch *launch, cudaStream_t stream, GHashTable *asked)
     why = "is not capturing";
   else if (info.state != TG_CAPTURE_ACTIVE)
     why = "holds a broken capture";
-  else if (info.id != tg_launch_get_capture_id (launch))
+  else if (info.id != tg__launch_capture_id (launch))
     why = "captures into another graph (another thread's capture, or one begun "
           "before the stage)";
   else

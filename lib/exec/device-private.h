@@ -58,6 +58,13 @@ tg__device_count (void)
 gboolean tg__check_device_buffer (const char *what, gconstpointer ptr, gsize size,
                                   int device, GError **error);
 
+/* Checks that @stream (its capture in state @state) belongs to @device:
+ * TG_ARGUMENT_ERROR_DEVICE_MISMATCH otherwise.  The slow half of
+ * tg__stream_check() (stream-private.h), when the process sees several
+ * devices. */
+gboolean tg__device_check_stream (cudaStream_t stream, int device, TgCaptureState state,
+                                  GError **error);
+
 /* Whether [a, a + na) and [b, b + nb) share a byte. */
 static inline gboolean
 tg__ranges_overlap (gconstpointer a, gsize na, gconstpointer b, gsize nb)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* device.c: device selection, the device count, device-memory checks and
- * the device check. */
+/* device.c: device selection, the device count, device-memory checks, a
+ * stream's device and the device check. */
 #include "config.h"
 #include "device-kernels-private.h"
 #include "device-private.h"
@@ -144,4 +144,43 @@ out:
   tg__stream_free (stream);
   tg__device_leave (&guard);
   return ok;
+}
+
+static gboolean
+stream_is_special (cudaStream_t stream)
+{
+  /* The legacy and per-thread handles mean "of the current device". */
+  return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+gboolean
+tg__device_check_stream (cudaStream_t stream, int device, TgCaptureState state,
+                         GError **error)
+{
+  int stream_device = device;
+  cudaError_t status;
+
+  /* With one device every stream is of it (tg__stream_check() skips this
+   * call once the count is known). */
+  if (stream_is_special (stream) || tg__device_count () == 1
+      || state == TG_CAPTURE_INVALIDATED)
+    return TRUE;
+  status = TG_CUDA_CALL (tg__stream_get_device (stream, device, &stream_device));
+  /* Without the driver's answer, the runtime's, which only an idle stream
+   * survives. */
+  if (status == cudaErrorNotSupported && state == TG_CAPTURE_NONE)
+    status = TG_CUDA_CALL (cudaStreamGetDevice (stream, &stream_device));
+  else if (status == cudaErrorNotSupported)
+    return TRUE;
+  if (!tg__cuda_ok (status, "the stream's device", G_STRLOC, error))
+    return FALSE;
+  if (stream_device != device)
+    {
+      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
+                     "stream %p belongs to device %d, but the work is for device %d; "
+                     "pass a stream created on device %d",
+                     (void *)stream, stream_device, device, device);
+      return FALSE;
+    }
+  return TRUE;
 }

@@ -53,10 +53,7 @@ unsigned long long
 tg_launch_get_capture_id (const TgLaunch *launch)
 {
   g_return_val_if_fail (launch != NULL, 0);
-  if (!launch->capturing)
-    return 0;
-  /* A body of ours is captured in segments, each a capture of its own. */
-  return launch->body != NULL ? launch->body->id : launch->capture_id;
+  return tg__launch_capture_id (launch);
 }
 
 cudaGraph_t

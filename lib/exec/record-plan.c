@@ -18,12 +18,6 @@ typedef struct
   gboolean again; /* the second pass calls the function again */
 } Unit;
 
-guint
-tg__record_pass (const TgLaunch *launch)
-{
-  return launch->plan != NULL ? launch->plan->pass : 0;
-}
-
 static void
 unit_clear (gpointer data)
 {

@@ -21,14 +21,11 @@ typedef struct
   const char *producer;
 } TgStreamRule;
 
-/* The slow halves of tg__stream_resolve(): the stream rule for a call that
- * names TG_STREAM_AUTO or NULL, and the device check of a stream when the
- * process sees several devices. */
+/* The slow half of tg__stream_resolve(): the stream rule for a call that
+ * names TG_STREAM_AUTO or NULL. */
 cudaStream_t tg__stream_resolve_auto (const TgStreamRule *rule, int device,
                                       TgCaptureInfo *info, gboolean *ambient,
                                       GError **error);
-gboolean tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
-                                  GError **error);
 
 /* @stream's capture state in @info, and its device checked through the
  * driver, so a capturing stream is checked too without disturbing its
@@ -40,7 +37,7 @@ tg__stream_check (cudaStream_t stream, int device, TgCaptureInfo *info, GError *
 {
   if (!tg__capture_query (stream, info, error)
       || (g_atomic_int_get (&tg__n_devices) != 1
-          && !tg__stream_check_device (stream, device, info->state, error)))
+          && !tg__device_check_stream (stream, device, info->state, error)))
     return NULL;
   return stream;
 }

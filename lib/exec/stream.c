@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* stream.c: stream resolution, a stream's device, TrackGen's default streams
- * and the public capture-state queries. */
+/* stream.c: stream resolution, TrackGen's default streams and the public
+ * capture-state queries (a stream's device is checked in device.c). */
 #include "config.h"
 #include "device-private.h"
 #include "driver-private.h"
@@ -8,45 +8,6 @@
 #include "scope-private.h"
 #include "stream-private.h"
 #include "tsan-private.h"
-
-static gboolean
-stream_is_special (cudaStream_t stream)
-{
-  /* The legacy and per-thread handles mean "of the current device". */
-  return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
-}
-
-gboolean
-tg__stream_check_device (cudaStream_t stream, int device, TgCaptureState state,
-                         GError **error)
-{
-  int stream_device = device;
-  cudaError_t status;
-
-  /* With one device every stream is of it (tg__stream_check() skips this
-   * call once the count is known). */
-  if (stream_is_special (stream) || tg__device_count () == 1
-      || state == TG_CAPTURE_INVALIDATED)
-    return TRUE;
-  status = TG_CUDA_CALL (tg__stream_get_device (stream, device, &stream_device));
-  /* Without the driver's answer, the runtime's, which only an idle stream
-   * survives. */
-  if (status == cudaErrorNotSupported && state == TG_CAPTURE_NONE)
-    status = TG_CUDA_CALL (cudaStreamGetDevice (stream, &stream_device));
-  else if (status == cudaErrorNotSupported)
-    return TRUE;
-  if (!tg__cuda_ok (status, "the stream's device", G_STRLOC, error))
-    return FALSE;
-  if (stream_device != device)
-    {
-      tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
-                     "stream %p belongs to device %d, but the work is for device %d; "
-                     "pass a stream created on device %d",
-                     (void *)stream, stream_device, device, device);
-      return FALSE;
-    }
-  return TRUE;
-}
 
 /* Steps 4 and 5 of the stream rule for a call with no bound stream, and the
  * rule's refusal: the ambient stream, checked (*@ambient TRUE), else

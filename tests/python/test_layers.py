@@ -22,10 +22,6 @@ Python makes on the way to its submodules is not an edge (the package's
 __init__ gathers its modules, it is above them).
 
 ARCHITECTURE.md, which draws these layers, must name only files that exist.
-
-KNOWN lists the edges of the circles the tree had when this test came
-(issue 33), to be removed one by one: a circle edge not in it fails, and so
-does an entry that no longer closes a circle, so the list only shrinks.
 """
 import ast
 import glob
@@ -41,25 +37,6 @@ import tap
 SRCDIR = os.environ.get("abs_top_srcdir",
                         os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILDDIR = os.environ.get("abs_top_builddir", SRCDIR)
-
-# Edges that close a circle today, by graph: (caller, callee).
-KNOWN = {
-    "lib": {
-        ("lib/exec/check.c", "lib/exec/launch.c"),
-        ("lib/exec/check.c", "lib/exec/record-plan.c"),
-        ("lib/exec/condition.c", "lib/exec/producer.c"),
-        ("lib/exec/launch.c", "lib/exec/condition.c"),
-        ("lib/exec/launch.c", "lib/exec/producer.c"),
-        ("lib/exec/launch.c", "lib/exec/record-plan.c"),
-        ("lib/exec/producer.c", "lib/exec/check.c"),
-        ("lib/exec/producer.c", "lib/exec/stream.c"),
-        ("lib/exec/record-plan.c", "lib/exec/producer.c"),
-        ("lib/exec/scope.c", "lib/exec/producer.c"),
-        ("lib/exec/stream.c", "lib/exec/scope.c"),
-    },
-    "native": set(),
-    "track_gen": set(),
-}
 
 # Symbol types nm prints for a global definition (text, data, bss, read-only,
 # common, weak); local ones (lower case) cannot be called from another file.
@@ -116,22 +93,11 @@ def one_cycle(graph, component):
         node = nxt
 
 
-def circle_edges(graph, found):
-    """The edges that lie within a circle: both ends in one component."""
-    return {(a, b) for component in found for a in component for b in graph[a]
-            if b in component}
-
-
-def check_circles(test, key, graph, why, what):
-    """Fails on a circle edge KNOWN does not list, and on a KNOWN edge now gone."""
+def check_circles(test, graph, why, what):
+    """Fails, printing each circle, when the graph has one."""
     found = circles(graph)
-    edges = circle_edges(graph, found)
-    new = edges - KNOWN[key]
-    test.assertFalse(new, "new call or import circles in %s:\n%s\nnew edges: %s"
-                     % (what, describe(graph, why, found), sorted(new)))
-    gone = KNOWN[key] - edges
-    test.assertFalse(gone, "these edges close no circle any more: remove them from "
-                     "KNOWN[%r] in %s: %s" % (key, os.path.basename(__file__), sorted(gone)))
+    test.assertFalse(found, "call or import circles in %s:\n%s"
+                     % (what, describe(graph, why, found)))
 
 
 def describe(graph, why, found):
@@ -252,18 +218,18 @@ def import_graph(package_dir):
 class CallCircles(unittest.TestCase):
     """No two C files call each other, directly or around a circle."""
 
-    def check(self, key, directories):
+    def check(self, directories):
         graph, why = call_graph(directories)
         self.assertGreater(len(graph), 1, "no objects found under %s" % BUILDDIR)
-        check_circles(self, key, graph, why, ", ".join(directories))
+        check_circles(self, graph, why, ", ".join(directories))
 
     def test_lib(self):
-        self.check("lib", ["lib/exec", "lib/seeds", "lib/interop"])
+        self.check(["lib/exec", "lib/seeds", "lib/interop"])
 
     def test_native_module(self):
         if not glob.glob(os.path.join(BUILDDIR, "python", "native", "*.o")):
             self.skipTest("the native module is not built here")
-        self.check("native", ["python/native"])
+        self.check(["python/native"])
 
 
 class ImportCircles(unittest.TestCase):
@@ -272,7 +238,7 @@ class ImportCircles(unittest.TestCase):
     def test_track_gen(self):
         graph, why = import_graph(os.path.join(SRCDIR, "python", "track_gen"))
         self.assertIn("track_gen.exec", graph)
-        check_circles(self, "track_gen", graph, why, "track_gen")
+        check_circles(self, graph, why, "track_gen")
 
 
 class NoDriverDoor(unittest.TestCase):
@@ -319,11 +285,6 @@ class CirclesSeen(unittest.TestCase):
         graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
         self.assertEqual(circles(graph), [["a", "b", "c"]])
         self.assertEqual(one_cycle(graph, ["a", "b", "c"]), ["a", "b", "c", "a"])
-
-    def test_a_new_edge_in_a_known_circle_counts(self):
-        graph = {"a": {"b"}, "b": {"a", "c"}, "c": {"a"}}
-        self.assertEqual(circle_edges(graph, circles(graph)) - {("a", "b"), ("b", "a")},
-                         {("b", "c"), ("c", "a")})
 
     def test_a_chain_is_no_circle(self):
         self.assertEqual(circles({"a": {"b"}, "b": {"c"}, "c": set()}), [])
