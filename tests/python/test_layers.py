@@ -2,7 +2,7 @@
 """No circles: the call graph of the C files and the imports of track_gen.
 
 Dependencies run one way (ARCHITECTURE.md): a file may call the files below
-it, never one that calls it back, in lib/ (STYLE.md rule 17) as in the
+it, never one that calls it back, in lib/ (house rule 7) as in the
 native module, and a module of the package may import the modules below it.
 A circle means two files that cannot be read, tested or moved apart.
 
