@@ -304,16 +304,40 @@ check_loop_words (const TgLaunch *launch, const gint32 *flag,
                                error);
 }
 
+/* The arguments of a loop a caller can get wrong at run time (the cap, the
+ * device words): a GError naming the argument, as the builders report
+ * theirs (a critical too when the caller passed no @error). */
+static gboolean
+check_loop_args (const TgLaunch *launch, const char *func, const gint32 *flag,
+                 gboolean flag_needed, guint max_iters, const TgLoopStatus *status,
+                 GError **error)
+{
+  const char *stage = launch->stage != NULL ? launch->stage->name : NULL;
+  const char *missing = flag_needed && flag == NULL ? "flag"
+                        : status == NULL            ? "status"
+                                                    : NULL;
+
+  if (missing != NULL)
+    return tg__refuse (error, func, launch->producer->name, stage, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "%s: NULL; pass the loop's %s in device memory", missing,
+                       missing);
+  if (max_iters < 1 || max_iters > G_MAXINT32)
+    return tg__refuse (error, func, launch->producer->name, stage, NULL,
+                       TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+                       "max_iters: %u is out of range; pass 1 to %d", max_iters,
+                       G_MAXINT32);
+  return check_loop_words (launch, flag, status, error);
+}
+
 gboolean
 tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
                  TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
                  GError **error)
 {
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
-  g_return_val_if_fail (flag != NULL && status != NULL, FALSE);
-  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  return check_loop_words (launch, flag, status, error)
+  return check_loop_args (launch, G_STRFUNC, flag, TRUE, max_iters, status, error)
          && tg__condition_while (launch, flag, FALSE, max_iters, status, body,
                                  user_data, error);
 }
@@ -323,10 +347,10 @@ tg_launch_while_by (const TgLaunch *launch, const gint32 *entry_flag, guint max_
                     TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
                     GError **error)
 {
-  g_return_val_if_fail (launch != NULL && body != NULL && status != NULL, FALSE);
-  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
+  g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  return check_loop_words (launch, entry_flag, status, error)
+  return check_loop_args (launch, G_STRFUNC, entry_flag, FALSE, max_iters, status,
+                          error)
          && tg__condition_while (launch, entry_flag, TRUE, max_iters, status, body,
                                  user_data, error);
 }
