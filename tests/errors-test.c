@@ -4,7 +4,8 @@
  * call that succeeds, under every policy, nor by the lookup of the driver's
  * entry points; a call refused for a device out of range leaves the
  * thread's current device as it was.  Hostile values (host memory as a
- * flag, a loop's cap out of range or its words NULL, a loop whose status
+ * flag, a loop's cap out of range or its words NULL, a switch of no case,
+ * a loop whose status
  * overlaps its flag, a stage that fails without
  * an error) are refused with an error that says so, before anything ran.
  * Errors carry the producer, stage and binding they concern as fields. */
@@ -165,40 +166,62 @@ test_host_memory_flags (Fixture *fx, gconstpointer data)
   tg_test_assert_no_leaks (&before);
 }
 
-/* A loop's arguments a stage computes: each refused with a GError naming
- * the argument, the producer and the stage, before anything ran. */
+/* The arguments of a loop or a switch a stage computes: each refused with a
+ * GError naming the argument, the producer and the stage, before anything
+ * ran. */
+typedef enum
+{
+  CALL_WHILE,
+  CALL_WHILE_BY,
+  CALL_SWITCH,
+  CALL_SWITCH_BY,
+} LaunchCall;
+
 static const struct
 {
   const char *arg;
   gint code;
-  gboolean by; /* tg_launch_while_by() */
+  LaunchCall call;
   guint max_iters;
   gboolean no_flag, no_status;
 } loop_cases[] = {
-  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, FALSE, 0, FALSE, FALSE },
-  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, FALSE, (guint)G_MAXINT32 + 1, FALSE,
-    FALSE },
-  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, TRUE, 0, FALSE, FALSE },
-  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, TRUE, G_MAXUINT, FALSE, FALSE },
-  { "flag", TG_ARGUMENT_ERROR_INVALID, FALSE, 4, TRUE, FALSE },
-  { "status", TG_ARGUMENT_ERROR_INVALID, FALSE, 4, FALSE, TRUE },
-  { "status", TG_ARGUMENT_ERROR_INVALID, TRUE, 4, TRUE, TRUE },
-  { NULL, 0, FALSE, 4, FALSE, FALSE }, /* good: counts to the cap */
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE, 0, FALSE, FALSE },
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE, (guint)G_MAXINT32 + 1,
+    FALSE, FALSE },
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE_BY, 0, FALSE, FALSE },
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE_BY, G_MAXUINT, FALSE, FALSE },
+  { "flag", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE, 4, TRUE, FALSE },
+  { "status", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE, 4, FALSE, TRUE },
+  { "status", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE_BY, 4, TRUE, TRUE },
+  { "n_cases", TG_ARGUMENT_ERROR_EMPTY, CALL_SWITCH, 0, FALSE, FALSE },
+  { "n_cases", TG_ARGUMENT_ERROR_EMPTY, CALL_SWITCH_BY, 0, FALSE, FALSE },
+  { NULL, 0, CALL_WHILE, 4, FALSE, FALSE }, /* good: counts to the cap */
 };
 
 static gboolean
 loop_args_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
   const guint i = GPOINTER_TO_UINT (data);
+  const TgDeviceFunc no_case[] = { NULL };
   gint32 *dev = tg_launch_get_binding (launch, "words");
   gint32 *flag = loop_cases[i].no_flag ? NULL : dev;
   TgLoopStatus *status = loop_cases[i].no_status ? NULL : (TgLoopStatus *)(dev + 2);
 
-  if (loop_cases[i].by)
-    return tg_launch_while_by (launch, flag, loop_cases[i].max_iters, status,
-                               tg_test_count_bound_stage, NULL, error);
-  return tg_launch_while (launch, flag, loop_cases[i].max_iters, status,
-                          tg_test_count_bound_stage, NULL, error);
+  switch (loop_cases[i].call)
+    {
+    case CALL_WHILE_BY:
+      return tg_launch_while_by (launch, flag, loop_cases[i].max_iters, status,
+                                 tg_test_count_bound_stage, NULL, error);
+    case CALL_SWITCH:
+      return tg_launch_switch (launch, dev, 0, no_case, NULL, error);
+    case CALL_SWITCH_BY:
+      return tg_launch_switch_by (launch, tg_test_count_bound_stage, 0, no_case, NULL,
+                                  error);
+    case CALL_WHILE:
+    default:
+      return tg_launch_while (launch, flag, loop_cases[i].max_iters, status,
+                              tg_test_count_bound_stage, NULL, error);
+    }
 }
 
 static void

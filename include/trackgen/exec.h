@@ -1217,7 +1217,9 @@ gboolean tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
  * @param n_cases   the number of cases, at least 1
  * @param cases     @p n_cases bodies, none NULL
  * @param user_data passed to the case that runs
- * @param error     as tg_launch_if_else()
+ * @param error     as tg_launch_if_else(); #TG_ARGUMENT_ERROR_EMPTY for
+ *                  @p n_cases 0 (named "n_cases"; a critical too when
+ *                  @p error is NULL)
  * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
@@ -1289,7 +1291,8 @@ gboolean tg_launch_if_by (const TgLaunch *launch, TgDeviceFunc decide,
  * @param n_cases   the number of cases, at least 1
  * @param cases     @p n_cases bodies, none NULL
  * @param user_data passed to @p decide and to the case that runs
- * @param error     as tg_launch_if_by()
+ * @param error     as tg_launch_if_by(); #TG_ARGUMENT_ERROR_EMPTY for
+ *                  @p n_cases 0, as tg_launch_switch()
  * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide,

@@ -258,15 +258,35 @@ tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
                               user_data, error);
 }
 
+/* The stage a refusal names (none for host ops outside a stage). */
+static const char *
+stage_name (const TgLaunch *launch)
+{
+  return launch->stage != NULL ? launch->stage->name : NULL;
+}
+
+/* A switch of no case, a count a stage computes: a GError naming it. */
+static gboolean
+check_n_cases (const TgLaunch *launch, const char *func, guint n_cases, GError **error)
+{
+  if (n_cases >= 1)
+    return TRUE;
+  return tg__refuse (error, func, launch->producer->name, stage_name (launch), NULL,
+                     TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY,
+                     "n_cases: 0; pass at least one case");
+}
+
 gboolean
 tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
                   const TgDeviceFunc *cases, gpointer user_data, GError **error)
 {
   g_return_val_if_fail (launch != NULL && index != NULL, FALSE);
-  g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  g_return_val_if_fail (cases != NULL || n_cases == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
+  if (!check_n_cases (launch, G_STRFUNC, n_cases, error))
+    return FALSE;
   return check_device_word (launch, "the switch's index", index, sizeof (gint32), error)
          && tg__condition_switch (launch, index, NULL, n_cases, cases, user_data,
                                   error);
@@ -277,10 +297,12 @@ tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide, guint n_cases,
                      const TgDeviceFunc *cases, gpointer user_data, GError **error)
 {
   g_return_val_if_fail (launch != NULL && decide != NULL, FALSE);
-  g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  g_return_val_if_fail (cases != NULL || n_cases == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
+  if (!check_n_cases (launch, G_STRFUNC, n_cases, error))
+    return FALSE;
   return tg__condition_switch (launch, NULL, decide, n_cases, cases, user_data, error);
 }
 
@@ -312,7 +334,7 @@ check_loop_args (const TgLaunch *launch, const char *func, const gint32 *flag,
                  gboolean flag_needed, guint max_iters, const TgLoopStatus *status,
                  GError **error)
 {
-  const char *stage = launch->stage != NULL ? launch->stage->name : NULL;
+  const char *stage = stage_name (launch);
   const char *missing = flag_needed && flag == NULL ? "flag"
                         : status == NULL            ? "status"
                                                     : NULL;

@@ -56,9 +56,10 @@ capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info, GError *
       if (scope == NULL)
         {
           tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
-                         "TG_STREAM_AUTO names the stream of a capture registered on "
-                         "this thread, and none is: pass the capturing stream, or call "
-                         "inside a capture scope (tg_capture_scope_begin())");
+                         "stream: TG_STREAM_AUTO names the stream of a capture "
+                         "registered on this thread, and none is: pass the capturing "
+                         "stream, or call inside a capture scope "
+                         "(tg_capture_scope_begin())");
           return FALSE;
         }
       stream = scope->stream;
