@@ -286,20 +286,35 @@ native_pack_uints (PyObject *module, PyObject *args)
   return result;
 }
 
-/* _count(value, what, min, max): @value checked as a count in [@min, @max]
- * (as every count argument of the package is), for the pure-Python modules. */
+/* _uint(value, what): @value as a C unsigned int, for the pure-Python
+ * modules: the width is C's, the range of what it means is libtrackgen's. */
 static PyObject *
-native_count (PyObject *module, PyObject *args)
+native_uint (PyObject *module, PyObject *args)
 {
   PyObject *value;
   const char *what;
-  long long min, max;
-  gint64 out;
+  guint64 out;
 
-  if (!PyArg_ParseTuple (args, "OsLL:_count", &value, &what, &min, &max)
-      || tgpy_count (value, what, min, max, &out) < 0)
+  if (!PyArg_ParseTuple (args, "Os:_uint", &value, &what)
+      || tgpy_uint (value, what, G_MAXUINT, &out) < 0)
     return NULL;
-  return PyLong_FromLongLong (out);
+  return PyLong_FromUnsignedLongLong (out);
+}
+
+/* _callable(value, what, optional=False): @value, checked as every callable
+ * argument of the package is (tgpy_callable()). */
+static PyObject *
+native_callable (PyObject *module, PyObject *args)
+{
+  PyObject *value;
+  const char *what;
+  int optional = 0;
+
+  if (!PyArg_ParseTuple (args, "Os|p:_callable", &value, &what, &optional)
+      || tgpy_callable (value, what, optional) < 0)
+    return NULL;
+  Py_INCREF (value);
+  return value;
 }
 
 /* _int32_array(array, what, n): (address, device) of at least @n int32 in
@@ -323,9 +338,14 @@ native_int32_array (PyObject *module, PyObject *args)
 }
 
 static PyMethodDef convert_functions[] = {
-  { "_count", native_count, METH_VARARGS,
-    "_count(value, what, min, max)\n--\n\n*value* as an int in [*min*, *max*]: "
-    "TypeError for a bool or a float, ValueError naming *what* out of range." },
+  { "_uint", native_uint, METH_VARARGS,
+    "_uint(value, what)\n--\n\n*value* as a C unsigned int: TypeError for a bool or "
+    "a float, OverflowError naming *what* outside it (libtrackgen checks what the "
+    "value means)." },
+  { "_callable", native_callable, METH_VARARGS,
+    "_callable(value, what, optional=False)\n--\n\n*value*, a callable (or None when "
+    "*optional*): TypeError naming *what* otherwise, worded as every callable "
+    "argument of the package." },
   { "_int32_array", native_int32_array, METH_VARARGS,
     "_int32_array(array, what, n)\n--\n\n(address, device) of at least *n* int32 in "
     "device memory, checked as flags are: ArgumentError naming *what* otherwise." },
@@ -340,6 +360,39 @@ int
 tgpy_convert_init (PyObject *module)
 {
   return PyModule_AddFunctions (module, convert_functions);
+}
+
+int
+tgpy_callable (PyObject *obj, const char *what, gboolean optional)
+{
+  if (PyCallable_Check (obj) || (optional && obj == Py_None))
+    return 0;
+  PyErr_Format (PyExc_TypeError, "%s: a callable%s, not %R", what,
+                optional ? " or None" : "", (PyObject *)Py_TYPE (obj));
+  return -1;
+}
+
+int
+tgpy_callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
+{
+  Py_ssize_t n;
+
+  if ((*tuple = PySequence_Tuple (seq)) == NULL)
+    return -1;
+  n = PyTuple_Size (*tuple);
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      char *item = g_strdup_printf ("%s[%zd]", what, i);
+      int r = tgpy_callable (PyTuple_GetItem (*tuple, i), item, FALSE);
+
+      g_free (item);
+      if (r < 0)
+        {
+          Py_CLEAR (*tuple);
+          return -1;
+        }
+    }
+  return 0;
 }
 
 int

@@ -139,6 +139,7 @@ static const struct
   { "tg_seed_state_snapshot()", "SeedState.snapshot()" },
   { "tg_capture_scope_begin()", "track_gen.interop.torch.registered()" },
   { "TG_STAGE_CAPTURE_SAFE", "capture_safe=True" },
+  { "stream: TG_STREAM_AUTO", "stream: None" },
   { "TG_STREAM_AUTO", "stream=None" },
   { "TG_POLICY_", "Policy." },
 };

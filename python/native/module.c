@@ -105,8 +105,8 @@ native_set_stage_runner (PyObject *module, PyObject *runner)
 {
   TgpyState *state = state_of_module (module);
 
-  if (runner != Py_None && !PyCallable_Check (runner))
-    return tgpy_argument_error (PyExc_TypeError, "runner", "not callable");
+  if (tgpy_callable (runner, "runner", TRUE) < 0)
+    return NULL;
   Py_XDECREF (state->runner);
   state->runner = runner != Py_None ? runner : NULL;
   Py_XINCREF (state->runner);

@@ -140,7 +140,13 @@ int tgpy_name (PyObject *obj, const char *what, gboolean allow_empty, const char
  * 8) in host order, to g_free(). */
 int tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
                      gpointer *out, gsize *n);
-/* Adds _pack_uints() to the module. */
+/* A callable @obj (or None when @optional): TypeError naming @what, one
+ * message for every callable argument of the package. */
+int tgpy_callable (PyObject *obj, const char *what, gboolean optional);
+/* The tuple of the sequence @seq (a switch's cases), each item a callable
+ * (TypeError naming "@what[i]"): a new reference in *@tuple. */
+int tgpy_callable_tuple (PyObject *seq, const char *what, PyObject **tuple);
+/* Adds _uint(), _callable(), _int32_array() and _pack_uints() to the module. */
 int tgpy_convert_init (PyObject *module);
 
 /* ------------------------------------------------------------------------ */
