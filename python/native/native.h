@@ -48,6 +48,7 @@ typedef struct
   PyObject *capture_state_enum;
   PyObject *loop_end_enum;
   PyObject *rebind_outcome_enum;
+  PyObject *capture_mode_enum;
   PyObject *capture_error_code;
   PyObject *argument_error_code;
   PyObject *state_error_code;
@@ -106,6 +107,9 @@ int tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error)
 /* Gives the TrackGenError being raised the @producer and @binding it
  * concerns, where it names none (an array refused for a binding). */
 void tgpy_error_about (TgpyState *state, const char *producer, const char *binding);
+
+/* Adds _error(), the error factory of the package's Python code. */
+int tgpy_errors_init (PyObject *module);
 
 /* Raises TypeError or ValueError naming @what: "@what: @message". */
 PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *format,

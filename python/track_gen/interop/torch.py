@@ -59,11 +59,12 @@ def current_stream(device: Optional[int] = None) -> int:
 
 
 def _capture_mode(capture_error_mode: str) -> int:
-    try:
-        return CaptureMode.BY_NAME[capture_error_mode]
-    except KeyError:
+    # torch's names are CaptureMode's, in lower case.
+    names = sorted(name.lower() for name in CaptureMode.__members__)
+    if capture_error_mode not in names:
         raise ValueError("capture_error_mode: %r is not one of %s (as torch.cuda.graph "
-                         "takes)" % (capture_error_mode, sorted(CaptureMode.BY_NAME)))
+                         "takes)" % (capture_error_mode, names))
+    return CaptureMode[capture_error_mode.upper()]
 
 
 @contextlib.contextmanager
@@ -197,7 +198,7 @@ def stream_of(ctx: Any) -> "torch.cuda.Stream":
         else a ``torch.cuda.ExternalStream``.
     """
     handle, device = ctx.stream, ctx.device
-    if handle in (0, 1):  # NULL and cudaStreamLegacy: torch's default stream
+    if handle in (0, _native._STREAM_LEGACY):  # the legacy stream: torch's default
         return torch.cuda.default_stream(device)
     key = (device, handle)
     s = _external.get(key)
