@@ -492,7 +492,11 @@ static PyMethodDef launch_methods[] = {
     "\n"
     "Args:\n"
     "    index (ArrayLike): An int32 device array; its first element decides.\n"
-    "    cases (Sequence[Callable[[LaunchContext], Any]]): The bodies." },
+    "    cases (Sequence[Callable[[LaunchContext], Any]]): The bodies, at least\n"
+    "        one.\n"
+    "\n"
+    "Raises:\n"
+    "    ArgumentError: No case (libtrackgen's refusal, naming n_cases)." },
   { "while_", (PyCFunction)(void (*) (void))launch_while, METH_VARARGS | METH_KEYWORDS,
     "while_($self, flag, max_iters, status, body)\n"
     "--\n"
@@ -502,10 +506,14 @@ static PyMethodDef launch_methods[] = {
     "\n"
     "Args:\n"
     "    flag (ArrayLike): An int32 device array the body updates.\n"
-    "    max_iters (int): The most iterations of one run, at least 1.\n"
+    "    max_iters (int): The most iterations of one run, 1 to ``2**31 - 1``.\n"
     "    status (ArrayLike): Two int32 that each run fills with the iterations\n"
     "        and the :class:`~track_gen.exec.LoopEnd`.\n"
-    "    body (Callable[[LaunchContext], Any]): The body." },
+    "    body (Callable[[LaunchContext], Any]): The body.\n"
+    "\n"
+    "Raises:\n"
+    "    ArgumentError: *max_iters* out of range (libtrackgen's refusal).\n"
+    "    OverflowError: *max_iters* negative or past a C unsigned int." },
   { NULL },
 };
 
