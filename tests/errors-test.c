@@ -263,6 +263,10 @@ test_loop_arguments (Fixture *fx, gconstpointer data)
         g_assert_error (error, TG_ARGUMENT_ERROR, loop_cases[c].code);
         g_test_message ("%s: %s", tg_policy_to_string (policies[i]), error->message);
         g_assert_nonnull (strstr (error->message, loop_cases[c].arg));
+        /* Named once: by the stage's call, as every error of a stage. */
+        g_assert_true (g_str_has_prefix (error->message,
+                                         "producer 'loops', stage 'loop': "));
+        g_assert_null (strstr (error->message + 1, "producer 'loops'"));
         g_assert_cmpstr (tg_error_get_producer (error), ==, "loops");
         g_assert_cmpstr (tg_error_get_stage (error), ==, "loop");
         TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
