@@ -4,7 +4,9 @@
  * call that succeeds, under every policy, nor by the lookup of the driver's
  * entry points; a call refused for a device out of range leaves the
  * thread's current device as it was.  Hostile values (host memory as a
- * flag, a loop whose status overlaps its flag, a stage that fails without
+ * flag, a loop's cap out of range or its words NULL, a switch of no case,
+ * a loop whose status
+ * overlaps its flag, a stage that fails without
  * an error) are refused with an error that says so, before anything ran.
  * Errors carry the producer, stage and binding they concern as fields. */
 #include "config.h"
@@ -159,6 +161,120 @@ test_host_memory_flags (Fixture *fx, gconstpointer data)
       }
   TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
   g_assert_cmpuint (tg_test_read_u32 (counter), ==, 0);
+  tg_test_device_free (words);
+  tg_test_device_free (counter);
+  tg_test_assert_no_leaks (&before);
+}
+
+/* The arguments of a loop or a switch a stage computes: each refused with a
+ * GError naming the argument, the producer and the stage, before anything
+ * ran. */
+typedef enum
+{
+  CALL_WHILE,
+  CALL_WHILE_BY,
+  CALL_SWITCH,
+  CALL_SWITCH_BY,
+} LaunchCall;
+
+static const struct
+{
+  const char *arg;
+  gint code;
+  LaunchCall call;
+  guint max_iters;
+  gboolean no_flag, no_status;
+} loop_cases[] = {
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE, 0, FALSE, FALSE },
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE, (guint)G_MAXINT32 + 1,
+    FALSE, FALSE },
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE_BY, 0, FALSE, FALSE },
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE_BY, G_MAXUINT, FALSE, FALSE },
+  { "flag", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE, 4, TRUE, FALSE },
+  { "status", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE, 4, FALSE, TRUE },
+  { "status", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE_BY, 4, TRUE, TRUE },
+  { "n_cases", TG_ARGUMENT_ERROR_EMPTY, CALL_SWITCH, 0, FALSE, FALSE },
+  { "n_cases", TG_ARGUMENT_ERROR_EMPTY, CALL_SWITCH_BY, 0, FALSE, FALSE },
+  { NULL, 0, CALL_WHILE, 4, FALSE, FALSE }, /* good: counts to the cap */
+};
+
+static gboolean
+loop_args_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  const guint i = GPOINTER_TO_UINT (data);
+  const TgDeviceFunc no_case[] = { NULL };
+  gint32 *dev = tg_launch_get_binding (launch, "words");
+  gint32 *flag = loop_cases[i].no_flag ? NULL : dev;
+  TgLoopStatus *status = loop_cases[i].no_status ? NULL : (TgLoopStatus *)(dev + 2);
+
+  switch (loop_cases[i].call)
+    {
+    case CALL_WHILE_BY:
+      return tg_launch_while_by (launch, flag, loop_cases[i].max_iters, status,
+                                 tg_test_count_bound_stage, NULL, error);
+    case CALL_SWITCH:
+      return tg_launch_switch (launch, dev, 0, no_case, NULL, error);
+    case CALL_SWITCH_BY:
+      return tg_launch_switch_by (launch, tg_test_count_bound_stage, 0, no_case, NULL,
+                                  error);
+    case CALL_WHILE:
+    default:
+      return tg_launch_while (launch, flag, loop_cases[i].max_iters, status,
+                              tg_test_count_bound_stage, NULL, error);
+    }
+}
+
+static void
+test_loop_arguments (Fixture *fx, gconstpointer data)
+{
+  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY };
+  guint32 *counter;
+  gint32 *words;
+  TgLiveObjects before;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  words = tg_test_device_alloc (4 * sizeof (gint32));
+  tg_test_upload (words, &host_flag, sizeof (gint32));
+  tg_test_live_snapshot (&before);
+  for (guint c = 0; c < G_N_ELEMENTS (loop_cases); c++)
+    for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+      {
+        g_autoptr (TgProducer) p = tg_producer_new ("loops", 0);
+        g_autoptr (GError) error = NULL;
+        guint s = tg_producer_add_device_stage (p, "loop", TG_STAGE_CAPTURE_SAFE,
+                                                loop_args_stage, GUINT_TO_POINTER (c),
+                                                NULL, NULL);
+        gboolean ok;
+
+        tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
+        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32), NULL);
+        g_assert_true (
+            tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
+        g_assert_true (tg_producer_bind (p, "words", words, 4 * sizeof (gint32), NULL));
+        ok = tg_producer_run (p, fx->stream, policies[i], tg_unconditional (), &error);
+        if (loop_cases[c].arg == NULL)
+          {
+            g_assert_no_error (error);
+            g_assert_true (ok);
+            continue;
+          }
+        g_assert_false (ok);
+        g_assert_error (error, TG_ARGUMENT_ERROR, loop_cases[c].code);
+        g_test_message ("%s: %s", tg_policy_to_string (policies[i]), error->message);
+        g_assert_nonnull (strstr (error->message, loop_cases[c].arg));
+        /* Named once: by the stage's call, as every error of a stage. */
+        g_assert_true (g_str_has_prefix (error->message,
+                                         "producer 'loops', stage 'loop': "));
+        g_assert_null (strstr (error->message + 1, "producer 'loops'"));
+        g_assert_cmpstr (tg_error_get_producer (error), ==, "loops");
+        g_assert_cmpstr (tg_error_get_stage (error), ==, "loop");
+        TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
+        g_assert_cmpuint (tg_test_read_u32 (counter), ==, 0); /* nothing ran */
+      }
+  /* The good case, once per policy, after every refusal: 4 iterations each. */
+  TG_TEST_CUDA (cudaStreamSynchronize (fx->stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 8);
   tg_test_device_free (words);
   tg_test_device_free (counter);
   tg_test_assert_no_leaks (&before);
@@ -513,6 +629,7 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/errors/argument/host-memory-flags", test_host_memory_flags);
   TG_TEST_ADD_GPU ("/errors/argument/host-memory-condition",
                    test_host_memory_condition);
+  TG_TEST_ADD_GPU ("/errors/argument/loop-arguments", test_loop_arguments);
   TG_TEST_ADD_GPU ("/errors/state/loop-bindings-overlap", test_loop_bindings_overlap);
   TG_TEST_ADD_GPU ("/errors/state/stage-fails-silently", test_stage_fails_silently);
   g_test_add_func ("/errors/cuda/no-build-path", test_cuda_error_names_no_build_path);

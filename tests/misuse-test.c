@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* misuse-test.c: argument misuse, refused with a GError (stage builders) or
- * a critical (programming errors), nothing changed.
+/* misuse-test.c: argument misuse, refused with a GError naming the argument
+ * (a value a caller can get wrong at run time: the stage builders, a
+ * policy, a graph or stream handle) or a critical (programming errors: a
+ * NULL object), nothing changed.
  * Misuse from several threads at once is in threads-test. */
 #include "config.h"
 #include "tg-test.h"
@@ -294,6 +296,8 @@ test_refusal_without_error_is_critical (void)
   g_test_assert_expected_messages ();
 }
 
+/* A policy a caller computes: a GError naming it, nothing entered; with no
+ * GError, a critical too (0.4's rule for the builders). */
 static void
 test_unknown_policy (void)
 {
@@ -301,24 +305,70 @@ test_unknown_policy (void)
   TgPolicy policy = TG_POLICY_AUTO;
   GError *error = NULL;
 
-  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
-                         "*assertion*requested*failed*");
   g_assert_false (tg_producer_resolve (p, TG_STREAM_AUTO, (TgPolicy)99,
                                        tg_unconditional (), &policy, NULL, &error));
-  g_test_assert_expected_messages ();
-  g_assert_no_error (error);
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+  g_assert_nonnull (strstr (error->message, "policy: 99"));
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "misuse");
   g_assert_cmpint (policy, ==, TG_POLICY_AUTO);
-  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
-                         "*assertion*requested*failed*");
+  g_clear_error (&error);
   g_assert_false (
-      tg_producer_run (p, TG_STREAM_AUTO, (TgPolicy)99, tg_unconditional (), &error));
+      tg_producer_run (p, TG_STREAM_AUTO, (TgPolicy)-1, tg_unconditional (), &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_OUT_OF_RANGE);
+  g_assert_nonnull (strstr (error->message, "policy: -1"));
+  g_clear_error (&error);
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
+                         "*tg_producer_run_full*producer 'misuse': policy: 99*");
+  g_assert_false (
+      tg_producer_run (p, TG_STREAM_AUTO, (TgPolicy)99, tg_unconditional (), NULL));
   g_test_assert_expected_messages ();
-  g_assert_no_error (error);
   /* Refused before the producer was entered: its setup is still open. */
   g_assert_cmpuint (tg_producer_add_device_stage (p, "after", TG_STAGE_NONE, noop_stage,
                                                   NULL, NULL, NULL),
                     ==, 0);
   tg_producer_unref (p);
+}
+
+/* A NULL graph or TG_STREAM_AUTO where a stream is needed: values a caller
+ * computes, refused with a GError naming the argument before any CUDA
+ * call, nothing taken (the data of a _full call released once). */
+static void
+test_retain_values (void)
+{
+  TgCaptureState state = TG_CAPTURE_ACTIVE;
+  TgLiveObjects before;
+  TgProducer *p;
+  gint fake;
+  GError *error = NULL;
+
+  tg_test_live_snapshot (&before);
+  p = tg_producer_new ("kept", 0);
+
+  g_assert_false (tg_retain (NULL, p, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "graph: NULL"));
+  g_clear_error (&error);
+  destroyed = 0;
+  g_assert_false (tg_retain_full (NULL, p, count_destroy, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "graph: NULL"));
+  g_assert_cmpint (destroyed, ==, 1);
+  g_clear_error (&error);
+  g_assert_false (tg_retained_release ((TgRetained *)&fake, TG_STREAM_AUTO, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "stream: TG_STREAM_AUTO"));
+  g_clear_error (&error);
+  g_assert_false (tg_stream_get_capture_state (TG_STREAM_AUTO, &state, NULL, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "stream: TG_STREAM_AUTO"));
+  g_assert_cmpint (state, ==, TG_CAPTURE_ACTIVE);
+  g_clear_error (&error);
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL, "*tg_retain*graph: NULL*");
+  g_assert_false (tg_retain (NULL, p, NULL));
+  g_test_assert_expected_messages ();
+  /* The producer gained no reference: this unref frees it. */
+  tg_producer_unref (p);
+  tg_test_assert_no_leaks (&before);
 }
 
 static void
@@ -482,6 +532,7 @@ main (int argc, char **argv)
   g_test_add_func ("/misuse/stage/no-error-is-critical",
                    test_refusal_without_error_is_critical);
   g_test_add_func ("/misuse/policy/unknown", test_unknown_policy);
+  g_test_add_func ("/misuse/retain/null-graph-auto-stream", test_retain_values);
   g_test_add_func ("/misuse/release-wait/negative", test_release_wait_negative);
   g_test_add_func ("/misuse/names/empty", test_empty_names);
   g_test_add_func ("/misuse/stage/refused-keeps-data", test_refused_stage_keeps_data);

@@ -361,11 +361,12 @@ typedef enum
  * Queries the capture state of any stream, the legacy one included, without
  * disturbing a capture in progress.
  *
- * @param stream   the stream (NULL and `cudaStreamLegacy` are the legacy stream;
- *                 #TG_STREAM_AUTO is not a stream and is a misuse here)
+ * @param stream   the stream (NULL and `cudaStreamLegacy` are the legacy stream)
  * @param state    (out) the state
  * @param id       (out, optional) the capture id while ACTIVE or INVALIDATED
- * @param error    #TG_CUDA_ERROR
+ * @param error    #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO, which is not
+ *                 a stream: the message names "stream"; a critical too when
+ *                 @p error is NULL), #TG_CUDA_ERROR
  * @return TRUE on success
  */
 gboolean tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state,
@@ -882,8 +883,10 @@ void tg_producer_set_rebind_handler (TgProducer *producer, TgRebindFunc handler,
  * @param resolved   (out, optional) the stream (transfer none)
  * @param error      #TG_CAPTURE_ERROR, #TG_STATE_ERROR_POLICY,
  *                   #TG_ARGUMENT_ERROR_DEVICE_MISMATCH,
- *                   #TG_ARGUMENT_ERROR_OUT_OF_RANGE, #TG_STATE_ERROR_BUSY,
- *                   #TG_CUDA_ERROR
+ *                   #TG_ARGUMENT_ERROR_OUT_OF_RANGE (the producer's device,
+ *                   or @p requested not a #TgPolicy: named "policy", a
+ *                   critical too when @p error is NULL),
+ *                   #TG_STATE_ERROR_BUSY, #TG_CUDA_ERROR
  * @return TRUE when the call would run
  */
 gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
@@ -916,8 +919,8 @@ gboolean tg_producer_resolve (TgProducer *producer, cudaStream_t stream,
  * @param condition  tg_unconditional() or tg_conditional()
  * @param error      #TG_CAPTURE_ERROR (refusals, a broken capture),
  *                   #TG_CUDA_ERROR, #TG_STATE_ERROR (POLICY, UNBOUND, BUSY),
- *                   #TG_ARGUMENT_ERROR (DEVICE_MISMATCH, OUT_OF_RANGE), or
- *                   what a stage set, prefixed with the producer's and the
+ *                   #TG_ARGUMENT_ERROR (DEVICE_MISMATCH, OUT_OF_RANGE: as
+ *                   tg_producer_resolve()), or what a stage set, prefixed with the producer's and the
  *                   stage's names
  * @return TRUE when the work was enqueued (or recorded)
  */
@@ -1214,7 +1217,9 @@ gboolean tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
  * @param n_cases   the number of cases, at least 1
  * @param cases     @p n_cases bodies, none NULL
  * @param user_data passed to the case that runs
- * @param error     as tg_launch_if_else()
+ * @param error     as tg_launch_if_else(); #TG_ARGUMENT_ERROR_EMPTY for
+ *                  @p n_cases 0 (named "n_cases"; a critical too when
+ *                  @p error is NULL)
  * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
@@ -1229,13 +1234,17 @@ gboolean tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_
  * kernel's decision (stored in mapped host memory, no copy).
  * @param launch    the launch context of the calling stage
  * @param flag      a `gint32` in device memory; the body clears it to stop
- * @param max_iters at least 1
+ * @param max_iters 1 to `G_MAXINT32`
  * @param status    a #TgLoopStatus in device memory, apart from @p flag
  * @param body      enqueues one iteration
  * @param user_data passed to @p body
- * @param error     as tg_launch_if(); #TG_ARGUMENT_ERROR_INVALID also when
- *                  @p flag and @p status overlap (the status write would
- *                  clear the flag: the loop would stop after one iteration)
+ * @param error     as tg_launch_if(); #TG_ARGUMENT_ERROR_OUT_OF_RANGE for
+ *                  @p max_iters out of range; #TG_ARGUMENT_ERROR_INVALID
+ *                  also when @p flag or @p status is NULL, or when they
+ *                  overlap (the status write would clear the flag: the
+ *                  loop would stop after one iteration); each names the
+ *                  argument, the producer and the stage (a critical too
+ *                  when @p error is NULL)
  * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
@@ -1282,7 +1291,8 @@ gboolean tg_launch_if_by (const TgLaunch *launch, TgDeviceFunc decide,
  * @param n_cases   the number of cases, at least 1
  * @param cases     @p n_cases bodies, none NULL
  * @param user_data passed to @p decide and to the case that runs
- * @param error     as tg_launch_if_by()
+ * @param error     as tg_launch_if_by(); #TG_ARGUMENT_ERROR_EMPTY for
+ *                  @p n_cases 0, as tg_launch_switch()
  * @return TRUE on success, FALSE with @p error set
  */
 gboolean tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide,
@@ -1303,7 +1313,7 @@ gboolean tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide,
  * @param launch     the launch context of the calling stage
  * @param entry_flag a `gint32` in device memory read at entry (0: skipped,
  *                   #TG_LOOP_END_SKIPPED), or NULL to always enter
- * @param max_iters  at least 1
+ * @param max_iters  1 to `G_MAXINT32`
  * @param status     a #TgLoopStatus in device memory, apart from
  *                   @p entry_flag
  * @param body       enqueues one iteration and decides it (tg_loop_next())

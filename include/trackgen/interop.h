@@ -138,7 +138,8 @@ gboolean tg_capture_is_registered (cudaStream_t stream);
  * @param graph    a graph (transfer none)
  * @param producer the producer to keep alive (transfer none: the graph takes
  *                 a reference of its own)
- * @param error #TG_CUDA_ERROR
+ * @param error #TG_ARGUMENT_ERROR_INVALID (@p graph NULL, named "graph"; a
+ *              critical too when @p error is NULL), #TG_CUDA_ERROR
  * @return TRUE when the graph holds the reference
  */
 gboolean tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error);
@@ -153,7 +154,7 @@ gboolean tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error);
  * @param graph   a graph (transfer none)
  * @param data    what to keep (transfer full: @p release gets it)
  * @param release called once on @p data; also on failure, right away
- * @param error   #TG_CUDA_ERROR
+ * @param error   as tg_retain()
  * @return TRUE when the graph holds @p data
  */
 gboolean tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify release,
@@ -230,9 +231,11 @@ TgRetained *tg_retained_new (cudaStream_t stream, GError **error);
  * @param retained from tg_retained_new() (transfer full on success; on
  *                 failure it is left to the caller, unchanged)
  * @param stream   the stream of the graph's last launch, not capturing
- *                 (#TG_STREAM_AUTO names none, and is a programming error)
  * @param error    #TG_STATE_ERROR_POLICY (@p stream is capturing: nothing
- *                 can be ordered after the work it ran before), #TG_CUDA_ERROR
+ *                 can be ordered after the work it ran before),
+ *                 #TG_ARGUMENT_ERROR_INVALID (#TG_STREAM_AUTO, which names
+ *                 no stream here: the message names "stream"; a critical
+ *                 too when @p error is NULL), #TG_CUDA_ERROR
  * @return TRUE when the release is enqueued
  */
 gboolean tg_retained_release (TgRetained *retained, cudaStream_t stream,

@@ -81,9 +81,9 @@ void tg__set_error_about (GError **error, const char *producer, const char *stag
  * stage already. */
 void tg__error_name_producer (GError **error, const char *producer);
 
-/* A refusal of the caller's data by a setup call @func: sets @error with the
- * message prefixed "producer 'p', stage 's': " (@stage may be NULL) and its
- * fields, or, when the caller passed no @error, logs it as a critical, so
+/* A refusal of the caller's data by a call @func: sets @error with the
+ * message prefixed "producer 'p', stage 's': " (@stage may be NULL; neither
+ * when @producer is NULL) and its fields, or, when the caller passed no @error, logs it as a critical, so
  * that misuse stays visible to callers who ignore errors.  Always FALSE. */
 gboolean tg__refuse (GError **error, const char *func, const char *producer,
                      const char *stage, const char *binding, GQuark domain, gint code,

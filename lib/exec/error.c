@@ -263,7 +263,9 @@ tg__refuse (GError **error, const char *func, const char *producer, const char *
   va_start (args, format);
   what = g_strdup_vprintf (format, args);
   va_end (args);
-  if (stage != NULL)
+  if (producer == NULL)
+    e = g_error_new_literal (domain, code, what);
+  else if (stage != NULL)
     e = g_error_new (domain, code, "producer '%s', stage '%s': %s", producer, stage,
                      what);
   else

@@ -255,15 +255,29 @@ tg_launch_if_else (const TgLaunch *launch, TgCondition condition,
                               user_data, error);
 }
 
+/* A switch of no case, a count a stage computes: a GError naming it.  The
+ * stage's call prefixes the producer and the stage, and sets those fields,
+ * as for every error of a stage. */
+static gboolean
+check_n_cases (const char *func, guint n_cases, GError **error)
+{
+  if (n_cases >= 1)
+    return TRUE;
+  return tg__refuse (error, func, NULL, NULL, NULL, TG_ARGUMENT_ERROR,
+                     TG_ARGUMENT_ERROR_EMPTY, "n_cases: 0; pass at least one case");
+}
+
 gboolean
 tg_launch_switch (const TgLaunch *launch, const gint32 *index, guint n_cases,
                   const TgDeviceFunc *cases, gpointer user_data, GError **error)
 {
   g_return_val_if_fail (launch != NULL && index != NULL, FALSE);
-  g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  g_return_val_if_fail (cases != NULL || n_cases == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
+  if (!check_n_cases (G_STRFUNC, n_cases, error))
+    return FALSE;
   return check_device_word (launch, "the switch's index", index, sizeof (gint32), error)
          && tg__condition_switch (launch, index, NULL, n_cases, cases, user_data,
                                   error);
@@ -274,10 +288,12 @@ tg_launch_switch_by (const TgLaunch *launch, TgDeviceFunc decide, guint n_cases,
                      const TgDeviceFunc *cases, gpointer user_data, GError **error)
 {
   g_return_val_if_fail (launch != NULL && decide != NULL, FALSE);
-  g_return_val_if_fail (n_cases >= 1 && cases != NULL, FALSE);
+  g_return_val_if_fail (cases != NULL || n_cases == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   for (guint i = 0; i < n_cases; i++)
     g_return_val_if_fail (cases[i] != NULL, FALSE);
+  if (!check_n_cases (G_STRFUNC, n_cases, error))
+    return FALSE;
   return tg__condition_switch (launch, NULL, decide, n_cases, cases, user_data, error);
 }
 
@@ -301,16 +317,40 @@ check_loop_words (const TgLaunch *launch, const gint32 *flag,
                                error);
 }
 
+/* The arguments of a loop a caller can get wrong at run time (the cap, the
+ * device words): a GError naming the argument, as the builders report
+ * theirs (a critical too when the caller passed no @error); the stage's
+ * call names the producer and the stage, as check_n_cases() says. */
+static gboolean
+check_loop_args (const TgLaunch *launch, const char *func, const gint32 *flag,
+                 gboolean flag_needed, guint max_iters, const TgLoopStatus *status,
+                 GError **error)
+{
+  const char *missing = flag_needed && flag == NULL ? "flag"
+                        : status == NULL            ? "status"
+                                                    : NULL;
+
+  if (missing != NULL)
+    return tg__refuse (error, func, NULL, NULL, NULL, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_INVALID,
+                       "%s: NULL; pass the loop's %s in device memory", missing,
+                       missing);
+  if (max_iters < 1 || max_iters > G_MAXINT32)
+    return tg__refuse (error, func, NULL, NULL, NULL, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+                       "max_iters: %u is out of range; pass 1 to %d", max_iters,
+                       G_MAXINT32);
+  return check_loop_words (launch, flag, status, error);
+}
+
 gboolean
 tg_launch_while (const TgLaunch *launch, const gint32 *flag, guint max_iters,
                  TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
                  GError **error)
 {
   g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
-  g_return_val_if_fail (flag != NULL && status != NULL, FALSE);
-  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  return check_loop_words (launch, flag, status, error)
+  return check_loop_args (launch, G_STRFUNC, flag, TRUE, max_iters, status, error)
          && tg__condition_while (launch, flag, FALSE, max_iters, status, body,
                                  user_data, error);
 }
@@ -320,10 +360,10 @@ tg_launch_while_by (const TgLaunch *launch, const gint32 *entry_flag, guint max_
                     TgLoopStatus *status, TgDeviceFunc body, gpointer user_data,
                     GError **error)
 {
-  g_return_val_if_fail (launch != NULL && body != NULL && status != NULL, FALSE);
-  g_return_val_if_fail (max_iters >= 1 && max_iters <= G_MAXINT32, FALSE);
+  g_return_val_if_fail (launch != NULL && body != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  return check_loop_words (launch, entry_flag, status, error)
+  return check_loop_args (launch, G_STRFUNC, entry_flag, FALSE, max_iters, status,
+                          error)
          && tg__condition_while (launch, entry_flag, TRUE, max_iters, status, body,
                                  user_data, error);
 }

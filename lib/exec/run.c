@@ -348,6 +348,19 @@ call_leave (TgProducer *p, TgDeviceGuard *guard)
   tg__producer_unlock (p);
 }
 
+/* @requested, a value the caller may compute: a GError naming it. */
+static gboolean
+check_policy (const TgProducer *p, const char *func, TgPolicy requested, GError **error)
+{
+  if ((guint)requested <= TG_POLICY_RECORD)
+    return TRUE;
+  return tg__refuse (error, func, p->name, NULL, NULL, TG_ARGUMENT_ERROR,
+                     TG_ARGUMENT_ERROR_OUT_OF_RANGE,
+                     "policy: %d is not a TgPolicy; pass TG_POLICY_AUTO, "
+                     "TG_POLICY_EAGER, TG_POLICY_REPLAY or TG_POLICY_RECORD",
+                     (int)requested);
+}
+
 gboolean
 tg_producer_resolve_full (TgProducer *producer, const TgCallStream *call,
                           TgPolicy requested, TgCondition condition, TgPolicy *policy,
@@ -357,8 +370,9 @@ tg_producer_resolve_full (TgProducer *producer, const TgCallStream *call,
   Resolution r;
 
   g_return_val_if_fail (producer != NULL && call != NULL && policy != NULL, FALSE);
-  g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (!check_policy (producer, G_STRFUNC, requested, error))
+    return FALSE;
   if (!call_enter (producer, call, requested, condition, &guard, &r, error))
     {
       tg__error_name_producer (error, producer->name);
@@ -391,8 +405,9 @@ tg_producer_run_full (TgProducer *producer, const TgCallStream *call,
   gboolean ok = FALSE, ranged;
 
   g_return_val_if_fail (producer != NULL && call != NULL, FALSE);
-  g_return_val_if_fail ((guint)requested <= TG_POLICY_RECORD, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (!check_policy (producer, G_STRFUNC, requested, error))
+    return FALSE;
   if (!call_enter (producer, call, requested, condition, &guard, &r, error))
     {
       tg__error_name_producer (error, producer->name);

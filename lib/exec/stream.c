@@ -112,7 +112,11 @@ tg_stream_get_capture_state (cudaStream_t stream, TgCaptureState *state,
   TgCaptureInfo info;
 
   g_return_val_if_fail (state != NULL, FALSE);
-  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
+  if (stream == TG_STREAM_AUTO)
+    return tg__refuse (error, G_STRFUNC, NULL, NULL, NULL, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_INVALID,
+                       "stream: TG_STREAM_AUTO is not a stream here; pass the "
+                       "stream whose capture state to query");
   if (!tg__capture_query (stream, &info, error))
     return FALSE;
   *state = info.state;

@@ -8,11 +8,23 @@
 #include "../exec/keep-private.h"
 #include "../exec/scope-private.h"
 
+/* A NULL graph handle is data a caller computes (a capture that made
+ * none): a GError naming it, as every refusal of a value. */
+static gboolean
+refuse_no_graph (const char *func, GError **error)
+{
+  return tg__refuse (error, func, NULL, NULL, NULL, TG_ARGUMENT_ERROR,
+                     TG_ARGUMENT_ERROR_INVALID,
+                     "graph: NULL; pass the cudaGraph_t to tie the data to");
+}
+
 gboolean
 tg_retain (cudaGraph_t graph, TgProducer *producer, GError **error)
 {
-  g_return_val_if_fail (graph != NULL && producer != NULL, FALSE);
+  g_return_val_if_fail (producer != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (graph == NULL)
+    return refuse_no_graph (G_STRFUNC, error);
   return tg__keep_retain (graph, 0, tg_producer_ref (producer),
                           (GDestroyNotify)tg_producer_unref, error);
 }
@@ -21,8 +33,13 @@ gboolean
 tg_retain_full (cudaGraph_t graph, gpointer data, GDestroyNotify release,
                 GError **error)
 {
-  g_return_val_if_fail (graph != NULL && release != NULL, FALSE);
+  g_return_val_if_fail (release != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (graph == NULL)
+    {
+      release (data);
+      return refuse_no_graph (G_STRFUNC, error);
+    }
   return tg__keep_retain (graph, 0, data, release, error);
 }
 
@@ -39,9 +56,10 @@ capture_of (cudaStream_t stream, const char *what, TgCaptureInfo *info, GError *
       if (scope == NULL)
         {
           tg__set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
-                         "TG_STREAM_AUTO names the stream of a capture registered on "
-                         "this thread, and none is: pass the capturing stream, or call "
-                         "inside a capture scope (tg_capture_scope_begin())");
+                         "stream: TG_STREAM_AUTO names the stream of a capture "
+                         "registered on this thread, and none is: pass the capturing "
+                         "stream, or call inside a capture scope "
+                         "(tg_capture_scope_begin())");
           return FALSE;
         }
       stream = scope->stream;
@@ -92,8 +110,12 @@ tg_retained_release (TgRetained *retained, cudaStream_t stream, GError **error)
   TgCaptureInfo info;
 
   g_return_val_if_fail (retained != NULL, FALSE);
-  g_return_val_if_fail (stream != TG_STREAM_AUTO, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (stream == TG_STREAM_AUTO)
+    return tg__refuse (error, G_STRFUNC, NULL, NULL, NULL, TG_ARGUMENT_ERROR,
+                       TG_ARGUMENT_ERROR_INVALID,
+                       "stream: TG_STREAM_AUTO names no stream here; pass the stream "
+                       "the graph was last launched on");
   if (!tg__capture_query (stream, &info, error))
     return FALSE;
   /* A host function enqueued there would join the capture, not follow the

@@ -254,6 +254,39 @@ tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
 }
 
 int
+tgpy_callable (PyObject *obj, const char *what, gboolean optional)
+{
+  if (PyCallable_Check (obj) || (optional && obj == Py_None))
+    return 0;
+  PyErr_Format (PyExc_TypeError, "%s: a callable%s, not %R", what,
+                optional ? " or None" : "", (PyObject *)Py_TYPE (obj));
+  return -1;
+}
+
+int
+tgpy_callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
+{
+  Py_ssize_t n;
+
+  if ((*tuple = PySequence_Tuple (seq)) == NULL)
+    return -1;
+  n = PyTuple_Size (*tuple);
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      char *item = g_strdup_printf ("%s[%zd]", what, i);
+      int r = tgpy_callable (PyTuple_GetItem (*tuple, i), item, FALSE);
+
+      g_free (item);
+      if (r < 0)
+        {
+          Py_CLEAR (*tuple);
+          return -1;
+        }
+    }
+  return 0;
+}
+
+int
 tgpy_name (PyObject *obj, const char *what, gboolean allow_empty, const char **out)
 {
   Py_ssize_t size;

@@ -45,6 +45,13 @@ static const Member rebind_outcome[] = {
   MEMBER (TG_REBIND_, RECAPTURED),
 };
 
+/* CUDA's own enum, as a capture scope is told it. */
+static const Member capture_mode[] = {
+  { "GLOBAL", cudaStreamCaptureModeGlobal },
+  { "THREAD_LOCAL", cudaStreamCaptureModeThreadLocal },
+  { "RELAXED", cudaStreamCaptureModeRelaxed },
+};
+
 static const Member capture_error[] = {
   MEMBER (TG_CAPTURE_ERROR_, FAILED),
   MEMBER (TG_CAPTURE_ERROR_, NOT_CAPTURABLE),
@@ -75,14 +82,19 @@ static const Member state_error[] = {
   MEMBER (TG_STATE_ERROR_, SEALED),
 };
 
+/* Exported by @module (the modules' docs list them there). */
+#define ENUM_IN(module, field, kind, name, members, doc)                               \
+  { offsetof (TgpyState, field), kind, name, module, members, G_N_ELEMENTS (members),   \
+    doc }
 #define ENUM(field, kind, name, members, doc)                                          \
-  { offsetof (TgpyState, field), kind, name, members, G_N_ELEMENTS (members), doc }
+  ENUM_IN ("track_gen.exec", field, kind, name, members, doc)
 
 static const struct
 {
   size_t offset;
   const char *kind; /* the enum module's class to derive from */
   const char *name;
+  const char *module; /* the one that exports it */
   const Member *members;
   gsize n_members;
   const char *doc;
@@ -107,6 +119,11 @@ static const struct
         "Why a bounded loop ended: the second int32 of its status (TgLoopEnd)."),
   ENUM (rebind_outcome_enum, "IntEnum", "RebindOutcome", rebind_outcome,
         "How the last rebind of an own graph was absorbed (TgRebindOutcome)."),
+  ENUM_IN ("track_gen.interop", capture_mode_enum, "IntEnum", "CaptureMode",
+           capture_mode,
+           "``cudaStreamCaptureMode`` values, as a capture scope is told them (CUDA's "
+           "enum).\n\nThe members' names are torch.cuda.graph's "
+           "``capture_error_mode`` names in upper case."),
   ENUM (capture_error_code, "IntEnum", "CaptureErrorCode", capture_error,
         "The codes of CaptureError and its subclasses (TgCaptureError)."),
   ENUM (argument_error_code, "IntEnum", "ArgumentErrorCode", argument_error,
@@ -115,10 +132,10 @@ static const struct
         "The codes of StateError (TgStateError)."),
 };
 
-/* enum.<kind>(name, [(member, value), ...], module="track_gen.exec"). */
+/* enum.<kind>(name, [(member, value), ...], module=module). */
 static PyObject *
 make_enum (PyObject *enum_module, const char *kind, const char *name,
-           const Member *members, gsize n, const char *doc)
+           const char *module, const Member *members, gsize n, const char *doc)
 {
   PyObject *base = PyObject_GetAttrString (enum_module, kind);
   PyObject *list = PyList_New ((Py_ssize_t)n), *args = NULL, *kwargs = NULL;
@@ -135,7 +152,7 @@ make_enum (PyObject *enum_module, const char *kind, const char *name,
   if (base != NULL && list != NULL)
     {
       args = Py_BuildValue ("(sO)", name, list);
-      kwargs = Py_BuildValue ("{s:s,s:s}", "module", "track_gen.exec", "qualname", name);
+      kwargs = Py_BuildValue ("{s:s,s:s}", "module", module, "qualname", name);
     }
   if (args != NULL && kwargs != NULL)
     cls = PyObject_Call (base, args, kwargs);
@@ -163,7 +180,8 @@ tgpy_enums_init (PyObject *module, TgpyState *state)
       PyObject **slot = (PyObject **)((char *)state + enums[i].offset);
 
       if ((*slot = make_enum (enum_module, enums[i].kind, enums[i].name,
-                              enums[i].members, enums[i].n_members, enums[i].doc))
+                              enums[i].module, enums[i].members, enums[i].n_members,
+                              enums[i].doc))
               == NULL
           || PyModule_AddObjectRef (module, enums[i].name, *slot) < 0)
         {

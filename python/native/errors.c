@@ -139,6 +139,7 @@ static const struct
   { "tg_seed_state_snapshot()", "SeedState.snapshot()" },
   { "tg_capture_scope_begin()", "track_gen.interop.torch.registered()" },
   { "TG_STAGE_CAPTURE_SAFE", "capture_safe=True" },
+  { "stream: TG_STREAM_AUTO", "stream: None" },
   { "TG_STREAM_AUTO", "stream=None" },
   { "TG_POLICY_", "Policy." },
 };
@@ -167,19 +168,14 @@ error_code (TgpyState *state, const GError *error)
   return cls != NULL ? tgpy_enum_value (cls, error->code) : PyLong_FromLong (error->code);
 }
 
-PyObject *
-tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
+/* The TrackGen exception for @error (consumed): a new reference, or NULL
+ * with the exception set. */
+static PyObject *
+exception_new (TgpyState *state, GError *error)
 {
   PyObject *code, *exc;
   char *message;
 
-  /* A call libtrackgen refused as misuse (a critical, no GError): a bug of
-   * this module's checks, raised rather than crashed on. */
-  if (error == NULL)
-    error = g_error_new_literal (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
-                                 "libtrackgen refused the call as a misuse (see the "
-                                 "critical it logged): track_gen should have refused "
-                                 "it first; please report this");
   code = error_code (state, error);
   message = python_message (error->message);
   /* The fields as libtrackgen set them: never parsed from the message. */
@@ -193,6 +189,22 @@ tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
   g_free (message);
   Py_XDECREF (code);
   g_error_free (error);
+  return exc;
+}
+
+PyObject *
+tgpy_raise (TgpyState *state, GError *error, PyObject *cause)
+{
+  PyObject *exc;
+
+  /* A call libtrackgen refused as misuse (a critical, no GError): a bug of
+   * this module's checks, raised rather than crashed on. */
+  if (error == NULL)
+    error = g_error_new_literal (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                                 "libtrackgen refused the call as a misuse (see the "
+                                 "critical it logged): track_gen should have refused "
+                                 "it first; please report this");
+  exc = exception_new (state, error);
   if (exc != NULL)
     {
       if (cause != NULL)
@@ -263,4 +275,58 @@ tgpy_argument_error (PyObject *type, const char *what, const char *format, ...)
   PyErr_Format (type, "%s: %s", what, message);
   g_free (message);
   return NULL;
+}
+
+/* _error(code, message, producer=None, stage=None, binding=None): the
+ * exception Python code of the package raises, made as the module makes
+ * libtrackgen's: its class, domain and code from @code (a member of
+ * CaptureErrorCode, ArgumentErrorCode or StateErrorCode; a plain int is a
+ * CUDA error's code), so no domain or class is chosen in Python. */
+static PyObject *
+native_error (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *names[] = { "code", "message", "producer", "stage", "binding", NULL };
+  TgpyState *state = PyModule_GetState (module);
+  const char *message, *producer = NULL, *stage = NULL, *binding = NULL;
+  PyObject *code;
+  GQuark domain;
+  GError *error;
+  long value;
+
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "Os|zzz:_error", names, &code,
+                                    &message, &producer, &stage, &binding))
+    return NULL;
+  if (PyObject_TypeCheck (code, (PyTypeObject *)state->capture_error_code))
+    domain = TG_CAPTURE_ERROR;
+  else if (PyObject_TypeCheck (code, (PyTypeObject *)state->argument_error_code))
+    domain = TG_ARGUMENT_ERROR;
+  else if (PyObject_TypeCheck (code, (PyTypeObject *)state->state_error_code))
+    domain = TG_STATE_ERROR;
+  else if (PyLong_CheckExact (code))
+    domain = TG_CUDA_ERROR;
+  else
+    return PyErr_Format (PyExc_TypeError,
+                         "code: a CaptureErrorCode, ArgumentErrorCode or StateErrorCode "
+                         "member, or an int (a CUDA error's code), not %R",
+                         (PyObject *)Py_TYPE (code));
+  if ((value = PyLong_AsLong (code)) == -1 && PyErr_Occurred ())
+    return NULL;
+  error = g_error_new_literal (domain, (gint)value, message);
+  tg_error_set_fields (error, producer, stage, binding);
+  return exception_new (state, error);
+}
+
+static PyMethodDef error_functions[] = {
+  { "_error", (PyCFunction)(void (*) (void))native_error, METH_VARARGS | METH_KEYWORDS,
+    "_error(code, message, producer=None, stage=None, binding=None)\n--\n\n"
+    "The TrackGenError subclass instance for *code* (a member of CaptureErrorCode, "
+    "ArgumentErrorCode or StateErrorCode, or an int for CudaError), with its domain, "
+    "code and fields set as libtrackgen's errors have them." },
+  { NULL },
+};
+
+int
+tgpy_errors_init (PyObject *module)
+{
+  return PyModule_AddFunctions (module, error_functions);
 }

@@ -141,25 +141,37 @@ native_pack_uints (PyObject *module, PyObject *args)
   return result;
 }
 
-/* _count(value, what, min, max): @value checked as a count in [@min, @max]
- * (as every count argument of the package is), for the pure-Python modules. */
+/* _uint(value, what): @value as a C unsigned int, for the pure-Python
+ * modules: the width is C's, the range of what it means is libtrackgen's. */
 static PyObject *
-native_count (PyObject *module, PyObject *args)
+native_uint (PyObject *module, PyObject *args)
 {
   PyObject *value;
   const char *what;
-  long long min, max;
-  gint64 out;
+  guint64 out;
 
-  if (!PyArg_ParseTuple (args, "OsLL:_count", &value, &what, &min, &max)
-      || tgpy_count (value, what, min, max, &out) < 0)
+  if (!PyArg_ParseTuple (args, "Os:_uint", &value, &what)
+      || tgpy_uint (value, what, G_MAXUINT, &out) < 0)
     return NULL;
-  return PyLong_FromLongLong (out);
+  return PyLong_FromUnsignedLongLong (out);
 }
 
-/* _int32_array(array, what, n): (address, device) of at least @n int32 in
- * device memory, checked as a flag, an index or a loop status is (device
- * -1 for an int address). */
+/* _callable(value, what, optional=False): @value, checked as every callable
+ * argument of the package is (tgpy_callable()). */
+static PyObject *
+native_callable (PyObject *module, PyObject *args)
+{
+  PyObject *value;
+  const char *what;
+  int optional = 0;
+
+  if (!PyArg_ParseTuple (args, "Os|p:_callable", &value, &what, &optional)
+      || tgpy_callable (value, what, optional) < 0)
+    return NULL;
+  Py_INCREF (value);
+  return value;
+}
+
 static PyObject *
 native_int32_array (PyObject *module, PyObject *args)
 {
@@ -200,9 +212,14 @@ static PyMethodDef module_functions[] = {
     "exits: its destructor never runs." },
   { "policy_name", native_policy_name, METH_O,
     "policy_name(policy, /)\n--\n\ntg_policy_to_string()." },
-  { "_count", native_count, METH_VARARGS,
-    "_count(value, what, min, max)\n--\n\n*value* as an int in [*min*, *max*]: "
-    "TypeError for a bool or a float, ValueError naming *what* out of range." },
+  { "_uint", native_uint, METH_VARARGS,
+    "_uint(value, what)\n--\n\n*value* as a C unsigned int: TypeError for a bool or "
+    "a float, OverflowError naming *what* outside it (libtrackgen checks what the "
+    "value means)." },
+  { "_callable", native_callable, METH_VARARGS,
+    "_callable(value, what, optional=False)\n--\n\n*value*, a callable (or None when "
+    "*optional*): TypeError naming *what* otherwise, worded as every callable "
+    "argument of the package." },
   { "_int32_array", native_int32_array, METH_VARARGS,
     "_int32_array(array, what, n)\n--\n\n(address, device) of at least *n* int32 in "
     "device memory, checked as flags are: ArgumentError naming *what* otherwise." },

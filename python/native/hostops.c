@@ -222,8 +222,8 @@ ops_enqueue (TgpyLaunch *self, PyObject *func)
 
   if (ops == NULL)
     return NULL;
-  if (!PyCallable_Check (func))
-    return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
+  if (tgpy_callable (func, "func", FALSE) < 0)
+    return NULL;
   captured = tg_launch_is_capturing (self->launch);
   Py_INCREF (func);
   if (captured)

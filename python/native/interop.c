@@ -115,13 +115,13 @@ static PyType_Spec scope_spec = {
 /* ------------------------------------------------------------------------ */
 /* Retention                                                                 */
 
-/* Ties @obj to @graph, or, @graph NULL, to the graph of the capture on
+/* Ties @obj to @graph, or, @by_stream, to the graph of the capture on
  * @stream: a producer or seed state through its C object (the reference
  * the graph holds is libtrackgen's), anything else as a Python reference
  * dropped on TrackGen's reaper thread. */
 static gboolean
-retain_one (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *obj,
-            GError **error)
+retain_one (TgpyState *state, gboolean by_stream, cudaGraph_t graph,
+            cudaStream_t stream, PyObject *obj, GError **error)
 {
   GDestroyNotify release = tgpy_release_object;
   gpointer data = obj;
@@ -144,20 +144,22 @@ retain_one (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *
     }
   else
     Py_INCREF (obj);
-  return graph != NULL ? tg_retain_full (graph, data, release, error)
-                       : tg_retain_capture_full (stream, data, release, error);
+  return !by_stream ? tg_retain_full (graph, data, release, error)
+                    : tg_retain_capture_full (stream, data, release, error);
 }
 
-/* Ties args[1:] to @graph, or, @graph NULL, to the graph of the capture on
+/* Ties args[1:] to @graph, or, @by_stream, to the graph of the capture on
  * @stream (retain() and retain_capture()). */
 static PyObject *
-retain_all (TgpyState *state, cudaGraph_t graph, cudaStream_t stream, PyObject *args)
+retain_all (TgpyState *state, gboolean by_stream, cudaGraph_t graph,
+            cudaStream_t stream, PyObject *args)
 {
   GError *error = NULL;
 
   for (Py_ssize_t i = 1; i < PyTuple_Size (args); i++)
     {
-      if (!retain_one (state, graph, stream, PyTuple_GetItem (args, i), &error))
+      if (!retain_one (state, by_stream, graph, stream, PyTuple_GetItem (args, i),
+                       &error))
         return error != NULL ? tgpy_raise (state, error, NULL) : NULL;
     }
   Py_RETURN_NONE;
@@ -170,12 +172,10 @@ native_retain (PyObject *module, PyObject *args)
 
   if (PyTuple_Size (args) < 1)
     return tgpy_argument_error (PyExc_TypeError, "graph", "missing");
+  /* A NULL graph is libtrackgen's refusal. */
   if (tgpy_address (PyTuple_GetItem (args, 0), "graph", (void **)&graph) < 0)
     return NULL;
-  if (graph == NULL)
-    return PyErr_Occurred () ? NULL
-                             : tgpy_argument_error (PyExc_ValueError, "graph", "NULL");
-  return retain_all (PyModule_GetState (module), graph, NULL, args);
+  return retain_all (PyModule_GetState (module), FALSE, graph, NULL, args);
 }
 
 /* The graph of the capture active on @stream, or NULL: asked only of an
@@ -209,11 +209,6 @@ native_retain_capture (PyObject *module, PyObject *args)
     return tgpy_argument_error (PyExc_TypeError, "stream", "missing");
   if (tgpy_stream (PyTuple_GetItem (args, 0), "stream", &stream) < 0)
     return NULL;
-  if (stream == TG_STREAM_AUTO)
-    return tgpy_argument_error (
-        PyExc_ValueError, "stream",
-        "None is not a stream here: pass the capturing stream "
-        "(torch.cuda.current_stream() inside torch.cuda.graph)");
   if (!tg_stream_get_capture_state (stream, &capture, NULL, &error))
     return tgpy_raise (state, error, NULL);
   if (capture == TG_CAPTURE_ACTIVE)
@@ -227,7 +222,7 @@ native_retain_capture (PyObject *module, PyObject *args)
       return tgpy_raise (state, error, NULL);
     }
   /* By the stream: what one capture retains shares its one user object. */
-  return retain_all (state, NULL, stream, args);
+  return retain_all (state, TRUE, NULL, stream, args);
 }
 
 /* What the owner of a graph holds for it instead of a CUDA user object
@@ -261,14 +256,6 @@ native_retained_new (PyObject *module, PyObject *stream_obj)
       Py_DECREF (capsule);
       return NULL;
     }
-  if (stream == TG_STREAM_AUTO && !tg_capture_is_registered (TG_STREAM_AUTO))
-    {
-      Py_DECREF (capsule);
-      return tgpy_argument_error (PyExc_ValueError, "stream",
-                                  "None names the capture registered on this thread "
-                                  "(interop.torch.registered()), and none is: pass "
-                                  "the capturing stream");
-    }
   if ((*held = tg_retained_new (stream, &error)) == NULL)
     {
       Py_DECREF (capsule);
@@ -291,10 +278,6 @@ native_retained_release (PyObject *module, PyObject *args)
     return NULL;
   if (*held == NULL)
     return tgpy_argument_error (PyExc_ValueError, "retained", "already released");
-  if (stream == TG_STREAM_AUTO)
-    return tgpy_argument_error (PyExc_ValueError, "stream",
-                                "None names no stream: pass the stream the graph was "
-                                "last replayed on");
   if (!tg_retained_release (*held, stream, &error))
     return tgpy_raise (PyModule_GetState (module), error, NULL);
   *held = NULL;
@@ -313,9 +296,6 @@ native_capture_info (PyObject *module, PyObject *stream_obj)
 
   if (tgpy_stream (stream_obj, "stream", &stream) < 0)
     return NULL;
-  if (stream == TG_STREAM_AUTO)
-    return tgpy_argument_error (PyExc_ValueError, "stream",
-                                "None is not a stream here: pass the stream");
   if (!tg_stream_get_capture_state (stream, &capture, &id, &error))
     return tgpy_raise (PyModule_GetState (module), error, NULL);
   if (capture == TG_CAPTURE_ACTIVE)

@@ -293,25 +293,6 @@ body_case (const TgLaunch *launch, gpointer data, GError **error)
   return body_call (data, tg_launch_get_case (launch), launch, error);
 }
 
-/* The tuple of the callables in @seq (a switch's cases), checked. */
-static int
-callable_tuple (PyObject *seq, const char *what, PyObject **tuple)
-{
-  Py_ssize_t n;
-
-  if ((*tuple = PySequence_Tuple (seq)) == NULL)
-    return -1;
-  n = PyTuple_Size (*tuple);
-  for (Py_ssize_t i = 0; i < n; i++)
-    if (!PyCallable_Check (PyTuple_GetItem (*tuple, i)))
-      {
-        Py_CLEAR (*tuple);
-        PyErr_Format (PyExc_TypeError, "%s: item %zd is not callable", what, i);
-        return -1;
-      }
-  return 0;
-}
-
 /* The tuple of the bodies @funcs, arguments named @names, each checked to
  * be callable (otherwise NULL when absent): a new reference, or NULL with
  * TypeError naming the argument. */
@@ -321,10 +302,8 @@ bodies_tuple (Py_ssize_t n, PyObject *const *funcs, const char *const *names)
   PyObject *tuple;
 
   for (Py_ssize_t i = 0; i < n; i++)
-    if (!PyCallable_Check (funcs[i]))
-      return PyErr_Format (PyExc_TypeError,
-                           "%s: a callable taking the LaunchContext, not %R", names[i],
-                           (PyObject *)Py_TYPE (funcs[i]));
+    if (tgpy_callable (funcs[i], names[i], FALSE) < 0)
+      return NULL;
   if ((tuple = PyTuple_New (n)) == NULL)
     return NULL;
   for (Py_ssize_t i = 0; i < n; i++)
@@ -397,13 +376,10 @@ launch_switch (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO:switch", names, &index_obj,
                                        &cases)
       || tgpy_int32_array (tgpy_state_of (self), index_obj, "index", 1, &index) < 0
-      || callable_tuple (cases, "cases", &b.funcs) < 0)
+      || tgpy_callable_tuple (cases, "cases", &b.funcs) < 0)
     return NULL;
-  if ((n = PyTuple_Size (b.funcs)) < 1)
-    {
-      Py_DECREF (b.funcs);
-      return tgpy_argument_error (PyExc_ValueError, "cases", "at least one case");
-    }
+  /* No case is libtrackgen's refusal (n_cases). */
+  n = PyTuple_Size (b.funcs);
   funcs = g_new (TgDeviceFunc, n);
   for (Py_ssize_t i = 0; i < n; i++)
     funcs[i] = body_case;
@@ -422,14 +398,14 @@ launch_while (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
   PyObject *flag_obj = NULL, *max_iters_obj, *status_obj = NULL, *body = NULL;
   const TgLaunch *launch = tgpy_launch_valid (self);
   Bodies b = { NULL, self, tgpy_state_of (self)->launch_type };
-  gint64 max_iters;
+  guint64 max_iters;
   void *flag, *status;
   gboolean ok;
 
   if (launch == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OOOO:while_", names, &flag_obj,
                                        &max_iters_obj, &status_obj, &body)
-      || tgpy_count (max_iters_obj, "max_iters", 1, G_MAXINT32, &max_iters) < 0
+      || tgpy_uint (max_iters_obj, "max_iters", G_MAXUINT, &max_iters) < 0
       || tgpy_int32_array (tgpy_state_of (self), flag_obj, "flag", 1, &flag) < 0
       || tgpy_int32_array (tgpy_state_of (self), status_obj, "status",
                            sizeof (TgLoopStatus) / sizeof (gint32), &status)
@@ -516,7 +492,11 @@ static PyMethodDef launch_methods[] = {
     "\n"
     "Args:\n"
     "    index (ArrayLike): An int32 device array; its first element decides.\n"
-    "    cases (Sequence[Callable[[LaunchContext], Any]]): The bodies." },
+    "    cases (Sequence[Callable[[LaunchContext], Any]]): The bodies, at least\n"
+    "        one.\n"
+    "\n"
+    "Raises:\n"
+    "    ArgumentError: No case (libtrackgen's refusal, naming n_cases)." },
   { "while_", (PyCFunction)(void (*) (void))launch_while, METH_VARARGS | METH_KEYWORDS,
     "while_($self, flag, max_iters, status, body)\n"
     "--\n"
@@ -526,10 +506,14 @@ static PyMethodDef launch_methods[] = {
     "\n"
     "Args:\n"
     "    flag (ArrayLike): An int32 device array the body updates.\n"
-    "    max_iters (int): The most iterations of one run, at least 1.\n"
+    "    max_iters (int): The most iterations of one run, 1 to ``2**31 - 1``.\n"
     "    status (ArrayLike): Two int32 that each run fills with the iterations\n"
     "        and the :class:`~track_gen.exec.LoopEnd`.\n"
-    "    body (Callable[[LaunchContext], Any]): The body." },
+    "    body (Callable[[LaunchContext], Any]): The body.\n"
+    "\n"
+    "Raises:\n"
+    "    ArgumentError: *max_iters* out of range (libtrackgen's refusal).\n"
+    "    OverflowError: *max_iters* negative or past a C unsigned int." },
   { NULL },
 };
 

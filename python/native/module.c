@@ -85,8 +85,8 @@ native_set_stage_runner (PyObject *module, PyObject *runner)
 {
   TgpyState *state = state_of_module (module);
 
-  if (runner != Py_None && !PyCallable_Check (runner))
-    return tgpy_argument_error (PyExc_TypeError, "runner", "not callable");
+  if (tgpy_callable (runner, "runner", TRUE) < 0)
+    return NULL;
   Py_XDECREF (state->runner);
   state->runner = runner != Py_None ? runner : NULL;
   Py_XINCREF (state->runner);
@@ -129,6 +129,8 @@ static int
 native_exec (PyObject *module)
 {
   TgpyState *state = state_of_module (module);
+  PyObject *legacy;
+  int r;
 
   if (load_errors (state) < 0 || tgpy_enums_init (module, state) < 0
       || tgpy_producer_init_type (module, state) < 0
@@ -138,13 +140,18 @@ native_exec (PyObject *module)
       || tgpy_seeds_init_type (module, state) < 0
       || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0
       || tgpy_stream_init (module) < 0 || tgpy_functions_init (module) < 0
+      || tgpy_errors_init (module) < 0
       || register_at_exit (module) < 0)
     return -1;
   /* version.h comes from the configure run that built the archives too. */
   if (PyModule_AddStringConstant (module, "__version__", TG_VERSION_STRING) < 0
       || PyModule_AddObjectRef (module, "UNCONDITIONAL", state->unconditional) < 0)
     return -1;
-  return 0;
+  /* CUDA's name for the legacy stream, beside NULL (track_gen.interop.torch). */
+  legacy = PyLong_FromVoidPtr (cudaStreamLegacy);
+  r = legacy != NULL ? PyModule_AddObjectRef (module, "_STREAM_LEGACY", legacy) : -1;
+  Py_XDECREF (legacy);
+  return r;
 }
 
 #define STATE_OBJECTS(X)                                                               \
@@ -169,6 +176,7 @@ native_exec (PyObject *module)
   X (capture_state_enum)                                                               \
   X (loop_end_enum)                                                                    \
   X (rebind_outcome_enum)                                                              \
+  X (capture_mode_enum)                                                                \
   X (capture_error_code)                                                               \
   X (argument_error_code)                                                              \
   X (state_error_code)                                                                 \

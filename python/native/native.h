@@ -48,6 +48,7 @@ typedef struct
   PyObject *capture_state_enum;
   PyObject *loop_end_enum;
   PyObject *rebind_outcome_enum;
+  PyObject *capture_mode_enum;
   PyObject *capture_error_code;
   PyObject *argument_error_code;
   PyObject *state_error_code;
@@ -126,6 +127,9 @@ int tgpy_call_end (TgpyState *state, TgpyCall *call, gboolean ok, GError *error)
  * concerns, where it names none (an array refused for a binding). */
 void tgpy_error_about (TgpyState *state, const char *producer, const char *binding);
 
+/* Adds _error(), the error factory of the package's Python code. */
+int tgpy_errors_init (PyObject *module);
+
 /* Raises TypeError or ValueError naming @what: "@what: @message". */
 PyObject *tgpy_argument_error (PyObject *type, const char *what, const char *format,
                                ...);
@@ -159,6 +163,12 @@ int tgpy_name (PyObject *obj, const char *what, gboolean allow_empty, const char
  * 8) in host order, to g_free(). */
 int tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
                      gpointer *out, gsize *n);
+/* A callable @obj (or None when @optional): TypeError naming @what, one
+ * message for every callable argument of the package. */
+int tgpy_callable (PyObject *obj, const char *what, gboolean optional);
+/* The tuple of the sequence @seq (a switch's cases), each item a callable
+ * (TypeError naming "@what[i]"): a new reference in *@tuple. */
+int tgpy_callable_tuple (PyObject *seq, const char *what, PyObject **tuple);
 
 /* ------------------------------------------------------------------------ */
 /* enums.c                                                                   */

@@ -25,12 +25,8 @@ stage_new (TgpyProducer *self, PyObject *func, const char *what, gboolean host)
 {
   TgpyStage *stage;
 
-  if (!PyTuple_Check (func) && !PyCallable_Check (func))
-    {
-      PyErr_Format (PyExc_TypeError, "%s: a callable, not %R", what,
-                    (PyObject *)Py_TYPE (func));
-      return NULL;
-    }
+  if (!PyTuple_Check (func) && tgpy_callable (func, what, FALSE) < 0)
+    return NULL;
   stage = g_new0 (TgpyStage, 1);
   Py_INCREF (func);
   stage->func = func;
@@ -171,16 +167,9 @@ tgpy_producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
       || tgpy_name (name_obj, "name", TRUE, &name) < 0
       || tgpy_name (index_obj, "index_binding", TRUE, &sw.index_binding) < 0
       || stage_flags (flags_obj, &flags) < 0
-      || (tuple = PySequence_Tuple (cases)) == NULL)
+      || tgpy_callable_tuple (cases, "cases", &tuple) < 0)
     return NULL;
   sw.n_cases = (guint)PyTuple_Size (tuple);
-  for (guint i = 0; i < sw.n_cases; i++)
-    if (!PyCallable_Check (PyTuple_GetItem (tuple, i)))
-      {
-        Py_DECREF (tuple);
-        return tgpy_argument_error (PyExc_TypeError, "cases", "case %u is not callable",
-                                    i);
-      }
   /* The stage's func is the tuple of cases. */
   stage = stage_new (self, tuple, "cases", FALSE);
   Py_DECREF (tuple);
@@ -284,8 +273,8 @@ tgpy_producer_set_stage_else (PyObject *obj, PyObject *args)
       || stage_arg (index_obj, &index) < 0
       || (stage = python_stage (self, index)) == NULL)
     return NULL;
-  if (func != Py_None && !PyCallable_Check (func))
-    return tgpy_argument_error (PyExc_TypeError, "func", "not callable");
+  if (tgpy_callable (func, "func", TRUE) < 0)
+    return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_set_stage_else (self->producer, index,
                                    func != Py_None ? tgpy_stage_else : NULL, &error);

@@ -357,7 +357,8 @@ producer_get_stream (PyObject *obj, void *closure)
 }
 
 /* run and resolve take (stream=None, policy=0, condition=None), positional
- * or by keyword, parsed by hand: run is the hot path of REPLAY. */
+ * or by keyword, parsed by hand: run is the hot path of REPLAY.  The policy
+ * is converted to a C int; libtrackgen refuses one that is no TgPolicy. */
 static int
 call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
            cudaStream_t *stream, TgPolicy *policy, TgCondition *condition)
@@ -393,7 +394,7 @@ call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *
   if (tgpy_stream (values[0], "stream", stream) < 0)
     return -1;
   if (values[1] != NULL && values[1] != Py_None
-      && tgpy_count (values[1], "policy", TG_POLICY_AUTO, TG_POLICY_RECORD, &p) < 0)
+      && tgpy_count (values[1], "policy", G_MININT, G_MAXINT, &p) < 0)
     return -1;
   *policy = (TgPolicy)p;
   return tgpy_condition (state, values[2], condition);

@@ -162,12 +162,6 @@ def _run_producer(call: _Call, stream: Any, device: int) -> None:
         slot[0] = None
 
 
-def _callable(func: Any, what: str) -> None:
-    if func is not None and not callable(func):
-        raise TypeError("%s: a callable taking no argument (or None), not %r"
-                        % (what, type(func)))
-
-
 def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
                on_false: Optional[Callable[..., Any]] = None, stream: Any = None,
                **kwargs: Any) -> None:
@@ -218,8 +212,8 @@ def capture_if(flag: Any, on_true: Optional[Callable[..., Any]] = None,
         CaptureError: A body raised only in RECORD's second pass: the
             capture is lost.
     """
-    _callable(on_true, "on_true")
-    _callable(on_false, "on_false")
+    _native._callable(on_true, "on_true", True)
+    _native._callable(on_false, "on_false", True)
     address, device = _native._int32_array(flag, "flag", 1)
     if on_true is None and on_false is None:
         return
@@ -245,8 +239,8 @@ def capture_while(flag: Any, while_body: Callable[..., Any], stream: Any = None,
         while_body (Callable[..., Any]): Called with *kwargs*, once per
             iteration.
         stream (StreamLike): As :func:`capture_if` takes it.
-        max_iters (int): Required, 1 to ``2**31 - 1``: bounds every run of
-            the loop.
+        max_iters (int): Required, 1 to ``2**31 - 1`` (libtrackgen checks
+            it when the loop is built): bounds every run of the loop.
         status (ArrayLike | None): An int32 device array of two elements
             that each run of the loop fills with (iterations,
             :class:`LoopEnd`): ``SKIPPED`` when *flag* was 0 at entry,
@@ -263,15 +257,15 @@ def capture_while(flag: Any, while_body: Callable[..., Any], stream: Any = None,
 
     Raises:
         ArgumentError: *flag* or *status* is not an int32 device array of
-            the size needed.
-        TypeError: A body that is not callable, or *status* None without
-            torch.
-        ValueError: *max_iters* out of range.
+            the size needed; *max_iters* out of range.
+        TypeError: A body that is not callable, *max_iters* not an int, or
+            *status* None without torch.
+        OverflowError: *max_iters* negative or past a C unsigned int.
     """
-    if not callable(while_body):
-        raise TypeError("while_body: a callable taking no argument, not %r"
-                        % type(while_body))
-    max_iters = _native._count(max_iters, "max_iters", 1, 2 ** 31 - 1)
+    _native._callable(while_body, "while_body")
+    # Its range is libtrackgen's (tg_launch_while()), checked when the loop
+    # is built.
+    max_iters = _native._uint(max_iters, "max_iters")
     address, device = _native._int32_array(flag, "flag", 1)
     keep = None
     if status is None:
@@ -305,15 +299,13 @@ def capture_switch(index: Any, cases: Sequence[Optional[Callable[..., Any]]],
         **kwargs (Any): The cases' keyword arguments.
 
     Raises:
-        ArgumentError: *index* is not an int32 device array.
+        ArgumentError: *index* is not an int32 device array; *cases* is
+            empty (libtrackgen's refusal, when the switch is built).
         TypeError: *cases* is not a sequence of callables.
-        ValueError: *cases* is empty.
     """
     if isinstance(cases, (str, bytes)) or not isinstance(cases, Sequence):
         raise TypeError("cases: a sequence of callables, not %r" % type(cases))
-    if not cases:
-        raise ValueError("cases: pass at least one case")
     for i, case in enumerate(cases):
-        _callable(case, "cases[%d]" % i)
+        _native._callable(case, "cases[%d]" % i, True)
     address, device = _native._int32_array(index, "index", 1)
     _run(_Call(_SWITCH, address, tuple(cases), kwargs), stream, device)

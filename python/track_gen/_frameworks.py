@@ -64,7 +64,7 @@ def torch_stream_of(ctx: Any) -> Any:
     made once."""
     torch = sys.modules["torch"]
     handle, device = ctx.stream, ctx.device
-    if handle in (0, 1):  # NULL and cudaStreamLegacy: torch's default stream
+    if handle in (0, _native._STREAM_LEGACY):  # NULL and cudaStreamLegacy: torch's default
         return torch.cuda.default_stream(device)
     key = (device, handle)
     s = _external.get(key)

@@ -11,6 +11,7 @@ import sys
 import unittest
 
 import tap
+import tgtest
 from track_gen import exec as tx
 
 
@@ -66,7 +67,6 @@ ROWS = [
      tx.ArgumentError, "status", ".int()"),
     ("cases not a sequence", lambda: tx.capture_switch(FLAG, 42), TypeError, "cases"),
     ("cases a str", lambda: tx.capture_switch(FLAG, "ab"), TypeError, "cases"),
-    ("cases empty", lambda: tx.capture_switch(FLAG, []), ValueError, "cases"),
     ("a case not callable", lambda: tx.capture_switch(FLAG, [noop, 3]), TypeError,
      "cases[1]"),
     ("index of uint8", lambda: tx.capture_switch(Fake("|u1"), [noop]), tx.ArgumentError,
@@ -79,10 +79,13 @@ for label, typestr in (("bool", "|b1"), ("uint8", "|u1"), ("int8", "|i1"),
     ROWS.append(("while flag of " + label,
                  lambda t=typestr: tx.capture_while(Fake(t), noop, max_iters=2),
                  tx.ArgumentError, "flag", ".int()"))
-for value in (0, -1, 2 ** 31, 2 ** 64):
+# The C width is converted here; the loop's range (1 to 2**31 - 1) and a
+# switch of no case are libtrackgen's refusals, when the node is built: on
+# the GPU (LibRefusals below).
+for value in (-1, 2 ** 32, 2 ** 64):
     ROWS.append(("max_iters %d" % value,
-                 lambda v=value: tx.capture_while(FLAG, noop, max_iters=v), ValueError,
-                 "max_iters"))
+                 lambda v=value: tx.capture_while(FLAG, noop, max_iters=v),
+                 OverflowError, "max_iters"))
 
 
 class Refusals(unittest.TestCase):
@@ -116,6 +119,40 @@ class Refusals(unittest.TestCase):
                 tx.capture_if(flag, body, body)
         gc.collect()
         self.assertEqual((sys.getrefcount(body), sys.getrefcount(flag)), refs)
+
+
+class LibRefusals(unittest.TestCase):
+    """What libtrackgen refuses when the node is built (tg_launch_while(),
+    tg_launch_switch()): ArgumentError naming the argument, no body ran, and
+    the next call works."""
+
+    def setUp(self):
+        self.torch = tgtest.require_gpu()
+        self.flag = self.torch.ones(1, dtype=self.torch.int32, device="cuda")
+        self.ran = 0
+
+    def body(self):
+        self.ran += 1
+
+    def check_next_call_works(self):
+        status = tx.capture_while(self.flag, self.body, max_iters=2)
+        self.torch.cuda.synchronize()
+        self.assertEqual(status.tolist(), [2, int(tx.LoopEnd.CAPPED)])
+
+    def test_max_iters_out_of_range(self):
+        for value in (0, 2 ** 31, 2 ** 32 - 1):
+            with self.subTest(max_iters=value):
+                with self.assertRaises(tx.ArgumentError) as caught:
+                    tx.capture_while(self.flag, self.body, max_iters=value)
+                self.assertIn("max_iters", str(caught.exception))
+                self.assertEqual(self.ran, 0)
+        self.check_next_call_works()
+
+    def test_switch_of_no_case(self):
+        with self.assertRaises(tx.ArgumentError) as caught:
+            tx.capture_switch(self.flag, [])
+        self.assertIn("cases", str(caught.exception))
+        self.check_next_call_works()
 
 
 for i, (name, call, exc, *words) in enumerate(ROWS):

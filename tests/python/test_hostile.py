@@ -172,8 +172,12 @@ row("bind size float", lambda f: f.producer().bind("buf", 0x10000, 16.0), TypeEr
 row("bind address -1", lambda f: f.producer().bind("buf", -1, 16), ValueError, "buf")
 row("bind address 2**64", lambda f: f.producer().bind("buf", BIG, 16), OverflowError,
     "buf")
-row("run policy 7", lambda f: f.producer().run(None, 7), ValueError, "policy")
-row("run policy -1", lambda f: f.producer().run(None, -1), ValueError, "policy")
+# A C int is converted here, the policy refused by libtrackgen (ArgumentError).
+row("run policy 7", lambda f: f.producer().run(None, 7), tx.ArgumentError, "policy: 7")
+row("run policy -1", lambda f: f.producer().run(None, -1), tx.ArgumentError,
+    "policy: -1")
+row("resolve policy 4", lambda f: f.producer().resolve(None, 4), tx.ArgumentError,
+    "policy: 4")
 row("run policy float", lambda f: f.producer().run(None, 1.0), TypeError, "policy")
 row("policy_name 9", lambda f: _native.policy_name(9), ValueError, "policy")
 row("policy_name 2**64", lambda f: _native.policy_name(BIG), ValueError, "policy")
@@ -258,7 +262,8 @@ row("release_wait timeout -10**400", lambda f: tx.release_wait(-10 ** 400), Valu
     "timeout")
 row("release_wait timeout str", lambda f: tx.release_wait("1"), TypeError, "timeout")
 row("retain graph -1", lambda f: _native.retain(-1, object()), ValueError, "graph")
-row("retain graph 0", lambda f: _native.retain(0, object()), ValueError, "graph")
+row("retain graph 0", lambda f: _native.retain(0, object()), tx.ArgumentError,
+    "graph: NULL")
 row("family_name 2**40", lambda f: tracks.family_name(2 ** 40), ValueError, "family")
 row("write_svg n_tracks -1",
     lambda f: tracks.write_svg("/dev/null", b"", b"", -1, 4, 1.0), ValueError, "n_tracks")
@@ -503,11 +508,13 @@ row("ctx.if_ otherwise not callable",
 row("ctx.while_ body not callable",
     lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1), 2, f.tensor(2), 42)),
     TypeError, "body", gpu=True)
-for value in (0, -1, 2 ** 31):
+# The C width is checked here, the cap's range by libtrackgen (ArgumentError).
+for value, exc in ((0, tx.ArgumentError), (2 ** 31, tx.ArgumentError),
+                   (-1, OverflowError), (2 ** 32, OverflowError)):
     row("ctx.while_ max_iters %d" % value,
         lambda f, v=value: ran(f, lambda ctx: ctx.while_(f.tensor(1), v, f.tensor(2),
                                                           print)),
-        ValueError, "max_iters", gpu=True)
+        exc, "max_iters", gpu=True)
 row("ctx.while_ bool flag",
     lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1, "bool"), 2, f.tensor(2), print)),
     tx.ArgumentError, "flag", ".int()", gpu=True)
@@ -518,8 +525,8 @@ row("ctx.switch uint8 index",
     lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1, "uint8"), [print])),
     tx.ArgumentError, "index", ".int()", gpu=True)
 row("ctx.switch no case",
-    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1), [])), ValueError, "cases",
-    gpu=True)
+    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1), [])), tx.ArgumentError,
+    "n_cases", gpu=True)
 row("ctx.switch case not callable",
     lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1), [print, 3])), TypeError,
     "cases", gpu=True)
@@ -854,6 +861,32 @@ class Table(unittest.TestCase):
             self.assertIn(r.exc.__name__, child.stdout, child.stdout + child.stderr)
         for word in r.words:
             self.assertIn(word, child.stdout)
+
+
+class OneCallableMessage(unittest.TestCase):
+    """Every callable argument of the package is checked by one converter,
+    worded once: "what: a callable[ or None], not <class ...>"."""
+
+    def test_one_wording(self):
+        from track_gen import _flow
+
+        calls = [
+            (lambda: tx.Producer("p").add_device_stage("s", 42), "func", False),
+            (lambda: tx.Producer("p").add_host_stage("s", 42), "func", False),
+            (lambda: tx.Producer("p").add_switch_stage("s", [print, 42], index="i"),
+             "cases[1]", False),
+            (lambda: _native._set_stage_runner(42), "runner", True),
+            (lambda: _flow.capture_if(0x10000, 42), "on_true", True),
+            (lambda: _flow.capture_while(0x10000, 42, max_iters=2), "while_body",
+             False),
+            (lambda: _flow.capture_switch(0x10000, [print, 42]), "cases[1]", True),
+        ]
+        for call, what, optional in calls:
+            with self.subTest(what=what):
+                with self.assertRaises(TypeError) as caught:
+                    call()
+                self.assertEqual(str(caught.exception), "%s: a callable%s, not %r"
+                                 % (what, " or None" if optional else "", int))
 
 
 for i, r in enumerate(ROWS):

@@ -182,9 +182,14 @@ class Flow(unittest.TestCase):
     def test_body_allocations_refused_then_restored(self):
         ctx = self.context(depth=1)
         with self.twarp.scope(ctx):
-            with self.assertRaises(tx.NotCapturableError):
+            with self.assertRaises(tx.NotCapturableError) as raised:
                 self.fake.allocator.allocate(64)
         self.assertEqual(self.fake.allocator, "Warp's")
+        # Made as the native module makes libtrackgen's errors.
+        e = raised.exception
+        self.assertEqual((e.domain, e.code, e.producer, e.stage),
+                         ("tg-capture-error-quark", tx.CaptureErrorCode.NOT_CAPTURABLE,
+                          ctx.producer_name, "relax"))
 
     def test_a_raising_stage_ends_the_registration(self):
         ctx = self.context()
@@ -214,7 +219,9 @@ class Flow(unittest.TestCase):
         # Under a capture Warp does not know (no scope): refused, nothing added.
         with self.assertRaises(tx.StateError) as raised:
             self.twarp.launch_graph(self.context(), FakeWarp.Graph(0))
-        self.assertEqual(raised.exception.stage, "relax")
+        self.assertEqual((raised.exception.domain, raised.exception.code,
+                          raised.exception.stage),
+                         ("tg-state-error-quark", tx.StateErrorCode.FAILED, "relax"))
         self.assertIn("scope", str(raised.exception))
         self.assertEqual(len(self.fake.calls), 1)
 

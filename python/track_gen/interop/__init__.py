@@ -20,17 +20,7 @@ from track_gen import _native
 __all__ = ["CaptureScope", "CaptureMode", "retain", "retain_capture", "is_registered"]
 
 CaptureScope = _native.CaptureScope
-
-
-class CaptureMode:
-    """``cudaStreamCaptureMode`` values, as a scope is told them."""
-
-    GLOBAL = 0
-    THREAD_LOCAL = 1
-    RELAXED = 2
-
-    #: torch.cuda.graph's ``capture_error_mode`` names.
-    BY_NAME = {"global": GLOBAL, "thread_local": THREAD_LOCAL, "relaxed": RELAXED}
+CaptureMode = _native.CaptureMode
 
 
 def retain(graph: int, *objects: Any) -> None:

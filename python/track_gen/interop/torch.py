@@ -49,11 +49,12 @@ def current_stream(device: Optional[int] = None) -> int:
 
 
 def _capture_mode(capture_error_mode: str) -> int:
-    try:
-        return CaptureMode.BY_NAME[capture_error_mode]
-    except KeyError:
+    # torch's names are CaptureMode's, in lower case.
+    names = sorted(name.lower() for name in CaptureMode.__members__)
+    if capture_error_mode not in names:
         raise ValueError("capture_error_mode: %r is not one of %s (as torch.cuda.graph "
-                         "takes)" % (capture_error_mode, sorted(CaptureMode.BY_NAME)))
+                         "takes)" % (capture_error_mode, names))
+    return CaptureMode[capture_error_mode.upper()]
 
 
 @contextlib.contextmanager

@@ -39,14 +39,15 @@ import warp as wp
 
 from track_gen import _frameworks, _native
 from track_gen.interop import retain_capture
-from track_gen._errors import CaptureError, NotCapturableError, StateError
+from track_gen._errors import NotCapturableError
 from track_gen.exec import (CaptureErrorCode, CaptureState, LaunchContext, Producer,
                             StateErrorCode)
 
 __all__ = ["prepare", "stage", "scope", "stream_of", "array", "scratch", "launch_graph"]
 
-_CAPTURE_DOMAIN = "tg-capture-error-quark"
-_STATE_DOMAIN = "tg-state-error-quark"
+# The errors of this module are made as the native module makes libtrackgen's
+# (class, domain, code and fields from the code): _native._error.
+_error = _native._error
 
 # Devices prepare() set Warp up on, by ordinal.
 _prepared: Set[int] = set()
@@ -141,9 +142,8 @@ def _where(ctx: LaunchContext) -> str:
 
 
 def _not_capturable(ctx: LaunchContext, what: str) -> NotCapturableError:
-    return NotCapturableError("%s: %s" % (_where(ctx), what), _CAPTURE_DOMAIN,
-                              int(CaptureErrorCode.NOT_CAPTURABLE), ctx.producer_name,
-                              ctx.stage_name)
+    return _error(CaptureErrorCode.NOT_CAPTURABLE, "%s: %s" % (_where(ctx), what),
+                  ctx.producer_name, ctx.stage_name)
 
 
 class _BodyAllocator:
@@ -177,11 +177,11 @@ def _known(ws: "wp.Stream", capture_id: int) -> bool:
 def _check_capture(ctx: LaunchContext) -> None:
     """Raises CaptureError naming the stage when its work broke the capture."""
     if _native.capture_info(ctx.stream)[0] == CaptureState.INVALIDATED:
-        raise CaptureError(
+        raise _error(
+            CaptureErrorCode.FAILED,
             "%s: the capture of its stream was invalidated during the stage's Warp work "
             "(a synchronization, a free or a launch on CUDA's legacy stream)" % _where(ctx),
-            _CAPTURE_DOMAIN, int(CaptureErrorCode.FAILED), ctx.producer_name,
-            ctx.stage_name)
+            ctx.producer_name, ctx.stage_name)
 
 
 def _mode() -> "wp.CaptureMode":
@@ -200,12 +200,13 @@ def scope(ctx: LaunchContext) -> Iterator["wp.Stream"]:
     ordinal = ctx.device
     if ordinal not in _prepared:
         if ctx.is_capturing:
-            raise StateError(
+            raise _error(
+                StateErrorCode.FAILED,
                 "%s: Warp is not set up on device %d, and setting it up inside a capture "
                 "breaks it; call track_gen.interop.warp.prepare(%d) before the capture, or "
                 "decorate the stage with track_gen.interop.warp.stage(device=%d)"
-                % (_where(ctx), ordinal, ordinal, ordinal), _STATE_DOMAIN,
-                int(StateErrorCode.FAILED), ctx.producer_name, ctx.stage_name)
+                % (_where(ctx), ordinal, ordinal, ordinal), ctx.producer_name,
+                ctx.stage_name)
         prepare(ordinal)
     ws = stream_of(ctx)
     dev = ws.device
@@ -245,8 +246,8 @@ def _registration(ws: "wp.Stream", mode: "wp.CaptureMode", keep: Callable[[Any],
             wp.capture_end(stream=ws)
         except RuntimeError as e:
             # Warp could not read the capture's graph: the block broke it.
-            raise CaptureError("%s: Warp lost the capture: %s" % (where, e),
-                               _CAPTURE_DOMAIN, int(CaptureErrorCode.FAILED), *about) from e
+            raise _error(CaptureErrorCode.FAILED, "%s: Warp lost the capture: %s"
+                         % (where, e), *about) from e
     finally:
         # The CUDA graph is the capture's owner's: a pause (capture_if) left
         # its handle in Warp's Graph, which would destroy it when dropped
@@ -356,9 +357,10 @@ def launch_graph(ctx: LaunchContext, graph: "wp.Graph") -> None:
         return
     ws = wp.get_stream("cuda:%d" % ctx.device)
     if ws.cuda_stream != ctx.stream or ws.device.captures.get(ws) is None:
-        raise StateError("%s: launch_graph() outside track_gen.interop.warp.scope(ctx); "
-                         "call it inside the stage's scope" % _where(ctx), _STATE_DOMAIN,
-                         int(StateErrorCode.FAILED), ctx.producer_name, ctx.stage_name)
+        raise _error(StateErrorCode.FAILED,
+                     "%s: launch_graph() outside track_gen.interop.warp.scope(ctx); call "
+                     "it inside the stage's scope" % _where(ctx), ctx.producer_name,
+                     ctx.stage_name)
     core = wp._src.context.runtime.core
     # Warp's own insertion of a child graph into a capture it knows (what
     # capture_if does with a Graph body): checks the child first.
