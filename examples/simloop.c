@@ -104,7 +104,8 @@ verify_standalone (SimShard *shard, const SimSnapshot *snap, const char *svg_pat
                                    track_family_name (snap->families[e]));
     }
   config.n_envs = n;
-  config.advance = FALSE; /* generate at the given epochs */
+  config.advance = FALSE; /* generate at the given epochs, on demand */
+  config.lookahead = 0;
   config.svg_path = svg_path;
   config.svg_tracks = n;
   config.svg_labels = (const char *const *)labels;

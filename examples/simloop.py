@@ -194,6 +194,7 @@ class Sim:
         """Every env at epoch 1 with its first track (family 0), its agent at a
         random start, the counters at 0.  Blocks."""
         tx = self.tg.exec
+        self.state.reset_epochs(stream=self.stream)
         self.tracks.reset(self.stream)
         self.mask.fill_(1)
         self.family.zero_()

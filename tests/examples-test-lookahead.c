@@ -74,14 +74,14 @@ lookahead_new (TgSeedState *seeds, cudaStream_t s, guint lookahead, guint batch)
   return p;
 }
 
-/* The envs that end after step @t: a fixed pseudo-random tenth, env 0 every
- * third step (so it ends again before a large batch refills it), every env
- * at step 40. */
+/* The envs that end after step @t: a fixed pseudo-random 30th (two a step),
+ * env 0 every third step (so it ends again before a large batch refills
+ * it), every env at step 40. */
 static void
 mask_of_step (guint t, GRand *rand, guint8 *mask)
 {
   for (guint e = 0; e < N_ENVS; e++)
-    mask[e] = t == 40 || g_rand_int_range (rand, 0, 10) == 0;
+    mask[e] = t == 40 || g_rand_int_range (rand, 0, 30) == 0;
   mask[0] = mask[0] || t % 3 == 0;
 }
 
@@ -181,7 +181,7 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
    * with one spare or a batch of 1, one each. */
   g_test_message ("%u refills after %u steps with an end", refills, steps_with_ends);
   if (c->lookahead >= 2 && c->batch >= 8)
-    g_assert_cmpuint (refills, <, steps_with_ends / 2);
+    g_assert_cmpuint (refills, <, steps_with_ends * 3 / 4);
   else
     g_assert_cmpuint (refills, ==, steps_with_ends);
   if (exec != NULL)

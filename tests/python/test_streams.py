@@ -29,7 +29,18 @@ def have_gpu():
     return True
 
 
+def device_count():
+    n = 0
+    while True:
+        try:
+            tx.device_check(n)
+        except (tx.CudaError, tx.ArgumentError):
+            return n
+        n += 1
+
+
 GPU = have_gpu()
+DEVICES = device_count() if GPU else 0
 
 
 class FakeTorch(types.ModuleType):
@@ -101,13 +112,17 @@ class HostRule(unittest.TestCase):
             else:
                 sys.modules[name] = module
 
-    def call(self, func):
+    def call(self, func, gpu_refusal=None):
         """Calls *func*.  Without a GPU the CUDA query that follows the
-        stream choice fails; these cases look at the choice alone."""
-        if GPU:
+        stream choice fails; these cases look at the choice alone.  On a GPU
+        *gpu_refusal* (an ArgumentError lib raises after the choice: a fake
+        flag, a device this machine lacks) is expected instead of success."""
+        if GPU and gpu_refusal is None:
             return func()
-        with self.assertRaises(tx.CudaError):
+        with self.assertRaises(tx.ArgumentError if GPU else tx.CudaError) as caught:
             func()
+        if GPU:
+            self.assertRegex(str(caught.exception), gpu_refusal)
 
     def test_torch_current_stream_on_the_producers_device(self):
         torch = sys.modules["torch"] = FakeTorch()
@@ -170,9 +185,9 @@ class HostRule(unittest.TestCase):
     def test_warp_current_stream_without_torch(self):
         devices = fake_warp([FakeWarpDevice() for _ in range(4)])
         for call in (self.producer.run, self.producer.resolve,
-                     lambda: tx.resolve(self.producer), tx.resolve_stream,
-                     lambda: tx.capture_if(4096, on_true=lambda: None)):
+                     lambda: tx.resolve(self.producer), tx.resolve_stream):
             self.call(call)
+        self.call(lambda: tx.capture_if(4096, on_true=lambda: None), "not device memory")
         self.assertEqual([d.reads for d in devices], [5, 0, 0, 0])
         if not GPU:
             with tx.Producer("two", 2) as two:
@@ -183,9 +198,9 @@ class HostRule(unittest.TestCase):
     def test_both_imported_torch_wins(self):
         torch = sys.modules["torch"] = FakeTorch()
         devices = fake_warp([FakeWarpDevice()])
-        for call in (self.producer.run, tx.resolve_stream,
-                     lambda: tx.capture_if(4096, on_true=lambda: None)):
+        for call in (self.producer.run, tx.resolve_stream):
             self.call(call)
+        self.call(lambda: tx.capture_if(4096, on_true=lambda: None), "not device memory")
         self.assertEqual(torch.devices, [0, 0, 0])
         self.assertEqual(devices[0].reads, 0)
 
@@ -203,7 +218,8 @@ class HostRule(unittest.TestCase):
         devices = fake_warp([FakeWarpDevice(set_up=False,
                                             error=AssertionError("read"))])
         self.call(self.producer.run)
-        self.call(lambda: tx.resolve_stream(None, 1))
+        self.call(lambda: tx.resolve_stream(None, 1),
+                  None if DEVICES > 1 else "device 1 does not exist")
         self.assertEqual(devices[0].reads, 0)
 
     def test_a_named_stream_wins_over_warp(self):

@@ -110,7 +110,8 @@ def check_replays(case, graph, chain, inputs=((1, 2), (3, 4))):
 
 class LeakCheck:
     """Counts TrackGen's live objects before a test and checks them after:
-    every counter tests/tg-test.c checks (torch and a GPU needed)."""
+    the counters tests/tg-test.c checks but streams (see check()), torch and
+    a GPU needed."""
 
     def __init__(self, case):
         self.case = case
@@ -131,7 +132,12 @@ class LeakCheck:
             time.sleep(0.001)
         self.case.assertTrue(tx.release_wait(10.0), "graph releases still pending")
         after = tx.live_objects()
-        for name in ("producers", "graphs", "graph_execs", "streams", "failed_releases",
+        # Not "streams": the producers the package keeps for capture_if /
+        # capture_while / capture_switch (one per thread, device, kind and
+        # depth, for the process) make their private streams at their first
+        # REPLAY, in whichever test that is (seen on the H200: one more
+        # stream after a test whose producers count did not change).
+        for name in ("producers", "graphs", "graph_execs", "failed_releases",
                      "user_objects"):
             self.case.assertEqual(getattr(after, name), getattr(self.before, name),
                                   (name, self.before, after))
