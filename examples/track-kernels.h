@@ -84,16 +84,15 @@ typedef struct
   TrackRefill *refill;
 } TrackSpares;
 
-/* Every env whose @mask byte is set moves on to its next epoch: its next
- * spare (made for that epoch, from the same seed, with family *@family) is
- * copied into its row of @current; an env with no such spare is owed its
- * track (the refill makes it); with *@family out of range, an env with no
- * such spare keeps its track and epoch, as on demand.  A family in range
- * other than the spares' makes every env's spares stale.  Envs that spend
- * their first slot (or all, on a new family) are listed for the refill.
- * One thread of the last block sets @decide: whether the refill runs (a
- * family in range, an env listed, and a new family, an env with no spare
- * left, or at least refill_batch slots spent since the last refill). */
+/* With *@family in range, every env whose @mask byte is set moves on to its
+ * next epoch: its next spare (made for that epoch, from the same seed) is
+ * copied into its row of @current and the slot it frees is owed the track
+ * L epochs ahead, of family *@family; an env with no spare is owed its
+ * track (the refill makes it).  With *@family out of range, nothing changes
+ * (as on demand).  Envs that spend their first slot are listed for the
+ * refill.  One thread of the last block sets @decide: whether the refill
+ * runs (a family in range, an env listed, and an env with no spare left or
+ * at least refill_batch slots spent since the last refill). */
 TRACK_EXTERN_C cudaError_t track_launch_switch (cudaStream_t stream, TrackShape shape,
                                                 uint32_t n_envs, const uint8_t *mask,
                                                 const int32_t *family,
@@ -102,9 +101,9 @@ TRACK_EXTERN_C cudaError_t track_launch_switch (cudaStream_t stream, TrackShape 
                                                 TgDeviceCondition decide);
 
 /* The refill, a block per listed env at a time (@n_blocks blocks): the
- * track it is owed (at its epoch in @epochs, into @current), then its empty
- * slots (at the epochs after), each made whole in this kernel: control
- * points of *@family, centerline, at most @max_iters relaxation iterations
+ * track it is owed (at its epoch in @epochs, into @current, of *@family),
+ * then its empty slots (at the epochs after, each of the family it is
+ * owed), each made whole in this kernel: control points, centerline, at most @max_iters relaxation iterations
  * (each env stopping when smooth, as the loop stage does), validity.  Bit
  * for bit the tracks of on-demand generation.  Empties the list. */
 TRACK_EXTERN_C cudaError_t track_launch_refill (cudaStream_t stream, TrackShape shape,

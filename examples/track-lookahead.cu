@@ -44,9 +44,11 @@ copy_row (TrackShape shape, TrackRows dst, size_t to, TrackRows src, size_t from
 }
 
 // A thread per env decides; the warp copies each of its envs' next spares.
-// Spares are usable while the env's seed and epoch are the ones they follow
-// and the family is the one they were made with: a track is a function of
-// (seed, epoch, family), whenever it is made.
+// Spares are usable while the env's seed and epoch are the ones they follow.
+// The slot an env frees is owed the track of its epoch L ahead, with the
+// family of now (kept in the slot's family until the refill makes it): a
+// track is a function of (seed, epoch, family), whenever it is made, and a
+// family set now reaches an env's tracks L episodes later.
 static __global__ void
 __launch_bounds__ (SWITCH_BLOCK)
     switch_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
@@ -56,35 +58,33 @@ __launch_bounds__ (SWITCH_BLOCK)
   const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
   const int32_t f = *family;
   const bool can_make = family_in_range (f);
-  // A new family makes every spare stale: all are made again, in one refill.
-  const bool remake = can_make && f != sp.refill->family;
-  const bool ended = e < n_envs && mask[e];
   int64_t from = -1; // the spare row this env takes
   int spent = 0, urgent = 0;
 
-  if (ended || (e < n_envs && remake))
+  if (e < n_envs && mask[e] && can_make)
     {
       TrackSlots s = sp.slots[e];
       const uint64_t seed = seeds[e];
       const uint32_t epoch = epochs[e];
 
-      if (remake || s.seed != seed || s.epoch != epoch)
-        s.ready = 0;
-      if (ended && s.ready > 0 && f == sp.refill->family)
+      if (s.seed != seed || s.epoch != epoch) // set since: every slot owed anew
+        {
+          s.ready = 0;
+          for (uint32_t j = 0; j < sp.lookahead; j++)
+            sp.spares.families[(size_t)e * sp.lookahead + j] = (uint8_t)f;
+        }
+      if (s.ready > 0)
         {
           from = (int64_t)e * sp.lookahead + s.head;
           s.head = (uint8_t)((s.head + 1) % sp.lookahead);
           s.ready--;
-          spent = 1;
         }
-      else if (ended && can_make)
-        spent = s.pending = 1;
-      if (spent)
-        {
-          epochs[e] = s.epoch = epoch + 1; // wraps, as tg_seed_state_advance()
-          urgent = s.ready == 0;
-        }
-      if ((spent || remake) && !s.listed)
+      else
+        s.pending = 1;
+      spent = 1;
+      epochs[e] = s.epoch = epoch + 1; // wraps, as tg_seed_state_advance()
+      urgent = s.ready == 0;
+      if (!s.listed)
         {
           s.listed = 1;
           sp.ids[atomicAdd (&sp.refill->n, 1u)] = e;
@@ -102,6 +102,9 @@ __launch_bounds__ (SWITCH_BLOCK)
 
       copy_row (shape, current, env, sp.spares, (size_t)row, threadIdx.x % 32);
     }
+  __syncwarp (); // the rows are copied before their slots are owed
+  if (from >= 0)
+    sp.spares.families[from] = (uint8_t)f;
 
   spent = __syncthreads_count (spent);
   urgent = __syncthreads_or (urgent);
@@ -115,9 +118,9 @@ __launch_bounds__ (SWITCH_BLOCK)
       if (atomicAdd (&sp.refill->blocks, 1u) == gridDim.x - 1)
         {
           const uint32_t total = atomicAdd (&sp.refill->spent, 0u);
-          const bool run = can_make && atomicAdd (&sp.refill->n, 0u) > 0
-                           && (remake || atomicAdd (&sp.refill->urgent, 0) != 0
-                               || total >= sp.refill_batch);
+          const bool run
+              = can_make && atomicAdd (&sp.refill->n, 0u) > 0
+                && (atomicAdd (&sp.refill->urgent, 0) != 0 || total >= sp.refill_batch);
 
           sp.refill->urgent = 0;
           sp.refill->blocks = 0;
@@ -175,15 +178,23 @@ __launch_bounds__ (TRACK_BLOCK)
       const uint32_t base = epochs[e];
       TrackSlots s = sp.slots[e];
 
-      if (s.seed != seed || s.epoch != base) // set since it was listed: all anew
+      // Set since it was listed: every slot anew, with the family of now.
+      const bool stale = s.seed != seed || s.epoch != base;
+
+      if (stale)
         s.ready = 0;
       if (s.pending)
         make_track (shape, f, tg_effective_seed (seed, base), max_iters, current, e,
                     smem);
       for (uint32_t j = s.ready; j < sp.lookahead; j++)
-        make_track (shape, f, tg_effective_seed (seed, base + 1 + j), max_iters,
-                    sp.spares, (size_t)e * sp.lookahead + (s.head + j) % sp.lookahead,
-                    smem);
+        {
+          const size_t row = (size_t)e * sp.lookahead + (s.head + j) % sp.lookahead;
+          const int32_t owed = sp.spares.families[row];
+
+          make_track (shape, stale || !family_in_range (owed) ? f : owed,
+                      tg_effective_seed (seed, base + 1 + j), max_iters, sp.spares, row,
+                      smem);
+        }
       __syncthreads (); // every thread read the slots before they change
       if (threadIdx.x == 0)
         {
@@ -201,7 +212,6 @@ __launch_bounds__ (TRACK_BLOCK)
         {
           sp.refill->n = 0;
           sp.refill->spent = 0;
-          sp.refill->family = f;
           sp.refill->blocks = 0;
         }
     }

@@ -58,10 +58,13 @@
  * enough before every call.
  *
  * Lookahead (config.lookahead = L > 0, with advance): each env keeps its L
- * next tracks ready, made ahead from (seed, epoch + 1) ... (seed, epoch + L)
- * with the current family, so that an ended env's new track is the one
- * on-demand generation would make at that epoch and family, bit for bit,
- * and costs no generation on the step where it ends.  Then the producer has
+ * next tracks ready, made ahead from (seed, epoch + 1) ... (seed, epoch + L),
+ * so that an ended env's new track is the one on-demand generation would
+ * make at that epoch and family, bit for bit, and costs no generation on the
+ * step where it ends.  The family of a spare is the one of the end that
+ * freed its slot (or of the refill, for an env's first spares): a family
+ * set now reaches an env's tracks L episodes later, and an env's tracks
+ * depend on its own ends alone, never on when the batch was refilled.  Then the producer has
  * a single stage:
  *   lookahead an always-on kernel: every masked env moves on to its next
  *             epoch and copies its next spare into its current track
@@ -71,10 +74,8 @@
  *             every listed env, each track made whole (control points,
  *             centerline, relaxation iterated in the kernel, validity)
  * The refill runs when at least refill_batch slots were spent since the
- * last one, or when an env has no spare left (so no env ends with none),
- * or when "family" changed: then every env's spares are made again, in
- * that one call (a new family costs one large refill, never a wrong
- * track).  Spares are made from the seed state's (seed, epoch): an env
+ * last one, or when an env has no spare left (so no env ends with none).
+ * Spares are made from the seed state's (seed, epoch): an env
  * whose seed or epoch was set since (tg_seed_state_reset_epochs(), ...)
  * drops them, and an env that ends with no usable spare gets its track
  * from the refill of the same call.  With the family out of range, an

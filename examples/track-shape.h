@@ -81,7 +81,6 @@ typedef struct
   uint32_t n;      /* envs listed, in the "refill_ids" binding */
   uint32_t spent;  /* slots spent, and tracks owed, since the last refill */
   int32_t urgent;  /* this call: an env has no spare left, or had none */
-  int32_t family;  /* the family of every spare: another one makes them stale */
   uint32_t blocks; /* blocks of the running kernel that are done */
 } TrackRefill;
 

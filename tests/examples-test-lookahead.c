@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* examples-test-lookahead.c: the track producer with lookahead gives every
- * env, at every step, the same track as on-demand generation, bit for bit:
- * over a long run of episode ends, an env that ends twice before a refill,
- * every env at once, a new family, a family out of range, epochs reset
- * under it; eagerly and replayed from a caller's graph.  And its refills
- * batch. */
+ * env, at every step, the same track as on-demand generation, bit for bit,
+ * for a family that stays: over a long run of episode ends, an env that ends
+ * twice before a refill, every env at once, a family out of range, epochs
+ * reset under it; eagerly and replayed from a caller's graph.  Its refills
+ * batch, and a new family reaches an env's tracks L episodes later. */
 #include "config.h"
 #include "examples-test.h"
 
@@ -85,18 +85,11 @@ mask_of_step (guint t, GRand *rand, guint8 *mask)
   mask[0] = mask[0] || t % 3 == 0;
 }
 
-/* The family of step @t: a new one at 60 and 110, one out of range at 130
- * (nothing is made), the first again at 131. */
-static gint32
-family_of_step (guint t)
-{
-  return t == 130 ? -1 : t >= 131 ? 0 : t >= 110 ? 2 : t >= 60 ? 1 : 0;
-}
-
 typedef struct
 {
   guint lookahead, batch;
   gboolean replay; /* the second half replayed from a caller's graph */
+  gint32 family;   /* of every step but 130's, out of range: nothing is made */
 } Case;
 
 static void
@@ -134,7 +127,7 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
   run_ok (ahead, s, TG_POLICY_EAGER);
   for (guint t = 0; t < STEPS; t++)
     {
-      gint32 family = family_of_step (t);
+      gint32 family = t == 130 ? -1 : c->family;
 
       if (t == 100) /* epochs set under the lookahead: its spares are stale */
         {
@@ -193,6 +186,40 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
     }
 }
 
+/* A family set now reaches an env's tracks L episodes later: the slot an
+ * end frees is owed the track of the epoch L ahead, with the family of that
+ * end.  Env 0 ends every step, the family goes from 0 to 1 at step 2; with
+ * L = 2 its tracks are of family 0 until the one it takes at step 4. */
+static void
+test_family_lags (TgTestGpu *gpu, gconstpointer data)
+{
+  static const guint8 want[] = { 0, 0, 0, 0, 1, 1 };
+  g_autoptr (GError) error = NULL;
+  cudaStream_t s = gpu->stream;
+  g_autoptr (TgSeedState) seeds = NULL;
+  g_autoptr (TgProducer) p = NULL;
+  guint8 mask[N_ENVS] = { 1 }, families[N_ENVS];
+  guint32 epochs[N_ENVS];
+
+  TG_TEST_REQUIRE_GPU ();
+  seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
+  g_assert_no_error (error);
+  p = lookahead_new (seeds, s, 2, 1);
+  run_ok (p, s, TG_POLICY_EAGER); /* every env's first track, family 0 */
+  for (guint t = 0; t < G_N_ELEMENTS (want); t++)
+    {
+      upload (p, "mask", mask, sizeof mask, s);
+      set_family (p, t >= 2, s);
+      run_ok (p, s, TG_POLICY_EAGER);
+      download (families, p, "families", sizeof families, s);
+      g_assert_true (tg_seed_state_read (seeds, s, NULL, epochs, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (epochs[0], ==, t + 2);
+      g_assert_cmpuint (families[0], ==, want[t]);
+      g_assert_cmpuint (epochs[1], ==, 1); /* the others did not end */
+    }
+}
+
 /* The configuration's lookahead fields, checked before anything is made. */
 static void
 test_config (void)
@@ -235,12 +262,13 @@ test_config (void)
 void
 examples_test_add_lookahead (void)
 {
-  static const Case one = { 1, 64, FALSE }, two = { 2, 8, TRUE },
-                    three = { 3, 1000, TRUE }, every = { 2, 1, FALSE };
+  static const Case one = { 1, 64, FALSE, 0 }, two = { 2, 8, TRUE, 1 },
+                    three = { 3, 1000, TRUE, 2 }, every = { 2, 1, FALSE, 0 };
 
   g_test_add_func ("/examples/lookahead/config", test_config);
   ADD_CASE ("/examples/lookahead/equals-on-demand/one-spare", &one);
   ADD_CASE ("/examples/lookahead/equals-on-demand/two-spares-replayed", &two);
   ADD_CASE ("/examples/lookahead/equals-on-demand/ends-twice-before-refill", &three);
   ADD_CASE ("/examples/lookahead/equals-on-demand/refill-every-end", &every);
+  TG_TEST_ADD_GPU ("/examples/lookahead/family-lags", test_family_lags);
 }

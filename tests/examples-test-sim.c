@@ -143,8 +143,8 @@ test_floor (TgTestGpu *gpu, gconstpointer data)
 }
 
 /* The loop with lookahead ends with every env as the loop that generates on
- * demand leaves it, bit for bit: short laps and curriculum, many ends under
- * every family (each new family remakes the spares). */
+ * demand leaves it, bit for bit, for a family that stays (a new one reaches
+ * lookahead's tracks L episodes later): short laps, many ends. */
 static void
 test_lookahead_invisible (TgTestGpu *gpu, gconstpointer data)
 {
@@ -159,7 +159,7 @@ test_lookahead_invisible (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   sim_options_init (&options);
   options.lap_steps = 60.f;
-  options.curriculum_steps = 16;
+  options.curriculum_steps = 10 * SIM_STEPS;
   track_config_init (&config, SIM_ENVS);
   for (guint i = 0; i < 2; i++)
     {

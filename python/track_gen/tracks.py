@@ -81,15 +81,15 @@ class TrackProducer(Producer):
 
     With ``lookahead=L`` (1 to 8, and ``advance=True``), every env keeps
     its next L tracks ready, made from (seed, epoch + 1) ... (seed, epoch +
-    L) with the current ``"family"``.  Each
+    L), each of the ``"family"`` of the end that freed its slot (a family
+    set now reaches an env's tracks L episodes later).  Each
     :meth:`~track_gen.exec.Producer.run` is then one always-on kernel:
     every masked env moves on to its next epoch and takes
     its next track (``"points"``, ``"families"``, ``"valid"``, ...), the
     same bit for bit as on-demand generation makes; and, only when the
     device decides so (an IF node under a capture), one fused kernel
-    refills the spent spares: when ``refill_batch`` of them were spent,
-    when an env has none left, or when ``"family"`` changed (every spare is
-    made again, in that call).  Run it unconditionally on every step, with
+    refills the spent spares: when ``refill_batch`` of them were spent, or
+    when an env has none left.  Run it unconditionally on every step, with
     no :func:`~track_gen.exec.conditional`.  ``lookahead=2`` lets the
     refills batch; with 1, every end starts one.
     """

@@ -117,7 +117,7 @@ class Lookahead(tgtest.GpuCase):
             p.run()
         graph = None
         for t, mask in enumerate(self.masks()):
-            family = 1 if t >= 45 else 0  # a new family: the spares are made again
+            family = 2  # one that stays: a new one reaches lookahead L episodes later
             for p in (on_demand, ahead):
                 p.tensor("mask").copy_(mask)
                 p.tensor("family").fill_(family)
