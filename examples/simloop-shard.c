@@ -174,6 +174,18 @@ sim_shard_get_stream (const SimShard *shard)
   return shard->stream;
 }
 
+/* With lookahead, a call with no env ended: the first call made every env's
+ * track, this one their spares, so the loop starts with spares ready. */
+static gboolean
+settle (SimShard *shard, GError **error)
+{
+  return shard->config.lookahead == 0
+         || (TRACK_CUDA_OK (
+                 cudaMemsetAsync (shard->mask, 0, shard->n_envs, shard->stream), error)
+             && tg_producer_run (shard->track, shard->stream, TG_POLICY_EAGER,
+                                 tg_unconditional (), error));
+}
+
 gboolean
 sim_shard_reset (SimShard *shard, GError **error)
 {
@@ -186,6 +198,7 @@ sim_shard_reset (SimShard *shard, GError **error)
                            error)
          && tg_producer_run (shard->track, s, TG_POLICY_EAGER, tg_unconditional (),
                              error)
+         && settle (shard, error)
          && TRACK_CUDA_OK (
              sim_launch_init (s, shard->params, tg_seed_state_get_seeds (shard->seeds),
                               tg_seed_state_get_epochs (shard->seeds), shard->progress),

@@ -199,6 +199,9 @@ class Sim:
         self.mask.fill_(1)
         self.family.zero_()
         self.regenerate(tx.Policy.EAGER)
+        if self.lookahead:  # a call with no env ended: their spares
+            self.mask.zero_()
+            self.regenerate(tx.Policy.EAGER)
         self.state.fill_effective(self.keys, self.stream)
         u, _ = self._uniforms(0)
         self.progress.copy_(self.n_points * (1.0 - u))

@@ -71,46 +71,37 @@ TRACK_EXTERN_C cudaError_t track_launch_validate (cudaStream_t stream, TrackShap
                                                   int32_t *flag, int32_t *generated);
 
 /* Lookahead (track-lookahead.cu): spare tracks made ahead, an env that ends
- * switching to its next one, and their batched refill. */
+ * switching to its next one, and their batched refill, in one kernel. */
 
-/* What the lookahead's kernels share: the spare slots and their rings. */
+/* What the lookahead's kernel takes: the spare slots and their rings. */
 typedef struct
 {
+  uint32_t n_envs;       /* E */
   uint32_t lookahead;    /* L slots per env */
   uint32_t refill_batch; /* spent slots that start a refill */
   TrackRows spares;      /* L rows per env, env-major */
   TrackSlots *slots;     /* per env */
-  uint32_t *ids;         /* the envs listed for the refill */
+  uint32_t *ids;         /* the refill's two lists, E each */
   TrackRefill *refill;
 } TrackSpares;
 
-/* With *@family in range, every env whose @mask byte is set moves on to its
- * next epoch: its next spare (made for that epoch, from the same seed) is
- * copied into its row of @current and the slot it frees is owed the track
- * L epochs ahead, of family *@family; an env with no spare is owed its
- * track (the refill makes it).  With *@family out of range, nothing changes
- * (as on demand).  Envs that spend their first slot are listed for the
- * refill.  One thread of the last block sets @decide: whether the refill
- * runs (a family in range, an env listed, and an env with no spare left or
- * at least refill_batch slots spent since the last refill). */
-TRACK_EXTERN_C cudaError_t track_launch_switch (cudaStream_t stream, TrackShape shape,
-                                                uint32_t n_envs, const uint8_t *mask,
-                                                const int32_t *family,
-                                                const uint64_t *seeds, uint32_t *epochs,
-                                                TrackRows current, TrackSpares spares,
-                                                TgDeviceCondition decide);
-
-/* The refill, a block per listed env at a time (@n_blocks blocks): the
- * track it is owed (at its epoch in @epochs, into @current, of *@family),
- * then its empty slots (at the epochs after, each of the family it is
- * owed), each made whole in this kernel: control points, centerline, at most @max_iters relaxation iterations
- * (each env stopping when smooth, as the loop stage does), validity.  Bit
- * for bit the tracks of on-demand generation.  Empties the list. */
-TRACK_EXTERN_C cudaError_t track_launch_refill (cudaStream_t stream, TrackShape shape,
-                                                uint32_t n_blocks, uint32_t max_iters,
-                                                const int32_t *family,
-                                                const uint64_t *seeds,
-                                                const uint32_t *epochs,
-                                                TrackRows current, TrackSpares spares);
+/* One call of the lookahead: with *@family in range, every env whose @mask
+ * byte is set moves on to its next epoch: its next spare (made for that
+ * epoch, from the same seed) is copied into its row of @current, and the
+ * slot it frees is owed the track L epochs ahead, of family *@family; an
+ * env with no spare gets its track made at once.  With *@family out of
+ * range nothing changes (as on demand).  Envs that spend their first slot
+ * are listed for a refill; when the previous call decided one, @n_refill_blocks
+ * blocks make the empty slots of the envs it listed (those that end in
+ * this call wait for the next), each track made whole (control points,
+ * centerline, at most @max_iters relaxation iterations, each env stopping
+ * when smooth as the loop stage does, validity): bit for bit the tracks of
+ * on-demand generation.  The last block decides the next refill: an env
+ * listed, and an env with no spare left or at least refill_batch slots
+ * spent since the last one. */
+TRACK_EXTERN_C cudaError_t track_launch_lookahead (
+    cudaStream_t stream, TrackShape shape, uint32_t n_refill_blocks, uint32_t max_iters,
+    const uint8_t *mask, const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
+    TrackRows current, TrackSpares spares);
 
 #endif /* TRACK_KERNELS_H */

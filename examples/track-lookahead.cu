@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// track-lookahead.cu: the lookahead's kernels.  An env keeps L spare
-// tracks, made ahead for the epochs after its current one; when it ends, an
-// always-on kernel copies its next spare over its current track (a warp per
-// ended env, a few hundred bytes), and the spent slots are refilled in a
-// batch by one fused kernel, only when the switch kernel decides so.  Each
+// track-lookahead.cu: the lookahead's kernel.  An env keeps L spare tracks,
+// made ahead for the epochs after its current one.  One kernel a call, of
+// two kinds of blocks: switch blocks, a thread per env, copy an ended env's
+// next spare over its current track (a warp per ended env, a few hundred
+// bytes) and list it for the refill; refill blocks make the spares of the
+// envs a refill decided in the previous call took, or return at once.  One
+// kernel node a step, no conditional node: a graph holding one costs the
+// driver more at every launch than a skipped refill costs the GPU.  Each
 // track is made by the functions of track-env.cuh, as on-demand generation
 // makes it: the same (seed, epoch, family) gives the same track bit for bit.
 #include <trackgen/kernel.h>
@@ -12,7 +15,8 @@
 #include "track-env.cuh"
 #include "track-kernels.h"
 
-#define SWITCH_BLOCK 256
+// A switch block makes the track of an env that ended with no spare itself.
+#define SWITCH_BLOCK TRACK_BLOCK
 #define FULL_WARP 0xffffffffu
 
 static __device__ __forceinline__ bool
@@ -40,92 +44,6 @@ copy_row (TrackShape shape, TrackRows dst, size_t to, TrackRows src, size_t from
       dst.families[to] = src.families[from];
       dst.valid[to] = src.valid[from];
       dst.sharpness[to] = src.sharpness[from];
-    }
-}
-
-// A thread per env decides; the warp copies each of its envs' next spares.
-// Spares are usable while the env's seed and epoch are the ones they follow.
-// The slot an env frees is owed the track of its epoch L ahead, with the
-// family of now (kept in the slot's family until the refill makes it): a
-// track is a function of (seed, epoch, family), whenever it is made, and a
-// family set now reaches an env's tracks L episodes later.
-static __global__ void
-__launch_bounds__ (SWITCH_BLOCK)
-    switch_kernel (TrackShape shape, uint32_t n_envs, const uint8_t *mask,
-                   const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
-                   TrackRows current, TrackSpares sp, TgDeviceCondition decide)
-{
-  const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
-  const int32_t f = *family;
-  const bool can_make = family_in_range (f);
-  int64_t from = -1; // the spare row this env takes
-  int spent = 0, urgent = 0;
-
-  if (e < n_envs && mask[e] && can_make)
-    {
-      TrackSlots s = sp.slots[e];
-      const uint64_t seed = seeds[e];
-      const uint32_t epoch = epochs[e];
-
-      if (s.seed != seed || s.epoch != epoch) // set since: every slot owed anew
-        {
-          s.ready = 0;
-          for (uint32_t j = 0; j < sp.lookahead; j++)
-            sp.spares.families[(size_t)e * sp.lookahead + j] = (uint8_t)f;
-        }
-      if (s.ready > 0)
-        {
-          from = (int64_t)e * sp.lookahead + s.head;
-          s.head = (uint8_t)((s.head + 1) % sp.lookahead);
-          s.ready--;
-        }
-      else
-        s.pending = 1;
-      spent = 1;
-      epochs[e] = s.epoch = epoch + 1; // wraps, as tg_seed_state_advance()
-      urgent = s.ready == 0;
-      if (!s.listed)
-        {
-          s.listed = 1;
-          sp.ids[atomicAdd (&sp.refill->n, 1u)] = e;
-        }
-      sp.slots[e] = s;
-    }
-
-  // Every lane takes part, those past n_envs too: the warp copies together.
-  for (unsigned todo = __ballot_sync (FULL_WARP, from >= 0); todo != 0;
-       todo &= todo - 1)
-    {
-      const int lane = __ffs (todo) - 1;
-      const uint32_t env = e - (threadIdx.x % 32) + lane;
-      const int64_t row = __shfl_sync (FULL_WARP, from, lane);
-
-      copy_row (shape, current, env, sp.spares, (size_t)row, threadIdx.x % 32);
-    }
-  __syncwarp (); // the rows are copied before their slots are owed
-  if (from >= 0)
-    sp.spares.families[from] = (uint8_t)f;
-
-  spent = __syncthreads_count (spent);
-  urgent = __syncthreads_or (urgent);
-  if (threadIdx.x == 0)
-    {
-      if (spent)
-        atomicAdd (&sp.refill->spent, (uint32_t)spent);
-      if (urgent)
-        atomicOr (&sp.refill->urgent, 1);
-      __threadfence (); // this block's list, tallies and slots land before its ticket
-      if (atomicAdd (&sp.refill->blocks, 1u) == gridDim.x - 1)
-        {
-          const uint32_t total = atomicAdd (&sp.refill->spent, 0u);
-          const bool run
-              = can_make && atomicAdd (&sp.refill->n, 0u) > 0
-                && (atomicAdd (&sp.refill->urgent, 0) != 0 || total >= sp.refill_batch);
-
-          sp.refill->urgent = 0;
-          sp.refill->blocks = 0;
-          tg_condition_set (decide, run);
-        }
     }
 }
 
@@ -159,39 +77,118 @@ make_track (TrackShape shape, int family, uint64_t key, uint32_t max_iters,
     }
 }
 
-// A block per listed env at a time: the track it is owed, then its empty
-// slots, for the epochs after the one its seed state holds now.
-static __global__ void
-__launch_bounds__ (TRACK_BLOCK)
-    refill_kernel (TrackShape shape, uint32_t max_iters, const int32_t *family,
-                   const uint64_t *seeds, const uint32_t *epochs, TrackRows current,
-                   TrackSpares sp)
+// The switch blocks' part: a thread per env.  With the family in range, an
+// ended env moves on to its next epoch and takes its next spare, and the
+// slot it frees is owed the track of the epoch L ahead, of the family of now
+// (kept in the slot's family until a refill makes it): a track is a function
+// of (seed, epoch, family) whenever it is made, a family set now reaches an
+// env's tracks L episodes later.  Spares are usable while the env's seed
+// and epoch are the ones they follow.  An env with no spare gets its track
+// from its block at once.  Returns whether the env spent a slot; *@urgent:
+// it has no spare left.
+static __device__ int
+switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_t f,
+            const uint64_t *seeds, uint32_t *epochs, TrackRows current, TrackSpares sp,
+            uint32_t list, float2 *smem, int *urgent)
 {
-  extern __shared__ float2 smem[];
-  const uint32_t n = sp.refill->n;
-  const int32_t f = *family;
+  __shared__ uint32_t owed[SWITCH_BLOCK];
+  __shared__ uint64_t keys[SWITCH_BLOCK];
+  __shared__ uint32_t n_owed;
+  int64_t from = -1; // the spare row this env takes
+  int spent = 0;
 
-  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x)
+  if (threadIdx.x == 0)
+    n_owed = 0;
+  __syncthreads ();
+  if (ended)
     {
-      const uint32_t e = sp.ids[i];
+      TrackSlots s = sp.slots[e];
+      const uint64_t seed = seeds[e];
+      const uint32_t epoch = epochs[e];
+
+      if (s.seed != seed || s.epoch != epoch) // set since: every slot owed anew
+        {
+          s.seed = seed;
+          s.ready = 0;
+          for (uint32_t j = 0; j < sp.lookahead; j++)
+            sp.spares.families[(size_t)e * sp.lookahead + j] = (uint8_t)f;
+        }
+      if (s.ready > 0)
+        {
+          from = (int64_t)e * sp.lookahead + s.head;
+          s.head = (uint8_t)((s.head + 1) % sp.lookahead);
+          s.ready--;
+        }
+      else
+        {
+          uint32_t k = atomicAdd (&n_owed, 1u);
+
+          owed[k] = e;
+          keys[k] = tg_effective_seed (seed, epoch + 1);
+        }
+      spent = 1;
+      epochs[e] = s.epoch = epoch + 1; // wraps, as tg_seed_state_advance()
+      *urgent = s.ready == 0;
+      if (!s.listed)
+        {
+          s.listed = 1;
+          sp.ids[(size_t)list * sp.n_envs + atomicAdd (&sp.refill->n[list], 1u)] = e;
+        }
+      sp.slots[e] = s;
+    }
+
+  // Every lane takes part, those past n_envs too: the warp copies together.
+  for (unsigned todo = __ballot_sync (FULL_WARP, from >= 0); todo != 0;
+       todo &= todo - 1)
+    {
+      const int lane = __ffs (todo) - 1;
+      const uint32_t env = e - (threadIdx.x % 32) + lane;
+      const int64_t row = __shfl_sync (FULL_WARP, from, lane);
+
+      copy_row (shape, current, env, sp.spares, (size_t)row, threadIdx.x % 32);
+    }
+  __syncwarp (); // the rows are copied before their slots are owed
+  if (from >= 0)
+    sp.spares.families[from] = (uint8_t)f;
+  __syncthreads ();
+  for (uint32_t k = 0; k < n_owed; k++) // rare: the whole block, on demand
+    make_track (shape, f, keys[k], max_iters, current, owed[k], smem);
+  return spent;
+}
+
+// The refill blocks' part: the envs of list @list, a block per env at a
+// time, each one's empty slots, of the families they are owed, for the
+// epochs after the one its seed state holds.  An env that ends in this call
+// is left for the next refill (its switch block has its slots).
+static __device__ void
+refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_blocks,
+             const uint8_t *mask, int32_t f, const uint64_t *seeds,
+             const uint32_t *epochs, TrackSpares sp, uint32_t list, uint32_t next,
+             float2 *smem)
+{
+  const uint32_t n = sp.refill->n[list];
+
+  for (uint32_t i = block; i < n; i += n_blocks)
+    {
+      const uint32_t e = sp.ids[(size_t)list * sp.n_envs + i];
       const uint64_t seed = seeds[e];
       const uint32_t base = epochs[e];
       TrackSlots s = sp.slots[e];
-
-      // Set since it was listed: every slot anew, with the family of now.
       const bool stale = s.seed != seed || s.epoch != base;
 
-      if (stale)
+      if (mask[e] || (stale && !family_in_range (f)))
+        {
+          if (threadIdx.x == 0) // still listed, in the list ends append to
+            sp.ids[(size_t)next * sp.n_envs + atomicAdd (&sp.refill->n[next], 1u)] = e;
+          continue;
+        }
+      if (stale) // set since it was listed: every slot anew, of the family of now
         s.ready = 0;
-      if (s.pending)
-        make_track (shape, f, tg_effective_seed (seed, base), max_iters, current, e,
-                    smem);
       for (uint32_t j = s.ready; j < sp.lookahead; j++)
         {
           const size_t row = (size_t)e * sp.lookahead + (s.head + j) % sp.lookahead;
-          const int32_t owed = sp.spares.families[row];
 
-          make_track (shape, stale || !family_in_range (owed) ? f : owed,
+          make_track (shape, stale ? f : sp.spares.families[row],
                       tg_effective_seed (seed, base + 1 + j), max_iters, sp.spares, row,
                       smem);
         }
@@ -201,39 +198,76 @@ __launch_bounds__ (TRACK_BLOCK)
           s.seed = seed;
           s.epoch = base;
           s.ready = (uint8_t)sp.lookahead;
-          s.pending = s.listed = 0;
+          s.listed = 0;
           sp.slots[e] = s;
         }
     }
+}
+
+static __global__ void
+__launch_bounds__ (TRACK_BLOCK)
+    lookahead_kernel (TrackShape shape, uint32_t max_iters, uint32_t n_switch,
+                      const uint8_t *mask, const int32_t *family, const uint64_t *seeds,
+                      uint32_t *epochs, TrackRows current, TrackSpares sp)
+{
+  extern __shared__ float2 smem[];
+  const int32_t f = *family;
+  const bool can_make = family_in_range (f);
+  // Written by the last block alone, after every block read them.
+  const uint32_t cur = sp.refill->cur, go = sp.refill->go;
+  int spent = 0, urgent = 0;
+
+  if (blockIdx.x < n_switch)
+    {
+      const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
+
+      spent = switch_env (shape, max_iters, e, can_make && e < sp.n_envs && mask[e], f,
+                          seeds, epochs, current, sp, cur, smem, &urgent);
+    }
+  else if (go)
+    refill_envs (shape, max_iters, blockIdx.x - n_switch, gridDim.x - n_switch, mask, f,
+                 seeds, epochs, sp, 1 - cur, cur, smem);
+
+  spent = __syncthreads_count (spent);
+  urgent = __syncthreads_or (urgent);
   if (threadIdx.x == 0)
     {
-      __threadfence ();
+      if (spent)
+        atomicAdd (&sp.refill->spent, (uint32_t)spent);
+      if (urgent)
+        atomicOr (&sp.refill->urgent, 1);
+      __threadfence (); // this block's lists, tallies and slots land before its ticket
       if (atomicAdd (&sp.refill->blocks, 1u) == gridDim.x - 1)
         {
-          sp.refill->n = 0;
-          sp.refill->spent = 0;
-          sp.refill->blocks = 0;
+          TrackRefill *r = sp.refill;
+          bool next;
+
+          if (go)
+            r->n[1 - cur] = 0; // refilled, or moved to the list ends append to
+          next = can_make && atomicAdd (&r->n[cur], 0u) > 0
+                 && (atomicAdd (&r->urgent, 0) != 0
+                     || atomicAdd (&r->spent, 0u) >= sp.refill_batch);
+          if (next) // the next call refills what this one listed
+            {
+              r->cur = 1 - cur;
+              r->spent = 0;
+            }
+          r->go = next;
+          r->urgent = 0;
+          r->blocks = 0;
         }
     }
 }
 
 extern "C" cudaError_t
-track_launch_switch (cudaStream_t stream, TrackShape shape, uint32_t n_envs,
-                     const uint8_t *mask, const int32_t *family, const uint64_t *seeds,
-                     uint32_t *epochs, TrackRows current, TrackSpares spares,
-                     TgDeviceCondition decide)
+track_launch_lookahead (cudaStream_t stream, TrackShape shape, uint32_t n_refill_blocks,
+                        uint32_t max_iters, const uint8_t *mask, const int32_t *family,
+                        const uint64_t *seeds, uint32_t *epochs, TrackRows current,
+                        TrackSpares spares)
 {
-  return launch_kernel (switch_kernel, (n_envs + SWITCH_BLOCK - 1) / SWITCH_BLOCK,
-                        SWITCH_BLOCK, 0, stream, shape, n_envs, mask, family, seeds,
-                        epochs, current, spares, decide);
-}
+  uint32_t n_switch = (spares.n_envs + SWITCH_BLOCK - 1) / SWITCH_BLOCK;
 
-extern "C" cudaError_t
-track_launch_refill (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
-                     uint32_t max_iters, const int32_t *family, const uint64_t *seeds,
-                     const uint32_t *epochs, TrackRows current, TrackSpares spares)
-{
-  return launch_kernel (refill_kernel, n_blocks, TRACK_BLOCK, track_env_smem (shape),
-                        stream, shape, max_iters, family, seeds, epochs, current,
-                        spares);
+  return launch_kernel (lookahead_kernel, n_switch + n_refill_blocks, TRACK_BLOCK,
+                        track_env_smem (shape), stream, shape, max_iters, n_switch,
+                        mask, family, seeds, epochs, current, spares);
 }

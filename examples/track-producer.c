@@ -191,8 +191,9 @@ buffer_size (const TrackConfig *c, Buffer b)
     case BUF_SHARPNESS:
       return c->n_envs * sizeof (float);
     case BUF_IDS:
-    case BUF_REFILL_IDS:
       return c->n_envs * sizeof (guint32);
+    case BUF_REFILL_IDS:
+      return 2 * (gsize)c->n_envs * sizeof (guint32);
     case BUF_LIST:
       return sizeof (TrackList);
     case BUF_FAMILY:
@@ -285,9 +286,9 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                                               tg_seed_state_get_device (ctx->seeds)),
                       error);
   ctx->n_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
-  /* A refill after a new family makes every env's spares: blocks enough to
-   * fill the SMs (a refill block holds about 10 KB of shared memory). */
-  ctx->n_refill_blocks = MIN (ctx->config.n_envs, 4 * (guint)MAX (n_sms, 1));
+  /* A block per SM: a refill of a batch makes its tracks side by side, and
+   * the blocks of a call that refills nothing return at once. */
+  ctx->n_refill_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
   for (guint b = 0; ok && b < N_BUFFERS; b++)
     {
       gsize size = buffer_size (&ctx->config, b);
@@ -423,7 +424,8 @@ rows (const TgLaunch *launch, gboolean spare)
 static TrackSpares
 spares (const TgLaunch *launch, const TrackConfig *c)
 {
-  return (TrackSpares){ .lookahead = c->lookahead,
+  return (TrackSpares){ .n_envs = c->n_envs,
+                        .lookahead = c->lookahead,
                         .refill_batch = c->refill_batch,
                         .spares = rows (launch, TRUE),
                         .slots = binding (launch, BUF_SLOTS),
@@ -431,42 +433,21 @@ spares (const TgLaunch *launch, const TrackConfig *c)
                         .refill = binding (launch, BUF_REFILL) };
 }
 
-/* The lookahead's always-on kernel: the ended envs take their next spares,
- * and it decides the refill (tg_launch_if_by: no kernel of TrackGen's). */
+/* The lookahead's one kernel: the ended envs take their next spares, and
+ * the spares a refill decided in the previous call are made. */
 static gboolean
-switch_decide (const TgLaunch *launch, gpointer data, GError **error)
+lookahead_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
   TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
 
   return TRACK_CUDA_OK (
-      track_launch_switch (tg_launch_get_stream (launch), c->shape, c->n_envs,
-                           binding (launch, BUF_MASK), binding (launch, BUF_FAMILY),
-                           tg_seed_state_get_seeds (ctx->seeds),
-                           tg_seed_state_get_epochs (ctx->seeds), rows (launch, FALSE),
-                           spares (launch, c), tg_launch_get_condition (launch)),
+      track_launch_lookahead (
+          tg_launch_get_stream (launch), c->shape, ctx->n_refill_blocks, c->max_iters,
+          binding (launch, BUF_MASK), binding (launch, BUF_FAMILY),
+          tg_seed_state_get_seeds (ctx->seeds), tg_seed_state_get_epochs (ctx->seeds),
+          rows (launch, FALSE), spares (launch, c)),
       error);
-}
-
-static gboolean
-refill_body (const TgLaunch *launch, gpointer data, GError **error)
-{
-  TrackContext *ctx = data;
-  const TrackConfig *c = &ctx->config;
-
-  return TRACK_CUDA_OK (track_launch_refill (tg_launch_get_stream (launch), c->shape,
-                                             ctx->n_refill_blocks, c->max_iters,
-                                             binding (launch, BUF_FAMILY),
-                                             tg_seed_state_get_seeds (ctx->seeds),
-                                             tg_seed_state_get_epochs (ctx->seeds),
-                                             rows (launch, FALSE), spares (launch, c)),
-                        error);
-}
-
-static gboolean
-lookahead_stage (const TgLaunch *launch, gpointer data, GError **error)
-{
-  return tg_launch_if_by (launch, switch_decide, refill_body, NULL, data, error);
 }
 
 /* Not capture-safe: the copies wait for the device. */
@@ -533,8 +514,7 @@ add_on_demand_stages (TgProducer *p, TrackContext *ctx)
                | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
 }
 
-/* With lookahead: one stage, the switch kernel deciding an IF around the
- * fused refill. */
+/* With lookahead: one stage, one kernel. */
 static void
 add_lookahead_stages (TgProducer *p, TrackContext *ctx)
 {

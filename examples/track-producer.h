@@ -64,30 +64,33 @@
  * step where it ends.  The family of a spare is the one of the end that
  * freed its slot (or of the refill, for an env's first spares): a family
  * set now reaches an env's tracks L episodes later, and an env's tracks
- * depend on its own ends alone, never on when the batch was refilled.  Then the producer has
- * a single stage:
- *   lookahead an always-on kernel: every masked env moves on to its next
- *             epoch and copies its next spare into its current track
- *             ("points", "control", "families", "valid", "sharpness"); then,
- *             only when that kernel decides so (tg_launch_if_by: an IF node
- *             under a capture), one fused kernel refills the spent slots of
- *             every listed env, each track made whole (control points,
- *             centerline, relaxation iterated in the kernel, validity)
- * The refill runs when at least refill_batch slots were spent since the
- * last one, or when an env has no spare left (so no env ends with none).
- * Spares are made from the seed state's (seed, epoch): an env
- * whose seed or epoch was set since (tg_seed_state_reset_epochs(), ...)
- * drops them, and an env that ends with no usable spare gets its track
- * from the refill of the same call.  With the family out of range, an
- * ended env keeps its track and epoch (as on demand) and no refill runs.
- * Run the producer unconditionally on every step: a call where no env
- * ended costs the switch kernel and a skipped IF.
+ * depend on its own ends alone, never on when the batch was refilled.  The
+ * producer then has a single stage, "lookahead", one kernel a call (no
+ * conditional node: a graph holding one costs the driver more at every
+ * launch than the kernel costs the GPU):
+ *   - its switch blocks move every masked env on to its next epoch and copy
+ *     its next spare over its current track ("points", "control",
+ *     "families", "valid", "sharpness"), and list it for a refill;
+ *   - its refill blocks, when the previous call decided a refill, make the
+ *     empty slots of the envs it listed, each track made whole (control
+ *     points, centerline, relaxation iterated in the kernel, validity); an
+ *     env that ends in that very call waits for the next refill;
+ *   - its last block decides the next refill: when at least refill_batch
+ *     slots were spent since the last one, or an env has no spare left.
+ * An env that ends with no usable spare (it ended again before the refill
+ * its last end asked for, or its seed or epoch was set since its spares
+ * were made: tg_seed_state_reset_epochs(), ...) gets its track from its
+ * switch block at once, as on demand.  With the family out of range, an
+ * ended env keeps its track and epoch (as on demand).  Run the producer
+ * unconditionally on every step: a call where no env ended costs one kernel
+ * whose blocks return at once.  The first call after construction makes
+ * every env's track; the spares come with the next call.
  * Bindings with lookahead: those above but "flag", "generated",
  * "loop_status", "ids" and "list", and
  *   "spare_points", "spare_control", "spare_families", "spare_valid",
  *   "spare_sharpness"   the spare slots, L per env, env-major
  *   "slots"       TrackSlots[E]  each env's ring of spares
- *   "refill_ids"  guint32[E]     the envs listed for the next refill
+ *   "refill_ids"  guint32[2E]    the refill's two lists of envs
  *   "refill"      TrackRefill    what decides it
  *
  * Every kernel is deterministic: no float atomics, no order-dependent sums,

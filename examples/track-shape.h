@@ -66,21 +66,24 @@ typedef struct
  * epochs after @epoch, the epoch of the env's current track. */
 typedef struct
 {
-  uint64_t seed;   /* of the env's spares: another in the seed state makes them stale */
-  uint32_t epoch;  /* of the current track: another in the seed state, likewise */
-  uint8_t head;    /* the slot of the next track */
-  uint8_t ready;   /* slots made, from @head on: epochs @epoch + 1 .. + @ready */
-  uint8_t pending; /* the env ended with no spare: the refill makes its current track */
-  uint8_t listed;  /* the env is in the refill's list */
+  uint64_t seed;  /* of the env's spares: another in the seed state makes them stale */
+  uint32_t epoch; /* of the current track: another in the seed state, likewise */
+  uint8_t head;   /* the slot of the next track */
+  uint8_t ready;  /* slots made, from @head on: epochs @epoch + 1 .. + @ready */
+  uint8_t listed; /* the env is in a refill's list */
+  uint8_t unused;
 } TrackSlots;
 
-/* The batched refill of spent spares: the envs it will fill (listed by the
- * switch kernel as their first slot is spent) and what decides it. */
+/* The batched refill of spent spares.  Two lists of envs, in "refill_ids":
+ * one that the envs whose first slot is spent are appended to, the other
+ * one refilled by the call after the one that decided it. */
 typedef struct
 {
-  uint32_t n;      /* envs listed, in the "refill_ids" binding */
-  uint32_t spent;  /* slots spent, and tracks owed, since the last refill */
-  int32_t urgent;  /* this call: an env has no spare left, or had none */
+  uint32_t n[2];   /* envs in each list */
+  uint32_t cur;    /* the list ends append to */
+  int32_t go;      /* this call refills list 1 - cur */
+  uint32_t spent;  /* slots spent since the last refill was decided */
+  int32_t urgent;  /* this call: an env has no spare left */
   uint32_t blocks; /* blocks of the running kernel that are done */
 } TrackRefill;
 

@@ -86,10 +86,11 @@ class TrackProducer(Producer):
     :meth:`~track_gen.exec.Producer.run` is then one always-on kernel:
     every masked env moves on to its next epoch and takes
     its next track (``"points"``, ``"families"``, ``"valid"``, ...), the
-    same bit for bit as on-demand generation makes; and, only when the
-    device decides so (an IF node under a capture), one fused kernel
-    refills the spent spares: when ``refill_batch`` of them were spent, or
-    when an env has none left.  Run it unconditionally on every step, with
+    same bit for bit as on-demand generation makes; the same kernel, when
+    the previous call decided so (``refill_batch`` spares spent, or an env
+    with none left), refills the spent spares, each track made whole in
+    it.  No conditional node: one kernel a step.  The first call makes
+    every env's track, the next one their spares.  Run it unconditionally on every step, with
     no :func:`~track_gen.exec.conditional`.  ``lookahead=2`` lets the
     refills batch; with 1, every end starts one.
     """
