@@ -368,27 +368,17 @@ def report(name, n, seconds, n_steps, counters=None):
 def main(argv=None):
     args = parse_args(argv)
     try:
-        import torch
-    except ImportError:
-        print("race_mjwarp.py: needs PyTorch (pip install torch)", file=sys.stderr)
-        return SKIP
-    try:
         import mujoco
         import mujoco_warp as mjw
     except ImportError:
-        print("race_mjwarp.py: needs MuJoCo Warp (pip install track-gen[mujoco])",
-              file=sys.stderr)
+        mujoco = None
+    why = simloop.missing("race_mjwarp.py", warp=True) or (
+        mujoco is None and "race_mjwarp.py: needs MuJoCo Warp (pip install "
+        "track-gen[mujoco])")
+    if why:
+        print(why, file=sys.stderr)
         return SKIP
-    if wp is None:
-        print("race_mjwarp.py: needs NVIDIA Warp (pip install warp-lang)", file=sys.stderr)
-        return SKIP
-    if not torch.cuda.is_available():
-        print("race_mjwarp.py: needs a CUDA GPU", file=sys.stderr)
-        return SKIP
-    wp.config.log_level = wp.LOG_WARNING  # no banner
-    if wp.get_cuda_device_count() < 1:
-        print("race_mjwarp.py: Warp sees no CUDA GPU", file=sys.stderr)
-        return SKIP
+    import torch
     import track_gen as tg
     import track_gen.tracks  # noqa: F401
     from track_gen.interop import torch as tgt

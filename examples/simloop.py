@@ -348,16 +348,35 @@ def report_floor(n_envs, n_steps, graph_s, floor_s):
                                          graph_s * 1e6 / n_steps, floor_s * 1e6 / n_steps))
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def missing(program, warp=False):
+    """Why *program* cannot run on this machine (a line for stderr, after
+    which it exits with SKIP), or None: PyTorch and a CUDA GPU, and with
+    *warp* NVIDIA Warp seeing one."""
     try:
         import torch
     except ImportError:
-        print("simloop.py: needs PyTorch (pip install torch)", file=sys.stderr)
-        return SKIP
+        return "%s: needs PyTorch (pip install torch)" % program
+    if warp:
+        try:
+            import warp as wp
+        except ImportError:
+            return "%s: needs NVIDIA Warp (pip install warp-lang)" % program
     if not torch.cuda.is_available():
-        print("simloop.py: needs a CUDA GPU", file=sys.stderr)
+        return "%s: needs a CUDA GPU" % program
+    if warp:
+        wp.config.log_level = wp.LOG_WARNING  # no banner
+        if wp.get_cuda_device_count() < 1:
+            return "%s: Warp sees no CUDA GPU" % program
+    return None
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    why = missing("simloop.py")
+    if why:
+        print(why, file=sys.stderr)
         return SKIP
+    import torch
     import track_gen as tg
     import track_gen.interop.torch  # noqa: F401
     import track_gen.tracks  # noqa: F401

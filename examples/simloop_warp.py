@@ -498,21 +498,11 @@ def timed(run, *how):
 
 def main(argv=None):
     args = parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("simloop_warp.py: needs PyTorch (pip install torch)", file=sys.stderr)
+    why = simloop.missing("simloop_warp.py", warp=True)
+    if why:
+        print(why, file=sys.stderr)
         return SKIP
-    if wp is None:
-        print("simloop_warp.py: needs NVIDIA Warp (pip install warp-lang)", file=sys.stderr)
-        return SKIP
-    if not torch.cuda.is_available():
-        print("simloop_warp.py: needs a CUDA GPU", file=sys.stderr)
-        return SKIP
-    wp.config.log_level = wp.LOG_WARNING  # no banner
-    if wp.get_cuda_device_count() < 1:
-        print("simloop_warp.py: Warp sees no CUDA GPU", file=sys.stderr)
-        return SKIP
+    import torch
     import track_gen as tg
     import track_gen.interop.torch  # noqa: F401
     import track_gen.tracks  # noqa: F401

@@ -60,18 +60,13 @@ envs_assert_equal (const Envs *a, const Envs *b, guint step)
 static TgProducer *
 lookahead_new (TgSeedState *seeds, cudaStream_t s, guint lookahead, guint batch)
 {
-  g_autoptr (GError) error = NULL;
   TrackConfig config;
-  TgProducer *p;
 
   track_config_init (&config, N_ENVS);
   config.advance = TRUE;
   config.lookahead = lookahead;
   config.refill_batch = batch;
-  p = track_producer_new (&config, seeds, s, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (p);
-  return p;
+  return track_new_with (seeds, s, &config);
 }
 
 /* The envs that end after step @t: a fixed pseudo-random 30th (two a step),

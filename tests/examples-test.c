@@ -16,15 +16,21 @@ TgProducer *
 track_new (TgSeedState *seeds, cudaStream_t s, guint n_envs, gboolean advance,
            const char *svg_path)
 {
-  g_autoptr (GError) error = NULL;
   TrackConfig config;
-  TgProducer *p;
 
   track_config_init (&config, n_envs);
   config.advance = advance;
   config.svg_path = svg_path;
   config.svg_tracks = 4;
-  p = track_producer_new (&config, seeds, s, &error);
+  return track_new_with (seeds, s, &config);
+}
+
+TgProducer *
+track_new_with (TgSeedState *seeds, cudaStream_t s, const TrackConfig *config)
+{
+  g_autoptr (GError) error = NULL;
+  TgProducer *p = track_producer_new (config, seeds, s, &error);
+
   g_assert_no_error (error);
   g_assert_nonnull (p);
   return p;

@@ -14,6 +14,9 @@ G_BEGIN_DECLS
 /* The default track producer of @n_envs envs of @seeds (aborts on error). */
 TgProducer *track_new (TgSeedState *seeds, cudaStream_t s, guint n_envs,
                        gboolean advance, const char *svg_path);
+/* The track producer of @config for @seeds (aborts on error). */
+TgProducer *track_new_with (TgSeedState *seeds, cudaStream_t s,
+                            const TrackConfig *config);
 /* Bytes of the "points" of @n_envs envs of the default shape. */
 gsize points_size (guint n_envs);
 
