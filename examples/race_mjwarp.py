@@ -87,17 +87,8 @@ def model_xml(timestep=TIMESTEP):
 
 if wp is not None:
     wp.set_module_options({"enable_backward": False})
-    GOLDEN = wp.constant(wp.uint64(simloop.GOLDEN))
-    MIX1 = wp.constant(wp.uint64(simloop.MIX1))
-    MIX2 = wp.constant(wp.uint64(simloop.MIX2))
+    from warp_tracks import GOLDEN, mix64  # noqa: E402  simloop_warp.py's hashes
     STYLE_SALT = wp.constant(wp.uint64(0x5EED5EED))
-
-    @wp.func
-    def mix64(z: wp.uint64):
-        """SplitMix64's finalizer, as track_gen.seeds.mix64()."""
-        z = (z ^ (z >> wp.uint64(30))) * MIX1
-        z = (z ^ (z >> wp.uint64(27))) * MIX2
-        return z ^ (z >> wp.uint64(31))
 
     @wp.func
     def unit(bits: wp.uint64):
