@@ -127,6 +127,23 @@ hostile_stage (const TgLaunch *launch, gpointer data, GError **error)
     }
 }
 
+/* A producer @name of one capture-safe stage @stage (@func, @data) that
+ * declares and binds a guint32 "counter" and four gint32 "words". */
+static TgProducer *
+words_producer (const char *name, const char *stage, TgDeviceFunc func, gpointer data,
+                guint32 *counter, gint32 *words)
+{
+  TgProducer *p = tg_producer_new (name, 0);
+  guint s = tg_producer_add_device_stage (p, stage, TG_STAGE_CAPTURE_SAFE, func, data,
+                                          NULL, NULL);
+
+  tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
+  tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32), NULL);
+  g_assert_true (tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
+  g_assert_true (tg_producer_bind (p, "words", words, 4 * sizeof (gint32), NULL));
+  return p;
+}
+
 static void
 test_host_memory_flags (Fixture *fx, gconstpointer data)
 {
@@ -142,17 +159,10 @@ test_host_memory_flags (Fixture *fx, gconstpointer data)
   for (gint h = 0; h < HOSTILE_N; h++)
     for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
       {
-        g_autoptr (TgProducer) p = tg_producer_new ("hostile", 0);
+        g_autoptr (TgProducer) p = words_producer ("hostile", "hostile", hostile_stage,
+                                                   GINT_TO_POINTER (h), counter, words);
         g_autoptr (GError) error = NULL;
-        guint s = tg_producer_add_device_stage (p, "hostile", TG_STAGE_CAPTURE_SAFE,
-                                                hostile_stage, GINT_TO_POINTER (h),
-                                                NULL, NULL);
 
-        tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
-        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32), NULL);
-        g_assert_true (
-            tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
-        g_assert_true (tg_producer_bind (p, "words", words, 4 * sizeof (gint32), NULL));
         g_assert_false (
             tg_producer_run (p, fx->stream, policies[i], tg_unconditional (), &error));
         g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
@@ -240,18 +250,11 @@ test_loop_arguments (Fixture *fx, gconstpointer data)
   for (guint c = 0; c < G_N_ELEMENTS (loop_cases); c++)
     for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
       {
-        g_autoptr (TgProducer) p = tg_producer_new ("loops", 0);
+        g_autoptr (TgProducer) p = words_producer ("loops", "loop", loop_args_stage,
+                                                   GUINT_TO_POINTER (c), counter, words);
         g_autoptr (GError) error = NULL;
-        guint s = tg_producer_add_device_stage (p, "loop", TG_STAGE_CAPTURE_SAFE,
-                                                loop_args_stage, GUINT_TO_POINTER (c),
-                                                NULL, NULL);
         gboolean ok;
 
-        tg_producer_declare_binding (p, s, "counter", sizeof (guint32), NULL);
-        tg_producer_declare_binding (p, s, "words", 4 * sizeof (gint32), NULL);
-        g_assert_true (
-            tg_producer_bind (p, "counter", counter, sizeof (guint32), NULL));
-        g_assert_true (tg_producer_bind (p, "words", words, 4 * sizeof (gint32), NULL));
         ok = tg_producer_run (p, fx->stream, policies[i], tg_unconditional (), &error);
         if (loop_cases[c].arg == NULL)
           {
