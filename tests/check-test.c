@@ -182,6 +182,24 @@ replay_params (Fixture *f, gboolean stale)
     }
 }
 
+/* Records the producer into the caller's capture in progress on the
+ * fixture's stream, ends it, and replays it with param 9: out must hold
+ * hash(i, @want). */
+static void
+record_and_replay (Fixture *f, guint32 *scratch, guint32 want)
+{
+  g_autoptr (GError) error = NULL;
+  cudaGraphExec_t exec;
+
+  g_assert_true (tg_producer_run (f->producer, f->gpu.stream, TG_POLICY_RECORD,
+                                  tg_unconditional (), &error));
+  g_assert_no_error (error);
+  exec = tg_test_end_caller_capture (f->gpu.stream);
+  set_inputs (f, 9);
+  tg_test_replay_caller_capture (exec, f->gpu.stream, scratch);
+  expect_out (f, want);
+}
+
 /* REPLAY: refused with checks on; the next call works (the stage fixed). */
 static void
 test_replay_refused (Fixture *f, gconstpointer data)
@@ -248,7 +266,6 @@ test_record_refused (Fixture *f, gconstpointer data)
 {
   guint32 *scratch = tg_test_have_gpu () ? tg_test_device_alloc (4) : NULL;
   g_autoptr (GError) error = NULL;
-  cudaGraphExec_t exec;
   cudaGraph_t graph;
 
   TG_TEST_REQUIRE_GPU ();
@@ -267,13 +284,7 @@ test_record_refused (Fixture *f, gconstpointer data)
    * replay's inputs are set once it ended (a synchronous copy would break
    * it). */
   f->where = ON_STAGE;
-  g_assert_true (tg_producer_run (f->producer, f->gpu.stream, TG_POLICY_RECORD,
-                                  tg_unconditional (), &error));
-  g_assert_no_error (error);
-  exec = tg_test_end_caller_capture (f->gpu.stream);
-  set_inputs (f, 9);
-  tg_test_replay_caller_capture (exec, f->gpu.stream, scratch);
-  expect_out (f, 9);
+  record_and_replay (f, scratch, 9);
   tg_test_device_free (scratch);
 }
 
@@ -283,20 +294,12 @@ static void
 test_record_stale (Fixture *f, gconstpointer data)
 {
   guint32 *scratch = tg_test_have_gpu () ? tg_test_device_alloc (4) : NULL;
-  g_autoptr (GError) error = NULL;
-  cudaGraphExec_t exec;
 
   TG_TEST_REQUIRE_GPU ();
   set_checks (FALSE);
   set_inputs (f, 3);
   (void)tg_test_begin_caller_capture (f->gpu.stream, scratch);
-  g_assert_true (tg_producer_run (f->producer, f->gpu.stream, TG_POLICY_RECORD,
-                                  tg_unconditional (), &error));
-  g_assert_no_error (error);
-  exec = tg_test_end_caller_capture (f->gpu.stream);
-  set_inputs (f, 9);
-  tg_test_replay_caller_capture (exec, f->gpu.stream, scratch);
-  expect_out (f, 3);
+  record_and_replay (f, scratch, 3);
   tg_test_device_free (scratch);
 }
 

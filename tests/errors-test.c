@@ -199,7 +199,8 @@ static const struct
   { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE, (guint)G_MAXINT32 + 1,
     FALSE, FALSE },
   { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE_BY, 0, FALSE, FALSE },
-  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE_BY, G_MAXUINT, FALSE, FALSE },
+  { "max_iters", TG_ARGUMENT_ERROR_OUT_OF_RANGE, CALL_WHILE_BY, G_MAXUINT, FALSE,
+    FALSE },
   { "flag", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE, 4, TRUE, FALSE },
   { "status", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE, 4, FALSE, TRUE },
   { "status", TG_ARGUMENT_ERROR_INVALID, CALL_WHILE_BY, 4, TRUE, TRUE },
@@ -250,8 +251,8 @@ test_loop_arguments (Fixture *fx, gconstpointer data)
   for (guint c = 0; c < G_N_ELEMENTS (loop_cases); c++)
     for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
       {
-        g_autoptr (TgProducer) p = words_producer ("loops", "loop", loop_args_stage,
-                                                   GUINT_TO_POINTER (c), counter, words);
+        g_autoptr (TgProducer) p = words_producer (
+            "loops", "loop", loop_args_stage, GUINT_TO_POINTER (c), counter, words);
         g_autoptr (GError) error = NULL;
         gboolean ok;
 
@@ -267,8 +268,8 @@ test_loop_arguments (Fixture *fx, gconstpointer data)
         g_test_message ("%s: %s", tg_policy_to_string (policies[i]), error->message);
         g_assert_nonnull (strstr (error->message, loop_cases[c].arg));
         /* Named once: by the stage's call, as every error of a stage. */
-        g_assert_true (g_str_has_prefix (error->message,
-                                         "producer 'loops', stage 'loop': "));
+        g_assert_true (
+            g_str_has_prefix (error->message, "producer 'loops', stage 'loop': "));
         g_assert_null (strstr (error->message + 1, "producer 'loops'"));
         g_assert_cmpstr (tg_error_get_producer (error), ==, "loops");
         g_assert_cmpstr (tg_error_get_stage (error), ==, "loop");
