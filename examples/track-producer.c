@@ -410,10 +410,8 @@ validate_stage (const TgLaunch *launch, gpointer data, GError **error)
 static TrackRows
 rows (const TgLaunch *launch, gboolean spare)
 {
-  Buffer first = spare ? BUF_SPARE_POINTS : BUF_POINTS;
-
   return (TrackRows){
-    .points = binding (launch, first),
+    .points = binding (launch, spare ? BUF_SPARE_POINTS : BUF_POINTS),
     .control = binding (launch, spare ? BUF_SPARE_CONTROL : BUF_CONTROL),
     .families = binding (launch, spare ? BUF_SPARE_FAMILIES : BUF_FAMILIES),
     .valid = binding (launch, spare ? BUF_SPARE_VALID : BUF_VALID),
