@@ -122,7 +122,7 @@ test_empty_bodies (Fixture *f, gconstpointer data)
         tg_test_device_clear (f->dev, sizeof (Dev));
         tg_test_upload (&f->dev->flag, &flag, sizeof flag);
         tg_test_upload (&f->dev->go, &go, sizeof go);
-        tgc_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
+        tg_test_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
         d = read_dev (f);
         g_test_message ("%s, flag %d: %u kernels", tg_policy_to_string (policies[i]),
                         flag, d.count);
@@ -180,7 +180,7 @@ test_many_cases (Fixture *f, gconstpointer data)
 
           tg_test_upload (&f->dev->flag, &picks[k], sizeof (gint32));
           tg_test_upload (&f->dev->picked, &none, sizeof none);
-          tgc_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
+          tg_test_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
           g_assert_cmpint (read_dev (f).picked, ==,
                            picks[k] >= 0 && picks[k] < MANY_CASES ? picks[k] : none);
         }
@@ -235,7 +235,7 @@ test_bodies_see_bindings (Fixture *f, gconstpointer data)
       tg_producer_declare_binding (p, s, "sizes", sizeof (guint32), NULL);
       bind_dev (f, p);
       tg_test_device_clear (f->dev, sizeof (Dev));
-      tgc_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
+      tg_test_run_once (f->gpu.stream, p, policies[i], tg_unconditional ());
       g_assert_cmpuint (read_dev (f).count, ==, 1);
     }
   tg_test_assert_no_leaks (&before);

@@ -217,14 +217,14 @@ set_dev (Fixture *f)
   tg_test_upload (f->dev, &d, sizeof d);
 }
 
-/* A call that works (tgc_run_once()): the count grows by what one call
+/* A call that works (tg_test_run_once()): the count grows by what one call
  * runs. */
 static void
 run_works (Fixture *f, TgProducer *p, Case *c, TgPolicy policy)
 {
   guint32 before = tg_test_read_u32 (&f->dev->count);
 
-  tgc_run_once (f->gpu.stream, p, policy, call_condition (c));
+  tg_test_run_once (f->gpu.stream, p, policy, call_condition (c));
   g_assert_cmpuint (tg_test_read_u32 (&f->dev->count), ==,
                     before + runs_per_call (c->shape));
 }

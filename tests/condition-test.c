@@ -108,33 +108,6 @@ pattern_producer (Fixture *f, guint32 pattern)
 /* Runs [pattern?, producer under @condition] REPLAYS times under @policy
  * (RECORD: recorded once into a capture begun here, replayed REPLAYS times),
  * reading the device state back after each. */
-/* Runs @p once under @policy and @condition on @stream, through a caller's
- * capture (instantiated and launched once) for RECORD, and waits. */
-void
-tgc_run_once (cudaStream_t stream, TgProducer *p, TgPolicy policy, TgCondition condition)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (policy == TG_POLICY_RECORD)
-    {
-      cudaGraph_t graph = NULL;
-      cudaGraphExec_t exec = NULL;
-
-      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
-      g_assert_true (tg_producer_run (p, stream, policy, condition, &error));
-      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
-      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
-      TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
-      TG_TEST_CUDA (cudaStreamSynchronize (stream));
-      TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-      TG_TEST_CUDA (cudaGraphDestroy (graph));
-    }
-  else
-    g_assert_true (tg_producer_run (p, stream, policy, condition, &error));
-  g_assert_no_error (error);
-  TG_TEST_CUDA (cudaStreamSynchronize (stream));
-}
-
 static void
 run_replays (Fixture *f, TgProducer *pattern, TgProducer *p, TgCondition condition,
              TgPolicy policy, Dev *out)

@@ -22,12 +22,6 @@ cudaError_t tgc_launch_relax_next (cudaStream_t s, TgDeviceLoop loop, gint32 *va
 /* Long work: waits @us microseconds on the device, then *dst = value. */
 cudaError_t tgc_launch_late_set (cudaStream_t s, gint32 *dst, gint32 value, guint32 us);
 
-/* condition-test.c: runs @p once under @policy and @condition on @stream,
- * through a caller's capture (instantiated and launched once) for RECORD,
- * and waits. */
-void tgc_run_once (cudaStream_t stream, TgProducer *p, TgPolicy policy,
-                   TgCondition condition);
-
 /* condition-test-branches.c: IF/ELSE and SWITCH */
 void tgc_add_branch_tests (void);
 

@@ -492,5 +492,6 @@ main (int argc, char **argv)
                    test_rebind_after_record);
   tgr_add_body_tests ();
   tgr_add_pass_tests ();
+  tgr_add_foreign_tests ();
   return g_test_run ();
 }

@@ -31,6 +31,10 @@ void tgr_add_pass_tests (void);
 /* record-test-bodies.c: RECORD inside a caller's conditional body */
 void tgr_add_body_tests (void);
 
+/* record-test-foreign.c: bodies holding another library's conditional
+ * nodes */
+void tgr_add_foreign_tests (void);
+
 G_END_DECLS
 
 #endif

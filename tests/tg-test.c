@@ -559,3 +559,37 @@ tg_test_expect_refusal (TgProducer *p, cudaStream_t stream, TgPolicy policy,
   tg_test_replay_caller_capture (tg_test_end_caller_capture (stream), stream, counter);
   tg_test_device_free (counter);
 }
+
+/* Runs @p once under @policy and @condition on @stream, through a caller's
+ * capture (instantiated and launched once) for RECORD, and waits. */
+void
+tg_test_run_once (cudaStream_t stream, TgProducer *p, TgPolicy policy, TgCondition condition)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (policy == TG_POLICY_RECORD)
+    {
+      cudaGraph_t graph = NULL;
+      cudaGraphExec_t exec = NULL;
+      gboolean ok;
+
+      TG_TEST_CUDA (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+      ok = tg_producer_run (p, stream, policy, condition, &error);
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      TG_TEST_CUDA (cudaStreamEndCapture (stream, &graph));
+      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+      TG_TEST_CUDA (cudaGraphLaunch (exec, stream));
+      TG_TEST_CUDA (cudaStreamSynchronize (stream));
+      TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+      TG_TEST_CUDA (cudaGraphDestroy (graph));
+    }
+  else
+    {
+      gboolean ok = tg_producer_run (p, stream, policy, condition, &error);
+
+      g_assert_no_error (error);
+      g_assert_true (ok);
+    }
+  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+}

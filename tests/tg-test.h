@@ -122,6 +122,11 @@ void tg_test_replay_caller_capture (cudaGraphExec_t exec, cudaStream_t stream,
 void tg_test_expect_refusal (TgProducer *producer, cudaStream_t stream, TgPolicy policy,
                              TgCondition condition, GQuark domain, gint code);
 
+/* Runs @p once under @policy and @condition on @stream, through a capture
+ * of the test's (instantiated and launched once) for RECORD, and waits. */
+void tg_test_run_once (cudaStream_t stream, TgProducer *p, TgPolicy policy,
+                       TgCondition condition);
+
 /* A kernel launcher's result as a stage's result: FALSE with a
  * TG_CUDA_ERROR on failure. */
 gboolean tg_test_launched (cudaError_t status, GError **error);

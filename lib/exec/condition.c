@@ -16,6 +16,7 @@
 #include "condition-private.h"
 #include "body-private.h"
 #include "decision-private.h"
+#include "record-plan-private.h"
 #include "resource-private.h"
 
 typedef enum
@@ -120,7 +121,9 @@ decide (const TgLaunch *launch, const Conditional *c, const TgDeviceCondition *d
 
 /* Captures body @i of @c into @body_graph: in segments (body.c), so that a
  * body whose capture breaks is refused and its node stays whole; straight
- * into it, again, where a segment held a conditional node another made. */
+ * into it, again, where a segment held a conditional node another made (a
+ * Warp stage's capture_while): the body's stage functions then run again,
+ * and RECORD's units with them. */
 static gboolean
 capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
               cudaGraph_t body_graph, guint i, const TgDeviceCondition *d,
@@ -131,6 +134,7 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
                                : g_strdup_printf ("the %s's body", c->what);
   gboolean direct = FALSE;
   TgDeviceLoop loop = loop_of (c, d);
+  const guint mark = tg__record_plan_mark (launch);
 
   for (;;)
     {
@@ -162,6 +166,7 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
         {
           if (!tg__body_clear (&body, error))
             return FALSE;
+          tg__record_plan_rewind (launch, mark);
           direct = TRUE;
           continue;
         }

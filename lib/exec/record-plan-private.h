@@ -32,6 +32,13 @@ void tg__record_plan_clear (TgRecordPlan *plan);
 gboolean tg__record_unit (const TgLaunch *launch, TgDeviceFunc func, gpointer data,
                           GError **error);
 
+/* Where the units of a body begin, and going back there: a body captured
+ * again (condition.c, when a segment held another library's conditional
+ * node) calls its stage functions again, which must meet the units they met
+ * the first time.  Nothing outside RECORD's units. */
+guint tg__record_plan_mark (const TgLaunch *launch);
+void tg__record_plan_rewind (const TgLaunch *launch, guint mark);
+
 /* The pass of RECORD @launch runs in: 0 (another policy), 1 (the trial),
  * 2 (into the caller's capture).  Inline: checked mode and the launch's
  * getter ask it, below the units. */

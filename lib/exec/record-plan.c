@@ -16,6 +16,7 @@ typedef struct
    * unit enqueued nothing, or must be called again. */
   cudaGraph_t graph;
   gboolean again; /* the second pass calls the function again */
+  gboolean moved; /* the second pass moved the graph into a capture */
 } Unit;
 
 static void
@@ -49,7 +50,7 @@ unit_trial (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError **e
   TgRecordPlan *plan = launch->plan;
   cudaStream_t stream = tg__producer_unit_stream (launch->producer, error);
   g_autoptr (GError) broke = NULL;
-  Unit unit = { NULL, FALSE };
+  Unit unit = { NULL, FALSE, FALSE };
   TgLaunch inner = *launch;
   TgCaptureInfo info;
   gboolean ok, ended, child = FALSE;
@@ -106,7 +107,46 @@ unit_recorded (const TgLaunch *launch, TgDeviceFunc func, gpointer data, GError 
   unit = &g_array_index (plan->units, Unit, plan->next++);
   if (unit->again)
     return func (launch, data, error);
-  return unit->graph == NULL || tg__capture_embed (launch->stream, &unit->graph, error);
+  if (unit->graph == NULL)
+    return TRUE;
+  if (!tg__capture_embed (launch->stream, &unit->graph, error))
+    return FALSE;
+  unit->moved = unit->graph == NULL;
+  return TRUE;
+}
+
+guint
+tg__record_plan_mark (const TgLaunch *launch)
+{
+  const TgRecordPlan *plan = launch->plan;
+
+  if (plan == NULL || plan->units == NULL)
+    return 0;
+  return plan->pass == 1 ? plan->units->len : plan->next;
+}
+
+void
+tg__record_plan_rewind (const TgLaunch *launch, guint mark)
+{
+  TgRecordPlan *plan = launch->plan;
+
+  if (plan == NULL || plan->units == NULL)
+    return;
+  if (plan->pass == 1)
+    {
+      /* The trial learns them anew. */
+      g_array_set_size (plan->units, mark);
+      return;
+    }
+  /* A graph moved into the discarded capture is gone with it: its function
+   * records its work again. */
+  for (guint i = mark; i < plan->next; i++)
+    {
+      Unit *unit = &g_array_index (plan->units, Unit, i);
+
+      unit->again = unit->again || unit->moved;
+    }
+  plan->next = mark;
 }
 
 gboolean

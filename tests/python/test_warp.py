@@ -244,11 +244,12 @@ class WarpCase(tgtest.GpuCase):
         wp.synchronize()
         return self.out.numpy()
 
-    def check_everywhere(self, p, want=expected, params=(3, 11), relaxed=False, arm=None):
-        """Runs *p* under EAGER, REPLAY, RECORD into torch.cuda.graph and
-        RECORD into a Warp capture, each with each of *params* (*arm*, when
-        given, sets further inputs for a param), checking that the output is
-        ``want(param)`` bit for bit; closes *p*."""
+    def check_everywhere(self, p, want=expected, params=(3, 11), relaxed=False, arm=None,
+                         condition=None):
+        """Runs *p* (under *condition*, when given) under EAGER, REPLAY, RECORD
+        into torch.cuda.graph and RECORD into a Warp capture, each with each
+        of *params* (*arm*, when given, sets further inputs for a param),
+        checking that the output is ``want(param)`` bit for bit; closes *p*."""
         import numpy as np
         torch = self.torch
 
@@ -262,16 +263,16 @@ class WarpCase(tgtest.GpuCase):
                     np.testing.assert_array_equal(self.result(), want(param))
 
         stream = torch.cuda.current_stream()
-        runs("EAGER", lambda: p.run(stream, tx.Policy.EAGER))
-        runs("REPLAY", lambda: p.run(stream, tx.Policy.REPLAY))
+        runs("EAGER", lambda: p.run(stream, tx.Policy.EAGER, condition))
+        runs("REPLAY", lambda: p.run(stream, tx.Policy.REPLAY, condition))
         g = torch.cuda.CUDAGraph()
         with self.interop.graph(g, capture_error_mode="relaxed" if relaxed else "global"):
-            p.run()
+            p.run(condition=condition)
         runs("RECORD into torch.cuda.graph", g.replay)
         del g
         ws = user_stream()
         with wp.ScopedStream(ws), wp.ScopedCapture(stream=ws) as capture:
-            p.run(ws.cuda_stream, tx.Policy.RECORD)
+            p.run(ws.cuda_stream, tx.Policy.RECORD, condition)
         runs("RECORD into a Warp capture",
              lambda: wp.capture_launch(capture.graph, stream=ws))
         del capture
@@ -415,7 +416,10 @@ class Rows(WarpCase):
         self.assertTrue(tx.release_wait(10.0))
         self.assertEqual(tx.live_objects().producers, before.producers - 1)
 
-    def test_capture_if_and_capture_while_in_a_stage(self):
+    def warp_conditionals(self):
+        """A stage whose Warp work holds a wp.capture_if and a wp.capture_while
+        (seeds, mixed for an odd param, then three bumps), and its arm and
+        want for check_everywhere."""
         import numpy as np
         flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
         go = wp.zeros(1, dtype=wp.int32, device="cuda:0")
@@ -446,8 +450,61 @@ class Rows(WarpCase):
             a = seeded(param)
             return (mixed(a) if param % 2 else a) + np.uint32(3)
 
+        return gen, arm, want
+
+    def test_capture_if_and_capture_while_in_a_stage(self):
+        gen, arm, want = self.warp_conditionals()
         self.check_everywhere(self.producer("cond", gen), want, params=(3, 4, 11),
                               arm=arm)
+
+    def test_warp_conditionals_inside_trackgen_conditions(self):
+        # Issue 35 §5: that stage under a call's condition, as an else
+        # branch, a switch case and a loop body: RECORD was refused ("the
+        # second pass of RECORD met more stage functions than the trial
+        # did"); now every policy gives the same bits.
+        gen, arm_gen, want = self.warp_conditionals()
+        on = wp.zeros(1, dtype=wp.int32, device="cuda:0")
+        loop_go = wp.zeros(1, dtype=wp.int32, device="cuda:0")
+        status = wp.zeros(2, dtype=wp.int32, device="cuda:0")
+
+        @self.twarp.stage
+        def body(ctx):
+            gen(ctx)
+            loop_go.zero_()
+
+        def shaped(shape):
+            p = tx.Producer("warp-" + shape)
+            if shape == "else":
+                s = p.add_device_stage("then", lambda ctx: None, capture_safe=True)
+                p.set_stage_condition(s, "on")
+                p.set_stage_else(s, gen)
+            elif shape == "switch":
+                s = p.add_switch_stage("pick", [lambda ctx: None, gen], index="on",
+                                       capture_safe=True)
+            elif shape == "loop":
+                s = p.add_loop_stage("loop", body, flag="go", status="status",
+                                     max_iters=2, capture_safe=True)
+            else:
+                s = p.add_device_stage("gen", gen, capture_safe=True)
+            p.declare_binding(s, "param", 4, dtype="uint32")
+            p.declare_binding(s, "out", 4 * N, dtype="uint32")
+            for name, array in (("param", self.param), ("out", self.out), ("on", on),
+                                ("go", loop_go), ("status", status)):
+                p.bind(name, array)
+            return p
+
+        # The flag or index that runs gen in each shape.
+        shapes = {"call-condition": 1, "else": 0, "switch": 1, "loop": 0}
+        for shape, value in shapes.items():
+            def arm(param, value=value):
+                on.fill_(value)
+                loop_go.fill_(1)
+                arm_gen(param)
+
+            with self.subTest(shape=shape):
+                self.check_everywhere(
+                    shaped(shape), want, params=(3, 4), arm=arm,
+                    condition=tx.conditional(on) if shape == "call-condition" else None)
 
     def test_warp_graph_joins_as_a_child_node(self):
         twarp = self.twarp
