@@ -77,15 +77,25 @@ make_track (TrackShape shape, int family, uint64_t key, uint32_t max_iters,
     }
 }
 
+// Whether the slots @s follow the env at (@seed, @epoch): made (or owed)
+// for the epochs after @epoch from @seed.  Zeroed slots follow nothing.
+static __device__ __forceinline__ bool
+follows (TrackSlots s, uint64_t seed, uint32_t epoch)
+{
+  return s.follows && s.seed == seed && s.epoch == epoch;
+}
+
 // The switch blocks' part: a thread per env.  With the family in range, an
-// ended env moves on to its next epoch and takes its next spare, and the
+// ended env moves on to its next epoch and takes its next slot, and the
 // slot it frees is owed the track of the epoch L ahead, of the family of now
 // (kept in the slot's family until a refill makes it): a track is a function
 // of (seed, epoch, family) whenever it is made, a family set now reaches an
 // env's tracks L episodes later.  Spares are usable while the env's seed
-// and epoch are the ones they follow.  An env with no spare gets its track
-// from its block at once.  Returns whether the env spent a slot; *@urgent:
-// it has no spare left.
+// and epoch are the ones they follow.  An env whose next slot is not made
+// yet gets that slot's track, of the family it is owed, from its block at
+// once: its tracks depend on its own ends alone, never on when a refill
+// came.  Returns whether the env spent a slot; *@urgent: it has no spare
+// left.
 static __device__ int
 switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_t f,
             const uint64_t *seeds, uint32_t *epochs, TrackRows current, TrackSpares sp,
@@ -93,8 +103,10 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
 {
   __shared__ uint32_t owed[SWITCH_BLOCK];
   __shared__ uint64_t keys[SWITCH_BLOCK];
+  __shared__ uint8_t owed_family[SWITCH_BLOCK];
   __shared__ uint32_t n_owed;
   int64_t from = -1; // the spare row this env takes
+  int64_t freed = -1; // the slot it frees
   int spent = 0;
 
   if (threadIdx.x == 0)
@@ -106,17 +118,19 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
       const uint64_t seed = seeds[e];
       const uint32_t epoch = epochs[e];
 
-      if (s.seed != seed || s.epoch != epoch) // set since: every slot owed anew
+      if (!follows (s, seed, epoch)) // set since: every slot owed anew
         {
           s.seed = seed;
+          s.follows = 1;
           s.ready = 0;
           for (uint32_t j = 0; j < sp.lookahead; j++)
             sp.spares.families[(size_t)e * sp.lookahead + j] = (uint8_t)f;
         }
+      freed = (int64_t)e * sp.lookahead + s.head;
+      s.head = (uint8_t)((s.head + 1) % sp.lookahead);
       if (s.ready > 0)
         {
-          from = (int64_t)e * sp.lookahead + s.head;
-          s.head = (uint8_t)((s.head + 1) % sp.lookahead);
+          from = freed;
           s.ready--;
         }
       else
@@ -125,6 +139,7 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
 
           owed[k] = e;
           keys[k] = tg_effective_seed (seed, epoch + 1);
+          owed_family[k] = sp.spares.families[freed];
         }
       spent = 1;
       epochs[e] = s.epoch = epoch + 1; // wraps, as tg_seed_state_advance()
@@ -147,12 +162,11 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
 
       copy_row (shape, current, env, sp.spares, (size_t)row, threadIdx.x % 32);
     }
-  __syncwarp (); // the rows are copied before their slots are owed
-  if (from >= 0)
-    sp.spares.families[from] = (uint8_t)f;
-  __syncthreads ();
+  __syncthreads (); // the rows are copied and the owed families read ...
+  if (freed >= 0)   // ... before the slots are owed anew
+    sp.spares.families[freed] = (uint8_t)f;
   for (uint32_t k = 0; k < n_owed; k++) // rare: the whole block, on demand
-    make_track (shape, f, keys[k], max_iters, current, owed[k], smem);
+    make_track (shape, owed_family[k], keys[k], max_iters, current, owed[k], smem);
   return spent;
 }
 
@@ -174,7 +188,7 @@ refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_bl
       const uint64_t seed = seeds[e];
       const uint32_t base = epochs[e];
       TrackSlots s = sp.slots[e];
-      const bool stale = s.seed != seed || s.epoch != base;
+      const bool stale = !follows (s, seed, base);
 
       if (mask[e] || (stale && !family_in_range (f)))
         {
@@ -196,6 +210,7 @@ refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_bl
       if (threadIdx.x == 0)
         {
           s.seed = seed;
+          s.follows = 1;
           s.epoch = base;
           s.ready = (uint8_t)sp.lookahead;
           s.listed = 0;

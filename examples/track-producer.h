@@ -77,10 +77,12 @@
  *     env that ends in that very call waits for the next refill;
  *   - its last block decides the next refill: when at least refill_batch
  *     slots were spent since the last one, or an env has no spare left.
- * An env that ends with no usable spare (it ended again before the refill
- * its last end asked for, or its seed or epoch was set since its spares
- * were made: tg_seed_state_reset_epochs(), ...) gets its track from its
- * switch block at once, as on demand.  With the family out of range, an
+ * An env whose next slot is not made yet (it ended again before the refill
+ * its last end asked for) gets that slot's track, of the family the slot is
+ * owed, from its switch block at once: an env's tracks depend on its own
+ * ends alone.  One whose seed or epoch was set since its spares were made
+ * (tg_seed_state_reset_epochs(), ...) has every slot owed anew, of the
+ * family of now, and its track made at once, as on demand.  With the family out of range, an
  * ended env keeps its track and epoch (as on demand).  Run the producer
  * unconditionally on every step: a call where no env ended costs one kernel
  * whose blocks return at once.  The first call after construction makes

@@ -70,8 +70,8 @@ typedef struct
   uint32_t epoch; /* of the current track: another in the seed state, likewise */
   uint8_t head;   /* the slot of the next track */
   uint8_t ready;  /* slots made, from @head on: epochs @epoch + 1 .. + @ready */
-  uint8_t listed; /* the env is in a refill's list */
-  uint8_t unused;
+  uint8_t listed;  /* the env is in a refill's list */
+  uint8_t follows; /* @seed and @epoch are set (zeroed slots follow no env) */
 } TrackSlots;
 
 /* The batched refill of spent spares.  Two lists of envs, in "refill_ids":

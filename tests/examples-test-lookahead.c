@@ -214,6 +214,66 @@ test_family_lags (TgTestGpu *gpu, gconstpointer data)
     }
 }
 
+/* An env's tracks depend on its own ends alone, never on when a refill
+ * came: env 0 ends two steps in three under a family that changes every
+ * step, in a producer refilled after every end (the other envs end often)
+ * and in one refilled only when an env runs out (they never end).  Its
+ * next slot is made by the refill in the first, at once in the second
+ * (each of its second ends finds it not made yet), of the family that slot
+ * is owed in both. */
+static void
+test_own_ends_alone (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (11);
+  cudaStream_t s = gpu->stream;
+  g_autoptr (TgSeedState) seeds_a = NULL, seeds_b = NULL;
+  g_autoptr (TgProducer) often = NULL, late = NULL;
+  TrackConfig config;
+  guint8 mask_a[N_ENVS], mask_b[N_ENVS] = { 0 };
+  g_autofree float2 *points_a = NULL, *points_b = NULL;
+  guint8 families_a[N_ENVS], families_b[N_ENVS];
+  guint32 epochs_a[N_ENVS], epochs_b[N_ENVS];
+  gsize row;
+
+  TG_TEST_REQUIRE_GPU ();
+  track_config_init (&config, N_ENVS);
+  row = config.shape.n_points * sizeof (float2);
+  points_a = g_malloc (N_ENVS * row);
+  points_b = g_malloc (N_ENVS * row);
+  seeds_a = tg_seed_state_new (0, N_ENVS, 21, &error);
+  g_assert_no_error (error);
+  seeds_b = tg_seed_state_new (0, N_ENVS, 21, &error);
+  g_assert_no_error (error);
+  often = lookahead_new (seeds_a, s, 2, 1);
+  late = lookahead_new (seeds_b, s, 2, 1000);
+  run_ok (often, s, TG_POLICY_EAGER);
+  run_ok (late, s, TG_POLICY_EAGER);
+  for (guint t = 0; t < 60; t++)
+    {
+      for (guint e = 1; e < N_ENVS; e++)
+        mask_a[e] = g_rand_int_range (rand, 0, 4) == 0;
+      mask_a[0] = mask_b[0] = t % 3 != 2;
+      upload (often, "mask", mask_a, sizeof mask_a, s);
+      upload (late, "mask", mask_b, sizeof mask_b, s);
+      set_family (often, (gint32)(t % TRACK_N_FAMILIES), s);
+      set_family (late, (gint32)(t % TRACK_N_FAMILIES), s);
+      run_ok (often, s, TG_POLICY_EAGER);
+      run_ok (late, s, TG_POLICY_EAGER);
+      download (points_a, often, "points", N_ENVS * row, s);
+      download (points_b, late, "points", N_ENVS * row, s);
+      download (families_a, often, "families", sizeof families_a, s);
+      download (families_b, late, "families", sizeof families_b, s);
+      g_assert_true (tg_seed_state_read (seeds_a, s, NULL, epochs_a, &error)
+                     && tg_seed_state_read (seeds_b, s, NULL, epochs_b, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (epochs_a[0], ==, epochs_b[0]);
+      g_assert_cmpuint (families_a[0], ==, families_b[0]);
+      g_assert_cmpmem (points_a, row, points_b, row);
+    }
+  g_assert_cmpuint (epochs_b[0], ==, 1 + 40);
+}
+
 /* The configuration's lookahead fields, checked before anything is made. */
 static void
 test_config (void)
@@ -265,4 +325,5 @@ examples_test_add_lookahead (void)
   ADD_CASE ("/examples/lookahead/equals-on-demand/ends-twice-before-refill", &three);
   ADD_CASE ("/examples/lookahead/equals-on-demand/refill-every-end", &every);
   TG_TEST_ADD_GPU ("/examples/lookahead/family-lags", test_family_lags);
+  TG_TEST_ADD_GPU ("/examples/lookahead/own-ends-alone", test_own_ends_alone);
 }
