@@ -25,6 +25,12 @@ struct _SimShard
   gint32 *any_done_host; /* pinned, for the host-driven loop */
   cudaGraphExec_t step_graph;
   cudaGraphExec_t floor_graph; /* the step graph that never regenerates */
+  TrackRefiller *refiller;     /* with overlap */
+  /* Step timing: an event after each step of a timed replay, and the GPU
+   * time between consecutive ones of the last. */
+  cudaEvent_t *events;
+  guint n_events, n_times;
+  float *step_us;
 };
 
 void
@@ -35,6 +41,8 @@ sim_options_init (SimOptions *options)
   options->curriculum_steps = 500;
   options->lookahead = 2;
   options->refill_batch = 64;
+  options->overlap = FALSE;
+  options->heavy = 0;
 }
 
 void
@@ -92,6 +100,12 @@ sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
   shard->config.advance = TRUE;
   shard->config.lookahead = options->lookahead;
   shard->config.refill_batch = options->refill_batch;
+  shard->config.overlap = options->overlap;
+  if (options->heavy > 0)
+    {
+      shard->config.max_iters = options->heavy;
+      shard->config.shape.min_turn_radius = 45.f;
+    }
   shard->params.n_envs = n_envs;
   shard->params.first_env = first_env;
   shard->params.n_points = shard->config.shape.n_points;
@@ -115,7 +129,11 @@ sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
        && TRACK_CUDA_OK (cudaMalloc ((void **)&shard->counters, sizeof (SimCounters)),
                          error)
        && TRACK_CUDA_OK (
-           cudaMallocHost ((void **)&shard->any_done_host, sizeof (gint32)), error);
+           cudaMallocHost ((void **)&shard->any_done_host, sizeof (gint32)), error)
+       && (!options->overlap
+           || (shard->refiller = track_refiller_new (shard->track, &shard->config,
+                                                     shard->seeds, error))
+                  != NULL);
   if (!ok)
     {
       sim_shard_free (shard);
@@ -154,6 +172,8 @@ sim_shard_free (SimShard *shard)
     check_cleanup (cudaFree (shard->counters), "cudaFree");
   if (shard->any_done_host != NULL)
     check_cleanup (cudaFreeHost (shard->any_done_host), "cudaFreeHost");
+  g_clear_pointer (&shard->refiller, track_refiller_free);
+  (void)sim_shard_time_steps (shard, 0, NULL);
   g_clear_pointer (&shard->track, tg_producer_unref);
   g_clear_pointer (&shard->seeds, tg_seed_state_unref);
   /* Last: the producer's buffers were filled on it. */
@@ -174,16 +194,55 @@ sim_shard_get_stream (const SimShard *shard)
   return shard->stream;
 }
 
-/* With lookahead, a call with no env ended: the first call made every env's
- * track, this one their spares, so the loop starts with spares ready. */
+TrackRefiller *
+sim_shard_get_refiller (const SimShard *shard)
+{
+  return shard->refiller;
+}
+
+gboolean
+sim_shard_time_steps (SimShard *shard, guint n_steps, GError **error)
+{
+  gboolean ok = TRUE;
+
+  for (guint t = 0; t < shard->n_events; t++)
+    check_cleanup (cudaEventDestroy (shard->events[t]), "cudaEventDestroy");
+  g_clear_pointer (&shard->events, g_free);
+  g_clear_pointer (&shard->step_us, g_free);
+  shard->n_events = shard->n_times = 0;
+  if (n_steps == 0)
+    return TRUE;
+  shard->events = g_new0 (cudaEvent_t, n_steps);
+  shard->step_us = g_new0 (float, n_steps);
+  for (; ok && shard->n_events < n_steps; shard->n_events++)
+    ok = TRACK_CUDA_OK (cudaEventCreate (&shard->events[shard->n_events]), error);
+  return ok;
+}
+
+const float *
+sim_shard_get_step_times (const SimShard *shard, guint *n)
+{
+  *n = shard->n_times;
+  return shard->step_us;
+}
+
+/* With lookahead, the spares made before the loop starts: the first call
+ * made every env's track, then a call with no env ended refills in the
+ * step graph, or a refill runs beside (with overlap: once the first call's
+ * totals are in, it is due). */
 static gboolean
 settle (SimShard *shard, GError **error)
 {
-  return shard->config.lookahead == 0
-         || (TRACK_CUDA_OK (
-                 cudaMemsetAsync (shard->mask, 0, shard->n_envs, shard->stream), error)
-             && tg_producer_run (shard->track, shard->stream, TG_POLICY_EAGER,
-                                 tg_unconditional (), error));
+  if (shard->config.lookahead == 0)
+    return TRUE;
+  if (shard->refiller != NULL)
+    return TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error)
+           && track_refiller_poll (shard->refiller, NULL, error)
+           && track_refiller_wait (shard->refiller, error);
+  return TRACK_CUDA_OK (cudaMemsetAsync (shard->mask, 0, shard->n_envs, shard->stream),
+                        error)
+         && tg_producer_run (shard->track, shard->stream, TG_POLICY_EAGER,
+                             tg_unconditional (), error);
 }
 
 gboolean
@@ -191,7 +250,9 @@ sim_shard_reset (SimShard *shard, GError **error)
 {
   cudaStream_t s = shard->stream;
 
-  return tg_seed_state_reset_epochs (shard->seeds, s, NULL, 0, error)
+  /* A refill still running would finish on the spares a reset drops. */
+  return (shard->refiller == NULL || track_refiller_wait (shard->refiller, error))
+         && tg_seed_state_reset_epochs (shard->seeds, s, NULL, 0, error)
          && track_producer_reset (shard->track, s, error)
          && TRACK_CUDA_OK (cudaMemsetAsync (shard->mask, 1, shard->n_envs, s), error)
          && TRACK_CUDA_OK (cudaMemsetAsync (shard->family, 0, sizeof (gint32), s),
@@ -281,13 +342,45 @@ sim_shard_capture_floor (SimShard *shard, GError **error)
   return capture (shard, params, TRUE, &shard->floor_graph, error);
 }
 
+/* A step's host side beyond its launch: the step's event, when timed, and
+ * the refiller's poll, with overlap. */
+static gboolean
+after_step (SimShard *shard, guint t, GError **error)
+{
+  return (t >= shard->n_events
+          || TRACK_CUDA_OK (cudaEventRecord (shard->events[t], shard->stream), error))
+         && (shard->refiller == NULL
+             || track_refiller_poll (shard->refiller, NULL, error));
+}
+
+/* The GPU time between the events of consecutive steps of the last replay
+ * of @n_steps steps. */
+static gboolean
+read_step_times (SimShard *shard, guint n_steps, GError **error)
+{
+  shard->n_times = 0;
+  for (guint t = 1; t < MIN (n_steps, shard->n_events); t++)
+    {
+      float ms = 0.f;
+
+      if (!TRACK_CUDA_OK (cudaEventElapsedTime (&ms, shard->events[t - 1],
+                                                shard->events[t]),
+                          error))
+        return FALSE;
+      shard->step_us[shard->n_times++] = ms * 1e3f;
+    }
+  return TRUE;
+}
+
 static gboolean
 replay (SimShard *shard, cudaGraphExec_t exec, guint n_steps, GError **error)
 {
   for (guint t = 0; t < n_steps; t++)
-    if (!TRACK_CUDA_OK (cudaGraphLaunch (exec, shard->stream), error))
+    if (!TRACK_CUDA_OK (cudaGraphLaunch (exec, shard->stream), error)
+        || !after_step (shard, t, error))
       return FALSE;
-  return TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error);
+  return TRACK_CUDA_OK (cudaStreamSynchronize (shard->stream), error)
+         && read_step_times (shard, n_steps, error);
 }
 
 gboolean
@@ -310,6 +403,9 @@ sim_shard_run_host (SimShard *shard, guint n_steps, GError **error)
   for (guint t = 0; t < n_steps; t++)
     {
       if (!enqueue_step (shard, shard->params, error))
+        return FALSE;
+      if (shard->refiller != NULL
+          && !track_refiller_poll (shard->refiller, NULL, error))
         return FALSE;
       /* On demand the host decides, from a readback of any-done. */
       if (!lookahead

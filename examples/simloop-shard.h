@@ -29,10 +29,14 @@ typedef struct
   guint curriculum_steps; /* steps of each shape family, in turn */
   guint lookahead;        /* spare tracks per env (0: generated on demand) */
   guint refill_batch;     /* with lookahead: spent spares that start a refill */
+  gboolean overlap;       /* with lookahead: refills beside the steps (TrackRefiller) */
+  guint heavy;            /* a relaxation cap for a heavy generator (0: the default
+                             one): turns tighter than the default allows, made
+                             smooth in up to this many iterations */
 } SimOptions;
 
 /* The defaults: about half the steps of a 2000-step run end no episode;
- * two spare tracks per env, refilled 64 at a time. */
+ * two spare tracks per env, refilled 64 at a time in the step graph. */
 void sim_options_init (SimOptions *options);
 
 /* The state of a population's envs, on the host, in global order. */
@@ -83,6 +87,16 @@ gboolean sim_shard_run_floor (SimShard *shard, guint n_steps, GError **error);
  * lookahead, the producer run eagerly every step (it waits for its switch
  * kernel's decision).  Blocks. */
 gboolean sim_shard_run_host (SimShard *shard, guint n_steps, GError **error);
+/* With overlap, the shard's refiller (NULL otherwise). */
+TrackRefiller *sim_shard_get_refiller (const SimShard *shard);
+/* Records an event after each step of the next replays (run_graph,
+ * run_floor) of up to @n_steps steps, and keeps the GPU time between
+ * consecutive ones; 0 stops. */
+gboolean sim_shard_time_steps (SimShard *shard, guint n_steps, GError **error);
+/* The step times of the last timed replay, in microseconds: *@n of them
+ * (its steps but the first), owned by the shard. */
+const float *sim_shard_get_step_times (const SimShard *shard, guint *n);
+
 /* Reads the shard's envs into @snap at their global indices (@snap holds
  * envs 0 to at least first + n - 1), and its counters.  Blocks. */
 gboolean sim_shard_read (SimShard *shard, SimSnapshot *snap, SimCounters *counters,

@@ -106,6 +106,7 @@ verify_standalone (SimShard *shard, const SimSnapshot *snap, const char *svg_pat
   config.n_envs = n;
   config.advance = FALSE; /* generate at the given epochs, on demand */
   config.lookahead = 0;
+  config.overlap = FALSE;
   config.svg_path = svg_path;
   config.svg_tracks = n;
   config.svg_labels = (const char *const *)labels;
@@ -183,6 +184,62 @@ timed (gboolean (*loop) (SimShard *, guint, GError **), SimShard *shard, guint n
   return TRUE;
 }
 
+static int
+compare_floats (gconstpointer a, gconstpointer b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+
+  return (x > y) - (x < y);
+}
+
+/* The @q quantile (0 to 1) of the shard's step times of its last timed
+ * replay; 0 when there are none. */
+static double
+step_quantile (SimShard *shard, double q)
+{
+  guint n = 0;
+  const float *times = sim_shard_get_step_times (shard, &n);
+  g_autofree float *sorted = g_memdup2 (times, n * sizeof (float));
+
+  if (n == 0)
+    return 0;
+  qsort (sorted, n, sizeof (float), compare_floats);
+  return sorted[MIN ((guint)(q * n), n - 1)];
+}
+
+/* With overlap: the refills beside the timed loop (@before and @after its
+ * run), against the issue's three promises: no stall (the loop's p99 step
+ * time against its floor's median), only its share (the loop's speed
+ * against the floor's times the share of the loop's time a refill ran), and
+ * the ends that found no spare ready. */
+static void
+print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *after,
+               double floor_median, double loop_median, double loop_p99,
+               double floor_s, double graph_s)
+{
+  guint refills = after->started - before->started;
+  guint freed = after->totals.freed - before->totals.freed;
+  guint misses = after->totals.misses - before->totals.misses;
+  double ms = after->gpu_ms - before->gpu_ms;
+  double share = MIN (ms / 1e3 / graph_s, 1.0);
+
+  printf ("  overlapped refill: %u refills, %u spares made, %.2f ms of GPU each "
+          "(%.0f steps of the floor)\n",
+          refills, after->totals.made - before->totals.made,
+          refills > 0 ? ms / refills : 0.0,
+          refills > 0 && floor_median > 0 ? ms * 1e3 / refills / floor_median : 0.0);
+  printf ("  ends: %u, of which %u found no spare ready and made their track at once "
+          "(envs touched)\n",
+          freed, misses);
+  printf ("  step times: floor median %.2f us; loop median %.2f us, p99 %.2f us = "
+          "%.2fx the floor's median (target <= 1.2x)\n",
+          floor_median, loop_median, loop_p99,
+          floor_median > 0 ? loop_p99 / floor_median : 0.0);
+  printf ("  a refill ran %.0f%% of the loop's time; the loop at %.3fx its floor's "
+          "speed times %.2f (target >= 0.9x)\n",
+          share * 100, share < 1 ? floor_s / graph_s / (1 - share) : 0.0, 1 - share);
+}
+
 /* One device: the loop in the graph, then driven from the host, then the
  * standalone regeneration and the SVG. */
 static gboolean
@@ -195,7 +252,9 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
   SimCounters graph_counters, host_counters;
   const TrackConfig *c;
   struct cudaDeviceProp prop;
-  double graph_s = 0, floor_s = 0, host_s = 0;
+  double graph_s = 0, floor_s = 0, host_s = 0, floor_median = 0;
+  TrackRefillerStats before = { 0 }, after = { 0 };
+  TrackRefiller *refiller;
   guint n_shown = 0, n_same = 0;
   gboolean ok;
 
@@ -211,17 +270,30 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
               "points\n",
               n_envs, n_steps, prop.name, c->shape.n_points, c->shape.n_control);
       if (c->lookahead > 0)
-        printf ("  lookahead: %u spare tracks per env, refilled %u at a time\n",
-                c->lookahead, c->refill_batch);
+        printf ("  lookahead: %u spare tracks per env, refilled %u at a time%s\n",
+                c->lookahead, c->refill_batch,
+                c->overlap ? ", beside the steps" : " in the step graph");
       else
         printf ("  on demand: tracks generated when an episode ends\n");
+      if (options->heavy > 0)
+        printf ("  heavy generator: turns of %.0f m at least, up to %u relaxation "
+                "iterations\n",
+                c->shape.min_turn_radius, c->max_iters);
     }
+  refiller = sim_shard_get_refiller (shard);
   ok = ok && sim_shard_capture (shard, error) && sim_shard_capture_floor (shard, error)
+       && (refiller == NULL || sim_shard_time_steps (shard, n_steps, error))
        && sim_shard_reset (shard, error)
-       && timed (sim_shard_run_floor, shard, n_steps, &floor_s, error)
-       && sim_shard_reset (shard, error)
-       && timed (sim_shard_run_graph, shard, n_steps, &graph_s, error)
+       && timed (sim_shard_run_floor, shard, n_steps, &floor_s, error);
+  floor_median = step_quantile (shard, 0.5);
+  ok = ok && sim_shard_reset (shard, error);
+  if (ok && refiller != NULL)
+    track_refiller_get_stats (refiller, &before);
+  ok = ok && timed (sim_shard_run_graph, shard, n_steps, &graph_s, error)
+       && (refiller == NULL || track_refiller_wait (refiller, error))
        && sim_shard_read (shard, &graph_end, &graph_counters, error);
+  if (ok && refiller != NULL)
+    track_refiller_get_stats (refiller, &after);
   if (ok)
     {
       print_loop ("in-graph loop:", n_envs, n_steps, graph_s);
@@ -235,7 +307,11 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
               "%.2f us a step, its floor's %.2f)\n",
               (graph_s - floor_s) * 1e6 / n_steps, graph_s * 1e6 / n_steps,
               floor_s * 1e6 / n_steps);
+      if (refiller != NULL)
+        print_overlap (&before, &after, floor_median, step_quantile (shard, 0.5),
+                       step_quantile (shard, 0.99), floor_s, graph_s);
     }
+  ok = ok && (refiller == NULL || sim_shard_time_steps (shard, 0, error));
   ok = ok && sim_shard_reset (shard, error)
        && timed (sim_shard_run_host, shard, n_steps, &host_s, error)
        && sim_shard_read (shard, &host_end, &host_counters, error);
@@ -321,7 +397,9 @@ run_sharded (guint n_devices, guint n_envs, guint n_steps, guint64 base_seed,
 int
 main (int argc, char **argv)
 {
-  gint envs = 0, steps = 2000, n_devices = 1, count = 0, lookahead, refill_batch;
+  gint envs = 0, steps = 2000, n_devices = 1, count = 0, lookahead, refill_batch,
+       heavy = 0;
+  gboolean overlap = FALSE;
   gint64 seed = 42;
   g_autofree char *output = NULL;
   g_autoptr (GError) error = NULL;
@@ -346,6 +424,14 @@ main (int argc, char **argv)
       "L" },
     { "refill-batch", 'b', 0, G_OPTION_ARG_INT, &refill_batch,
       "With lookahead: spent spares that start a refill (default 64)", "B" },
+    { "overlap", 0, 0, G_OPTION_ARG_NONE, &overlap,
+      "With lookahead: refill beside the steps, on a low-priority stream, started "
+      "by the host loop's poll (TrackRefiller), and print the step times",
+      NULL },
+    { "heavy", 0, 0, G_OPTION_ARG_INT, &heavy,
+      "A heavy generator: tighter turns, smoothed in up to N relaxation iterations "
+      "(default 0: the normal one)",
+      "N" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
 
@@ -384,8 +470,16 @@ main (int argc, char **argv)
                TRACK_MAX_LOOKAHEAD);
       return 2;
     }
+  if (heavy < 0 || (overlap && lookahead == 0))
+    {
+      fprintf (stderr, "simloop: --heavy must be positive, and --overlap needs "
+                       "--lookahead of 1 or more\n");
+      return 2;
+    }
   options.lookahead = (guint)lookahead;
   options.refill_batch = (guint)refill_batch;
+  options.overlap = overlap;
+  options.heavy = (guint)heavy;
   if (output == NULL)
     output = g_strdup ("tracks.svg");
 

@@ -104,4 +104,36 @@ TRACK_EXTERN_C cudaError_t track_launch_lookahead (
     const uint8_t *mask, const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
     TrackRows current, TrackSpares spares);
 
+/* The overlapped refill (track-overlap.cu): the spares and their states. */
+typedef struct
+{
+  uint32_t n_envs;    /* E */
+  uint32_t lookahead; /* L slots per env */
+  TrackRows spares;   /* L rows per env, env-major */
+  unsigned long long *states; /* a state word per slot */
+  TrackSlots *slots;  /* per env: its seed, epoch and head (not ready, listed) */
+  TrackOverlap *overlap;
+} TrackOverlapSpares;
+
+/* One call of the lookahead with an overlapped refill, a thread per env:
+ * with *@family in range, every env whose @mask byte is set moves on to its
+ * next epoch and takes its next slot: copied into its row of @current when
+ * a refill made it, else made at once by its block (of the family the slot
+ * is owed: an env's tracks do not depend on when refills run); the slot it
+ * frees is owed the track L epochs ahead, of family *@family.  Its last
+ * block copies the totals to the refiller's host memory. */
+TRACK_EXTERN_C cudaError_t track_launch_switch_overlap (
+    cudaStream_t stream, TrackShape shape, uint32_t max_iters, const uint8_t *mask,
+    const int32_t *family, const uint64_t *seeds, uint32_t *epochs, TrackRows current,
+    TrackOverlapSpares spares);
+
+/* One refill: resets the cursor, then @n_blocks blocks claim each owed slot
+ * in turn and make its track whole (as the switch would), and mark it made
+ * unless a switch owed it anew meanwhile.  Runs beside the switch calls. */
+TRACK_EXTERN_C cudaError_t track_launch_refill_overlap (cudaStream_t stream,
+                                                        TrackShape shape,
+                                                        uint32_t n_blocks,
+                                                        uint32_t max_iters,
+                                                        TrackOverlapSpares spares);
+
 #endif /* TRACK_KERNELS_H */

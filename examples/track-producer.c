@@ -1,60 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* track-producer.c: the track producer's stages, buffers and SVG writer, on
- * TrackGen's public API alone. */
-#include "track-producer.h"
-#include "track-kernels.h"
+/* track-producer.c: the track producer's configuration, its stages and
+ * their buffers' allocation, on TrackGen's public API alone. */
+#include "track-buffers.h"
 
 #include <string.h>
-
-typedef enum
-{
-  BUF_MASK,
-  BUF_FAMILY,
-  BUF_CONTROL,
-  BUF_POINTS,
-  BUF_FAMILIES,
-  BUF_VALID,
-  BUF_SHARPNESS,
-  BUF_FLAG,
-  BUF_GENERATED,
-  BUF_STATUS,
-  BUF_IDS,
-  BUF_LIST,
-  /* With lookahead only (the ones above from BUF_FLAG on without) */
-  BUF_SPARE_POINTS,
-  BUF_SPARE_CONTROL,
-  BUF_SPARE_FAMILIES,
-  BUF_SPARE_VALID,
-  BUF_SPARE_SHARPNESS,
-  BUF_SLOTS,
-  BUF_REFILL_IDS,
-  BUF_REFILL,
-  N_BUFFERS
-} Buffer;
-
-static const char *const buffer_names[] = {
-  "mask",
-  "family",
-  "control",
-  "points",
-  "families",
-  "valid",
-  "sharpness",
-  "flag",
-  "generated",
-  "loop_status",
-  "ids",
-  "list",
-  "spare_points",
-  "spare_control",
-  "spare_families",
-  "spare_valid",
-  "spare_sharpness",
-  "slots",
-  "refill_ids",
-  "refill",
-};
-G_STATIC_ASSERT (G_N_ELEMENTS (buffer_names) == N_BUFFERS);
 
 /* What the stages share: the configuration, the seeds and the buffers made
  * at creation; released with the last stage, that is with the producer. */
@@ -68,20 +17,6 @@ typedef struct
   guint n_blocks;        /* of the kernels over the list of envs a call regenerates */
   guint n_refill_blocks; /* of the lookahead's refill: a few per SM */
 } TrackContext;
-
-gboolean
-track_cuda_ok (cudaError_t status, const char *call, GError **error)
-{
-  if (status == cudaSuccess)
-    return TRUE;
-  /* A launch error is reported once, here; one pending from another call is
-   * left to whoever made it. */
-  if (cudaPeekAtLastError () == status)
-    (void)cudaGetLastError ();
-  g_set_error (error, TG_CUDA_ERROR, status, "%s failed: %s (%s)", call,
-               cudaGetErrorName (status), cudaGetErrorString (status));
-  return FALSE;
-}
 
 const char *
 track_family_name (gint32 family)
@@ -163,78 +98,15 @@ track_config_check (const TrackConfig *config, GError **error)
                     "TRUE with lookahead: an env that ends moves on to its next epoch");
   if (config->lookahead > 0 && config->refill_batch == 0)
     return invalid (error, "refill_batch", "at least 1 with lookahead");
+  if (config->overlap && config->lookahead == 0)
+    return invalid (error, "overlap",
+                    "FALSE on demand: the refill it overlaps makes spare tracks "
+                    "(set lookahead)");
   if (config->svg_path != NULL && config->svg_tracks == 0)
     return invalid (error, "svg_tracks", "at least 1 when svg_path is set");
   return TRUE;
 }
 
-/* The bytes of buffer @b under @c: 0 for a buffer the mode does not use
- * (the relaxation's and the list's on demand, the spares' with lookahead). */
-static gsize
-buffer_size (const TrackConfig *c, Buffer b)
-{
-  gsize spares = (gsize)c->n_envs * c->lookahead;
-
-  if ((b >= BUF_FLAG && b <= BUF_LIST && c->lookahead > 0)
-      || (b >= BUF_SPARE_POINTS && c->lookahead == 0))
-    return 0;
-  switch (b)
-    {
-    case BUF_MASK:
-    case BUF_FAMILIES:
-    case BUF_VALID:
-      return c->n_envs;
-    case BUF_CONTROL:
-      return (gsize)c->n_envs * c->shape.n_control * sizeof (float2);
-    case BUF_POINTS:
-      return (gsize)c->n_envs * c->shape.n_points * sizeof (float2);
-    case BUF_SHARPNESS:
-      return c->n_envs * sizeof (float);
-    case BUF_IDS:
-      return c->n_envs * sizeof (guint32);
-    case BUF_REFILL_IDS:
-      return 2 * (gsize)c->n_envs * sizeof (guint32);
-    case BUF_LIST:
-      return sizeof (TrackList);
-    case BUF_FAMILY:
-    case BUF_FLAG:
-    case BUF_GENERATED:
-      return sizeof (gint32);
-    case BUF_SPARE_POINTS:
-      return spares * c->shape.n_points * sizeof (float2);
-    case BUF_SPARE_CONTROL:
-      return spares * c->shape.n_control * sizeof (float2);
-    case BUF_SPARE_FAMILIES:
-    case BUF_SPARE_VALID:
-      return spares;
-    case BUF_SPARE_SHARPNESS:
-      return spares * sizeof (float);
-    case BUF_SLOTS:
-      return c->n_envs * sizeof (TrackSlots);
-    case BUF_REFILL:
-      return sizeof (TrackRefill);
-    case BUF_STATUS:
-    default:
-      return sizeof (TgLoopStatus);
-    }
-}
-
-static gboolean
-enter_device (int device, int *saved, GError **error)
-{
-  return TRACK_CUDA_OK (cudaGetDevice (saved), error)
-         && TRACK_CUDA_OK (cudaSetDevice (device), error);
-}
-
-static void
-leave_device (int saved)
-{
-  cudaError_t status = cudaSetDevice (saved);
-
-  if (status != cudaSuccess)
-    g_warning ("track producer: cannot restore device %d: %s", saved,
-               cudaGetErrorName (status));
-}
 
 static void
 context_clear (gpointer data)
@@ -242,17 +114,17 @@ context_clear (gpointer data)
   TrackContext *ctx = data;
   int saved;
 
-  if (enter_device (tg_seed_state_get_device (ctx->seeds), &saved, NULL))
+  if (track_enter_device (tg_seed_state_get_device (ctx->seeds), &saved, NULL))
     {
       for (guint b = 0; b < N_BUFFERS; b++)
         {
           cudaError_t status
               = ctx->buffers[b] != NULL ? cudaFree (ctx->buffers[b]) : cudaSuccess;
           if (status != cudaSuccess)
-            g_warning ("track producer: cudaFree of '%s' failed: %s", buffer_names[b],
+            g_warning ("track producer: cudaFree of '%s' failed: %s", track_buffer_names[b],
                        cudaGetErrorName (status));
         }
-      leave_device (saved);
+      track_leave_device (saved);
     }
   tg_seed_state_unref (ctx->seeds);
   g_free (ctx->svg_path);
@@ -277,7 +149,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
   int saved, n_sms = 0;
   gboolean ok;
 
-  if (!enter_device (tg_seed_state_get_device (ctx->seeds), &saved, error))
+  if (!track_enter_device (tg_seed_state_get_device (ctx->seeds), &saved, error))
     return FALSE;
   /* A block per SM: up to that many envs regenerate side by side, and a
    * call that regenerates one env launches few blocks that have nothing to
@@ -291,7 +163,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
   ctx->n_refill_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
   for (guint b = 0; ok && b < N_BUFFERS; b++)
     {
-      gsize size = buffer_size (&ctx->config, b);
+      gsize size = track_buffer_size (&ctx->config, b);
 
       if (size == 0)
         continue;
@@ -302,29 +174,10 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
     }
   /* Filled before any producer call, on whatever stream that is. */
   ok = ok && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
-  leave_device (saved);
+  track_leave_device (saved);
   return ok;
 }
 
-/* The buffer bound as @b: declared by the running stage, so TrackGen has
- * checked it is bound and large enough. */
-static gpointer
-binding (const TgLaunch *launch, Buffer b)
-{
-  return tg_launch_get_binding (launch, buffer_names[b]);
-}
-
-#define BIT(b) (1u << (b))
-
-/* Declares the buffers in @set (BIT()s of Buffer) for @stage. */
-static void
-declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
-{
-  for (guint b = 0; b < N_BUFFERS; b++)
-    if (set & BIT (b))
-      tg_producer_declare_binding (p, stage, buffer_names[b], buffer_size (config, b),
-                                   NULL);
-}
 
 /* One case of the "generate" switch: the masked envs are listed and their
  * epochs advance (with config.advance) in one kernel, then another draws
@@ -336,9 +189,9 @@ generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
 {
   const TrackConfig *c = &ctx->config;
   cudaStream_t stream = tg_launch_get_stream (launch);
-  const guint8 *mask = binding (launch, BUF_MASK);
-  guint32 *ids = binding (launch, BUF_IDS);
-  TrackList *list = binding (launch, BUF_LIST);
+  const guint8 *mask = track_binding (launch, BUF_MASK);
+  guint32 *ids = track_binding (launch, BUF_IDS);
+  TrackList *list = track_binding (launch, BUF_LIST);
 
   return TRACK_CUDA_OK (track_launch_list (
                             stream, c->n_envs, mask,
@@ -349,10 +202,10 @@ generate_family (const TgLaunch *launch, TrackContext *ctx, TrackFamily family,
              track_launch_generate (
                  stream, family, c->shape, ctx->n_blocks, list, ids,
                  tg_seed_state_get_seeds (ctx->seeds),
-                 tg_seed_state_get_epochs (ctx->seeds), binding (launch, BUF_CONTROL),
-                 binding (launch, BUF_FAMILIES), binding (launch, BUF_POINTS),
-                 binding (launch, BUF_SHARPNESS), binding (launch, BUF_FLAG),
-                 binding (launch, BUF_GENERATED)),
+                 tg_seed_state_get_epochs (ctx->seeds), track_binding (launch, BUF_CONTROL),
+                 track_binding (launch, BUF_FAMILIES), track_binding (launch, BUF_POINTS),
+                 track_binding (launch, BUF_SHARPNESS), track_binding (launch, BUF_FLAG),
+                 track_binding (launch, BUF_GENERATED)),
              error);
 }
 
@@ -384,9 +237,9 @@ relax_body (const TgLaunch *launch, gpointer data, GError **error)
    * iteration (tg_loop_next): the loop needs no kernel of TrackGen's. */
   return TRACK_CUDA_OK (
       track_launch_relax (tg_launch_get_stream (launch), c->shape, ctx->n_blocks,
-                          binding (launch, BUF_LIST), binding (launch, BUF_IDS),
-                          binding (launch, BUF_POINTS), binding (launch, BUF_SHARPNESS),
-                          binding (launch, BUF_FLAG), tg_launch_get_loop (launch)),
+                          track_binding (launch, BUF_LIST), track_binding (launch, BUF_IDS),
+                          track_binding (launch, BUF_POINTS), track_binding (launch, BUF_SHARPNESS),
+                          track_binding (launch, BUF_FLAG), tg_launch_get_loop (launch)),
       error);
 }
 
@@ -398,53 +251,37 @@ validate_stage (const TgLaunch *launch, gpointer data, GError **error)
 
   return TRACK_CUDA_OK (
       track_launch_validate (tg_launch_get_stream (launch), c->shape, ctx->n_blocks,
-                             binding (launch, BUF_LIST), binding (launch, BUF_IDS),
-                             binding (launch, BUF_POINTS), binding (launch, BUF_VALID),
-                             binding (launch, BUF_FLAG),
-                             binding (launch, BUF_GENERATED)),
+                             track_binding (launch, BUF_LIST), track_binding (launch, BUF_IDS),
+                             track_binding (launch, BUF_POINTS), track_binding (launch, BUF_VALID),
+                             track_binding (launch, BUF_FLAG),
+                             track_binding (launch, BUF_GENERATED)),
       error);
 }
 
-/* The envs' current tracks, or their spare slots, as the running stage's
- * bindings. */
-static TrackRows
-rows (const TgLaunch *launch, gboolean spare)
-{
-  return (TrackRows){
-    .points = binding (launch, spare ? BUF_SPARE_POINTS : BUF_POINTS),
-    .control = binding (launch, spare ? BUF_SPARE_CONTROL : BUF_CONTROL),
-    .families = binding (launch, spare ? BUF_SPARE_FAMILIES : BUF_FAMILIES),
-    .valid = binding (launch, spare ? BUF_SPARE_VALID : BUF_VALID),
-    .sharpness = binding (launch, spare ? BUF_SPARE_SHARPNESS : BUF_SHARPNESS),
-  };
-}
-
-static TrackSpares
-spares (const TgLaunch *launch, const TrackConfig *c)
-{
-  return (TrackSpares){ .n_envs = c->n_envs,
-                        .lookahead = c->lookahead,
-                        .refill_batch = c->refill_batch,
-                        .spares = rows (launch, TRUE),
-                        .slots = binding (launch, BUF_SLOTS),
-                        .ids = binding (launch, BUF_REFILL_IDS),
-                        .refill = binding (launch, BUF_REFILL) };
-}
 
 /* The lookahead's one kernel: the ended envs take their next spares, and
- * the spares a refill decided in the previous call are made. */
+ * the spares a refill decided in the previous call are made (or, with an
+ * overlapped refill, made by a TrackRefiller beside the calls). */
 static gboolean
 lookahead_stage (const TgLaunch *launch, gpointer data, GError **error)
 {
   TrackContext *ctx = data;
   const TrackConfig *c = &ctx->config;
 
+  if (c->overlap)
+    return TRACK_CUDA_OK (
+        track_launch_switch_overlap (
+            tg_launch_get_stream (launch), c->shape, c->max_iters,
+            track_binding (launch, BUF_MASK), track_binding (launch, BUF_FAMILY),
+            tg_seed_state_get_seeds (ctx->seeds), tg_seed_state_get_epochs (ctx->seeds),
+            track_rows (launch, FALSE), track_overlap_spares (launch, c)),
+        error);
   return TRACK_CUDA_OK (
       track_launch_lookahead (
           tg_launch_get_stream (launch), c->shape, ctx->n_refill_blocks, c->max_iters,
-          binding (launch, BUF_MASK), binding (launch, BUF_FAMILY),
+          track_binding (launch, BUF_MASK), track_binding (launch, BUF_FAMILY),
           tg_seed_state_get_seeds (ctx->seeds), tg_seed_state_get_epochs (ctx->seeds),
-          rows (launch, FALSE), spares (launch, c)),
+          track_rows (launch, FALSE), track_spares (launch, c)),
       error);
 }
 
@@ -459,9 +296,9 @@ svg_stage (TgHostOps *ops, gpointer data, GError **error)
   g_autofree guint8 *valid = g_new (guint8, n);
   const TgLaunch *launch = tg_host_ops_get_launch (ops);
 
-  return tg_host_ops_copy_to_host (ops, points, binding (launch, BUF_POINTS),
+  return tg_host_ops_copy_to_host (ops, points, track_binding (launch, BUF_POINTS),
                                    (gsize)n * n_points * sizeof *points, error)
-         && tg_host_ops_copy_to_host (ops, valid, binding (launch, BUF_VALID), n, error)
+         && tg_host_ops_copy_to_host (ops, valid, track_binding (launch, BUF_VALID), n, error)
          && track_svg_write (ctx->svg_path, points, valid, n, n_points, c->shape.width,
                              (const char *const *)ctx->svg_labels, error);
 }
@@ -480,36 +317,36 @@ add_on_demand_stages (TgProducer *p, TrackContext *ctx)
   const TrackConfig *config = &ctx->config;
   /* The flag, set by the generation, is read at entry (0: nothing to relax,
    * the loop is skipped); after that the body decides. */
-  const TgLoopSpec relax = { .flag_binding = buffer_names[BUF_FLAG],
-                             .status_binding = buffer_names[BUF_STATUS],
+  const TgLoopSpec relax = { .flag_binding = track_buffer_names[BUF_FLAG],
+                             .status_binding = track_buffer_names[BUF_STATUS],
                              .max_iters = config->max_iters,
                              .set_by_body = TRUE };
-  const TgSwitchSpec sw = { .index_binding = buffer_names[BUF_FAMILY],
+  const TgSwitchSpec sw = { .index_binding = track_buffer_names[BUF_FAMILY],
                             .n_cases = G_N_ELEMENTS (family_cases),
                             .cases = family_cases };
   guint stage;
 
   stage = tg_producer_add_switch_stage (p, "generate", TG_STAGE_CAPTURE_SAFE, &sw,
                                         context_acquire (ctx), context_release, NULL);
-  declare (p, stage, config,
-           BIT (BUF_MASK) | BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_CONTROL)
-               | BIT (BUF_POINTS) | BIT (BUF_FAMILIES) | BIT (BUF_SHARPNESS)
-               | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
+  track_declare (p, stage, config,
+           TRACK_BIT (BUF_MASK) | TRACK_BIT (BUF_IDS) | TRACK_BIT (BUF_LIST) | TRACK_BIT (BUF_CONTROL)
+               | TRACK_BIT (BUF_POINTS) | TRACK_BIT (BUF_FAMILIES) | TRACK_BIT (BUF_SHARPNESS)
+               | TRACK_BIT (BUF_FLAG) | TRACK_BIT (BUF_GENERATED));
   /* The loop declares its flag and status itself. */
   stage = tg_producer_add_loop_stage (p, "relax", TG_STAGE_CAPTURE_SAFE, &relax,
                                       relax_body, context_acquire (ctx),
                                       context_release, NULL);
-  declare (p, stage, config,
-           BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_SHARPNESS));
+  track_declare (p, stage, config,
+           TRACK_BIT (BUF_IDS) | TRACK_BIT (BUF_LIST) | TRACK_BIT (BUF_POINTS) | TRACK_BIT (BUF_SHARPNESS));
   /* Only after a case ran: a call that generated nothing changes nothing.
    * The kernel reads "generated" itself: a stage condition would put a
    * conditional node, and its GPU time, around every validation. */
   stage = tg_producer_add_device_stage (p, "validate", TG_STAGE_CAPTURE_SAFE,
                                         validate_stage, context_acquire (ctx),
                                         context_release, NULL);
-  declare (p, stage, config,
-           BIT (BUF_IDS) | BIT (BUF_LIST) | BIT (BUF_POINTS) | BIT (BUF_VALID)
-               | BIT (BUF_FLAG) | BIT (BUF_GENERATED));
+  track_declare (p, stage, config,
+           TRACK_BIT (BUF_IDS) | TRACK_BIT (BUF_LIST) | TRACK_BIT (BUF_POINTS) | TRACK_BIT (BUF_VALID)
+               | TRACK_BIT (BUF_FLAG) | TRACK_BIT (BUF_GENERATED));
 }
 
 /* With lookahead: one stage, one kernel. */
@@ -520,13 +357,12 @@ add_lookahead_stages (TgProducer *p, TrackContext *ctx)
                                               lookahead_stage, context_acquire (ctx),
                                               context_release, NULL);
 
-  declare (p, stage, &ctx->config,
-           BIT (BUF_MASK) | BIT (BUF_FAMILY) | BIT (BUF_CONTROL) | BIT (BUF_POINTS)
-               | BIT (BUF_FAMILIES) | BIT (BUF_VALID) | BIT (BUF_SHARPNESS)
-               | BIT (BUF_SPARE_POINTS) | BIT (BUF_SPARE_CONTROL)
-               | BIT (BUF_SPARE_FAMILIES) | BIT (BUF_SPARE_VALID)
-               | BIT (BUF_SPARE_SHARPNESS) | BIT (BUF_SLOTS) | BIT (BUF_REFILL_IDS)
-               | BIT (BUF_REFILL));
+  track_declare (p, stage, &ctx->config,
+           TRACK_BIT (BUF_MASK) | TRACK_BIT (BUF_FAMILY) | TRACK_BIT (BUF_CONTROL) | TRACK_BIT (BUF_POINTS)
+               | TRACK_BIT (BUF_FAMILIES) | TRACK_BIT (BUF_VALID) | TRACK_BIT (BUF_SHARPNESS)
+               | TRACK_SPARE_BUFFERS
+               | (ctx->config.overlap ? TRACK_BIT (BUF_SLOT_STATES) | TRACK_BIT (BUF_OVERLAP)
+                                      : TRACK_BIT (BUF_REFILL_IDS) | TRACK_BIT (BUF_REFILL)));
 }
 
 TgProducer *
@@ -570,12 +406,12 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
           stage = tg_producer_add_host_stage (p, "svg", TG_STAGE_NONE, svg_stage,
                                               context_acquire (ctx), context_release,
                                               NULL);
-          declare (p, stage, config, BIT (BUF_POINTS) | BIT (BUF_VALID));
+          track_declare (p, stage, config, TRACK_BIT (BUF_POINTS) | TRACK_BIT (BUF_VALID));
         }
       for (guint b = 0; ok && b < N_BUFFERS; b++)
         ok = ctx->buffers[b] == NULL
-             || tg_producer_bind (p, buffer_names[b], ctx->buffers[b],
-                                  buffer_size (config, b), error);
+             || tg_producer_bind (p, track_buffer_names[b], ctx->buffers[b],
+                                  track_buffer_size (config, b), error);
     }
   context_release (ctx);
   return ok ? g_steal_pointer (&p) : NULL;
@@ -584,13 +420,13 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
 gboolean
 track_producer_reset (TgProducer *producer, cudaStream_t stream, GError **error)
 {
-  static const Buffer rings[] = { BUF_SLOTS, BUF_REFILL };
+  static const TrackBuffer rings[] = { BUF_SLOTS, BUF_REFILL, BUF_SLOT_STATES };
 
   g_return_val_if_fail (producer != NULL, FALSE);
   for (guint i = 0; i < G_N_ELEMENTS (rings); i++)
     {
       gsize size = 0;
-      gpointer ptr = tg_producer_get_binding (producer, buffer_names[rings[i]], &size);
+      gpointer ptr = tg_producer_get_binding (producer, track_buffer_names[rings[i]], &size);
 
       if (ptr != NULL && !TRACK_CUDA_OK (cudaMemsetAsync (ptr, 0, size, stream), error))
         return FALSE;
@@ -608,7 +444,7 @@ track_seed_state_new_at (int device, cudaStream_t stream, guint n, const guint64
 
   g_return_val_if_fail (seeds != NULL && epochs != NULL, NULL);
   state = tg_seed_state_new_from_array (device, n, seeds, error);
-  if (state == NULL || !enter_device (device, &saved, error))
+  if (state == NULL || !track_enter_device (device, &saved, error))
     return NULL;
   /* The epochs are device memory of the state, which kernels (and so
    * copies) may write; from pageable memory, hence the synchronization. */
@@ -617,6 +453,6 @@ track_seed_state_new_at (int device, cudaStream_t stream, guint n, const guint64
                                        stream),
                       error)
        && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
-  leave_device (saved);
+  track_leave_device (saved);
   return ok ? g_steal_pointer (&state) : NULL;
 }

@@ -117,6 +117,8 @@ typedef struct
   guint lookahead;      /* spare tracks kept ready per env, <= TRACK_MAX_LOOKAHEAD;
                            0: generated on demand (needs advance otherwise) */
   guint refill_batch;   /* with lookahead: spent spares that start a refill, >= 1 */
+  gboolean overlap;     /* with lookahead: the refill runs beside the steps, on a
+                           stream of its own, started by a TrackRefiller */
   const char *svg_path; /* when set, add the "svg" HOST stage writing this file */
   guint svg_tracks;     /* tracks the SVG shows: envs 0 .. svg_tracks-1 */
   const char *const *svg_labels; /* optional NULL-terminated labels of those tracks */
@@ -147,6 +149,67 @@ TgProducer *track_producer_new (const TrackConfig *config, TgSeedState *seeds,
  * do on demand.  Returns FALSE with TG_CUDA_ERROR. */
 gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
                                GError **error);
+
+/* The overlapped refill (config.overlap): the spares are made beside the
+ * steps, by a refill on a low-priority stream of its own, which the host
+ * loop starts when the device says enough slots are owed.
+ *
+ * Each step's call then only switches: an ended env takes its next slot if
+ * a refill made it, else that slot's track is made at once by its block
+ * (the same track, of the family the slot is owed: an env's tracks do not
+ * depend on when refills run, and a run is reproducible whatever the
+ * timing).  Each slot has a state word that both sides change with atomics
+ * (track-overlap.cu), so a refill may run beside any number of steps.
+ *
+ * The host loop calls track_refiller_poll() after launching each step (a
+ * read of mapped host memory the steps' kernels write, no CUDA call, no
+ * synchronization): when at least refill_batch slots were freed since the
+ * last refill, or an env's next slot was not made, and no refill is
+ * running, it starts one, as a REPLAY of a producer of its own.  A refill
+ * makes every slot owed when it reaches it, in one kernel of one block per
+ * SM (TRACK_BLOCK threads), leaving room on every SM for the steps' blocks;
+ * its stream has the device's lowest priority, so the steps' blocks go
+ * first wherever both wait.  Without a refiller (or before it polls) every
+ * end makes its track at once, as on demand. */
+typedef struct _TrackRefiller TrackRefiller;
+
+/* A refiller of @track, a producer made by track_producer_new() with
+ * @config (overlap set) and @seeds.  Writes where the totals go into the
+ * producer's "overlap" binding (and waits for that copy): make it before
+ * the loop, outside any capture.  NULL with TG_ARGUMENT_ERROR (the producer
+ * was not made with overlap, or with another config) or TG_CUDA_ERROR. */
+TrackRefiller *track_refiller_new (TgProducer *track, const TrackConfig *config,
+                                   TgSeedState *seeds, GError **error);
+
+/* Starts a refill when one is due and none is running (*@started, when
+ * given, says whether it did).  No CUDA call unless it starts one.  FALSE
+ * with the refill producer's error. */
+gboolean track_refiller_poll (TrackRefiller *refiller, gboolean *started,
+                              GError **error);
+
+/* Waits for the running refill, if any (for a reset, a check, the end of a
+ * run).  FALSE with TG_CUDA_ERROR. */
+gboolean track_refiller_wait (TrackRefiller *refiller, GError **error);
+
+typedef struct
+{
+  TrackTotals totals; /* as the last kernels left them in host memory */
+  guint started;      /* refills started (one was the refiller's first, empty) */
+  double gpu_ms;      /* the GPU time of the refills done, start to end on
+                         their stream (events around each) */
+} TrackRefillerStats;
+
+/* What the refills did so far. */
+void track_refiller_get_stats (TrackRefiller *refiller, TrackRefillerStats *stats);
+
+/* The stream the refills run on (the device's lowest priority). */
+cudaStream_t track_refiller_get_stream (TrackRefiller *refiller);
+
+/* Waits for the device, stops the producer's kernels writing totals, frees
+ * the refiller.  Synchronizes: call it outside any capture. */
+void track_refiller_free (TrackRefiller *refiller);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TrackRefiller, track_refiller_free)
 
 /* A seed state of @n envs whose env i is at (@seeds[i], @epochs[i]), to
  * regenerate given tracks standalone.  Ordered on @stream; blocks. */

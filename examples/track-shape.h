@@ -87,4 +87,33 @@ typedef struct
   uint32_t blocks; /* blocks of the running kernel that are done */
 } TrackRefill;
 
+/* The overlapped refill (TrackConfig.overlap): a refill that runs beside
+ * the steps, on a stream of its own, while the steps' kernels switch ended
+ * envs to their spares.  Each spare slot has a state word
+ * ("slot_states", 64 bits a slot, track-overlap.cu) that both sides change
+ * with atomics; these are the running totals both report. */
+typedef struct
+{
+  uint32_t freed;  /* slots freed by ends, owed a track (wraps) */
+  uint32_t misses; /* ends whose next slot was not made yet: made at once */
+  uint32_t urgent; /* switch calls after which an env's next slot was not made */
+  uint32_t made;   /* slots made by refills */
+  uint32_t refills; /* refills done */
+  uint32_t unused;
+} TrackTotals;
+
+/* "overlap": the device side of the overlapped refill.  The last block of
+ * each kernel copies @totals to @host, mapped host memory of a
+ * TrackRefiller, which reads them with no synchronization; NULL: nobody
+ * polls, no refill runs, and every end makes its track at once. */
+typedef struct
+{
+  TrackTotals totals;
+  uint32_t blocks;        /* blocks of the running switch kernel that are done */
+  uint32_t refill_blocks; /* blocks of the running refill that are done */
+  uint32_t cursor;        /* the running refill's next slot */
+  int32_t urgent;         /* the running switch kernel: an env's next slot is not made */
+  TrackTotals *host;
+} TrackOverlap;
+
 #endif /* TRACK_SHAPE_H */

@@ -4,7 +4,8 @@
  * for a family that stays: over a long run of episode ends, an env that ends
  * twice before a refill, every env at once, a family out of range, epochs
  * reset under it; eagerly and replayed from a caller's graph.  Its refills
- * batch, and a new family reaches an env's tracks L episodes later. */
+ * batch, and a new family reaches an env's tracks L episodes later.  So
+ * does it with a heavy refill overlapped with the steps (TrackRefiller). */
 #include "config.h"
 #include "examples-test.h"
 
@@ -274,6 +275,104 @@ test_own_ends_alone (TgTestGpu *gpu, gconstpointer data)
   g_assert_cmpuint (epochs_b[0], ==, 1 + 40);
 }
 
+/* A heavy generator: a relaxation that runs far longer than a step (a
+ * tighter turn radius, a high iteration cap), the same for both sides. */
+static void
+heavy_config (TrackConfig *config, guint lookahead, gboolean overlap)
+{
+  track_config_init (config, N_ENVS);
+  config->advance = TRUE;
+  config->shape.min_turn_radius = 45.f;
+  config->max_iters = 400;
+  config->lookahead = lookahead;
+  config->refill_batch = 4;
+  config->overlap = overlap;
+}
+
+/* The overlapped refill: a heavy refill running beside the steps on its
+ * own stream gives every env, at every step, the track of the reference
+ * (@data: on demand with one family, or the in-graph refill with a family
+ * that changes every step: an env's tracks do not depend on when refills
+ * run), eagerly then replayed from a caller's graph, the host polling the
+ * refiller after each step as a loop does. */
+static void
+test_overlap (TgTestGpu *gpu, gconstpointer data)
+{
+  const gboolean against_in_graph = GPOINTER_TO_INT (data);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (5);
+  cudaStream_t s = gpu->stream;
+  g_autoptr (TgSeedState) seeds_a = NULL, seeds_b = NULL;
+  g_autoptr (TgProducer) reference = NULL, overlap = NULL;
+  g_autoptr (TrackRefiller) refiller = NULL;
+  cudaGraphExec_t exec = NULL;
+  TrackConfig config, ref_config;
+  TrackRefillerStats stats;
+  guint8 mask[N_ENVS];
+  Envs a, b;
+
+  TG_TEST_REQUIRE_GPU ();
+  heavy_config (&config, 2, TRUE);
+  heavy_config (&ref_config, against_in_graph ? 2 : 0, FALSE);
+  seeds_a = tg_seed_state_new (0, N_ENVS, 31, &error);
+  g_assert_no_error (error);
+  seeds_b = tg_seed_state_new (0, N_ENVS, 31, &error);
+  g_assert_no_error (error);
+  reference = track_new_with (seeds_a, s, &ref_config);
+  overlap = track_new_with (seeds_b, s, &config);
+  refiller = track_refiller_new (overlap, &config, seeds_b, &error);
+  g_assert_no_error (error);
+  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
+    {
+      o->points = g_new (float2, N_ENVS * config.shape.n_points);
+      o->control = g_new (float2, N_ENVS * config.shape.n_control);
+    }
+  run_ok (reference, s, TG_POLICY_EAGER);
+  run_ok (overlap, s, TG_POLICY_EAGER);
+  for (guint t = 0; t < 80; t++)
+    {
+      const gint32 family = against_in_graph ? (gint32)(t % TRACK_N_FAMILIES) : 1;
+
+      mask_of_step (t, rand, mask);
+      for (TgProducer *p = reference; p != NULL; p = p == reference ? overlap : NULL)
+        {
+          upload (p, "mask", mask, sizeof mask, s);
+          set_family (p, family, s);
+        }
+      run_ok (reference, s, TG_POLICY_EAGER);
+      if (t == 40)
+        exec = record (overlap, s, tg_unconditional ());
+      if (exec != NULL)
+        launch (exec, s);
+      else
+        run_ok (overlap, s, TG_POLICY_EAGER);
+      g_assert_true (track_refiller_poll (refiller, NULL, &error));
+      g_assert_no_error (error);
+      envs_read (&a, reference, seeds_a, s);
+      envs_read (&b, overlap, seeds_b, s);
+      envs_assert_equal (&a, &b, t);
+    }
+  g_assert_true (track_refiller_wait (refiller, &error));
+  g_assert_no_error (error);
+  track_refiller_get_stats (refiller, &stats);
+  g_test_message ("%u slots freed, %u ends made at once, %u refills of %u started "
+                  "made %u in %.1f ms",
+                  stats.totals.freed, stats.totals.misses, stats.totals.refills,
+                  stats.started, stats.totals.made, stats.gpu_ms);
+  /* Not vacuous: refills ran and made spares that ends took. */
+  g_assert_cmpuint (stats.totals.refills, ==, stats.started);
+  g_assert_cmpuint (stats.started, >=, 3);
+  g_assert_cmpuint (stats.totals.made, >, 0);
+  g_assert_cmpuint (stats.totals.freed, >, stats.totals.misses);
+  if (exec != NULL)
+    TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
+    {
+      g_free (o->points);
+      g_free (o->control);
+    }
+}
+
 /* The configuration's lookahead fields, checked before anything is made. */
 static void
 test_config (void)
@@ -307,6 +406,41 @@ test_config (void)
   g_assert_false (track_config_check (&config, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "refill_batch"));
+  g_clear_error (&error);
+
+  config.refill_batch = 1;
+  config.lookahead = 0;
+  config.overlap = TRUE;
+  g_assert_false (track_config_check (&config, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "overlap"));
+}
+
+/* A refiller of a producer that does not overlap, or of another config, is
+ * refused naming what differs; nothing is left behind. */
+static void
+test_refiller_refused (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TgSeedState) seeds = NULL;
+  g_autoptr (TgProducer) in_graph = NULL;
+  TrackConfig config;
+
+  TG_TEST_REQUIRE_GPU ();
+  seeds = tg_seed_state_new (0, N_ENVS, 3, &error);
+  g_assert_no_error (error);
+  in_graph = lookahead_new (seeds, gpu->stream, 2, 8);
+  track_config_init (&config, N_ENVS);
+  config.advance = TRUE;
+  config.lookahead = 2;
+  g_assert_null (track_refiller_new (in_graph, &config, seeds, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "overlap"));
+  g_clear_error (&error);
+  config.overlap = TRUE;
+  g_assert_null (track_refiller_new (in_graph, &config, seeds, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "slot_states"));
 }
 
 #define ADD_CASE(path, c)                                                              \
@@ -326,4 +460,10 @@ examples_test_add_lookahead (void)
   ADD_CASE ("/examples/lookahead/equals-on-demand/refill-every-end", &every);
   TG_TEST_ADD_GPU ("/examples/lookahead/family-lags", test_family_lags);
   TG_TEST_ADD_GPU ("/examples/lookahead/own-ends-alone", test_own_ends_alone);
+  g_test_add ("/examples/overlap/heavy-equals-on-demand", TgTestGpu, GINT_TO_POINTER (0),
+              tg_test_gpu_set_up, test_overlap, tg_test_gpu_tear_down);
+  g_test_add ("/examples/overlap/heavy-equals-in-graph-refill", TgTestGpu,
+              GINT_TO_POINTER (1), tg_test_gpu_set_up, test_overlap,
+              tg_test_gpu_tear_down);
+  TG_TEST_ADD_GPU ("/examples/overlap/refiller-refused", test_refiller_refused);
 }

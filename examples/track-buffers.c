@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* track-buffers.c: the track producer's buffers, by mode, and how its
+ * stages (track-producer.c, track-refiller.c) find them; CUDA results and
+ * devices as both handle them.  See track-buffers.h. */
+#include "track-buffers.h"
+
+const char *const track_buffer_names[] = {
+  "mask",
+  "family",
+  "control",
+  "points",
+  "families",
+  "valid",
+  "sharpness",
+  "flag",
+  "generated",
+  "loop_status",
+  "ids",
+  "list",
+  "spare_points",
+  "spare_control",
+  "spare_families",
+  "spare_valid",
+  "spare_sharpness",
+  "slots",
+  "refill_ids",
+  "refill",
+  "slot_states",
+  "overlap",
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (track_buffer_names) == N_BUFFERS);
+
+gsize
+track_buffer_size (const TrackConfig *c, TrackBuffer b)
+{
+  gsize spares = (gsize)c->n_envs * c->lookahead;
+
+  if ((b >= BUF_FLAG && b <= BUF_LIST && c->lookahead > 0)
+      || (b >= BUF_SPARE_POINTS && c->lookahead == 0)
+      || (b >= BUF_REFILL_IDS && b <= BUF_REFILL && c->overlap)
+      || (b >= BUF_SLOT_STATES && !c->overlap))
+    return 0;
+  switch (b)
+    {
+    case BUF_MASK:
+    case BUF_FAMILIES:
+    case BUF_VALID:
+      return c->n_envs;
+    case BUF_CONTROL:
+      return (gsize)c->n_envs * c->shape.n_control * sizeof (float2);
+    case BUF_POINTS:
+      return (gsize)c->n_envs * c->shape.n_points * sizeof (float2);
+    case BUF_SHARPNESS:
+      return c->n_envs * sizeof (float);
+    case BUF_IDS:
+      return c->n_envs * sizeof (guint32);
+    case BUF_REFILL_IDS:
+      return 2 * (gsize)c->n_envs * sizeof (guint32);
+    case BUF_LIST:
+      return sizeof (TrackList);
+    case BUF_FAMILY:
+    case BUF_FLAG:
+    case BUF_GENERATED:
+      return sizeof (gint32);
+    case BUF_SPARE_POINTS:
+      return spares * c->shape.n_points * sizeof (float2);
+    case BUF_SPARE_CONTROL:
+      return spares * c->shape.n_control * sizeof (float2);
+    case BUF_SPARE_FAMILIES:
+    case BUF_SPARE_VALID:
+      return spares;
+    case BUF_SPARE_SHARPNESS:
+      return spares * sizeof (float);
+    case BUF_SLOTS:
+      return c->n_envs * sizeof (TrackSlots);
+    case BUF_REFILL:
+      return sizeof (TrackRefill);
+    case BUF_SLOT_STATES:
+      return spares * sizeof (guint64);
+    case BUF_OVERLAP:
+      return sizeof (TrackOverlap);
+    case BUF_STATUS:
+    default:
+      return sizeof (TgLoopStatus);
+    }
+}
+
+gpointer
+track_binding (const TgLaunch *launch, TrackBuffer b)
+{
+  return tg_launch_get_binding (launch, track_buffer_names[b]);
+}
+
+void
+track_declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
+{
+  for (guint b = 0; b < N_BUFFERS; b++)
+    if (set & TRACK_BIT (b))
+      tg_producer_declare_binding (p, stage, track_buffer_names[b],
+                                   track_buffer_size (config, b), NULL);
+}
+
+TrackRows
+track_rows (const TgLaunch *launch, gboolean spare)
+{
+  return (TrackRows){
+    .points = track_binding (launch, spare ? BUF_SPARE_POINTS : BUF_POINTS),
+    .control = track_binding (launch, spare ? BUF_SPARE_CONTROL : BUF_CONTROL),
+    .families = track_binding (launch, spare ? BUF_SPARE_FAMILIES : BUF_FAMILIES),
+    .valid = track_binding (launch, spare ? BUF_SPARE_VALID : BUF_VALID),
+    .sharpness = track_binding (launch, spare ? BUF_SPARE_SHARPNESS : BUF_SHARPNESS),
+  };
+}
+
+TrackSpares
+track_spares (const TgLaunch *launch, const TrackConfig *c)
+{
+  return (TrackSpares){ .n_envs = c->n_envs,
+                        .lookahead = c->lookahead,
+                        .refill_batch = c->refill_batch,
+                        .spares = track_rows (launch, TRUE),
+                        .slots = track_binding (launch, BUF_SLOTS),
+                        .ids = track_binding (launch, BUF_REFILL_IDS),
+                        .refill = track_binding (launch, BUF_REFILL) };
+}
+
+TrackOverlapSpares
+track_overlap_spares (const TgLaunch *launch, const TrackConfig *c)
+{
+  return (TrackOverlapSpares){ .n_envs = c->n_envs,
+                               .lookahead = c->lookahead,
+                               .spares = track_rows (launch, TRUE),
+                               .states = track_binding (launch, BUF_SLOT_STATES),
+                               .slots = track_binding (launch, BUF_SLOTS),
+                               .overlap = track_binding (launch, BUF_OVERLAP) };
+}
+
+gboolean
+track_enter_device (int device, int *saved, GError **error)
+{
+  return TRACK_CUDA_OK (cudaGetDevice (saved), error)
+         && TRACK_CUDA_OK (cudaSetDevice (device), error);
+}
+
+void
+track_leave_device (int saved)
+{
+  cudaError_t status = cudaSetDevice (saved);
+
+  if (status != cudaSuccess)
+    g_warning ("track producer: cannot restore device %d: %s", saved,
+               cudaGetErrorName (status));
+}
+
+gboolean
+track_cuda_ok (cudaError_t status, const char *call, GError **error)
+{
+  if (status == cudaSuccess)
+    return TRUE;
+  /* A launch error is reported once, here; one pending from another call is
+   * left to whoever made it. */
+  if (cudaPeekAtLastError () == status)
+    (void)cudaGetLastError ();
+  g_set_error (error, TG_CUDA_ERROR, status, "%s failed: %s (%s)", call,
+               cudaGetErrorName (status), cudaGetErrorString (status));
+  return FALSE;
+}

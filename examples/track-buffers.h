@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* track-buffers.h: the track producer's buffers, each a binding of its
+ * stages (the names of track-producer.h), which a mode uses or not, and
+ * how a stage finds them.  Private to the example's C files. */
+#ifndef TRACK_BUFFERS_H
+#define TRACK_BUFFERS_H
+
+#include "track-kernels.h"
+#include "track-producer.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  BUF_MASK,
+  BUF_FAMILY,
+  BUF_CONTROL,
+  BUF_POINTS,
+  BUF_FAMILIES,
+  BUF_VALID,
+  BUF_SHARPNESS,
+  BUF_FLAG,
+  BUF_GENERATED,
+  BUF_STATUS,
+  BUF_IDS,
+  BUF_LIST,
+  /* With lookahead only (the ones above from BUF_FLAG on without) */
+  BUF_SPARE_POINTS,
+  BUF_SPARE_CONTROL,
+  BUF_SPARE_FAMILIES,
+  BUF_SPARE_VALID,
+  BUF_SPARE_SHARPNESS,
+  BUF_SLOTS,
+  /* With an in-graph refill only */
+  BUF_REFILL_IDS,
+  BUF_REFILL,
+  /* With an overlapped refill only */
+  BUF_SLOT_STATES,
+  BUF_OVERLAP,
+  N_BUFFERS
+} TrackBuffer;
+
+
+/* The binding name of each buffer. */
+extern const char *const track_buffer_names[];
+
+#define TRACK_BIT(b) (1u << (b))
+/* The spares and their rings, whatever refills them. */
+#define TRACK_SPARE_BUFFERS                                                            \
+  (TRACK_BIT (BUF_SPARE_POINTS) | TRACK_BIT (BUF_SPARE_CONTROL)                        \
+   | TRACK_BIT (BUF_SPARE_FAMILIES) | TRACK_BIT (BUF_SPARE_VALID)                      \
+   | TRACK_BIT (BUF_SPARE_SHARPNESS) | TRACK_BIT (BUF_SLOTS))
+
+/* The bytes of buffer @b under @c: 0 for a buffer the mode does not use
+ * (the relaxation's and the list's with lookahead, the spares' on demand,
+ * the in-graph refill's or the overlapped one's). */
+gsize track_buffer_size (const TrackConfig *c, TrackBuffer b);
+
+/* Declares the buffers in @set (TRACK_BIT()s) for @stage. */
+void track_declare (TgProducer *p, guint stage, const TrackConfig *config, guint set);
+
+/* The buffer bound as @b: declared by the running stage, so TrackGen has
+ * checked it is bound and large enough. */
+gpointer track_binding (const TgLaunch *launch, TrackBuffer b);
+
+/* The envs' current tracks, or their spare slots, as the running stage's
+ * bindings. */
+TrackRows track_rows (const TgLaunch *launch, gboolean spare);
+
+/* The spares as the in-graph refill's kernel takes them. */
+TrackSpares track_spares (const TgLaunch *launch, const TrackConfig *c);
+
+/* The spares as an overlapped refill and its switch share them. */
+TrackOverlapSpares track_overlap_spares (const TgLaunch *launch, const TrackConfig *c);
+
+/* Makes @device current, saving the current one into *@saved. */
+gboolean track_enter_device (int device, int *saved, GError **error);
+/* Makes @saved current again (a warning if it cannot). */
+void track_leave_device (int saved);
+
+G_END_DECLS
+
+#endif /* TRACK_BUFFERS_H */

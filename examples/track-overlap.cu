@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// track-overlap.cu: the lookahead with an overlapped refill.  The refill
+// runs on a stream of its own, beside any number of switch calls, so the
+// two meet in a state word per spare slot, changed with atomics:
+//   bits 0-1   NONE (zeroed: owed nothing yet), OWED, FILLING or READY
+//   bits 2-7   the family the slot is owed
+//   bits 8-31  a tag, bumped each time a switch owes the slot anew
+//   bits 32-63 the epoch whose track the slot is owed
+// A refill claims an OWED slot (OWED -> FILLING), makes its track and marks
+// it READY only if the word is still the one it claimed: a switch that owed
+// the slot anew meanwhile (its env ended before the track was made, or its
+// seed was set) changed the tag, and the track is dropped.  A switch reads
+// a READY slot's rows, then owes the slot anew; a refill never writes a
+// READY slot.  An env whose next slot is not READY gets that slot's track,
+// of the family it is owed, made at once by its block.  Every track is made
+// by the functions of track-env.cuh: the same (seed, epoch, family) gives
+// the same track bit for bit, whichever side makes it, and whenever.
+#include <cuda/atomic>
+#include <trackgen/kernel.h>
+
+#include "launch.cuh"
+#include "track-rows.cuh"
+
+enum
+{
+  SLOT_NONE = 0,
+  SLOT_OWED = 1,
+  SLOT_FILLING = 2,
+  SLOT_READY = 3,
+};
+
+typedef unsigned long long Word;
+typedef cuda::atomic_ref<Word, cuda::thread_scope_device> WordRef;
+
+static __device__ __forceinline__ uint32_t
+state_of (Word w)
+{
+  return (uint32_t)(w & 3u);
+}
+
+static __device__ __forceinline__ uint32_t
+family_of (Word w)
+{
+  return (uint32_t)(w >> 2) & 0x3fu;
+}
+
+static __device__ __forceinline__ uint32_t
+epoch_of (Word w)
+{
+  return (uint32_t)(w >> 32);
+}
+
+static __device__ __forceinline__ Word
+with_state (Word w, uint32_t state)
+{
+  return (w & ~(Word)3u) | state;
+}
+
+// Slot @w owed anew: the track of @epoch, of @family, under the next tag.
+static __device__ __forceinline__ Word
+owed_anew (Word w, uint32_t epoch, int32_t family)
+{
+  const uint32_t tag = ((uint32_t)(w >> 8) + 1u) & 0xffffffu;
+
+  return (Word)epoch << 32 | (Word)tag << 8 | (Word)((uint32_t)family & 0x3fu) << 2
+         | SLOT_OWED;
+}
+
+static __device__ __forceinline__ WordRef
+slot_state (const TrackOverlapSpares &sp, size_t slot)
+{
+  return WordRef (sp.states[slot]);
+}
+
+// The seed an env's slots follow, as a refill reads it beside the switches.
+static __device__ __forceinline__ cuda::atomic_ref<Word, cuda::thread_scope_device>
+slots_seed (const TrackOverlapSpares &sp, uint32_t e)
+{
+  return cuda::atomic_ref<Word, cuda::thread_scope_device> (
+      *reinterpret_cast<Word *> (&sp.slots[e].seed));
+}
+
+// The switch of env @e (a thread each, every thread of the block calls it):
+// when @ended, it moves on to its next epoch and takes its next slot.
+// Returns whether it did; *@missed: that slot was not made; *@urgent:
+// neither is the one after.
+static __device__ int
+switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_t f,
+            const uint64_t *seeds, uint32_t *epochs, TrackRows current,
+            const TrackOverlapSpares &sp, float2 *smem, int *missed, int *urgent)
+{
+  __shared__ uint32_t owed[TRACK_BLOCK];
+  __shared__ uint64_t keys[TRACK_BLOCK];
+  __shared__ uint8_t owed_family[TRACK_BLOCK];
+  __shared__ uint32_t n_owed;
+  int64_t from = -1; // the slot whose rows this env takes
+  size_t slot = 0;   // the slot it frees
+  uint32_t epoch = 0;
+  Word w = 0;
+
+  if (threadIdx.x == 0)
+    n_owed = 0;
+  __syncthreads ();
+  if (ended)
+    {
+      TrackSlots s = sp.slots[e];
+      const uint64_t seed = seeds[e];
+      const size_t base = (size_t)e * sp.lookahead;
+
+      epoch = epochs[e];
+      if (!follows (s, seed, epoch)) // set since: every slot owed anew, of the family of now
+        {
+          // The seed lands before the states a refill claims and keys by it.
+          slots_seed (sp, e).store (seed, cuda::memory_order_relaxed);
+          __threadfence ();
+          s.seed = seed;
+          s.follows = 1;
+          s.head = 0;
+          for (uint32_t k = 0; k < sp.lookahead; k++)
+            {
+              WordRef ref = slot_state (sp, base + k);
+
+              ref.store (owed_anew (ref.load (cuda::memory_order_relaxed), epoch + 1 + k, f),
+                         cuda::memory_order_relaxed);
+            }
+        }
+      slot = base + s.head;
+      w = slot_state (sp, slot).load (cuda::memory_order_acquire);
+      if (state_of (w) == SLOT_READY)
+        from = (int64_t)slot;
+      else
+        {
+          uint32_t k = atomicAdd (&n_owed, 1u);
+
+          owed[k] = e;
+          keys[k] = tg_effective_seed (seed, epoch + 1);
+          owed_family[k] = (uint8_t)family_of (w);
+          *missed = 1;
+        }
+      s.head = (uint8_t)((s.head + 1) % sp.lookahead);
+      epochs[e] = s.epoch = epoch + 1; // wraps, as tg_seed_state_advance()
+      sp.slots[e] = s;
+      // With one slot, the next is the one this end frees.
+      *urgent = sp.lookahead == 1
+                || state_of (slot_state (sp, base + s.head).load (
+                       cuda::memory_order_relaxed))
+                       != SLOT_READY;
+    }
+
+  __syncwarp (); // the lanes' acquiring loads before any lane reads the rows
+  for (unsigned todo = __ballot_sync (FULL_WARP, from >= 0); todo != 0;
+       todo &= todo - 1)
+    {
+      const int lane = __ffs (todo) - 1;
+      const uint32_t env = e - (threadIdx.x % 32) + lane;
+      const int64_t row = __shfl_sync (FULL_WARP, from, lane);
+
+      copy_row (shape, current, env, sp.spares, (size_t)row, threadIdx.x % 32);
+    }
+  __syncthreads (); // the rows are copied before their slots are owed anew
+  if (ended)
+    slot_state (sp, slot).store (owed_anew (w, epoch + 1 + sp.lookahead, f),
+                                 cuda::memory_order_release);
+  for (uint32_t k = 0; k < n_owed; k++) // the whole block, at once
+    make_track (shape, owed_family[k], keys[k], max_iters, current, owed[k], smem);
+  return ended;
+}
+
+// The last block of a kernel to finish (a ticket on @blocks): the one that
+// sees every block's tallies.
+static __device__ bool
+last_block (uint32_t *blocks)
+{
+  __threadfence (); // this block's tallies land before its ticket
+  if (atomicAdd (blocks, 1u) != gridDim.x - 1)
+    return false;
+  *blocks = 0;
+  return true;
+}
+
+static __global__ void
+__launch_bounds__ (TRACK_BLOCK)
+    switch_kernel (TrackShape shape, uint32_t max_iters, const uint8_t *mask,
+                   const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
+                   TrackRows current, TrackOverlapSpares sp)
+{
+  extern __shared__ float2 smem[];
+  const int32_t f = *family;
+  const uint32_t e = blockIdx.x * TRACK_BLOCK + threadIdx.x;
+  TrackOverlap *o = sp.overlap;
+  int spent, missed = 0, urgent = 0;
+
+  spent = switch_env (shape, max_iters, e,
+                      family_in_range (f) && e < sp.n_envs && mask[e] != 0, f, seeds,
+                      epochs, current, sp, smem, &missed, &urgent);
+  spent = __syncthreads_count (spent);
+  missed = __syncthreads_count (missed);
+  urgent = __syncthreads_or (urgent);
+  if (threadIdx.x != 0)
+    return;
+  if (spent)
+    atomicAdd (&o->totals.freed, (uint32_t)spent);
+  if (missed)
+    atomicAdd (&o->totals.misses, (uint32_t)missed);
+  if (urgent)
+    atomicOr (&o->urgent, 1);
+  if (last_block (&o->blocks))
+    {
+      volatile TrackTotals *host = o->host;
+
+      if (atomicExch (&o->urgent, 0))
+        o->totals.urgent++;
+      if (host != NULL) // the refiller reads them with no synchronization
+        {
+          host->freed = atomicAdd (&o->totals.freed, 0u);
+          host->misses = atomicAdd (&o->totals.misses, 0u);
+          host->urgent = o->totals.urgent;
+          __threadfence_system ();
+        }
+    }
+}
+
+static __global__ void
+__launch_bounds__ (TRACK_BLOCK)
+    refill_kernel (TrackShape shape, uint32_t max_iters, TrackOverlapSpares sp)
+{
+  extern __shared__ float2 smem[];
+  __shared__ uint32_t at;
+  __shared__ Word claimed; // 0: none (a FILLING state is never 0)
+  __shared__ uint64_t key;
+  const uint32_t n_slots = sp.n_envs * sp.lookahead;
+  TrackOverlap *o = sp.overlap;
+  uint32_t made = 0;
+
+  for (;;)
+    {
+      if (threadIdx.x == 0)
+        {
+          at = atomicAdd (&o->cursor, 1u);
+          claimed = 0;
+          if (at < n_slots)
+            {
+              WordRef ref = slot_state (sp, at);
+              Word w = ref.load (cuda::memory_order_relaxed);
+
+              if (state_of (w) == SLOT_OWED
+                  && ref.compare_exchange_strong (w, with_state (w, SLOT_FILLING),
+                                                  cuda::memory_order_acquire))
+                {
+                  // The seed its switch set before it owed the slot.
+                  const Word seed
+                      = slots_seed (sp, at / sp.lookahead).load (cuda::memory_order_relaxed);
+
+                  claimed = with_state (w, SLOT_FILLING);
+                  key = tg_effective_seed (seed, epoch_of (w));
+                }
+            }
+        }
+      __syncthreads ();
+      if (at >= n_slots)
+        break;
+      if (claimed != 0)
+        {
+          // Ends past a barrier: every thread's rows are written.
+          make_track (shape, (int)family_of (claimed), key, max_iters, sp.spares, at,
+                      smem);
+          if (threadIdx.x == 0)
+            {
+              Word expect = claimed;
+
+              made += slot_state (sp, at).compare_exchange_strong (
+                  expect, with_state (claimed, SLOT_READY), cuda::memory_order_release);
+            }
+        }
+      __syncthreads (); // before thread 0 claims again
+    }
+  if (threadIdx.x != 0)
+    return;
+  if (made)
+    atomicAdd (&o->totals.made, made);
+  if (last_block (&o->refill_blocks))
+    {
+      volatile TrackTotals *host = o->host;
+
+      o->totals.refills++;
+      if (host != NULL)
+        {
+          host->made = atomicAdd (&o->totals.made, 0u);
+          __threadfence_system (); // the tracks' count before the refill is done
+          host->refills = o->totals.refills;
+        }
+    }
+}
+
+extern "C" cudaError_t
+track_launch_switch_overlap (cudaStream_t stream, TrackShape shape, uint32_t max_iters,
+                             const uint8_t *mask, const int32_t *family,
+                             const uint64_t *seeds, uint32_t *epochs, TrackRows current,
+                             TrackOverlapSpares spares)
+{
+  return launch_kernel (switch_kernel, (spares.n_envs + TRACK_BLOCK - 1) / TRACK_BLOCK,
+                        TRACK_BLOCK, track_env_smem (shape), stream, shape, max_iters,
+                        mask, family, seeds, epochs, current, spares);
+}
+
+extern "C" cudaError_t
+track_launch_refill_overlap (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
+                             uint32_t max_iters, TrackOverlapSpares spares)
+{
+  cudaError_t status
+      = cudaMemsetAsync (&spares.overlap->cursor, 0, sizeof (uint32_t), stream);
+
+  if (status != cudaSuccess)
+    return status;
+  return launch_kernel (refill_kernel, n_blocks, TRACK_BLOCK, track_env_smem (shape),
+                        stream, shape, max_iters, spares);
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* track-refiller.c: the overlapped refill's host side (track-producer.h):
+ * a producer of its own over the track producer's spares, replayed on a
+ * low-priority stream when the totals the steps' kernels leave in mapped
+ * host memory say a refill is due. */
+#include "track-buffers.h"
+
+#include <string.h>
+
+/* The buffers a refill reads and writes, bound to the track producer's. */
+#define REFILL_BUFFERS                                                                 \
+  (TRACK_SPARE_BUFFERS | TRACK_BIT (BUF_SLOT_STATES) | TRACK_BIT (BUF_OVERLAP))
+
+/* What the refill stage needs: the config, and the track producer, whose
+ * buffers it binds (kept alive with it). */
+typedef struct
+{
+  TrackConfig config;
+  TgProducer *track;
+  guint n_blocks;
+} RefillStage;
+
+struct _TrackRefiller
+{
+  TgProducer *refill;
+  volatile TrackTotals *host; /* mapped: the kernels write it */
+  TrackOverlap *overlap;      /* the track producer's "overlap" binding */
+  cudaStream_t stream;
+  int device;
+  guint batch;
+  guint32 freed_at, urgent_at; /* the totals when the last refill started */
+  guint32 started;             /* refills started; host->refills: done */
+  /* Around the last refill started, and the GPU time of those done. */
+  cudaEvent_t begin, end;
+  gboolean timed; /* the last refill's time is in gpu_ms */
+  double gpu_ms;
+};
+
+static void
+refill_stage_free (gpointer data)
+{
+  RefillStage *stage = data;
+
+  tg_producer_unref (stage->track);
+  g_free (stage);
+}
+
+static gboolean
+refill_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  RefillStage *stage = data;
+  const TrackConfig *c = &stage->config;
+
+  return TRACK_CUDA_OK (
+      track_launch_refill_overlap (tg_launch_get_stream (launch), c->shape,
+                                   stage->n_blocks, c->max_iters,
+                                   track_overlap_spares (launch, c)),
+      error);
+}
+
+/* The refill producer over @track's buffers, which must be those @config
+ * makes with overlap. */
+static TgProducer *
+refill_producer_new (TgProducer *track, const TrackConfig *config, guint n_blocks,
+                     GError **error)
+{
+  g_autoptr (TgProducer) p = tg_producer_new ("track-refill",
+                                              tg_producer_get_device (track));
+  RefillStage *data = g_new0 (RefillStage, 1);
+  guint stage;
+
+  data->config = *config;
+  data->config.svg_path = NULL;
+  data->config.svg_labels = NULL;
+  data->track = tg_producer_ref (track);
+  data->n_blocks = n_blocks;
+  stage = tg_producer_add_device_stage (p, "refill", TG_STAGE_CAPTURE_SAFE, refill_stage,
+                                        data, refill_stage_free, error);
+  if (stage == G_MAXUINT)
+    {
+      refill_stage_free (data);
+      return NULL;
+    }
+  track_declare (p, stage, config, REFILL_BUFFERS);
+  for (guint b = 0; b < N_BUFFERS; b++)
+    {
+      gsize want = track_buffer_size (config, b), size = 0;
+      gpointer ptr;
+
+      if (!(REFILL_BUFFERS & TRACK_BIT (b)))
+        continue;
+      ptr = tg_producer_get_binding (track, track_buffer_names[b], &size);
+      if (ptr == NULL || size != want)
+        {
+          g_set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "track refiller: the producer's '%s' is not the one this config "
+                       "makes with overlap (make the producer with this config, "
+                       "overlap set)",
+                       track_buffer_names[b]);
+          return NULL;
+        }
+      if (!tg_producer_bind (p, track_buffer_names[b], ptr, size, error))
+        return NULL;
+    }
+  return g_steal_pointer (&p);
+}
+
+/* Points the track producer's kernels at @host (NULL: nowhere), and waits. */
+static gboolean
+set_host (TrackRefiller *r, volatile TrackTotals *host, GError **error)
+{
+  TrackTotals *ptr = (TrackTotals *)host;
+
+  return TRACK_CUDA_OK (cudaMemcpyAsync (&r->overlap->host, &ptr, sizeof ptr,
+                                         cudaMemcpyHostToDevice, r->stream),
+                        error)
+         && TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error);
+}
+
+static gboolean
+refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
+               GError **error)
+{
+  int least = 0, greatest = 0, n_sms = 0;
+  gpointer host = NULL;
+
+  if (!TRACK_CUDA_OK (cudaDeviceGetStreamPriorityRange (&least, &greatest), error)
+      || !TRACK_CUDA_OK (
+          cudaStreamCreateWithPriority (&r->stream, cudaStreamNonBlocking, least), error)
+      || !TRACK_CUDA_OK (
+          cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount, r->device),
+          error)
+      || !TRACK_CUDA_OK (cudaHostAlloc (&host, sizeof (TrackTotals), cudaHostAllocMapped),
+                         error)
+      || !TRACK_CUDA_OK (cudaEventCreate (&r->begin), error)
+      || !TRACK_CUDA_OK (cudaEventCreate (&r->end), error))
+    return FALSE;
+  memset (host, 0, sizeof (TrackTotals));
+  r->host = host;
+  r->refill = refill_producer_new (track, config, (guint)MAX (n_sms, 1), error);
+  if (r->refill == NULL)
+    return FALSE;
+  r->overlap = tg_producer_get_binding (track, track_buffer_names[BUF_OVERLAP], NULL);
+  /* A first refill now, with nothing owed: the producer records its graph
+   * here, not in the loop's first poll. */
+  r->started = 1;
+  r->timed = TRUE;
+  return set_host (r, r->host, error)
+         && tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                             error)
+         && TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error);
+}
+
+TrackRefiller *
+track_refiller_new (TgProducer *track, const TrackConfig *config, TgSeedState *seeds,
+                    GError **error)
+{
+  g_autoptr (TrackRefiller) r = NULL;
+  int saved;
+  gboolean ok;
+
+  g_return_val_if_fail (track != NULL && config != NULL && seeds != NULL, NULL);
+  if (!track_config_check (config, error))
+    return NULL;
+  if (!config->overlap)
+    {
+      g_set_error_literal (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                           "track refiller: the config's overlap is FALSE: its "
+                           "producer refills in its own calls, no refiller needed");
+      return NULL;
+    }
+  if (tg_producer_get_device (track) != tg_seed_state_get_device (seeds))
+    {
+      g_set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                   "track refiller: the producer is on device %d, the seeds on %d",
+                   tg_producer_get_device (track), tg_seed_state_get_device (seeds));
+      return NULL;
+    }
+  r = g_new0 (TrackRefiller, 1);
+  r->device = tg_producer_get_device (track);
+  r->batch = config->refill_batch;
+  if (!track_enter_device (r->device, &saved, error))
+    return NULL;
+  ok = refiller_init (r, track, config, error);
+  track_leave_device (saved);
+  return ok ? g_steal_pointer (&r) : NULL;
+}
+
+/* Adds the last refill's GPU time, once it is done. */
+static gboolean
+time_last (TrackRefiller *r, GError **error)
+{
+  float ms = 0.f;
+
+  if (r->timed)
+    return TRUE;
+  if (!TRACK_CUDA_OK (cudaEventElapsedTime (&ms, r->begin, r->end), error))
+    return FALSE;
+  r->gpu_ms += ms;
+  r->timed = TRUE;
+  return TRUE;
+}
+
+gboolean
+track_refiller_poll (TrackRefiller *r, gboolean *started, GError **error)
+{
+  guint32 freed, urgent;
+  gboolean ok;
+
+  g_return_val_if_fail (r != NULL, FALSE);
+  if (started != NULL)
+    *started = FALSE;
+  if (r->host->refills != r->started) /* one is running */
+    return TRUE;
+  freed = r->host->freed;
+  urgent = r->host->urgent;
+  if (freed - r->freed_at < r->batch && urgent == r->urgent_at)
+    return TRUE;
+  ok = time_last (r, error)
+       && TRACK_CUDA_OK (cudaEventRecord (r->begin, r->stream), error)
+       && tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                           error)
+       && TRACK_CUDA_OK (cudaEventRecord (r->end, r->stream), error);
+  if (!ok)
+    return FALSE;
+  r->timed = FALSE;
+  r->freed_at = freed;
+  r->urgent_at = urgent;
+  r->started++;
+  if (started != NULL)
+    *started = TRUE;
+  return TRUE;
+}
+
+gboolean
+track_refiller_wait (TrackRefiller *r, GError **error)
+{
+  g_return_val_if_fail (r != NULL, FALSE);
+  return TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error)
+         && time_last (r, error);
+}
+
+void
+track_refiller_get_stats (TrackRefiller *r, TrackRefillerStats *stats)
+{
+  g_return_if_fail (r != NULL && stats != NULL);
+  stats->totals.freed = r->host->freed;
+  stats->totals.misses = r->host->misses;
+  stats->totals.urgent = r->host->urgent;
+  stats->totals.made = r->host->made;
+  stats->totals.refills = r->host->refills;
+  stats->totals.unused = 0;
+  stats->started = r->started;
+  stats->gpu_ms = r->gpu_ms;
+}
+
+cudaStream_t
+track_refiller_get_stream (TrackRefiller *r)
+{
+  g_return_val_if_fail (r != NULL, NULL);
+  return r->stream;
+}
+
+void
+track_refiller_free (TrackRefiller *r)
+{
+  g_autoptr (GError) error = NULL;
+  int saved;
+
+  if (r == NULL)
+    return;
+  if (track_enter_device (r->device, &saved, &error))
+    {
+      /* Kernels in flight may still hold the host memory's address. */
+      if ((r->overlap != NULL && !set_host (r, NULL, &error))
+          || !TRACK_CUDA_OK (cudaDeviceSynchronize (), &error))
+        g_warning ("track refiller: %s", error->message);
+      if (r->host != NULL)
+        (void)cudaFreeHost ((gpointer)r->host);
+      if (r->begin != NULL)
+        (void)cudaEventDestroy (r->begin);
+      if (r->end != NULL)
+        (void)cudaEventDestroy (r->end);
+      if (r->stream != NULL)
+        (void)cudaStreamDestroy (r->stream);
+      track_leave_device (saved);
+    }
+  else
+    g_warning ("track refiller: %s", error->message);
+  g_clear_pointer (&r->refill, tg_producer_unref);
+  g_free (r);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// track-rows.cuh: rows of tracks (TrackRows) as the lookahead's kernels
+// handle them: one made whole by a block, one copied by a warp.  C++, for
+// the lookahead's .cu files (track-lookahead.cu, track-overlap.cu).
+#ifndef TRACK_ROWS_CUH
+#define TRACK_ROWS_CUH
+
+#include "track-env.cuh"
+#include "track-kernels.h"
+
+#define FULL_WARP 0xffffffffu
+
+static __device__ __forceinline__ bool
+family_in_range (int32_t family)
+{
+  return family >= 0 && family < TRACK_N_FAMILIES;
+}
+
+// Whether the slots @s follow the env at (@seed, @epoch): made (or owed)
+// for the epochs after @epoch from @seed.  Zeroed slots follow nothing.
+static __device__ __forceinline__ bool
+follows (TrackSlots s, uint64_t seed, uint32_t epoch)
+{
+  return s.follows && s.seed == seed && s.epoch == epoch;
+}
+
+// Row @to of @dst := row @from of @src, by the 32 lanes of a warp.  Read
+// from L2 (__ldcg): a refill running beside this kernel may have written
+// the row after this SM's L1 last saw it.
+static __device__ void
+copy_row (TrackShape shape, TrackRows dst, size_t to, TrackRows src, size_t from,
+          int lane)
+{
+  const float2 *sp = src.points + from * shape.n_points;
+  const float2 *sc = src.control + from * shape.n_control;
+  float2 *dp = dst.points + to * shape.n_points,
+         *dc = dst.control + to * shape.n_control;
+
+  for (uint32_t i = lane; i < shape.n_points; i += 32)
+    dp[i] = __ldcg (sp + i);
+  for (uint32_t i = lane; i < shape.n_control; i += 32)
+    dc[i] = __ldcg (sc + i);
+  if (lane == 0)
+    {
+      dst.families[to] = __ldcg (src.families + from);
+      dst.valid[to] = __ldcg (src.valid + from);
+      dst.sharpness[to] = __ldcg (src.sharpness + from);
+    }
+}
+
+// One track of @family for effective seed @key into row @row of @rows, made
+// whole: control points, centerline, the relaxation (at most @max_iters
+// iterations, while too sharp: the iterations the loop stage gives this
+// env), validity.  @smem holds track_env_smem() bytes; each phase reuses it.
+static __device__ void
+make_track (TrackShape shape, int family, uint64_t key, uint32_t max_iters,
+            TrackRows rows, size_t row, float2 *smem)
+{
+  const uint32_t n = shape.n_points;
+  float2 *points = rows.points + row * n;
+  float2 *cur = smem, *nxt = smem + n;
+  uint8_t *hot = (uint8_t *)(nxt + n);
+  float *scratch = (float *)(hot + ((n + 15) & ~15u));
+  float *seg = (float *)(smem + n), *arc = seg + n, *scratch_v = arc + n;
+  float s;
+  bool ok;
+
+  control_env (shape, family, key, smem, rows.control + row * shape.n_control);
+  s = centerline_env (shape, points, smem);
+  for (uint32_t it = 0; it < max_iters && s > 1.f; it++)
+    s = relax_env (shape, points, cur, nxt, hot, scratch);
+  ok = valid_env (shape, points, smem, seg, arc, scratch_v);
+  if (threadIdx.x == 0)
+    {
+      rows.families[row] = (uint8_t)family;
+      rows.valid[row] = ok;
+      rows.sharpness[row] = s;
+    }
+}
+
+#endif // TRACK_ROWS_CUH
