@@ -86,6 +86,20 @@ sim_snapshot_count_equal (const SimSnapshot *a, const SimSnapshot *b)
   return n;
 }
 
+/* The shard's stream; with overlap, of the device's greatest priority: a
+ * refill runs at the least (the default), so wherever both wait for an SM,
+ * the steps' blocks go first. */
+static gboolean
+create_stream (cudaStream_t *stream, gboolean overlap, GError **error)
+{
+  int least = 0, greatest = 0;
+
+  return TRACK_CUDA_OK (cudaDeviceGetStreamPriorityRange (&least, &greatest), error)
+         && TRACK_CUDA_OK (cudaStreamCreateWithPriority (stream, cudaStreamNonBlocking,
+                                                         overlap ? greatest : 0),
+                           error);
+}
+
 SimShard *
 sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
                const SimOptions *options, GError **error)
@@ -115,8 +129,7 @@ sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
   shard->params.regenerate = 1;
 
   ok = TRACK_CUDA_OK (cudaSetDevice (device), error)
-       && TRACK_CUDA_OK (
-           cudaStreamCreateWithFlags (&shard->stream, cudaStreamNonBlocking), error)
+       && create_stream (&shard->stream, options->overlap, error)
        && (shard->seeds
            = tg_seed_state_new_shard (device, first_env, n_envs, base_seed, error))
               != NULL

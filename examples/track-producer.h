@@ -168,9 +168,12 @@ gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
  * running, it starts one, as a REPLAY of a producer of its own.  A refill
  * makes every slot owed when it reaches it, in one kernel of one block per
  * SM (TRACK_BLOCK threads), leaving room on every SM for the steps' blocks;
- * its stream has the device's lowest priority, so the steps' blocks go
- * first wherever both wait.  Without a refiller (or before it polls) every
- * end makes its track at once, as on demand. */
+ * its stream has the device's least priority, which is also the default
+ * one: give the steps' stream a greater one (cudaStreamCreateWithPriority;
+ * a graph's kernels take the priority of the stream it is launched into),
+ * so that the steps' blocks go first wherever both wait.  Without a
+ * refiller (or before it polls) every end makes its track at once, as on
+ * demand. */
 typedef struct _TrackRefiller TrackRefiller;
 
 /* A refiller of @track, a producer made by track_producer_new() with
@@ -202,7 +205,7 @@ typedef struct
 /* What the refills did so far. */
 void track_refiller_get_stats (TrackRefiller *refiller, TrackRefillerStats *stats);
 
-/* The stream the refills run on (the device's lowest priority). */
+/* The stream the refills run on (the device's least priority). */
 cudaStream_t track_refiller_get_stream (TrackRefiller *refiller);
 
 /* Waits for the device, stops the producer's kernels writing totals, frees

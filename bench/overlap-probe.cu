@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// overlap-probe.cu: the prototype behind the overlapped refill's design
+// (issue 36, examples/track-refiller.c): can work much longer than a step
+// run beside a loop of step graphs without delaying a step, when it is
+// started (a) by the step graph itself, with CUDA's device graph launch
+// (fire-and-forget), (b) by the host loop, on a stream of the least
+// priority, when a flag the step leaves in mapped host memory says so, or
+// (c) inside the step graph (today's in-graph refill, the stall it costs)?
+// Plain CUDA, no TrackGen: make overlap-probe && bench/overlap-probe.
+//
+// A step is one small kernel; the "refill" is a kernel of one block per SM
+// that spins for --refill-us on the GPU, started every --every steps.  Each
+// variant prints the median and p99 of the step times (events after each
+// step) and the refills that ran, and (a) whether a step after a device
+// launch waited for it.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                    \
+  do                                                                                   \
+    {                                                                                  \
+      cudaError_t status_ = (call);                                                    \
+      if (status_ != cudaSuccess)                                                      \
+        {                                                                              \
+          fprintf (stderr, "overlap-probe: %s failed: %s\n", #call,                   \
+                   cudaGetErrorString (status_));                                      \
+          return false;                                                                \
+        }                                                                              \
+    }                                                                                  \
+  while (0)
+
+struct Probe
+{
+  int steps = 2000, every = 50, refill_us = 2000, n_sms = 0;
+  float *work = nullptr;      // the step's data
+  unsigned *step = nullptr;   // device: steps so far
+  unsigned *refills = nullptr; // device: refills run, a ticket, failed launches
+  volatile unsigned *due = nullptr;  // mapped: the step asks for a refill
+  volatile unsigned *done = nullptr; // mapped: refills run, for the host
+  cudaGraphExec_t refill_exec = nullptr; // (a): device-launchable
+};
+
+static __device__ void
+spin_ns (unsigned long long ns)
+{
+  unsigned long long start, now;
+
+  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
+}
+
+static __global__ void
+refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns)
+{
+  spin_ns (ns);
+  __syncthreads ();
+  if (threadIdx.x == 0 && atomicAdd (refills + 1, 1u) == gridDim.x - 1)
+    {
+      refills[1] = 0;
+      *done = atomicAdd (refills, 1u) + 1;
+      __threadfence_system ();
+    }
+}
+
+// One step: a little work on every element; every @every steps, thread 0
+// asks for a refill: (a) launches it from the device, (b) sets the mapped
+// flag, (c) nothing (the host puts it in the step).
+static __global__ void
+step_kernel (float *work, int n, unsigned *step, int every, int how,
+             cudaGraphExec_t refill, volatile unsigned *due)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (i < n)
+    work[i] = work[i] * 0.999f + 1.f;
+  if (i != 0)
+    return;
+  unsigned s = (*step)++;
+  if (s % every != every - 1)
+    return;
+  if (how == 0 && cudaGraphLaunch (refill, cudaStreamGraphFireAndForget) != cudaSuccess)
+    atomicAdd (step + 1, 1u); // refused: one still running, or no device launch
+  else if (how == 1)
+    {
+      *due = s + 1;
+      __threadfence_system ();
+    }
+}
+
+static double
+quantile (std::vector<float> v, double q)
+{
+  if (v.empty ())
+    return 0;
+  std::sort (v.begin (), v.end ());
+  return v[std::min ((size_t)(q * v.size ()), v.size () - 1)];
+}
+
+// Replays a step graph made for variant @how (0: device launch, 1: host
+// poll, 2: in the step, 3: no refill) and prints its step times.
+static bool
+run (Probe &p, int how, const char *name)
+{
+  const int n = 4096;
+  int least = 0, greatest = 0;
+  cudaStream_t s, side;
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  std::vector<cudaEvent_t> ev (p.steps);
+  std::vector<float> times;
+  unsigned refills = 0, failed = 0, asked = 0, launched = 0;
+  float worst_after = 0;
+
+  CHECK (cudaDeviceGetStreamPriorityRange (&least, &greatest));
+  CHECK (cudaStreamCreateWithPriority (&s, cudaStreamNonBlocking, greatest));
+  CHECK (cudaStreamCreateWithPriority (&side, cudaStreamNonBlocking, least));
+  CHECK (cudaMemset (p.step, 0, 2 * sizeof (unsigned)));
+  CHECK (cudaMemset (p.refills, 0, 2 * sizeof (unsigned)));
+  *p.due = 0;
+  *p.done = 0;
+  CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  step_kernel<<<(n + 255) / 256, 256, 0, s>>> (p.work, n, p.step, p.every, how,
+                                               p.refill_exec, p.due);
+  CHECK (cudaStreamEndCapture (s, &graph));
+  CHECK (cudaGraphInstantiate (&exec, graph, 0));
+  for (auto &e : ev)
+    CHECK (cudaEventCreate (&e));
+  for (int t = 0; t < p.steps; t++)
+    {
+      if (how == 2 && t % p.every == p.every - 1)
+        refill_kernel<<<p.n_sms, 128, 0, s>>> (p.refills, p.done,
+                                               (unsigned long long)p.refill_us * 1000);
+      CHECK (cudaGraphLaunch (exec, s));
+      CHECK (cudaEventRecord (ev[t], s));
+      // The host loop's poll: two reads; one refill at a time.
+      if (how == 1 && *p.due != asked && *p.done == launched)
+        {
+          asked = *p.due;
+          refill_kernel<<<p.n_sms, 128, 0, side>>> (
+              p.refills, p.done, (unsigned long long)p.refill_us * 1000);
+          launched++;
+        }
+    }
+  CHECK (cudaDeviceSynchronize ());
+  CHECK (cudaGetLastError ());
+  for (int t = 1; t < p.steps; t++)
+    {
+      float ms = 0;
+
+      CHECK (cudaEventElapsedTime (&ms, ev[t - 1], ev[t]));
+      times.push_back (ms * 1e3f);
+      if (t % p.every == 0)
+        worst_after = std::max (worst_after, ms * 1e3f);
+    }
+  CHECK (cudaMemcpy (&refills, p.refills, sizeof refills, cudaMemcpyDeviceToHost));
+  CHECK (cudaMemcpy (&failed, p.step + 1, sizeof failed, cudaMemcpyDeviceToHost));
+  printf ("%-36s step median %8.2f us  p99 %9.2f us  max after a refill start "
+          "%9.2f us  refills run %u, device launches refused %u\n",
+          name, quantile (times, 0.5), quantile (times, 0.99), worst_after, refills,
+          failed);
+  for (auto &e : ev)
+    CHECK (cudaEventDestroy (e));
+  CHECK (cudaGraphExecDestroy (exec));
+  CHECK (cudaGraphDestroy (graph));
+  CHECK (cudaStreamDestroy (s));
+  CHECK (cudaStreamDestroy (side));
+  return true;
+}
+
+// The refill as a graph that a kernel may launch (device launch).
+static bool
+make_device_refill (Probe &p)
+{
+  cudaStream_t s;
+  cudaGraph_t graph;
+
+  CHECK (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking));
+  CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  refill_kernel<<<p.n_sms, 128, 0, s>>> (p.refills, p.done,
+                                         (unsigned long long)p.refill_us * 1000);
+  CHECK (cudaStreamEndCapture (s, &graph));
+  CHECK (cudaGraphInstantiateWithFlags (&p.refill_exec, graph,
+                                        cudaGraphInstantiateFlagDeviceLaunch));
+  CHECK (cudaGraphUpload (p.refill_exec, s));
+  CHECK (cudaStreamSynchronize (s));
+  CHECK (cudaGraphDestroy (graph));
+  CHECK (cudaStreamDestroy (s));
+  return true;
+}
+
+static bool
+probe (Probe &p)
+{
+  unsigned *mapped = nullptr;
+
+  CHECK (cudaDeviceGetAttribute (&p.n_sms, cudaDevAttrMultiProcessorCount, 0));
+  CHECK (cudaMalloc (&p.work, 4096 * sizeof (float)));
+  CHECK (cudaMemset (p.work, 0, 4096 * sizeof (float)));
+  CHECK (cudaMalloc (&p.step, 2 * sizeof (unsigned)));
+  CHECK (cudaMalloc (&p.refills, 2 * sizeof (unsigned)));
+  CHECK (cudaHostAlloc (&mapped, 2 * sizeof (unsigned), cudaHostAllocMapped));
+  p.due = mapped;
+  p.done = mapped + 1;
+  printf ("overlap-probe: %d steps, a refill of %d us on %d blocks every %d steps\n",
+          p.steps, p.refill_us, p.n_sms, p.every);
+  if (!run (p, 3, "no refill (the floor)") || !run (p, 2, "(c) refill inside the step")
+      || !run (p, 1, "(b) host poll, least-priority stream"))
+    return false;
+  if (!make_device_refill (p))
+    return false;
+  return run (p, 0, "(a) device launch, fire-and-forget");
+}
+
+int
+main (int argc, char **argv)
+{
+  Probe p;
+  int count = 0;
+
+  for (int i = 1; i + 1 < argc; i += 2)
+    {
+      if (strcmp (argv[i], "--steps") == 0)
+        p.steps = atoi (argv[i + 1]);
+      else if (strcmp (argv[i], "--every") == 0)
+        p.every = atoi (argv[i + 1]);
+      else if (strcmp (argv[i], "--refill-us") == 0)
+        p.refill_us = atoi (argv[i + 1]);
+    }
+  if (cudaGetDeviceCount (&count) != cudaSuccess || count == 0)
+    {
+      fprintf (stderr, "overlap-probe: needs a CUDA GPU\n");
+      return 77;
+    }
+  if (p.steps < 2 || p.every < 1 || p.refill_us < 1)
+    {
+      fprintf (stderr, "overlap-probe: --steps >= 2, --every and --refill-us >= 1\n");
+      return 2;
+    }
+  return probe (p) ? 0 : 1;
+}
