@@ -27,6 +27,13 @@
  * standalone from their (seed, epoch, family), compared bit for bit, and
  * drawn to an SVG.
  *
+ * With --overlap (and lookahead), the spares are refilled beside the steps
+ * by a TrackRefiller, which the replay loop polls after each step; the
+ * loop and its floor then time every step (events), and it prints their
+ * median and p99, the refills' GPU time and the ends that found no spare
+ * ready.  --heavy N makes the generator heavy: tighter turns, smoothed in up
+ * to N relaxation iterations (tracks far slower than a step).
+ *
  * With --devices N > 1, the same E envs run on one device, then sharded over
  * N devices: a seed state per device made by tg_seed_state_new_shard(), its
  * own producer, stream and step graph, driven by a host thread of its own,

@@ -76,13 +76,112 @@ def parse_args(argv=None):
     p.add_argument("--curriculum", type=int, default=500,
                    help="steps of each shape family, in turn (default 500)")
     p.add_argument("--svg", default="tracks-py.svg", help="the SVG to write ('' for none)")
+    add_track_options(p)
+    add_compile_option(p)
+    return p.parse_args(argv)
+
+
+def add_track_options(p):
+    """The track producer's options of the loops: --lookahead, --refill-batch,
+    --overlap, --heavy."""
     p.add_argument("--lookahead", type=int, default=2,
                    help="spare tracks kept ready per env, 0 to 8 (default 2; 0: "
                         "generate on demand)")
     p.add_argument("--refill-batch", type=int, default=64,
                    help="with lookahead: spent spares that start a refill (default 64)")
-    add_compile_option(p)
-    return p.parse_args(argv)
+    p.add_argument("--overlap", action="store_true",
+                   help="with lookahead: refill beside the steps, on a stream of the "
+                        "least priority, started by the loop's poll(); prints the step "
+                        "times")
+    p.add_argument("--heavy", type=int, default=0, metavar="N",
+                   help="a heavy generator: tighter turns, smoothed in up to N "
+                        "relaxation iterations (default 0: the normal one)")
+
+
+def track_options_error(args):
+    """What is wrong with the track options, or None."""
+    if not 0 <= args.lookahead <= 8 or args.refill_batch < 1 or args.heavy < 0:
+        return "--lookahead must be in [0, 8], --refill-batch positive, --heavy >= 0"
+    if args.overlap and not args.lookahead:
+        return "--overlap needs --lookahead of 1 or more"
+    return None
+
+
+def shape_config(args):
+    """The generator's shape options: the heavy one's, or none (the default)."""
+    return dict(max_iters=args.heavy, min_turn_radius=45.0) if args.heavy else {}
+
+
+def track_config(args):
+    """TrackProducer's keyword arguments for the loops' options."""
+    config = dict(advance=True, **shape_config(args))
+    if args.lookahead:
+        config.update(lookahead=args.lookahead, refill_batch=args.refill_batch,
+                      overlap=args.overlap)
+    return config
+
+
+def describe_tracks(args):
+    """A line on how the loop gets its tracks."""
+    if not args.lookahead:
+        line = "on demand: tracks generated when an episode ends"
+    else:
+        line = "lookahead: %d spare tracks per env, refilled %d at a time, %s" % (
+            args.lookahead, args.refill_batch,
+            "beside the steps" if args.overlap else "in the step graph")
+    if args.heavy:
+        line += "; heavy generator: up to %d relaxation iterations" % args.heavy
+    return line
+
+
+class StepTimes:
+    """Events after each step on a stream; the GPU time between consecutive
+    ones, and its quantiles."""
+
+    def __init__(self, torch, n_steps):
+        self.events = [torch.cuda.Event(enable_timing=True) for _ in range(n_steps)]
+        self.us = []
+
+    def record(self, t, stream):
+        if t < len(self.events):
+            self.events[t].record(stream)
+
+    def read(self, n_steps):
+        """After a synchronization: the step times of the last run, in us."""
+        n = min(n_steps, len(self.events))
+        self.us = sorted(self.events[t - 1].elapsed_time(self.events[t]) * 1e3
+                         for t in range(1, n))
+
+    def quantile(self, q):
+        return self.us[min(int(q * len(self.us)), len(self.us) - 1)] if self.us else 0.0
+
+
+def report_overlap(before, after, floor_median, times, floor_s, graph_s):
+    """The refills beside the timed loop (refill_stats() before and after it)
+    against issue 36's promises: no stall (the loop's p99 step time against
+    its floor's median), only its share (the loop's speed against the
+    floor's times the share of the loop's time a refill ran), and the ends
+    that found no spare ready."""
+    refills = after["started"] - before["started"]
+    ms = after["gpu_ms"] - before["gpu_ms"]
+    share = min(ms / 1e3 / graph_s, 1.0)
+    print("  overlapped refill: %d refills, %d spares made, %.2f ms of GPU each (%.0f "
+          "steps of the floor)" % (refills, after["made"] - before["made"],
+                                   ms / refills if refills else 0.0,
+                                   ms * 1e3 / refills / floor_median
+                                   if refills and floor_median else 0.0))
+    print("  ends: %d, of which %d found no spare ready and made their track at once "
+          "(envs touched)" % (after["freed"] - before["freed"],
+                              after["misses"] - before["misses"]))
+    p99 = times.quantile(0.99)
+    print("  step times: floor median %.2f us; loop median %.2f us, p99 %.2f us = %.2fx "
+          "the floor's median (target <= 1.2x)"
+          % (floor_median, times.quantile(0.5), p99,
+             p99 / floor_median if floor_median else 0.0))
+    print("  a refill ran %.0f%% of the loop's time; the loop at %.3fx its floor's speed "
+          "times %.2f (target >= 0.9x)"
+          % (share * 100, floor_s / graph_s / (1 - share) if share < 1 else 0.0,
+             1 - share))
 
 
 class Sim:
@@ -95,12 +194,13 @@ class Sim:
         dev = self.dev = torch.device("cuda", device)
         self.stream = torch.cuda.current_stream(dev)
         self.state = tg.seeds.SeedState.shard(first_env, n_envs, base_seed, device=device)
-        self.lookahead = args.lookahead
-        extra = {}
-        if self.lookahead:
-            extra = dict(lookahead=args.lookahead, refill_batch=args.refill_batch)
-        self.tracks = tg.tracks.TrackProducer(self.state, advance=True, stream=self.stream,
-                                              **extra)
+        self.lookahead, self.overlap = args.lookahead, args.overlap
+        self.tracks = tg.tracks.TrackProducer(self.state, stream=self.stream,
+                                              **track_config(args))
+        # With overlap the steps replay on a stream of a greater priority than
+        # the refills' (the least, the default), so their blocks go first.
+        self.replay_stream = torch.cuda.Stream(dev, priority=-1) if self.overlap else None
+        self.times = None
         self.n_points = self.tracks.n_points
         self.mask = self.tracks.tensor("mask")
         self.family = self.tracks.tensor("family")
@@ -194,12 +294,18 @@ class Sim:
         """Every env at epoch 1 with its first track (family 0), its agent at a
         random start, the counters at 0.  Blocks."""
         tx = self.tg.exec
+        if self.overlap:  # a refill still running would finish on dropped spares
+            self.tracks.wait_refill()
         self.state.reset_epochs(stream=self.stream)
         self.tracks.reset(self.stream)
         self.mask.fill_(1)
         self.family.zero_()
         self.regenerate(tx.Policy.EAGER)
-        if self.lookahead:  # a call with no env ended: their spares
+        if self.overlap:  # their spares: a refill, due once the first call's totals are in
+            self.torch.cuda.synchronize()
+            self.tracks.poll()
+            self.tracks.wait_refill()
+        elif self.lookahead:  # a call with no env ended: their spares
             self.mask.zero_()
             self.regenerate(tx.Policy.EAGER)
         self.state.fill_effective(self.keys, self.stream)
@@ -249,10 +355,24 @@ class Sim:
         self.stream = torch.cuda.current_stream(self.dev)
 
     def run_graph(self, n_steps, graph=None):
+        """Replays the step graph (or *graph*) *n_steps* times; with overlap,
+        on the replay stream, polling after each step and timing each."""
+        torch = self.torch
         graph = graph or self.graph
-        for _ in range(n_steps):
-            graph.replay()
-        self.torch.cuda.synchronize()
+        if not self.overlap:
+            for _ in range(n_steps):
+                graph.replay()
+            torch.cuda.synchronize()
+            return
+        self.times = StepTimes(torch, n_steps)
+        self.replay_stream.wait_stream(self.stream)
+        with torch.cuda.stream(self.replay_stream):
+            for t in range(n_steps):
+                graph.replay()
+                self.times.record(t, self.replay_stream)
+                self.tracks.poll()
+        torch.cuda.synchronize()
+        self.times.read(n_steps)
 
     def run_host(self, n_steps):
         tx = self.tg.exec
@@ -261,6 +381,8 @@ class Sim:
             # On demand the host decides, from a readback.
             if self.lookahead or self.any_done.item():
                 self.regenerate(tx.Policy.EAGER)
+            if self.overlap:
+                self.tracks.poll()
         self.torch.cuda.synchronize()
 
     def close(self):
@@ -294,16 +416,17 @@ def same_envs(torch, a, b):
     return same
 
 
-def verify_standalone(torch, tg, snap, n_shown, svg):
+def verify_standalone(torch, tg, snap, n_shown, svg, shape=None):
     """Regenerates the most regenerated envs from (seed, epoch, family) alone,
-    in a seed state and a track producer of their own, one call per family,
-    and compares their tracks with the loop's, bit for bit."""
+    in a seed state and a track producer of their own (of the loop's *shape*
+    options, shape_config()), one call per family, and compares their tracks
+    with the loop's, bit for bit."""
     tx = tg.exec
     order = sorted(range(len(snap["epochs"])), key=lambda e: (-snap["epochs"][e], e))
     picks = order[:n_shown]
     state = tg.seeds.SeedState.at([snap["seeds"][e] for e in picks],
                                   [snap["epochs"][e] for e in picks])
-    tracks = tg.tracks.TrackProducer(state, advance=False)
+    tracks = tg.tracks.TrackProducer(state, advance=False, **(shape or {}))
     mask, family = tracks.tensor("mask"), tracks.tensor("family")
     stream = torch.cuda.current_stream()
     for f in range(len(tg.tracks.FAMILIES)):
@@ -388,13 +511,11 @@ def main(argv=None):
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,
              tg.__version__, ", torch.compile" if args.compile else ""))
 
-    if not 0 <= args.lookahead <= 8 or args.refill_batch < 1:
-        print("simloop.py: --lookahead must be in [0, 8] and --refill-batch positive",
-              file=sys.stderr)
+    error = track_options_error(args)
+    if error:
+        print("simloop.py: " + error, file=sys.stderr)
         return 2
-    print("  " + ("lookahead: %d spare tracks per env, refilled %d at a time"
-                  % (args.lookahead, args.refill_batch) if args.lookahead
-                  else "on demand: tracks generated when an episode ends"))
+    print("  " + describe_tracks(args))
 
     sim = Sim(torch, tg, args.envs, args.seed, args)
     sim.capture()
@@ -402,13 +523,20 @@ def main(argv=None):
     start = time.perf_counter()
     sim.run_graph(args.steps, sim.floor)
     floor_s = time.perf_counter() - start
+    floor_median = sim.times.quantile(0.5) if sim.times else 0.0
     sim.reset()
+    before = sim.tracks.refill_stats() if args.overlap else None
     start = time.perf_counter()
     sim.run_graph(args.steps)
     graph_s = time.perf_counter() - start
+    if args.overlap:
+        sim.tracks.wait_refill()
     in_graph = sim.snapshot()
     rate_graph = report("in-graph:", sim, graph_s, args.steps, in_graph["counters"])
     report_floor(sim.n, args.steps, graph_s, floor_s)
+    if args.overlap:
+        report_overlap(before, sim.tracks.refill_stats(), floor_median, sim.times,
+                       floor_s, graph_s)
 
     host = Sim(torch, tg, args.envs, args.seed, args)
     host.warm_up()
@@ -425,7 +553,7 @@ def main(argv=None):
           "%s as the host-driven run" % (rate_graph / rate_host, same, args.envs,
                                          "the same" if identical else "NOT the same"))
     n_same, n_shown = verify_standalone(torch, tg, in_graph, min(args.shown, args.envs),
-                                        args.svg)
+                                        args.svg, shape_config(args))
     print("determinism: %d of %d envs regenerated standalone from (seed, epoch, family) "
           "are bit-identical to the loop's tracks" % (n_same, n_shown))
     if args.svg:

@@ -94,6 +94,9 @@
  *   "slots"       TrackSlots[E]  each env's ring of spares
  *   "refill_ids"  guint32[2E]    the refill's two lists of envs
  *   "refill"      TrackRefill    what decides it
+ * and with overlap, instead of "refill_ids" and "refill" (track-shape.h):
+ *   "slot_states" guint64[E*L]   each slot's state word (track-overlap.cu)
+ *   "overlap"     TrackOverlap   the totals, and where the refiller reads them
  *
  * Every kernel is deterministic: no float atomics, no order-dependent sums,
  * and each env's relaxation stops when that env is smooth enough, so an

@@ -74,15 +74,15 @@ apply_config (TrackConfig *config, PyObject *kwargs)
           G_STRUCT_MEMBER (guint, config, config_counts[i].offset) = (guint)v;
           continue;
         }
-      if (strcmp (name, "advance") == 0)
+      if (strcmp (name, "advance") == 0 || strcmp (name, "overlap") == 0)
         {
           if (!PyBool_Check (value))
             {
-              PyErr_Format (PyExc_TypeError, "advance: True or False, not %R",
+              PyErr_Format (PyExc_TypeError, "%s: True or False, not %R", name,
                             (PyObject *)Py_TYPE (value));
               return -1;
             }
-          config->advance = value == Py_True;
+          *(name[0] == 'a' ? &config->advance : &config->overlap) = value == Py_True;
           continue;
         }
       for (i = 0; i < G_N_ELEMENTS (shape_fields); i++)
@@ -219,6 +219,114 @@ native_track_producer_reset (PyObject *module, PyObject *args)
   Py_RETURN_NONE;
 }
 
+/* The overlapped refill: a TrackRefiller in a capsule, freed with it. */
+#define REFILLER_CAPSULE "track_gen._native.TrackRefiller"
+
+static void
+refiller_capsule_free (PyObject *capsule)
+{
+  TrackRefiller *r = PyCapsule_GetPointer (capsule, REFILLER_CAPSULE);
+
+  /* It waits for the device. */
+  Py_BEGIN_ALLOW_THREADS;
+  track_refiller_free (r);
+  Py_END_ALLOW_THREADS;
+}
+
+static TrackRefiller *
+refiller_get (PyObject *capsule)
+{
+  if (!PyCapsule_IsValid (capsule, REFILLER_CAPSULE))
+    {
+      tgpy_argument_error (PyExc_TypeError, "refiller", "not a track refiller");
+      return NULL;
+    }
+  return PyCapsule_GetPointer (capsule, REFILLER_CAPSULE);
+}
+
+/* _track_refiller_new(producer, seeds, **config): track_refiller_new() for
+ * a producer made with that config. */
+static PyObject *
+native_track_refiller_new (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  TgpyState *state = PyModule_GetState (module);
+  PyObject *producer_obj, *seeds_obj, *capsule;
+  TgSeedState *seeds;
+  GError *error = NULL;
+  TrackConfig config;
+  TrackRefiller *r;
+  TgProducer *p;
+
+  if (!PyArg_ParseTuple (args, "OO:_track_refiller_new", &producer_obj, &seeds_obj)
+      || (p = tgpy_producer_get (state, producer_obj)) == NULL
+      || (seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL)
+    return NULL;
+  track_config_init (&config, tg_seed_state_get_n_envs (seeds));
+  if (apply_config (&config, kwargs) < 0)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  r = track_refiller_new (p, &config, seeds, &error);
+  Py_END_ALLOW_THREADS;
+  if (r == NULL)
+    return tgpy_raise (state, error, NULL);
+  if ((capsule = PyCapsule_New (r, REFILLER_CAPSULE, refiller_capsule_free)) == NULL)
+    track_refiller_free (r);
+  return capsule;
+}
+
+/* _track_refiller_poll(refiller): whether it started a refill. */
+static PyObject *
+native_track_refiller_poll (PyObject *module, PyObject *capsule)
+{
+  TrackRefiller *r = refiller_get (capsule);
+  GError *error = NULL;
+  gboolean started = FALSE, ok;
+
+  if (r == NULL)
+    return NULL;
+  /* A read of host memory, unless a refill starts (a graph launch). */
+  ok = track_refiller_poll (r, &started, &error);
+  if (!ok)
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  return PyBool_FromLong (started);
+}
+
+/* _track_refiller_wait(refiller): track_refiller_wait(). */
+static PyObject *
+native_track_refiller_wait (PyObject *module, PyObject *capsule)
+{
+  TrackRefiller *r = refiller_get (capsule);
+  GError *error = NULL;
+  gboolean ok;
+
+  if (r == NULL)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  ok = track_refiller_wait (r, &error);
+  Py_END_ALLOW_THREADS;
+  if (!ok)
+    return tgpy_raise (PyModule_GetState (module), error, NULL);
+  Py_RETURN_NONE;
+}
+
+/* _track_refiller_stats(refiller): track_refiller_get_stats() as a dict,
+ * with the refills' stream handle. */
+static PyObject *
+native_track_refiller_stats (PyObject *module, PyObject *capsule)
+{
+  TrackRefiller *r = refiller_get (capsule);
+  TrackRefillerStats st;
+
+  if (r == NULL)
+    return NULL;
+  track_refiller_get_stats (r, &st);
+  return Py_BuildValue ("{sIsIsIsIsIsIsdsK}", "freed", st.totals.freed, "misses",
+                        st.totals.misses, "urgent", st.totals.urgent, "made",
+                        st.totals.made, "refills", st.totals.refills, "started",
+                        st.started, "gpu_ms", st.gpu_ms, "stream",
+                        (unsigned long long)(guintptr)track_refiller_get_stream (r));
+}
+
 static PyObject *
 native_track_family_name (PyObject *module, PyObject *arg)
 {
@@ -297,6 +405,15 @@ static PyMethodDef track_functions[] = {
     "_track_producer_new(cls, seeds, stream, **config)\n--\n\ntrack_producer_new()." },
   { "_track_producer_reset", native_track_producer_reset, METH_VARARGS,
     "_track_producer_reset(producer, stream)\n--\n\ntrack_producer_reset()." },
+  { "_track_refiller_new", (PyCFunction)(void (*) (void))native_track_refiller_new,
+    METH_VARARGS | METH_KEYWORDS,
+    "_track_refiller_new(producer, seeds, **config)\n--\n\ntrack_refiller_new()." },
+  { "_track_refiller_poll", native_track_refiller_poll, METH_O,
+    "_track_refiller_poll(refiller, /)\n--\n\ntrack_refiller_poll()." },
+  { "_track_refiller_wait", native_track_refiller_wait, METH_O,
+    "_track_refiller_wait(refiller, /)\n--\n\ntrack_refiller_wait()." },
+  { "_track_refiller_stats", native_track_refiller_stats, METH_O,
+    "_track_refiller_stats(refiller, /)\n--\n\ntrack_refiller_get_stats()." },
   { "_track_config", native_track_config, METH_O,
     "_track_config(n_envs, /)\n--\n\nThe default track configuration as a dict." },
   { "track_family_name", native_track_family_name, METH_O,

@@ -75,7 +75,8 @@ class TrackProducer(Producer):
             stream of the seeds' device by default.
         **config (Any): ``advance=False`` (each generation first advances
             the masked envs' epochs), ``max_iters=32``, ``lookahead=0``,
-            ``refill_batch=64``, ``n_points=128``, ``n_control=12``,
+            ``refill_batch=64``, ``overlap=False``, ``n_points=128``,
+            ``n_control=12``,
             ``radius=100.0``, ``radius_jitter=0.3``, ``angle_jitter=0.5``,
             ``width=12.0``, ``min_turn_radius=20.0``.
 
@@ -90,9 +91,18 @@ class TrackProducer(Producer):
     the previous call decided so (``refill_batch`` spares spent, or an env
     with none left), refills the spent spares, each track made whole in
     it.  No conditional node: one kernel a step.  The first call makes
-    every env's track, the next one their spares.  Run it unconditionally on every step, with
-    no :func:`~track_gen.exec.conditional`.  ``lookahead=2`` lets the
-    refills batch; with 1, every end starts one.
+    every env's track, the next one their spares.  Run it unconditionally
+    on every step, with no :func:`~track_gen.exec.conditional`.
+    ``lookahead=2`` lets the refills batch; with 1, every end starts one.
+
+    With ``overlap=True`` as well, the refills run beside the steps instead,
+    on a stream of the device's least priority (give the steps' stream a
+    greater one: ``torch.cuda.Stream(priority=-1)``), for generators far
+    slower than a step: each call then only switches, and :meth:`poll`,
+    called by the host loop after each step, starts a refill when one is
+    due.  An env whose next spare is not made yet when it ends gets that
+    track made at once, the same track: a run is reproducible whatever the
+    timing.
     """
 
     def __new__(cls, seeds: SeedState, *, stream: StreamLike = None, **config: Any):
@@ -106,6 +116,8 @@ class TrackProducer(Producer):
         full.update(config)
         self.n_envs = seeds.n_envs
         self.lookahead = int(full["lookahead"])
+        self._refiller = (_native._track_refiller_new(self, seeds, **config)
+                          if full.get("overlap") else None)
         self.n_points = int(full["n_points"])
         self.n_control = int(full["n_control"])
         self.width = float(full["width"])
@@ -163,6 +175,58 @@ class TrackProducer(Producer):
                 (:func:`~track_gen.exec.resolve_stream`).
         """
         _native._track_producer_reset(self, resolve_stream(stream, self.device))
+
+    def _the_refiller(self) -> Any:
+        from track_gen.exec import StateError
+        if self.closed:
+            raise StateError("the track producer is closed")
+        if self._refiller is None:
+            raise StateError("the producer refills in its own calls: poll() and the "
+                             "refill methods need TrackProducer(overlap=True)")
+        return self._refiller
+
+    def poll(self) -> bool:
+        """With ``overlap=True``: starts a refill beside the steps when one is
+        due (track_refiller_poll()): ``refill_batch`` spares spent since the
+        last one, or an env's next spare not made, and none running.  Call it
+        after launching each step; a read of host memory that the steps'
+        kernels write, no CUDA call unless it starts a refill.
+
+        Returns:
+            bool: Whether it started one.
+
+        Raises:
+            StateError: The producer was made without ``overlap``, or closed.
+        """
+        return _native._track_refiller_poll(self._the_refiller())
+
+    def wait_refill(self) -> None:
+        """With ``overlap=True``: waits for the running refill, if any.
+
+        Raises:
+            StateError: The producer was made without ``overlap``, or closed.
+        """
+        _native._track_refiller_wait(self._the_refiller())
+
+    def refill_stats(self) -> dict:
+        """With ``overlap=True``: what the refills did so far.
+
+        Returns:
+            dict: ``freed`` (slots freed by ends), ``misses`` (ends whose next
+            spare was not made: made at once), ``urgent``, ``made`` (spares
+            made by refills), ``refills`` (done), ``started``, ``gpu_ms``
+            (the refills' GPU time, start to end on their stream), ``stream``
+            (the refills' stream handle).  Counts wrap at 2**32.
+
+        Raises:
+            StateError: The producer was made without ``overlap``, or closed.
+        """
+        return _native._track_refiller_stats(self._the_refiller())
+
+    def close(self) -> None:
+        """Frees the refiller (waiting for the device), then the producer."""
+        self._refiller = None
+        super().close()
 
     def write_svg(self, path: str, envs: Sequence[int] = range(16),
                   labels: Optional[Sequence[str]] = None) -> None:

@@ -158,6 +158,78 @@ class Lookahead(tgtest.GpuCase):
         state.close()
 
 
+class Overlap(tgtest.GpuCase):
+    """TrackProducer(overlap=True): a heavy refill beside the steps gives the
+    tracks on-demand generation makes, eagerly and replayed from a torch
+    graph, with poll() after every step as a loop calls it."""
+
+    STEPS = 60
+    HEAVY = dict(advance=True, max_iters=400, min_turn_radius=45.0)
+    masks = Lookahead.masks
+
+    def setUp(self):
+        super().setUp()
+        from track_gen import tracks
+        self.tracks = tracks
+
+    def test_heavy_refill_equals_on_demand(self):
+        torch = self.torch
+        states = [seeds.SeedState(N, 17) for _ in range(2)]
+        on_demand = self.tracks.TrackProducer(states[0], **self.HEAVY)
+        ahead = self.tracks.TrackProducer(states[1], lookahead=2, refill_batch=4,
+                                          overlap=True, **self.HEAVY)
+        for p in (on_demand, ahead):
+            p.run()
+        graph = None
+        for t, mask in enumerate(self.masks()):
+            for p in (on_demand, ahead):
+                p.tensor("mask").copy_(mask)
+                p.tensor("family").fill_(1)
+            on_demand.run(policy=tx.Policy.EAGER)
+            if t == self.STEPS // 2:
+                graph = torch.cuda.CUDAGraph()
+                with self.interop.graph(graph):
+                    ahead.run()
+            if graph is not None:
+                graph.replay()
+            else:
+                ahead.run(policy=tx.Policy.EAGER)
+            ahead.poll()
+            torch.cuda.synchronize()
+            for name in ("points", "control", "valid", "families", "sharpness"):
+                self.assertTrue(torch.equal(on_demand.tensor(name), ahead.tensor(name)),
+                                "%s after step %d" % (name, t))
+            self.assertEqual(states[0].read(), states[1].read(), "epochs, step %d" % t)
+        ahead.wait_refill()
+        stats = ahead.refill_stats()
+        # Not vacuous: refills ran beside the steps and ends took their spares.
+        self.assertEqual(stats["refills"], stats["started"])
+        self.assertGreaterEqual(stats["started"], 3)
+        self.assertGreater(stats["made"], 0)
+        self.assertGreater(stats["freed"], stats["misses"])
+        graph = None
+        for x in (on_demand, ahead, *states):
+            x.close()
+
+    def test_overlap_refused(self):
+        state = seeds.SeedState(N, 11)
+        with self.assertRaisesRegex(TypeError, "overlap"):
+            self.tracks.TrackProducer(state, advance=True, lookahead=2, overlap=1)
+        with self.assertRaisesRegex(tx.ArgumentError, "overlap"):
+            self.tracks.TrackProducer(state, advance=True, overlap=True)
+        plain = self.tracks.TrackProducer(state, advance=True, lookahead=2)
+        for call in (plain.poll, plain.wait_refill, plain.refill_stats):
+            with self.assertRaisesRegex(tx.StateError, "overlap=True"):
+                call()
+        ahead = self.tracks.TrackProducer(state, advance=True, lookahead=2, overlap=True)
+        self.assertFalse(ahead.poll())  # nothing ran: nothing is owed
+        ahead.close()
+        with self.assertRaisesRegex(tx.StateError, "closed"):
+            ahead.poll()
+        plain.close()
+        state.close()
+
+
 class Svg(unittest.TestCase):
     """track_gen.tracks without a device: the families and the SVG writer."""
 
