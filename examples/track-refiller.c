@@ -141,14 +141,17 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
   if (r->refill == NULL)
     return FALSE;
   r->overlap = tg_producer_get_binding (track, track_buffer_names[BUF_OVERLAP], NULL);
-  /* A first refill now, with nothing owed: the producer records its graph
-   * here, not in the loop's first poll. */
-  r->started = 1;
+  /* A first refill now: the producer records its graph here, not in the
+   * loop's first poll.  The totals on the device go on from an earlier
+   * refiller's: its count of refills done is where this one's start. */
   r->timed = TRUE;
-  return set_host (r, r->host, error)
-         && tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
-                             error)
-         && TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error);
+  if (!set_host (r, r->host, error)
+      || !tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                           error)
+      || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error))
+    return FALSE;
+  r->started = r->host->refills;
+  return TRUE;
 }
 
 TrackRefiller *
