@@ -40,7 +40,6 @@ typedef enum
   N_BUFFERS
 } TrackBuffer;
 
-
 /* The binding name of each buffer. */
 extern const char *const track_buffer_names[];
 

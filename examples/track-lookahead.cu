@@ -33,16 +33,13 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
             const uint64_t *seeds, uint32_t *epochs, TrackRows current, TrackSpares sp,
             uint32_t list, float2 *smem, int *urgent)
 {
-  __shared__ uint32_t owed[SWITCH_BLOCK];
-  __shared__ uint64_t keys[SWITCH_BLOCK];
-  __shared__ uint8_t owed_family[SWITCH_BLOCK];
-  __shared__ uint32_t n_owed;
+  __shared__ OwedTracks owed;
   int64_t from = -1; // the spare row this env takes
   int64_t freed = -1; // the slot it frees
   int spent = 0;
 
   if (threadIdx.x == 0)
-    n_owed = 0;
+    owed.n = 0;
   __syncthreads ();
   if (ended)
     {
@@ -67,11 +64,8 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
         }
       else
         {
-          uint32_t k = atomicAdd (&n_owed, 1u);
-
-          owed[k] = e;
-          keys[k] = tg_effective_seed (seed, epoch + 1);
-          owed_family[k] = sp.spares.families[freed];
+          owed_add (owed, e, tg_effective_seed (seed, epoch + 1),
+                    sp.spares.families[freed]);
         }
       spent = 1;
       epochs[e] = s.epoch = epoch + 1; // wraps, as tg_seed_state_advance()
@@ -85,20 +79,11 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
     }
 
   // Every lane takes part, those past n_envs too: the warp copies together.
-  for (unsigned todo = __ballot_sync (FULL_WARP, from >= 0); todo != 0;
-       todo &= todo - 1)
-    {
-      const int lane = __ffs (todo) - 1;
-      const uint32_t env = e - (threadIdx.x % 32) + lane;
-      const int64_t row = __shfl_sync (FULL_WARP, from, lane);
-
-      copy_row (shape, current, env, sp.spares, (size_t)row, threadIdx.x % 32);
-    }
+  take_rows (shape, current, sp.spares, e, from);
   __syncthreads (); // the rows are copied and the owed families read ...
   if (freed >= 0)   // ... before the slots are owed anew
     sp.spares.families[freed] = (uint8_t)f;
-  for (uint32_t k = 0; k < n_owed; k++) // rare: the whole block, on demand
-    make_track (shape, owed_family[k], keys[k], max_iters, current, owed[k], smem);
+  make_owed (owed, shape, max_iters, current, smem); // rare: at once, in the step
   return spent;
 }
 

@@ -89,17 +89,14 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
             const uint64_t *seeds, uint32_t *epochs, TrackRows current,
             const TrackOverlapSpares &sp, float2 *smem, int *missed, int *urgent)
 {
-  __shared__ uint32_t owed[TRACK_BLOCK];
-  __shared__ uint64_t keys[TRACK_BLOCK];
-  __shared__ uint8_t owed_family[TRACK_BLOCK];
-  __shared__ uint32_t n_owed;
+  __shared__ OwedTracks owed;
   int64_t from = -1; // the slot whose rows this env takes
   size_t slot = 0;   // the slot it frees
   uint32_t epoch = 0;
   Word w = 0;
 
   if (threadIdx.x == 0)
-    n_owed = 0;
+    owed.n = 0;
   __syncthreads ();
   if (ended)
     {
@@ -108,7 +105,8 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
       const size_t base = (size_t)e * sp.lookahead;
 
       epoch = epochs[e];
-      if (!follows (s, seed, epoch)) // set since: every slot owed anew, of the family of now
+      // Set since: every slot owed anew, of the family of now.
+      if (!follows (s, seed, epoch))
         {
           // The seed lands before the states a refill claims and keys by it.
           slots_seed (sp, e).store (seed, cuda::memory_order_relaxed);
@@ -120,8 +118,9 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
             {
               WordRef ref = slot_state (sp, base + k);
 
-              ref.store (owed_anew (ref.load (cuda::memory_order_relaxed), epoch + 1 + k, f),
-                         cuda::memory_order_relaxed);
+              ref.store (
+                  owed_anew (ref.load (cuda::memory_order_relaxed), epoch + 1 + k, f),
+                  cuda::memory_order_relaxed);
             }
         }
       slot = base + s.head;
@@ -130,11 +129,7 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
         from = (int64_t)slot;
       else
         {
-          uint32_t k = atomicAdd (&n_owed, 1u);
-
-          owed[k] = e;
-          keys[k] = tg_effective_seed (seed, epoch + 1);
-          owed_family[k] = (uint8_t)family_of (w);
+          owed_add (owed, e, tg_effective_seed (seed, epoch + 1), family_of (w));
           *missed = 1;
         }
       s.head = (uint8_t)((s.head + 1) % sp.lookahead);
@@ -142,27 +137,18 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
       sp.slots[e] = s;
       // With one slot, the next is the one this end frees.
       *urgent = sp.lookahead == 1
-                || state_of (slot_state (sp, base + s.head).load (
-                       cuda::memory_order_relaxed))
+                || state_of (
+                       slot_state (sp, base + s.head).load (cuda::memory_order_relaxed))
                        != SLOT_READY;
     }
 
   __syncwarp (); // the lanes' acquiring loads before any lane reads the rows
-  for (unsigned todo = __ballot_sync (FULL_WARP, from >= 0); todo != 0;
-       todo &= todo - 1)
-    {
-      const int lane = __ffs (todo) - 1;
-      const uint32_t env = e - (threadIdx.x % 32) + lane;
-      const int64_t row = __shfl_sync (FULL_WARP, from, lane);
-
-      copy_row (shape, current, env, sp.spares, (size_t)row, threadIdx.x % 32);
-    }
+  take_rows (shape, current, sp.spares, e, from);
   __syncthreads (); // the rows are copied before their slots are owed anew
   if (ended)
     slot_state (sp, slot).store (owed_anew (w, epoch + 1 + sp.lookahead, f),
                                  cuda::memory_order_release);
-  for (uint32_t k = 0; k < n_owed; k++) // the whole block, at once
-    make_track (shape, owed_family[k], keys[k], max_iters, current, owed[k], smem);
+  make_owed (owed, shape, max_iters, current, smem); // the misses, in the step
   return ended;
 }
 
@@ -248,8 +234,8 @@ __launch_bounds__ (TRACK_BLOCK)
                                                   cuda::memory_order_acquire))
                 {
                   // The seed its switch set before it owed the slot.
-                  const Word seed
-                      = slots_seed (sp, at / sp.lookahead).load (cuda::memory_order_relaxed);
+                  const Word seed = slots_seed (sp, at / sp.lookahead)
+                                        .load (cuda::memory_order_relaxed);
 
                   claimed = with_state (w, SLOT_FILLING);
                   key = tg_effective_seed (seed, epoch_of (w));

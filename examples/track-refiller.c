@@ -51,11 +51,10 @@ refill_stage (const TgLaunch *launch, gpointer data, GError **error)
   RefillStage *stage = data;
   const TrackConfig *c = &stage->config;
 
-  return TRACK_CUDA_OK (
-      track_launch_refill_overlap (tg_launch_get_stream (launch), c->shape,
-                                   stage->n_blocks, c->max_iters,
-                                   track_overlap_spares (launch, c)),
-      error);
+  return TRACK_CUDA_OK (track_launch_refill_overlap (
+                            tg_launch_get_stream (launch), c->shape, stage->n_blocks,
+                            c->max_iters, track_overlap_spares (launch, c)),
+                        error);
 }
 
 /* The refill producer over @track's buffers, which must be those @config
@@ -64,8 +63,8 @@ static TgProducer *
 refill_producer_new (TgProducer *track, const TrackConfig *config, guint n_blocks,
                      GError **error)
 {
-  g_autoptr (TgProducer) p = tg_producer_new ("track-refill",
-                                              tg_producer_get_device (track));
+  g_autoptr (TgProducer) p
+      = tg_producer_new ("track-refill", tg_producer_get_device (track));
   RefillStage *data = g_new0 (RefillStage, 1);
   guint stage;
 
@@ -74,8 +73,8 @@ refill_producer_new (TgProducer *track, const TrackConfig *config, guint n_block
   data->config.svg_labels = NULL;
   data->track = tg_producer_ref (track);
   data->n_blocks = n_blocks;
-  stage = tg_producer_add_device_stage (p, "refill", TG_STAGE_CAPTURE_SAFE, refill_stage,
-                                        data, refill_stage_free, error);
+  stage = tg_producer_add_device_stage (p, "refill", TG_STAGE_CAPTURE_SAFE,
+                                        refill_stage, data, refill_stage_free, error);
   if (stage == G_MAXUINT)
     {
       refill_stage_free (data);
@@ -126,12 +125,13 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
 
   if (!TRACK_CUDA_OK (cudaDeviceGetStreamPriorityRange (&least, &greatest), error)
       || !TRACK_CUDA_OK (
-          cudaStreamCreateWithPriority (&r->stream, cudaStreamNonBlocking, least), error)
+          cudaStreamCreateWithPriority (&r->stream, cudaStreamNonBlocking, least),
+          error)
       || !TRACK_CUDA_OK (
           cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount, r->device),
           error)
-      || !TRACK_CUDA_OK (cudaHostAlloc (&host, sizeof (TrackTotals), cudaHostAllocMapped),
-                         error)
+      || !TRACK_CUDA_OK (
+          cudaHostAlloc (&host, sizeof (TrackTotals), cudaHostAllocMapped), error)
       || !TRACK_CUDA_OK (cudaEventCreate (&r->begin), error)
       || !TRACK_CUDA_OK (cudaEventCreate (&r->end), error))
     return FALSE;

@@ -78,4 +78,51 @@ make_track (TrackShape shape, int family, uint64_t key, uint32_t max_iters,
     }
 }
 
+// The ended envs of a switch block that find no spare made: the block makes
+// their tracks at once, after the warps copied the others'.
+struct OwedTracks
+{
+  uint32_t env[TRACK_BLOCK];
+  uint64_t key[TRACK_BLOCK];
+  uint8_t family[TRACK_BLOCK];
+  uint32_t n;
+};
+
+static __device__ __forceinline__ void
+owed_add (OwedTracks &owed, uint32_t e, uint64_t key, uint32_t family)
+{
+  const uint32_t k = atomicAdd (&owed.n, 1u);
+
+  owed.env[k] = e;
+  owed.key[k] = key;
+  owed.family[k] = (uint8_t)family;
+}
+
+// Each lane whose env takes spare row @from >= 0 has it copied into its row
+// of @current by its whole warp.  Every lane of the warp calls it.
+static __device__ void
+take_rows (TrackShape shape, TrackRows current, TrackRows spares, uint32_t e,
+           int64_t from)
+{
+  for (unsigned todo = __ballot_sync (FULL_WARP, from >= 0); todo != 0;
+       todo &= todo - 1)
+    {
+      const int lane = __ffs (todo) - 1;
+      const uint32_t env = e - (threadIdx.x % 32) + lane;
+      const int64_t row = __shfl_sync (FULL_WARP, from, lane);
+
+      copy_row (shape, current, env, spares, (size_t)row, threadIdx.x % 32);
+    }
+}
+
+// The owed envs' tracks, one after another, by the whole block.
+static __device__ void
+make_owed (const OwedTracks &owed, TrackShape shape, uint32_t max_iters,
+           TrackRows current, float2 *smem)
+{
+  for (uint32_t k = 0; k < owed.n; k++)
+    make_track (shape, owed.family[k], owed.key[k], max_iters, current, owed.env[k],
+                smem);
+}
+
 #endif // TRACK_ROWS_CUH

@@ -92,9 +92,8 @@ foreign_while (const TgLaunch *launch, gpointer data, GError **error)
           return FALSE;
       return TRUE;
     }
-  if (!tg_test_launched (cudaStreamGetCaptureInfo (s, &status, NULL, &graph, NULL, NULL,
-                                                   NULL),
-                         error)
+  if (!tg_test_launched (
+          cudaStreamGetCaptureInfo (s, &status, NULL, &graph, NULL, NULL, NULL), error)
       || !tg_test_launched (cudaGraphConditionalHandleCreate (&handle, graph, 0, 0),
                             error)
       || !tg_test_launched (tgr_launch_while_entry (s, handle, &dev->it, &dev->iters),
@@ -119,9 +118,10 @@ foreign_while (const TgLaunch *launch, gpointer data, GError **error)
          && tg_test_launched (tgr_launch_while_tail (s, handle, &dev->it, &dev->iters),
                               error)
          && tg_test_launched (cudaStreamEndCapture (s, &body), error)
-         && tg_test_launched (cudaStreamBeginCaptureToGraph (
-                                  s, graph, &node, NULL, 1, cudaStreamCaptureModeRelaxed),
-                              error);
+         && tg_test_launched (
+             cudaStreamBeginCaptureToGraph (s, graph, &node, NULL, 1,
+                                            cudaStreamCaptureModeRelaxed),
+             error);
 }
 
 /* The loop's body: a, the foreign loop, then the loop's flag cleared. */
@@ -242,8 +242,8 @@ test_foreign_conditional (Fixture *fx, gconstpointer data)
         tg_test_upload (&fx->dev->iters, &iters, sizeof iters);
         foreign_calls = 0;
         tg_test_run_once (fx->gpu.stream, p, policies[i],
-                      conditional ? tg_conditional (&fx->dev->flag)
-                                  : tg_unconditional ());
+                          conditional ? tg_conditional (&fx->dev->flag)
+                                      : tg_unconditional ());
         tg_test_download (got, fx->dev->count, sizeof got);
         expect_run (shape, flag, want);
         g_test_message ("%s, %s, flag %d: a %u, foreign %u; foreign called %d times",
@@ -255,7 +255,7 @@ test_foreign_conditional (Fixture *fx, gconstpointer data)
          * node is captured again, straight into its node (REPLAY: twice),
          * and in RECORD's second pass only (after the trial: three). */
         g_assert_cmpint (foreign_calls, ==,
-                         policies[i] == TG_POLICY_EAGER ? (want[C_FOREIGN] > 0)
+                         policies[i] == TG_POLICY_EAGER    ? (want[C_FOREIGN] > 0)
                          : policies[i] == TG_POLICY_REPLAY ? 2
                                                            : 3);
       }

@@ -97,27 +97,16 @@ class Lookahead(tgtest.GpuCase):
         from track_gen import tracks
         self.tracks = tracks
 
-    def masks(self):
-        """A tenth of the envs a step, env 0 every other step, all at step 20."""
+    def step_both(self, on_demand, ahead, states, family, after=lambda: None):
+        """Runs both producers STEPS steps on masks(), with *family*, *ahead*'s
+        second half replayed from a torch graph (*after()* after each of its
+        steps), and checks that they hold the same tracks and epochs after
+        every step."""
         torch = self.torch
-        g = torch.Generator().manual_seed(3)
-        for t in range(self.STEPS):
-            m = torch.rand(N, generator=g) < 0.1
-            m[0] |= t % 2 == 0
-            yield (torch.ones(N, dtype=torch.bool) if t == 20 else m).to(torch.uint8)
-
-    def test_equals_on_demand(self):
-        torch = self.torch
-        states = [seeds.SeedState(N, 11) for _ in range(2)]
-        on_demand = self.tracks.TrackProducer(states[0], advance=True)
-        ahead = self.tracks.TrackProducer(states[1], advance=True, lookahead=3,
-                                          refill_batch=6)
-        self.assertEqual((on_demand.lookahead, ahead.lookahead), (0, 3))
         for p in (on_demand, ahead):
             p.run()
         graph = None
         for t, mask in enumerate(self.masks()):
-            family = 2  # one that stays: a new one reaches lookahead L episodes later
             for p in (on_demand, ahead):
                 p.tensor("mask").copy_(mask)
                 p.tensor("family").fill_(family)
@@ -130,13 +119,31 @@ class Lookahead(tgtest.GpuCase):
                 graph.replay()
             else:
                 ahead.run(policy=tx.Policy.EAGER)
+            after()
             torch.cuda.synchronize()
             for name in ("points", "control", "valid", "families", "sharpness"):
                 self.assertTrue(torch.equal(on_demand.tensor(name), ahead.tensor(name)),
                                 "%s after step %d" % (name, t))
             self.assertEqual(states[0].read(), states[1].read(), "epochs, step %d" % t)
+
+    def masks(self):
+        """A tenth of the envs a step, env 0 every other step, all at step 20."""
+        torch = self.torch
+        g = torch.Generator().manual_seed(3)
+        for t in range(self.STEPS):
+            m = torch.rand(N, generator=g) < 0.1
+            m[0] |= t % 2 == 0
+            yield (torch.ones(N, dtype=torch.bool) if t == 20 else m).to(torch.uint8)
+
+    def test_equals_on_demand(self):
+        states = [seeds.SeedState(N, 11) for _ in range(2)]
+        on_demand = self.tracks.TrackProducer(states[0], advance=True)
+        ahead = self.tracks.TrackProducer(states[1], advance=True, lookahead=3,
+                                          refill_batch=6)
+        self.assertEqual((on_demand.lookahead, ahead.lookahead), (0, 3))
+        # A family that stays: a new one reaches lookahead L episodes later.
+        self.step_both(on_demand, ahead, states, family=2)
         self.assertGreaterEqual(states[1].read()[1][0], self.STEPS // 2)
-        graph = None
         ahead.reset()
         for x in (on_demand, ahead, *states):
             x.close()
@@ -165,7 +172,7 @@ class Overlap(tgtest.GpuCase):
 
     STEPS = 60
     HEAVY = dict(advance=True, max_iters=400, min_turn_radius=45.0)
-    masks = Lookahead.masks
+    masks, step_both = Lookahead.masks, Lookahead.step_both
 
     def setUp(self):
         super().setUp()
@@ -173,33 +180,11 @@ class Overlap(tgtest.GpuCase):
         self.tracks = tracks
 
     def test_heavy_refill_equals_on_demand(self):
-        torch = self.torch
         states = [seeds.SeedState(N, 17) for _ in range(2)]
         on_demand = self.tracks.TrackProducer(states[0], **self.HEAVY)
         ahead = self.tracks.TrackProducer(states[1], lookahead=2, refill_batch=4,
                                           overlap=True, **self.HEAVY)
-        for p in (on_demand, ahead):
-            p.run()
-        graph = None
-        for t, mask in enumerate(self.masks()):
-            for p in (on_demand, ahead):
-                p.tensor("mask").copy_(mask)
-                p.tensor("family").fill_(1)
-            on_demand.run(policy=tx.Policy.EAGER)
-            if t == self.STEPS // 2:
-                graph = torch.cuda.CUDAGraph()
-                with self.interop.graph(graph):
-                    ahead.run()
-            if graph is not None:
-                graph.replay()
-            else:
-                ahead.run(policy=tx.Policy.EAGER)
-            ahead.poll()
-            torch.cuda.synchronize()
-            for name in ("points", "control", "valid", "families", "sharpness"):
-                self.assertTrue(torch.equal(on_demand.tensor(name), ahead.tensor(name)),
-                                "%s after step %d" % (name, t))
-            self.assertEqual(states[0].read(), states[1].read(), "epochs, step %d" % t)
+        self.step_both(on_demand, ahead, states, family=1, after=ahead.poll)
         ahead.wait_refill()
         stats = ahead.refill_stats()
         # Not vacuous: refills ran beside the steps and ends took their spares.
@@ -207,7 +192,6 @@ class Overlap(tgtest.GpuCase):
         self.assertGreaterEqual(stats["started"], 3)
         self.assertGreater(stats["made"], 0)
         self.assertGreater(stats["freed"], stats["misses"])
-        graph = None
         for x in (on_demand, ahead, *states):
             x.close()
 
