@@ -36,8 +36,7 @@ track_buffer_size (const TrackConfig *c, TrackBuffer b)
   gsize spares = (gsize)c->n_envs * c->lookahead;
 
   if ((b >= BUF_FLAG && b <= BUF_LIST && c->lookahead > 0)
-      || (b >= BUF_SPARE_POINTS && c->lookahead == 0)
-      || (b >= BUF_REFILL_IDS && b <= BUF_REFILL && c->overlap)
+      || (b >= BUF_SPARE_POINTS && c->lookahead == 0) || (b == BUF_REFILL && c->overlap)
       || (b >= BUF_SLOT_STATES && !c->overlap))
     return 0;
   switch (b)
@@ -54,8 +53,8 @@ track_buffer_size (const TrackConfig *c, TrackBuffer b)
       return c->n_envs * sizeof (float);
     case BUF_IDS:
       return c->n_envs * sizeof (guint32);
-    case BUF_REFILL_IDS:
-      return 2 * (gsize)c->n_envs * sizeof (guint32);
+    case BUF_REFILL_IDS: /* the envs of two lists, or the slots of one */
+      return (c->overlap ? spares : 2 * (gsize)c->n_envs) * sizeof (guint32);
     case BUF_LIST:
       return sizeof (TrackList);
     case BUF_FAMILY:
@@ -132,6 +131,7 @@ track_overlap_spares (const TgLaunch *launch, const TrackConfig *c)
                                .spares = track_rows (launch, TRUE),
                                .states = track_binding (launch, BUF_SLOT_STATES),
                                .slots = track_binding (launch, BUF_SLOTS),
+                               .owed = track_binding (launch, BUF_REFILL_IDS),
                                .overlap = track_binding (launch, BUF_OVERLAP) };
 }
 

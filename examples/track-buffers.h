@@ -31,8 +31,8 @@ typedef enum
   BUF_SPARE_VALID,
   BUF_SPARE_SHARPNESS,
   BUF_SLOTS,
+  BUF_REFILL_IDS, /* the refill's lists: of envs in the step graph, of slots beside */
   /* With an in-graph refill only */
-  BUF_REFILL_IDS,
   BUF_REFILL,
   /* With an overlapped refill only */
   BUF_SLOT_STATES,

@@ -112,6 +112,7 @@ typedef struct
   TrackRows spares;   /* L rows per env, env-major */
   unsigned long long *states; /* a state word per slot */
   TrackSlots *slots;  /* per env: its seed, epoch and head (not ready, listed) */
+  uint32_t *owed;     /* the refill's list: E * L slots at most */
   TrackOverlap *overlap;
 } TrackOverlapSpares;
 
@@ -127,8 +128,8 @@ TRACK_EXTERN_C cudaError_t track_launch_switch_overlap (
     const int32_t *family, const uint64_t *seeds, uint32_t *epochs, TrackRows current,
     TrackOverlapSpares spares);
 
-/* One refill: resets the cursor, then @n_blocks blocks claim each owed slot
- * in turn and make its track whole (as the switch would), and mark it made
+/* One refill: lists the slots owed, then @n_blocks blocks claim each in
+ * turn and make its track whole (as the switch would), and mark it made
  * unless a switch owed it anew meanwhile.  Runs beside the switch calls. */
 TRACK_EXTERN_C cudaError_t track_launch_refill_overlap (cudaStream_t stream,
                                                         TrackShape shape,

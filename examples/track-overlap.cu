@@ -206,6 +206,18 @@ __launch_bounds__ (TRACK_BLOCK)
     }
 }
 
+// The refill's list: the slots owed when it starts, in any order (a
+// thread a slot), so that its blocks share the tracks to make one at a time.
+static __global__ void
+list_owed_kernel (TrackOverlapSpares sp)
+{
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (i < sp.n_envs * sp.lookahead
+      && state_of (slot_state (sp, i).load (cuda::memory_order_relaxed)) == SLOT_OWED)
+    sp.owed[atomicAdd (&sp.overlap->n_owed, 1u)] = i;
+}
+
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
     refill_kernel (TrackShape shape, uint32_t max_iters, TrackOverlapSpares sp)
@@ -214,17 +226,19 @@ __launch_bounds__ (TRACK_BLOCK)
   __shared__ uint32_t at;
   __shared__ Word claimed; // 0: none (a FILLING state is never 0)
   __shared__ uint64_t key;
-  const uint32_t n_slots = sp.n_envs * sp.lookahead;
   TrackOverlap *o = sp.overlap;
+  const uint32_t n_owed = o->n_owed; // listed by the kernel before
   uint32_t made = 0;
 
   for (;;)
     {
       if (threadIdx.x == 0)
         {
-          at = atomicAdd (&o->cursor, 1u);
+          const uint32_t k = atomicAdd (&o->cursor, 1u);
+
+          at = k < n_owed ? sp.owed[k] : UINT32_MAX;
           claimed = 0;
-          if (at < n_slots)
+          if (at != UINT32_MAX)
             {
               WordRef ref = slot_state (sp, at);
               Word w = ref.load (cuda::memory_order_relaxed);
@@ -243,7 +257,7 @@ __launch_bounds__ (TRACK_BLOCK)
             }
         }
       __syncthreads ();
-      if (at >= n_slots)
+      if (at == UINT32_MAX)
         break;
       if (claimed != 0)
         {
@@ -293,9 +307,14 @@ extern "C" cudaError_t
 track_launch_refill_overlap (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
                              uint32_t max_iters, TrackOverlapSpares spares)
 {
+  const uint32_t n_slots = spares.n_envs * spares.lookahead;
+  // The cursor and the list's length, side by side.
   cudaError_t status
-      = cudaMemsetAsync (&spares.overlap->cursor, 0, sizeof (uint32_t), stream);
+      = cudaMemsetAsync (&spares.overlap->cursor, 0, 2 * sizeof (uint32_t), stream);
 
+  if (status == cudaSuccess)
+    status = launch_kernel (list_owed_kernel, (n_slots + 255) / 256, 256, 0, stream,
+                            spares);
   if (status != cudaSuccess)
     return status;
   return launch_kernel (refill_kernel, n_blocks, TRACK_BLOCK, track_env_smem (shape),

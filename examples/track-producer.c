@@ -361,8 +361,9 @@ add_lookahead_stages (TgProducer *p, TrackContext *ctx)
            TRACK_BIT (BUF_MASK) | TRACK_BIT (BUF_FAMILY) | TRACK_BIT (BUF_CONTROL) | TRACK_BIT (BUF_POINTS)
                | TRACK_BIT (BUF_FAMILIES) | TRACK_BIT (BUF_VALID) | TRACK_BIT (BUF_SHARPNESS)
                | TRACK_SPARE_BUFFERS
+               | TRACK_BIT (BUF_REFILL_IDS)
                | (ctx->config.overlap ? TRACK_BIT (BUF_SLOT_STATES) | TRACK_BIT (BUF_OVERLAP)
-                                      : TRACK_BIT (BUF_REFILL_IDS) | TRACK_BIT (BUF_REFILL)));
+                                      : TRACK_BIT (BUF_REFILL)));
 }
 
 TgProducer *

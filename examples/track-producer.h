@@ -94,7 +94,8 @@
  *   "slots"       TrackSlots[E]  each env's ring of spares
  *   "refill_ids"  guint32[2E]    the refill's two lists of envs
  *   "refill"      TrackRefill    what decides it
- * and with overlap, instead of "refill_ids" and "refill" (track-shape.h):
+ * and with overlap, instead of the last two (track-shape.h):
+ *   "refill_ids"  guint32[E*L]   the refill's list of the slots it makes
  *   "slot_states" guint64[E*L]   each slot's state word (track-overlap.cu)
  *   "overlap"     TrackOverlap   the totals, and where the refiller reads them
  *

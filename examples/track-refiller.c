@@ -9,7 +9,8 @@
 
 /* The buffers a refill reads and writes, bound to the track producer's. */
 #define REFILL_BUFFERS                                                                 \
-  (TRACK_SPARE_BUFFERS | TRACK_BIT (BUF_SLOT_STATES) | TRACK_BIT (BUF_OVERLAP))
+  (TRACK_SPARE_BUFFERS | TRACK_BIT (BUF_REFILL_IDS) | TRACK_BIT (BUF_SLOT_STATES)      \
+   | TRACK_BIT (BUF_OVERLAP))
 
 /* What the refill stage needs: the config, and the track producer, whose
  * buffers it binds (kept alive with it). */

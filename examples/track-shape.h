@@ -111,8 +111,10 @@ typedef struct
   TrackTotals totals;
   uint32_t blocks;        /* blocks of the running switch kernel that are done */
   uint32_t refill_blocks; /* blocks of the running refill that are done */
-  uint32_t cursor;        /* the running refill's next slot */
+  uint32_t cursor;        /* the running refill's next slot of its list ... */
+  uint32_t n_owed;        /* ... of the slots owed when it started */
   int32_t urgent;         /* the running switch kernel: an env's next slot is not made */
+  uint32_t unused;
   TrackTotals *host;
 } TrackOverlap;
 
