@@ -582,7 +582,14 @@ class Threads(WarpCase):
     """Warp's current stream is one per device, shared by threads: two
     threads each running their own producer of Warp stages (launches
     without stream=) get their own results, under REPLAY and RECORD into
-    their own thread-local torch graphs (issue 35 §2: they replayed zeros)."""
+    their own thread-local torch graphs (issue 35 §2: they replayed zeros).
+
+    Each thread's own work outside the stages is torch's, on its stream:
+    Warp's would not be the thread's.  A Warp memset or copy goes to the
+    device's current stream, the other thread's capture while its stage
+    runs; ``wp.array.numpy()`` sets that stream to the legacy one for the
+    copy; ``wp.synchronize_device()`` raises while any thread's capture is
+    registered with Warp on the device."""
 
     ROUNDS = 30
 
@@ -591,35 +598,37 @@ class Threads(WarpCase):
         torch, twarp = self.torch, self.twarp
 
         def work(i):
-            param = wp.full(1, 5 + i, dtype=wp.uint32, device="cuda:0")
-            out = wp.zeros(N, dtype=wp.uint32, device="cuda:0")
-
-            @twarp.stage
-            def gen(ctx):
-                a = ctx.binding("out")
-                wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
-                wp.launch(mix_kernel, N, inputs=[a, a])
-
-            p = tx.Producer("thread%d" % i)
-            s = p.add_device_stage("gen", gen, capture_safe=True)
-            p.declare_binding(s, "param", 4, dtype="uint32")
-            p.declare_binding(s, "out", 4 * N, dtype="uint32")
-            p.bind("param", param)
-            p.bind("out", out)
             stream = torch.cuda.Stream()
             with torch.cuda.stream(stream):
+                # int32 storage, read as uint32 by the stage: torch's uint32
+                # has few ops.
+                param = torch.full((1,), 5 + i, dtype=torch.int32, device="cuda")
+                out = torch.zeros(N, dtype=torch.int32, device="cuda")
+
+                @twarp.stage
+                def gen(ctx):
+                    a = twarp.array(ctx, "out", wp.uint32, (N,))
+                    wp.launch(seed_kernel, N,
+                              inputs=[a, twarp.array(ctx, "param", wp.uint32, (1,))])
+                    wp.launch(mix_kernel, N, inputs=[a, a])
+
+                p = tx.Producer("thread%d" % i)
+                s = p.add_device_stage("gen", gen, capture_safe=True)
+                p.declare_binding(s, "param", 4, dtype="int32")
+                p.declare_binding(s, "out", 4 * N, dtype="int32")
+                p.bind("param", param)
+                p.bind("out", out)
                 g = torch.cuda.CUDAGraph()
                 with self.interop.graph(g, capture_error_mode="thread_local"):
                     p.run()
                 for k in range(self.ROUNDS):
                     out.zero_()
-                    wp.synchronize_device("cuda:0")
                     if k % 2:
                         g.replay()
                     else:
                         p.run(stream, tx.Policy.REPLAY)
-                    stream.synchronize()
-                    np.testing.assert_array_equal(out.numpy(), expected(5 + i),
+                    np.testing.assert_array_equal(out.cpu().numpy().view(np.uint32),
+                                                  expected(5 + i),
                                                   "thread %d, round %d" % (i, k))
             del g
             p.close()
