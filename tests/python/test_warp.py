@@ -582,7 +582,8 @@ class Threads(WarpCase):
     """Warp's current stream is one per device, shared by threads: two
     threads each running their own producer of Warp stages (launches
     without stream=) get their own results, under REPLAY and RECORD into
-    their own thread-local torch graphs (issue 35 §2: they replayed zeros).
+    their own thread-local torch captures (issue 35 §2: they replayed
+    zeros).
 
     Each thread's own work outside the stages is torch's, on its stream:
     Warp's would not be the thread's.  A Warp memset or copy goes to the
@@ -618,9 +619,17 @@ class Threads(WarpCase):
                 p.declare_binding(s, "out", 4 * N, dtype="int32")
                 p.bind("param", param)
                 p.bind("out", out)
+                # Not interop.graph(): torch.cuda.graph() captures on one side
+                # stream of the class, shared by the threads, and begins with
+                # a device-wide synchronize, which breaks a capture another
+                # thread has open.  Each thread captures on its own stream.
                 g = torch.cuda.CUDAGraph()
-                with self.interop.graph(g, capture_error_mode="thread_local"):
-                    p.run()
+                g.capture_begin(capture_error_mode="thread_local")
+                try:
+                    with self.interop.registered("thread_local"):
+                        p.run()
+                finally:
+                    g.capture_end()
                 for k in range(self.ROUNDS):
                     out.zero_()
                     if k % 2:
