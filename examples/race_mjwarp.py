@@ -18,7 +18,10 @@ invalid track, or at a step limit.  Ended worlds are marked in the track
 producer's "mask"; tracks.run() switches them to their next track (with
 --lookahead, every step, one always-on kernel; with --lookahead 0,
 generated on demand under conditional(any_done)) and a Warp kernel resets
-their puck to the new track's start.
+their puck to the new track's start.  With --overlap the spare tracks are
+refilled beside the steps (TrackProducer.poll() after each), and with
+--heavy N from a generator far slower than a step; the torch graph's steps
+are then timed against its floor's.
 
 The step is captured twice, into a torch graph (track_gen.interop.torch.graph(),
 which registers torch's capture with Warp and with TrackGen) and into a
@@ -230,11 +233,7 @@ def parse_args(argv=None):
     p = simloop.loop_parser(__doc__, agents=False)
     p.add_argument("--worlds", dest="envs", type=int,
                    help="worlds, the same as --envs (default 4096)")
-    p.add_argument("--lookahead", type=int, default=2,
-                   help="next tracks each world keeps ready (default 2); 0 generates "
-                        "them on demand, under conditional(any_done)")
-    p.add_argument("--refill-batch", type=int, default=64,
-                   help="spent spares refilled together (default 64)")
+    simloop.add_track_options(p)
     p.add_argument("--substeps", type=int, default=4,
                    help="physics steps per env step, one action each (default 4)")
     p.add_argument("--max-episode-steps", type=int, default=600,
@@ -253,9 +252,7 @@ class Race:
         n, dev = args.envs, "cuda:0"
         self.n = n
         self.state = tg.seeds.SeedState(n, args.seed)
-        extra = ({"lookahead": args.lookahead, "refill_batch": args.refill_batch}
-                 if args.lookahead else {})
-        self.tracks = tg.tracks.TrackProducer(self.state, advance=True, **extra)
+        self.tracks = tg.tracks.TrackProducer(self.state, **simloop.track_config(args))
         t = self.tracks
         self.points = twarp.array(t, "points", wp.vec2, (n, t.n_points))
         self.mask, self.valid, self.families = (twarp.array(t, name, wp.uint8, (n,))
@@ -304,9 +301,19 @@ class Race:
                             tx.conditional(self.any_done) if on_demand else None)
 
     def start(self, stream):
-        """Every world's first track (epoch 1) and its puck at the start.  Blocks."""
+        """Every world's first track (epoch 1) and its puck at the start (with
+        overlap, their spares too: a refill, due once the first call's totals
+        are in).  Blocks."""
         self.regenerate(stream, self.tg.exec.Policy.EAGER)
         wp.synchronize_device()
+        if self.args.overlap:
+            self.tracks.poll()
+            self.tracks.wait_refill()
+
+    def poll(self):
+        """After each step, with overlap: a refill beside the steps when due."""
+        if self.args.overlap:
+            self.tracks.poll()
 
     def run_host(self, n_steps, stream):
         """The loop driven from the host: each step's physics launched eagerly,
@@ -316,6 +323,7 @@ class Race:
             self.physics()
             if self.any_done.numpy()[0]:  # the host decides: a readback
                 self.regenerate(stream, policy)
+            self.poll()
         wp.synchronize_device()
 
     def snapshot(self, torch):
@@ -375,17 +383,18 @@ def main(argv=None):
     from track_gen.interop import torch as tgt
     from track_gen.interop import warp as twarp
 
-    if min(args.envs, args.steps, args.substeps, args.max_episode_steps, args.shown) < 1 \
-            or args.lookahead < 0:
-        print("race_mjwarp.py: --worlds, --steps, --substeps, --max-episode-steps and "
-              "--shown must be positive, --lookahead at least 0", file=sys.stderr)
+    error = simloop.track_options_error(args)
+    if min(args.envs, args.steps, args.substeps, args.max_episode_steps, args.shown) < 1:
+        error = "--worlds, --steps, --substeps, --max-episode-steps and --shown must be " \
+                "positive"
+    if error:
+        print("race_mjwarp.py: " + error, file=sys.stderr)
         return 2
     print("race_mjwarp.py: %d worlds x %d steps (%d physics steps each) on %s, "
-          "mujoco_warp %s, warp %s, torch %s, track_gen %s, %s"
+          "mujoco_warp %s, warp %s, torch %s, track_gen %s\n  %s"
           % (args.envs, args.steps, args.substeps, torch.cuda.get_device_name(),
              mjw.__version__ if hasattr(mjw, "__version__") else "?", wp.__version__,
-             torch.__version__, tg.__version__,
-             "lookahead %d" % args.lookahead if args.lookahead else "on demand"))
+             torch.__version__, tg.__version__, simloop.describe_tracks(args)))
 
     twarp.prepare(0)  # Warp set up outside any capture
     wp.load_module(sys.modules[__name__], device="cuda:0")
@@ -430,16 +439,35 @@ def main(argv=None):
             r.step(ws.cuda_stream, regenerate)
         return r, (lambda: wp.capture_launch(cap.graph, stream=ws)), cap.graph
 
-    rates, snaps = {}, {}
+    # With overlap, the torch graph's steps are timed (events after each, on
+    # a stream of a greater priority than the refills'), its refills counted.
+    rates, snaps, seconds, times, refills = {}, {}, {}, {}, {}
     for name, make, regenerate in (("in-graph (torch):", torch_graph, True),
                                    ("in-graph (Warp):", warp_graph, True),
                                    ("floor (torch, no regen):", torch_graph, False)):
         r, replay, graph = make(regenerate)
-        seconds = timed(lambda: [replay() for _ in range(args.steps)])
+        timing = args.overlap and make is torch_graph
+        steps = simloop.StepTimes(torch, args.steps if timing else 0)
+        high = torch.cuda.Stream(priority=-1) if timing else torch.cuda.current_stream()
+
+        def loop():
+            with torch.cuda.stream(high):
+                for t in range(args.steps):
+                    replay()
+                    steps.record(t, high)
+                    r.poll()
+
+        before = r.tracks.refill_stats() if args.overlap else None
+        seconds[name] = timed(loop)
+        steps.read(args.steps)
+        times[name] = steps
+        if args.overlap:
+            r.tracks.wait_refill()
+            refills[name] = (before, r.tracks.refill_stats())
         snaps[name] = r.snapshot(torch)
-        rates[name] = report(name, r.n, seconds, args.steps,
+        rates[name] = report(name, r.n, seconds[name], args.steps,
                              snaps[name]["counters"] if regenerate else None)
-        del graph, replay
+        graph = replay = None
         r.close()
 
     host = race()
@@ -461,8 +489,14 @@ def main(argv=None):
           % (rate_graph / rate_host))
     print("  regeneration + reset: %.1f%% of a step (in-graph / floor %.3f; target <= 3%%)"
           % (100.0 * (1.0 - rate_graph / floor), rate_graph / floor))
+    if args.overlap:
+        graph_name, floor_name = "in-graph (torch):", "floor (torch, no regen):"
+        simloop.report_overlap(*refills[graph_name], times[floor_name].quantile(0.5),
+                               times[graph_name], seconds[floor_name],
+                               seconds[graph_name])
     n_same, n_shown = simloop.verify_standalone(torch, tg, torch_snap,
-                                                min(args.shown, args.envs), args.svg)
+                                                min(args.shown, args.envs), args.svg,
+                                                simloop.shape_config(args))
     print("determinism: %d of %d worlds' tracks regenerated standalone from (seed, epoch, "
           "family) are bit-identical to the loop's" % (n_same, n_shown))
     if args.svg:
