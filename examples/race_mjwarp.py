@@ -467,7 +467,8 @@ def main(argv=None):
         snaps[name] = r.snapshot(torch)
         rates[name] = report(name, r.n, seconds[name], args.steps,
                              snaps[name]["counters"] if regenerate else None)
-        graph = replay = None
+        del graph
+        replay = None
         r.close()
 
     host = race()
