@@ -78,6 +78,23 @@ class Examples(unittest.TestCase):
             self.check_loop(r, svg)
             self.assertIn("on demand", r.stdout)
 
+    def test_simloop_overlap_heavy(self):
+        # A heavy generator's refills beside the steps: the same checks, and
+        # the overlap report (issue 36).
+        tgtest.require_gpu()
+        with tempfile.TemporaryDirectory() as tmp:
+            svg = os.path.join(tmp, "tracks.svg")
+            r = run([os.path.join(EXAMPLES, "simloop.py"), "--envs", "256", "--steps", "300",
+                     "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg,
+                     "--overlap", "--heavy", "300"])
+            self.check_loop(r, svg)
+            self.assertIn("beside the steps; heavy generator", r.stdout)
+            self.assertRegex(r.stdout, r"overlapped refill: [1-9]\d* refills")
+            self.assertRegex(r.stdout, r"step times: floor median \d+\.\d\d us; loop median")
+            ends, misses = map(int, re.search(r"ends: (\d+), of which (\d+) found",
+                                              r.stdout).groups())
+            self.assertGreater(ends, misses)
+
     def test_simloop_distributed(self):
         tgtest.require_gpu()
         r = run(["-m", "torch.distributed.run", "--nproc-per-node=2", "--master-port=29533",
