@@ -273,8 +273,9 @@ tgb_clock_instantiate (void *graph)
 }
 
 /* The same for a graph of someone else's (Warp's), left as it is: how
- * the graph runs without its owner's instantiation flags.  NULL when the
- * driver refuses a second executable of the graph (the message printed):
+ * the graph runs without its owner's instantiation flags.  A graph holding
+ * conditional nodes takes one executable at a time: pass one its owner did
+ * not instantiate.  NULL when the driver refuses it (the message printed):
  * the row goes without that column. */
 void *
 tgb_clock_instantiate_kept (void *graph)

@@ -487,7 +487,12 @@ def build(wp, clock, device, rows, dot, py):
                        for side in ("ours", "floor", "py") if side in made}
         if wgraph is not None:
             graphs[key]["warp"] = warp_exec(wp, device, wgraph)
-            warp0 = lib.tgb_clock_instantiate_kept(made["warp"])
+            # A graph holding conditional nodes takes no second executable
+            # while its first lives (record-test's conditional-limits case):
+            # flags 0 instantiate a second capture of Warp's.
+            again = warp_graph(wp, clock, device, key)
+            keep.append(again)
+            warp0 = lib.tgb_clock_instantiate_kept(again.graph.value)
             if warp0:
                 graphs[key]["warp0"] = warp0
     return graphs, keep
