@@ -175,6 +175,32 @@ def time_us(fns, clock, batch, rounds):
     return {name: Timing(min(s), statistics.median(s)) for name, s in samples.items()}
 
 
+# tg-bench's batch for the host time of a REPLAY call (exec-bench.c).
+C_BATCH = 8
+
+
+def c_method_us(fns, rounds, sync):
+    """Host time per call of each callable of *fns* (name -> fn), timed as
+    tg-bench times the C call (tg_bench_wall_us_alternated, host only): in
+    each round, each callable in turn makes one call, *sync* waits for the
+    GPU, then C_BATCH calls, written out (no loop), go between two reads of
+    the clock, and *sync* waits again.  {name: median over *rounds*, in microseconds}.  time_us's
+    batches of 100 leave the GPU up to ~90 graphs behind the host, whose
+    calls then meet a full queue; C_BATCH calls after a wait never do."""
+    samples = {name: [] for name in fns}
+    clock = time.perf_counter_ns
+    for _ in range(rounds):
+        for name, f in fns.items():
+            f()
+            sync()
+            t0 = clock()
+            f(); f(); f(); f(); f(); f(); f(); f()  # C_BATCH calls
+            t1 = clock()
+            sync()
+            samples[name].append((t1 - t0) / 1e3 / C_BATCH)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
 # --------------------------------------------------------------------------
 # The work: STAGES tiny torch ops, each one kernel on a one-element tensor.
 
@@ -379,9 +405,14 @@ def bench_replay(bench, work, stream, c_us):
               work.check("torch's replay()", g.replay, STAGES),
               work.check(launch_name, raw_launch, STAGES)])
     t = time_us(fns, "host", 100, n)
+    # The C call's method, for the row beside it (as many samples).
+    same = c_method_us({"ours": fns["ours"], "noop": fns["noop"]},
+                       5 * (5 if bench.quick else 41), torch.cuda.synchronize)
     captured_once(bench, p)
     bench.json["python_call_us"] = t["noop"].best
-    print("  # a no-op call in the timing loop: %.3f us" % t["noop"].best)
+    bench.json["c_method_us"] = same
+    print("  # a no-op call in the timing loop: %.3f us; in tg-bench's method: %.3f us"
+          % (t["noop"].best, same["noop"]))
     if not ok:
         return
     # Each row sets one statistic on both sides: the best batch (the issue's
@@ -393,8 +424,12 @@ def bench_replay(bench, work, stream, c_us):
               0.75, stats=stats)
     if c_us is not None:
         bench.add("replay", "replay from Python: same, median, vs the C call",
-                  t["ours"].median, c_us, "tg_producer_run (tg-bench: median of "
-                  "batches of 8)", "plus", 0.5, stats=dict(stats, c=c_us))
+                  same["ours"], c_us, "tg_producer_run; both timed as tg-bench does "
+                  "(median of batches of %d after a sync)" % C_BATCH, "plus", 0.5,
+                  stats=dict(stats, c=c_us, c_method=same))
+        bench.add("replay", "replay from Python: median of batches of 100, vs the C call",
+                  t["ours"].median, c_us, "tg_producer_run (batches of %d)" % C_BATCH,
+                  stats=dict(stats, c=c_us))
     bench.add("replay", "replay from Python: same, vs a raw launch", t["ours"].best,
               t["raw"].best, launch_name + " of torch's exec", stats=stats)
     bench.add("replay", "replay as usually written: run(torch stream), AUTO",

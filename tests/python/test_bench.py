@@ -3,8 +3,9 @@
 the statistics, targets and report (--check), its refusal of bad options,
 its skip (exit status 77) when no bench/same-clock.so was built, the names
 it calls in that library, and one whole run against fakes of the library
-and of Warp that model what each graph does.  The bench itself runs on a
-GPU: make bench-warp."""
+and of Warp that model what each graph does; and bench/python-bench.py's
+timing of a call as tg-bench times the C call.  The benches themselves run
+on a GPU: make bench-warp, make bench-python."""
 import ctypes
 import importlib.util
 import json
@@ -19,6 +20,7 @@ import tap
 
 TOP = os.environ.get("abs_top_srcdir", os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(TOP, "bench", "warp-bench.py")
+PYTHON_BENCH = os.path.join(TOP, "bench", "python-bench.py")
 LIB = os.path.join(os.environ.get("abs_top_builddir", TOP), "bench", "same-clock.so")
 
 
@@ -27,8 +29,9 @@ def run(*args):
                           text=True, timeout=120)
 
 
-def script():
-    spec = importlib.util.spec_from_file_location("warp_bench", SCRIPT)
+def script(path=SCRIPT):
+    spec = importlib.util.spec_from_file_location(
+        os.path.basename(path)[:-3].replace("-", "_"), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -310,6 +313,24 @@ class WarpBench(unittest.TestCase):
                       lib.body_kernels)
         self.assertAlmostEqual(doc["times"]["switch"]["py"]["median"], 9.4, places=1)
         self.assertNotIn("py", doc["times"]["while-by"])
+
+
+class PythonBench(unittest.TestCase):
+    def test_c_method(self):
+        """bench/python-bench.py times the Python call as tg-bench times the
+        C call: per round and callable, one call and a wait, then 8 calls
+        timed, then a wait; the median per call."""
+        pb = script(PYTHON_BENCH)
+        events = []
+        fns = {name: (lambda name=name: events.append(name)) for name in ("a", "b")}
+        medians = pb.c_method_us(fns, 3, lambda: events.append("sync"))
+        self.assertEqual(pb.C_BATCH, 8)
+        one_round = []
+        for name in ("a", "b"):
+            one_round += [name, "sync"] + [name] * pb.C_BATCH + ["sync"]
+        self.assertEqual(events, one_round * 3)
+        self.assertEqual(set(medians), {"a", "b"})
+        self.assertTrue(all(0 < us < 1e4 for us in medians.values()), medians)
 
 
 if __name__ == "__main__":
