@@ -11,6 +11,7 @@ tg-bench's and writes every row, with the environment, as JSON.
     make bench-python                      # from a configured build tree
     PYTHONPATH=<dir holding track_gen> python3 bench/python-bench.py \\
         --json=out.json [--tg-bench=bench/tg-bench] [--quick]
+    PYTHONPATH=... python3 bench/python-bench.py --host-costs   # CPU only
 
 Exit status: 0 when it ran (a missed target is a row marked MISS, not a
 failure), 1 when a check failed (work that did not run, a floor that could
@@ -199,6 +200,40 @@ def c_method_us(fns, rounds, sync):
             sync()
             samples[name].append((t1 - t0) / 1e3 / C_BATCH)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def host_costs(native, n=100000):
+    """What the pieces of a Python REPLAY call that the C call does not make
+    cost this host's CPU, each timed alone (no GPU needed): {piece: ns per
+    call, the best of 7 runs of *n*}.  The interpreter's call (the timing
+    loop and a partial, as the REPLAY rows call), the stream argument
+    converted (an int, as the rows pass it), the policy an IntEnum rather
+    than an int, and the GIL released and taken again around a C call (as
+    Producer.run does around tg_producer_run; ctypes.CDLL releases it,
+    ctypes.PyDLL keeps it)."""
+    import operator
+
+    def per_call(f):
+        best = None
+        for _ in range(7):
+            t0 = time.perf_counter_ns()
+            for _ in range(n):
+                f()
+            t = (time.perf_counter_ns() - t0) / n
+            best = t if best is None else min(best, t)
+        return best
+
+    noop = per_call(functools.partial(len, ()))
+    gil_freed, gil_held = (per_call(getattr(ctypes, lib)(None).getppid)
+                           for lib in ("CDLL", "PyDLL"))
+    policy = native.Policy.REPLAY
+    return {"call in the timing loop": noop,
+            "stream argument (an int)": per_call(functools.partial(
+                native._stream_handle, 0x7f0012345678)) - noop,
+            "policy an IntEnum, not an int": per_call(functools.partial(
+                operator.index, policy)) - per_call(functools.partial(
+                    operator.index, int(policy))),
+            "GIL released and taken again": gil_freed - gil_held}
 
 
 # --------------------------------------------------------------------------
@@ -535,7 +570,15 @@ def main():
                         "bench/tg-bench here, else beside this file)")
     parser.add_argument("--quick", action="store_true",
                         help="few rounds (a smoke run)")
+    parser.add_argument("--host-costs", action="store_true",
+                        help="only time, on the CPU, the pieces of a Python call that "
+                        "the C call does not make (needs track_gen, no torch, no GPU)")
     args = parser.parse_args()
+    if args.host_costs:
+        from track_gen import _native
+        for piece, ns in host_costs(_native).items():
+            print("%-32s %7.1f ns" % (piece, ns))
+        return 0
     load()
     try:
         tx.device_check(0)
@@ -547,6 +590,10 @@ def main():
     bench.json["environment"] = env = environment()
     for key, value in env.items():
         print("# %-10s %s" % (key, value))
+    from track_gen import _native
+    bench.json["host_costs_ns"] = costs = host_costs(_native, 20000)
+    print("# host costs of a Python call's own pieces: %s" % ", ".join(
+        "%s %.0f ns" % item for item in costs.items()))
     work = Work(bench)
     stream = torch.cuda.Stream()  # a stream of torch's, not the legacy one
     with torch.cuda.stream(stream):

@@ -332,6 +332,15 @@ class PythonBench(unittest.TestCase):
         self.assertEqual(set(medians), {"a", "b"})
         self.assertTrue(all(0 < us < 1e4 for us in medians.values()), medians)
 
+    def test_host_costs(self):
+        """--host-costs times a Python call's own pieces with no GPU."""
+        r = subprocess.run([sys.executable, PYTHON_BENCH, "--host-costs"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 4, r.stdout)
+        self.assertTrue(all(line.endswith(" ns") for line in lines), r.stdout)
+
 
 if __name__ == "__main__":
     sys.exit(tap.main())
