@@ -4,13 +4,16 @@
 
 Every row sets ours beside a floor measured in the same run: torch's own
 CUDA graphs, a raw cudaGraphLaunch through ctypes, the same torch ops called
-directly, a host readback, and the C call as bench/tg-bench measures it (run
-here as a subprocess, its JSON read back).  It prints one table like
+directly, a host readback, and the C call: as bench/tg-bench measures it
+(run here as a subprocess, its JSON read back), and made in this process by
+tg-bench's code (bench/same-clock.so, --lib) beside the same call from
+Python, on one clock (the REPLAY target).  It prints one table like
 tg-bench's and writes every row, with the environment, as JSON.
 
     make bench-python                      # from a configured build tree
     PYTHONPATH=<dir holding track_gen> python3 bench/python-bench.py \\
-        --json=out.json [--tg-bench=bench/tg-bench] [--quick]
+        --json=out.json [--tg-bench=bench/tg-bench] [--lib=bench/same-clock.so]
+        [--quick]
     PYTHONPATH=... python3 bench/python-bench.py --host-costs   # CPU only
 
 Exit status: 0 when it ran (a missed target is a row marked MISS, not a
@@ -29,6 +32,8 @@ import sys
 import tempfile
 import time
 from collections import namedtuple
+
+import same_clock  # beside this script
 
 STAGES = 32  # kernels per call, as in tg-bench's exec section
 # The row of tg-bench's JSON that times tg_producer_run (REPLAY) from C.
@@ -180,15 +185,18 @@ def time_us(fns, clock, batch, rounds):
 C_BATCH = 8
 
 
-def c_method_us(fns, rounds, sync):
+def c_method_us(fns, rounds, sync, samplers=None):
     """Host time per call of each callable of *fns* (name -> fn), timed as
     tg-bench times the C call (tg_bench_wall_us_alternated, host only): in
     each round, each callable in turn makes one call, *sync* waits for the
     GPU, then C_BATCH calls, written out (no loop), go between two reads of
-    the clock, and *sync* waits again.  {name: median over *rounds*, in microseconds}.  time_us's
-    batches of 100 leave the GPU up to ~90 graphs behind the host, whose
-    calls then meet a full queue; C_BATCH calls after a wait never do."""
-    samples = {name: [] for name in fns}
+    the clock, and *sync* waits again; then each of *samplers* (name -> fn
+    returning one such sample, timed in C) gives one.  {name: median over
+    *rounds*, in microseconds}.  time_us's batches of 100 leave the GPU up
+    to ~90 graphs behind the host, whose calls then meet a full queue;
+    C_BATCH calls after a wait never do."""
+    samplers = samplers or {}
+    samples = {name: [] for name in list(fns) + list(samplers)}
     clock = time.perf_counter_ns
     for _ in range(rounds):
         for name, f in fns.items():
@@ -199,6 +207,8 @@ def c_method_us(fns, rounds, sync):
             t1 = clock()
             sync()
             samples[name].append((t1 - t0) / 1e3 / C_BATCH)
+        for name, sample in samplers.items():
+            samples[name].append(sample())
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
@@ -403,6 +413,17 @@ def c_replay_us(bench, path):
     return None
 
 
+def default_lib():
+    """bench/same-clock.so of the build tree we run from, else beside this
+    file."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join("bench", "same-clock.so"),
+                 os.path.join(here, "same-clock.so")):
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def default_tg_bench():
     """bench/tg-bench of the build tree we run from, else beside this file."""
     for path in (os.path.join("bench", "tg-bench"),
@@ -457,19 +478,62 @@ def bench_replay(bench, work, stream, c_us):
     bench.add("replay", "replay from Python: host time per call (%d kernels)" % STAGES,
               t["ours"].best, t["torch"].best, "torch.cuda.CUDAGraph.replay()", "ratio",
               0.75, stats=stats)
+    # The target is bench_replay_c's, on one clock; tg-bench's own run
+    # (another process) is shown.
     if c_us is not None:
-        bench.add("replay", "replay from Python: same, median, vs the C call",
-                  same["ours"], c_us, "tg_producer_run; both timed as tg-bench does "
-                  "(median of batches of %d after a sync)" % C_BATCH, "plus", 0.5,
+        bench.add("replay", "replay from Python: same, median, vs tg-bench's C call",
+                  same["ours"], c_us, "tg_producer_run in tg-bench; both timed as "
+                  "tg-bench does (median of batches of %d after a sync)" % C_BATCH,
                   stats=dict(stats, c=c_us, c_method=same))
         bench.add("replay", "replay from Python: median of batches of 100, vs the C call",
-                  t["ours"].median, c_us, "tg_producer_run (batches of %d)" % C_BATCH,
-                  stats=dict(stats, c=c_us))
+                  t["ours"].median, c_us, "tg_producer_run in tg-bench (batches of %d)"
+                  % C_BATCH, stats=dict(stats, c=c_us))
     bench.add("replay", "replay from Python: same, vs a raw launch", t["ours"].best,
               t["raw"].best, launch_name + " of torch's exec", stats=stats)
     bench.add("replay", "replay as usually written: run(torch stream), AUTO",
               t["auto"].best, t["torch"].best, "torch.cuda.CUDAGraph.replay()",
               stats={"ours": t["auto"]._asdict(), "torch": t["torch"]._asdict()})
+
+
+def bench_replay_c(bench, path):
+    """REPLAY host time per call from Python beside the C call in this
+    process, on one clock: bench/same-clock.so's tg-bench code makes the C
+    call (tgb_clock_replay_us: a producer of 32 stages of one small kernel,
+    exec-bench.c's), and a Python producer of 32 stages enqueueing that
+    kernel makes the Python call, on the same stream, sample by sample in
+    turn, both timed as tg-bench times the C call (c_method_us)."""
+    if path is None:
+        bench.fail("no bench/same-clock.so here nor beside this file: build it (make "
+                   "bench/same-clock.so) or pass --lib=PATH; the one-clock row is "
+                   "missing")
+        return
+    lib = same_clock.load(path)
+    c = lib.tgb_clock_new()
+    if not c:
+        bench.fail("bench/same-clock.so found no CUDA GPU (it said why above)")
+        return
+    stages, handle = lib.tgb_clock_constant(b"replay-stages"), lib.tgb_clock_stream(c)
+    p = tx.Producer("replay-one-clock")
+
+    def tiny(ctx):
+        lib.tgb_clock_tiny(c, ctx.stream, 1)
+
+    for i in range(stages):  # as tg_bench_tiny_producer: each declares "word"
+        s = p.add_device_stage("tiny%d" % i, tiny, capture_safe=True)
+        p.declare_binding(s, "word", 4)
+    p.bind("word", lib.tgb_clock_address(c, b"word"), size=4)
+    t = c_method_us({"python": functools.partial(p.run, handle, tx.Policy.REPLAY),
+                     "noop": functools.partial(len, ())},
+                    5 * (5 if bench.quick else 41),
+                    functools.partial(lib.tgb_clock_sync, c),
+                    {"c": functools.partial(lib.tgb_clock_replay_us, c, C_BATCH)})
+    captured_once(bench, p)
+    bench.json["replay_one_clock_us"] = t
+    print("  # one clock: a no-op Python call in the same timing: %.3f us" % t["noop"])
+    bench.add("replay", "replay from Python vs the C call, one process, one clock",
+              t["python"], t["c"], "tg_producer_run, 32 stages of the same kernel, "
+              "same stream, in turn (median of batches of %d after a sync)" % C_BATCH,
+              "plus", 0.5, stats=t)
 
 
 def bench_eager(bench, work, stream):
@@ -568,6 +632,9 @@ def main():
     parser.add_argument("--tg-bench", default=None, metavar="PATH",
                         help="the C bench, for the C call's row (default: "
                         "bench/tg-bench here, else beside this file)")
+    parser.add_argument("--lib", default=None, metavar="PATH",
+                        help="bench/same-clock.so, for the C call in this process "
+                        "(default: bench/same-clock.so here, else beside this file)")
     parser.add_argument("--quick", action="store_true",
                         help="few rounds (a smoke run)")
     parser.add_argument("--host-costs", action="store_true",
@@ -598,6 +665,8 @@ def main():
     stream = torch.cuda.Stream()  # a stream of torch's, not the legacy one
     with torch.cuda.stream(stream):
         for name, section in (("replay", lambda: bench_replay(bench, work, stream, c_us)),
+                              ("replay, one clock",
+                               lambda: bench_replay_c(bench, args.lib or default_lib())),
                               ("eager", lambda: bench_eager(bench, work, stream)),
                               ("record", lambda: bench_record(bench, work)),
                               ("skip", lambda: bench_skip(bench, work, stream))):

@@ -8,7 +8,9 @@
  * Warp's included, is launched by tgb_clock_time: on one stream, behind one
  * spin kernel, between one pair of events, round by round in turn.  The
  * exported names are tgb_clock_* alone (same-clock.map); a row is named by
- * a string: "skip", "if-else", "while-by" or "switch". */
+ * a string: "skip", "if-else", "while-by" or "switch".  bench/python-bench.py
+ * loads it too, for tg-bench's REPLAY call in its own process
+ * (tgb_clock_replay_us), beside the same call made from Python. */
 #include "config.h"
 #include "bench.h"
 #include "bench-kernels.h"
@@ -22,6 +24,7 @@
 #define SPIN_MIN_US 20.0
 #define SPIN_MAX_US 1e6 /* what the spin kernel's 32-bit nanoseconds hold */
 #define SWITCH_CASE 2
+#define REPLAY_STAGES 32 /* exec-bench.c's REPLAY row */
 
 typedef struct
 {
@@ -32,6 +35,7 @@ typedef struct
   TgBenchLoop loop;
   cudaEvent_t start, stop;
   GPtrArray *producers; /* kept as long as the graphs that recorded them */
+  TgProducer *replay;   /* tgb_clock_replay_us's, made at its first call */
 } TgbClock;
 
 /* Every function exported: -Wmissing-prototypes wants them declared, and
@@ -57,6 +61,8 @@ void tgb_clock_reset (TgbClock *c, void *stream);
 void tgb_clock_relax (TgbClock *c, void *stream);
 guint tgb_clock_runs (TgbClock *c, void *exec);
 int tgb_clock_converged (TgbClock *c);
+void tgb_clock_sync (TgbClock *c);
+double tgb_clock_replay_us (TgbClock *c, guint batch);
 double tgb_clock_time (TgbClock *c, void *const *execs, guint n, guint batch,
                        guint rounds, double spin_us, double *samples,
                        double *enqueue_us);
@@ -114,7 +120,8 @@ tgb_clock_free (TgbClock *c)
 
 /* The rows' shapes, so that the script checks and scales by them: "kernels"
  * (a then-branch), "cases", "case-kernels", "case" (the one selected),
- * "iters" (of the loop); -1 for another name. */
+ * "iters" (of the loop), "replay-stages" (of tgb_clock_replay_us's
+ * producer); -1 for another name. */
 int
 tgb_clock_constant (const char *name)
 {
@@ -126,7 +133,8 @@ tgb_clock_constant (const char *name)
                     { "cases", TG_BENCH_CASES },
                     { "case-kernels", TG_BENCH_CASE_KERNELS },
                     { "case", SWITCH_CASE },
-                    { "iters", TG_BENCH_LOOP_ITERS } };
+                    { "iters", TG_BENCH_LOOP_ITERS },
+                    { "replay-stages", REPLAY_STAGES } };
 
   for (guint i = 0; i < G_N_ELEMENTS (constants); i++)
     if (g_str_equal (name, constants[i].name))
@@ -142,14 +150,15 @@ tgb_clock_stream (TgbClock *c)
 }
 
 /* The device address of the int32 "flag" (IF rows), "index" (SWITCH) or
- * "loop-flag" (the loop's flag, which Warp's WHILE reads); NULL for
- * another name. */
+ * "loop-flag" (the loop's flag, which Warp's WHILE reads), or of the
+ * 32-bit "word" that the small kernels bump; NULL for another name. */
 void *
 tgb_clock_address (TgbClock *c, const char *name)
 {
   return g_str_equal (name, "flag")        ? (void *)c->flag
          : g_str_equal (name, "index")     ? (void *)c->index
          : g_str_equal (name, "loop-flag") ? (void *)c->loop.flag
+         : g_str_equal (name, "word")      ? (void *)c->word
                                            : NULL;
 }
 
@@ -377,6 +386,37 @@ int
 tgb_clock_converged (TgbClock *c)
 {
   return tg_bench_loop_converged (&c->loop, c->stream);
+}
+
+/* Waits for the work on the clock's stream. */
+void
+tgb_clock_sync (TgbClock *c)
+{
+  TG_BENCH_CUDA (cudaStreamSynchronize (c->stream));
+}
+
+static void
+replay_call (gpointer data)
+{
+  TgbClock *c = data;
+  g_autoptr (GError) error = NULL;
+
+  if (!tg_producer_run (c->replay, c->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                        &error))
+    g_error ("same-clock: %s", error->message);
+}
+
+/* One sample of tg-bench's REPLAY row, in this process: the host time per
+ * call of @batch REPLAY calls on the clock's stream, after one call and a
+ * wait (tg_bench_wall_us), in microseconds, of a producer of REPLAY_STAGES
+ * small-kernel stages (tg_bench_tiny_producer, as exec-bench.c's). */
+double
+tgb_clock_replay_us (TgbClock *c, guint batch)
+{
+  g_return_val_if_fail (batch > 0, -1.0);
+  if (c->replay == NULL)
+    c->replay = kept (c, tg_bench_tiny_producer ("clock-replay", c->word, REPLAY_STAGES));
+  return tg_bench_wall_us (replay_call, c, c->stream, batch, 1, TRUE);
 }
 
 static void

@@ -47,6 +47,8 @@ import sys
 import tempfile
 from collections import namedtuple
 
+import same_clock  # beside this script
+
 # A row: its key in same-clock.c, what it is (formatted with the shapes the
 # library reports), what Warp's graph and the floor are, and whether its
 # times are per loop iteration.  Warp has no SWITCH.
@@ -298,27 +300,6 @@ def find_lib(path):
             return os.path.abspath(p)
     sys.exit("warp-bench: no %s: build it (make bench/same-clock.so) or pass --lib=PATH"
              % " or ".join(candidates))
-
-
-def load_lib(path):
-    lib = ctypes.CDLL(path)
-    vp, cp, u, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.c_int
-    for name, restype, argtypes in (
-            ("new", vp, []), ("free", None, [vp]), ("constant", i, [cp]),
-            ("stream", vp, [vp]), ("address", vp, [vp, cp]),
-            ("set", None, [vp, cp, ctypes.c_int32]), ("ours", vp, [vp, cp]),
-            ("floor", vp, [vp, cp]), ("instantiate", vp, [vp]),
-            ("instantiate_kept", vp, [vp]), ("begin", None, [vp]), ("end", vp, [vp]),
-            ("exec_destroy", None, [vp]), ("chain", vp, [vp]),
-            ("string_free", None, [vp]), ("dot", i, [vp, cp]),
-            ("tiny", None, [vp, vp, u]), ("reset", None, [vp, vp]),
-            ("relax", None, [vp, vp]), ("runs", u, [vp, vp]), ("converged", i, [vp]),
-            ("time", ctypes.c_double, [vp, ctypes.POINTER(vp), u, u, u, ctypes.c_double,
-                                       ctypes.POINTER(ctypes.c_double),
-                                       ctypes.POINTER(ctypes.c_double)])):
-        fn = getattr(lib, "tgb_clock_" + name)
-        fn.restype, fn.argtypes = restype, argtypes
-    return lib
 
 
 class Clock:
@@ -578,7 +559,7 @@ def main(argv=None):
         import warp as wp
     except ImportError as e:
         skip("needs NVIDIA Warp (%s): pip install warp-lang" % e)
-    clock = Clock(load_lib(find_lib(args.lib)))
+    clock = Clock(same_clock.load(find_lib(args.lib)))
     wp.init()
     if wp.get_cuda_device_count() == 0:
         skip("Warp finds no CUDA GPU (wp.get_cuda_device_count() is 0)")

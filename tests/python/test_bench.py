@@ -21,6 +21,8 @@ import tap
 TOP = os.environ.get("abs_top_srcdir", os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(TOP, "bench", "warp-bench.py")
 PYTHON_BENCH = os.path.join(TOP, "bench", "python-bench.py")
+# The scripts import same_clock from beside them, as run from there.
+sys.path.insert(0, os.path.join(TOP, "bench"))
 LIB = os.path.join(os.environ.get("abs_top_builddir", TOP), "bench", "same-clock.so")
 
 
@@ -60,6 +62,7 @@ class FakeLib:
         # /record/conditional-limits), as every graph here holds.
         self.instantiated = set()
         self.body_kernels = []  # what Warp's bodies enqueued, on which stream
+        self.replays = []  # the batches of tgb_clock_replay_us
 
     def handle(self, row, side):
         h = 0x1000 + 16 * len(self.handles)
@@ -83,7 +86,15 @@ class FakeLib:
         return self.shape.get(name.decode(), -1)
 
     def tgb_clock_address(self, c, name):
-        return {b"flag": 0x2000, b"index": 0x2004, b"loop-flag": 0x3000}[name]
+        return {b"flag": 0x2000, b"index": 0x2004, b"word": 0x2008,
+                b"loop-flag": 0x3000}[name]
+
+    def tgb_clock_sync(self, c):
+        pass
+
+    def tgb_clock_replay_us(self, c, batch):
+        self.replays.append(batch)
+        return 1.8
 
     def tgb_clock_set(self, c, name, value):
         self.values[name.decode()] = value
@@ -268,8 +279,10 @@ class WarpBench(unittest.TestCase):
         the library's shapes are the ones --check assumes."""
         if not os.path.exists(LIB):
             self.skipTest("no %s: make bench/same-clock.so" % LIB)
+        import same_clock
+
         wb = script()
-        lib = wb.load_lib(LIB)
+        lib = same_clock.load(LIB)
         self.assertEqual({k: lib.tgb_clock_constant(k.encode()) for k in wb.SHAPE},
                          wb.SHAPE)
 
@@ -331,6 +344,61 @@ class PythonBench(unittest.TestCase):
         self.assertEqual(events, one_round * 3)
         self.assertEqual(set(medians), {"a", "b"})
         self.assertTrue(all(0 < us < 1e4 for us in medians.values()), medians)
+        # Samples timed in C come in turn, one per round.
+        events.clear()
+        medians = pb.c_method_us(fns, 3, lambda: events.append("sync"),
+                                 {"c": lambda: events.append("c") or 1.5})
+        self.assertEqual(events, (one_round + ["c"]) * 3)
+        self.assertEqual(medians["c"], 1.5)
+
+    def test_replay_one_clock(self):
+        """The C call in this process (bench/same-clock.so) beside a Python
+        producer of the same shape: 32 stages of the library's small kernel,
+        each declaring the word, bound to the library's; both on the
+        library's stream, in turn; the row holds the target (+0.5 us)."""
+        pb = script(PYTHON_BENCH)
+        lib = FakeLib(dict(script().SHAPE, **{"replay-stages": 32}))
+        producers = []
+
+        class Producer:
+            def __init__(self, name):
+                self.name, self.stages, self.declared, self.bound = name, [], [], {}
+                producers.append(self)
+                self.runner = types.SimpleNamespace(stats=types.SimpleNamespace(
+                    n_captures=1, n_recaptures=0, n_replays=0))
+
+            def add_device_stage(self, name, func, capture_safe):
+                self.stages.append(func)
+                return len(self.stages) - 1
+
+            def declare_binding(self, stage, name, size):
+                self.declared.append((stage, name, size))
+
+            def bind(self, name, address, size):
+                self.bound[name] = (address, size)
+
+            def run(self, stream, policy):
+                assert (stream, policy) == (lib.STREAM, "REPLAY")
+                if self.runner.stats.n_replays == 0:  # the first call captures
+                    for stage in self.stages:
+                        stage(types.SimpleNamespace(stream=lib.BODY_STREAM))
+                self.runner.stats.n_replays += 1
+
+        pb.tx = types.SimpleNamespace(Producer=Producer,
+                                      Policy=types.SimpleNamespace(REPLAY="REPLAY"))
+        pb.same_clock = types.SimpleNamespace(load=lambda path: lib)
+        bench = pb.Bench(quick=True)
+        pb.bench_replay_c(bench, "same-clock.so")
+        self.assertEqual(bench.failures, [])
+        [p] = producers
+        self.assertEqual(len(p.stages), 32)
+        self.assertEqual(p.declared, [(i, "word", 4) for i in range(32)])
+        self.assertEqual(p.bound, {"word": (0x2008, 4)})
+        self.assertEqual(lib.body_kernels, [(lib.BODY_STREAM, "tiny", 1)] * 32)
+        self.assertEqual(lib.replays, [pb.C_BATCH] * 25)
+        [row] = bench.rows
+        self.assertEqual((row.ours > 0, row.floor, row.kind, row.target),
+                         (True, 1.8, "plus", 0.5))
 
     def test_host_costs(self):
         """--host-costs times a Python call's own pieces with no GPU."""
