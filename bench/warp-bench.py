@@ -147,18 +147,24 @@ def side_title(row, side):
             "py": "track_gen.capture_if / capture_switch recorded (RECORD)"}[side]
 
 
-def evaluate(times, shape):
+def evaluate(times, shape, rows=()):
     """The targets' results from *times* ({row: {side: spread}}): a list of
-    dicts, one per target whose two sides were measured."""
+    dicts, one per target whose two sides were measured, and one per target
+    of *rows* (the rows asked for) that was not, said so (ratio None)."""
     results = []
     for t in TARGETS:
         sides = times.get(t.row, {})
-        if "ours" not in sides or t.against not in sides:
-            continue
-        r = ratios(sides["ours"]["series"], sides[t.against]["series"])
         row = next(row for row in ROWS if row.key == t.row)
-        results.append(dict(row=t.row, what=row_title(row, shape), against=t.against,
-                            bound=t.bound, ratio=r, met=verdict(r, t.bound)))
+        result = dict(row=t.row, what=row_title(row, shape), against=t.against,
+                      bound=t.bound, ratio=None)
+        if "ours" in sides and t.against in sides:
+            r = ratios(sides["ours"]["series"], sides[t.against]["series"])
+            results.append(dict(result, ratio=r, met=verdict(r, t.bound)))
+        elif t.row in rows:
+            missing = " or ".join(COLUMNS[s] for s in ("ours", t.against)
+                                  if s not in sides)
+            results.append(dict(result, met="NOT MEASURED (%s)" % (
+                "no %s graph" % missing if sides else "row skipped, said why above")))
     return results
 
 
@@ -187,7 +193,8 @@ def report_lines(times, results, shape, header):
     for r in results:
         lines.append("%-56s %-7s %-24s %-8s %s" % (
             r["what"], {"warp": "Warp", "floor": "floor"}[r["against"]],
-            fmt_spread(r["ratio"]), "<=%.2fx" % r["bound"], r["met"]))
+            fmt_spread(r["ratio"]) if r["ratio"] else "-", "<=%.2fx" % r["bound"],
+            r["met"]))
     return lines
 
 
@@ -258,6 +265,15 @@ def self_check():
     assert [(x["row"], x["against"]) for x in results] == [
         ("skip", "warp"), ("skip", "floor"), ("switch", "floor")], results
     assert results[0]["met"].startswith("MISSED") and results[1]["met"].startswith("met")
+    # A row asked for whose graphs are missing says so for each target.
+    missed = evaluate(times, SHAPE, ["skip", "if-else", "switch"])
+    assert [(x["row"], x["met"]) for x in missed if x["ratio"] is None] == [
+        ("if-else", "NOT MEASURED (row skipped, said why above)"),
+        ("if-else", "NOT MEASURED (row skipped, said why above)")], missed
+    no_floor = dict(times, switch={"ours": times["switch"]["ours"]})
+    assert evaluate(no_floor, SHAPE, ["switch"])[-1]["met"] == (
+        "NOT MEASURED (no floor graph)")
+    assert any("NOT MEASURED" in l for l in report_lines(times, missed, SHAPE, "x"))
     lines = report_lines(times, results, SHAPE, "self-test")
     assert any(l.startswith("skipped IF around 32 kernels (flag 0)") for l in lines), lines
     assert any("MISSED (0 of 2 series)" in l for l in lines), lines
@@ -594,7 +610,7 @@ def bench(wp, clock, args, py=None):
     n = args.scale["series"]
     times = {key: {side: spread(series_medians(v, n)) for side, v in sides.items()}
              for key, sides in samples.items()}
-    results = evaluate(times, clock.shape)
+    results = evaluate(times, clock.shape, args.rows)
     spin = sorted(set("%.0f" % us for us in spins.values()), key=float)
     header = ("one clock: ours, NVIDIA Warp %s, hand-built floors; %d series x %d "
               "rounds, batches of %d (loops: 1 launch); spin %s us"

@@ -327,6 +327,25 @@ class WarpBench(unittest.TestCase):
         self.assertAlmostEqual(doc["times"]["switch"]["py"]["median"], 9.4, places=1)
         self.assertNotIn("py", doc["times"]["while-by"])
 
+    def test_row_this_driver_lacks(self):
+        """A row the build or driver cannot make (SWITCH before CUDA 12.8)
+        is skipped, and its target says it was not measured."""
+        wb = script()
+        lib = FakeLib(wb.SHAPE)
+        ours = lib.tgb_clock_ours
+        lib.tgb_clock_ours = lambda c, row: 0 if row == b"switch" else ours(c, row)
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            args = wb.parse_args(["--quick", "--rows=skip,switch", "--json=" + out])
+            self.assertEqual(wb.bench(FakeWarp(lib), wb.Clock(lib), args), 0)
+            with open(out) as f:
+                doc = json.load(f)
+        targets = {(t["row"], t["against"]): t["met"] for t in doc["targets"]}
+        self.assertEqual(targets["switch", "floor"],
+                         "NOT MEASURED (row skipped, said why above)")
+        self.assertNotIn("if-else", doc["times"])
+        self.assertFalse(any(row == "if-else" for row, _ in targets))
+
 
 class PythonBench(unittest.TestCase):
     def test_c_method(self):
