@@ -217,11 +217,16 @@ def host_costs(native, n=100000):
     cost this host's CPU, each timed alone (no GPU needed): {piece: ns per
     call, the best of 7 runs of *n*}.  The interpreter's call (the timing
     loop and a partial, as the REPLAY rows call), the stream argument
-    converted (an int, as the rows pass it), the policy an IntEnum rather
-    than an int, and the GIL released and taken again around a C call (as
+    converted (an int, as the rows pass it; an object with __cuda_stream__,
+    as torch's streams are passed), the policy an IntEnum rather than an
+    int, and the GIL released and taken again around a C call (as
     Producer.run does around tg_producer_run; ctypes.CDLL releases it,
     ctypes.PyDLL keeps it)."""
     import operator
+
+    class Stream:  # a stream of the CUDA stream protocol, as torch's
+        def __cuda_stream__(self):
+            return (0, 0x7f0012345678)
 
     def per_call(f):
         best = None
@@ -240,6 +245,8 @@ def host_costs(native, n=100000):
     return {"call in the timing loop": noop,
             "stream argument (an int)": per_call(functools.partial(
                 native._stream_handle, 0x7f0012345678)) - noop,
+            "stream argument (__cuda_stream__)": per_call(functools.partial(
+                native._stream_handle, Stream())) - noop,
             "policy an IntEnum, not an int": per_call(functools.partial(
                 operator.index, policy)) - per_call(functools.partial(
                     operator.index, int(policy))),
@@ -644,7 +651,7 @@ def main():
     if args.host_costs:
         from track_gen import _native
         for piece, ns in host_costs(_native).items():
-            print("%-32s %7.1f ns" % (piece, ns))
+            print("%-34s %7.1f ns" % (piece, ns))
         return 0
     load()
     try:

@@ -425,7 +425,7 @@ class PythonBench(unittest.TestCase):
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         lines = r.stdout.splitlines()
-        self.assertEqual(len(lines), 4, r.stdout)
+        self.assertEqual(len(lines), 5, r.stdout)
         self.assertTrue(all(line.endswith(" ns") for line in lines), r.stdout)
 
 
