@@ -193,8 +193,8 @@ def c_method_us(fns, rounds, sync, samplers=None):
     the clock, and *sync* waits again; then each of *samplers* (name -> fn
     returning one such sample, timed in C) gives one.  {name: median over
     *rounds*, in microseconds}.  time_us's batches of 100 leave the GPU up
-    to ~90 graphs behind the host, whose calls then meet a full queue;
-    C_BATCH calls after a wait never do."""
+    to ~90 graphs behind the host, so its calls go behind a deep queue;
+    C_BATCH calls after a wait never queue more than C_BATCH."""
     samplers = samplers or {}
     samples = {name: [] for name in list(fns) + list(samplers)}
     clock = time.perf_counter_ns
