@@ -492,9 +492,9 @@ def main(argv=None):
           % (100.0 * (1.0 - rate_graph / floor), rate_graph / floor))
     if args.overlap:
         graph_name, floor_name = "in-graph (torch):", "floor (torch, no regen):"
+        simloop.report_step_times(times[floor_name].quantile(0.5), times[graph_name])
         simloop.report_overlap(*refills[graph_name], times[floor_name].quantile(0.5),
-                               times[graph_name], seconds[floor_name],
-                               seconds[graph_name])
+                               seconds[floor_name], seconds[graph_name])
     n_same, n_shown = simloop.verify_standalone(torch, tg, torch_snap,
                                                 min(args.shown, args.envs), args.svg,
                                                 simloop.shape_config(args))
