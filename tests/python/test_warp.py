@@ -416,6 +416,46 @@ class Rows(WarpCase):
         self.assertTrue(tx.release_wait(10.0))
         self.assertEqual(tx.live_objects().producers, before.producers - 1)
 
+    def test_scope_in_a_warp_capture_after_a_warp_conditional(self):
+        # The same in a wp.ScopedCapture registered with a CaptureScope: the
+        # producer, recorded after a wp.capture_if that resumed the capture
+        # under a new id, is the scope's and retained by the Warp graph
+        # (doc/simulators.md; the order its snippet does not show).
+        import gc
+        import numpy as np
+        from track_gen.interop import CaptureMode, CaptureScope
+        twarp = self.twarp
+        flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
+
+        @twarp.stage
+        def gen(ctx):
+            a = ctx.binding("out")
+            wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
+            wp.launch(mix_kernel, N, inputs=[a, a])
+
+        p = self.producer("scope-after-if", gen)
+        before = tx.live_objects()
+        ws = user_stream()
+        with wp.ScopedStream(ws), wp.ScopedCapture(stream=ws) as capture:
+            scope = CaptureScope(ws.cuda_stream, CaptureMode.THREAD_LOCAL)
+            try:
+                wp.capture_if(flag, on_true=lambda: wp.launch(mix_kernel, N,
+                                                                inputs=[self.out, self.out]))
+                p.run()                     # names no stream: the scope's capture
+            finally:
+                scope.end()
+        del p
+        gc.collect()
+        self.assertTrue(tx.release_wait(10.0))
+        self.assertEqual(tx.live_objects().producers, before.producers)  # the graph's
+        self.set_param(7)
+        wp.capture_launch(capture.graph, stream=ws)
+        np.testing.assert_array_equal(self.result(), expected(7))
+        del capture
+        gc.collect()
+        self.assertTrue(tx.release_wait(10.0))
+        self.assertEqual(tx.live_objects().producers, before.producers - 1)
+
     def warp_conditionals(self):
         """A stage whose Warp work holds a wp.capture_if and a wp.capture_while
         (seeds, mixed for an odd param, then three bumps), and its arm and
