@@ -24,7 +24,8 @@ typedef struct
 struct _TrackRefiller
 {
   TgProducer *refill;
-  volatile TrackTotals *host; /* mapped: the kernels write it */
+  volatile TrackTotals *host; /* mapped: the kernels write it ... */
+  TrackTotals *host_device;   /* ... at this address of theirs */
   TrackOverlap *overlap;      /* the track producer's "overlap" binding */
   cudaStream_t stream;
   int device;
@@ -105,13 +106,12 @@ refill_producer_new (TgProducer *track, const TrackConfig *config, guint n_block
   return g_steal_pointer (&p);
 }
 
-/* Points the track producer's kernels at @host (NULL: nowhere), and waits. */
+/* Points the track producer's kernels at @host, the device's address of
+ * the totals (NULL: nowhere), and waits. */
 static gboolean
-set_host (TrackRefiller *r, volatile TrackTotals *host, GError **error)
+set_host (TrackRefiller *r, TrackTotals *host, GError **error)
 {
-  TrackTotals *ptr = (TrackTotals *)host;
-
-  return TRACK_CUDA_OK (cudaMemcpyAsync (&r->overlap->host, &ptr, sizeof ptr,
+  return TRACK_CUDA_OK (cudaMemcpyAsync (&r->overlap->host, &host, sizeof host,
                                          cudaMemcpyHostToDevice, r->stream),
                         error)
          && TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error);
@@ -131,13 +131,16 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
       || !TRACK_CUDA_OK (
           cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount, r->device),
           error)
-      || !TRACK_CUDA_OK (
-          cudaHostAlloc (&host, sizeof (TrackTotals), cudaHostAllocMapped), error)
       || !TRACK_CUDA_OK (cudaEventCreate (&r->begin), error)
-      || !TRACK_CUDA_OK (cudaEventCreate (&r->end), error))
+      || !TRACK_CUDA_OK (cudaEventCreate (&r->end), error)
+      || !TRACK_CUDA_OK (
+          cudaHostAlloc (&host, sizeof (TrackTotals), cudaHostAllocMapped), error))
     return FALSE;
   memset (host, 0, sizeof (TrackTotals));
   r->host = host;
+  if (!TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&r->host_device, host, 0),
+                      error))
+    return FALSE;
   r->refill = refill_producer_new (track, config, (guint)MAX (n_sms, 1), error);
   if (r->refill == NULL)
     return FALSE;
@@ -146,7 +149,7 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
    * loop's first poll.  The totals on the device go on from an earlier
    * refiller's: its count of refills done is where this one's start. */
   r->timed = TRUE;
-  if (!set_host (r, r->host, error)
+  if (!set_host (r, r->host_device, error)
       || !tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
                            error)
       || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error))
