@@ -12,7 +12,8 @@
 // that spins for --refill-us on the GPU, started every --every steps.  Each
 // variant prints the median and p99 of the step times (events after each
 // step) and the refills that ran, and (a) whether a step after a device
-// launch waited for it.
+// launch waited for it.  Then what a graph made for device launch may hold,
+// as a refill would: a WHILE node (a relaxation's loop), an allocation.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -195,6 +196,73 @@ make_device_refill (Probe &p)
   return true;
 }
 
+static __global__ void
+countdown_kernel (int *left, cudaGraphConditionalHandle loop)
+{
+  cudaGraphSetConditional (loop, --*left > 0);
+}
+
+// Whether a graph holding a WHILE node (@alloc: an allocation and its free
+// instead) instantiates for device launch; prints the driver's answer.
+static bool
+device_launchable (const char *what, bool alloc)
+{
+  cudaGraph_t graph;
+  cudaGraphExec_t exec = nullptr;
+  cudaGraphNode_t node;
+  cudaError_t status;
+  int *left = nullptr;
+
+  CHECK (cudaGraphCreate (&graph, 0));
+  CHECK (cudaMalloc (&left, sizeof (int)));
+  if (alloc)
+    {
+      cudaMemAllocNodeParams params = {};
+      cudaGraphNode_t free_node;
+
+      params.poolProps.allocType = cudaMemAllocationTypePinned;
+      params.poolProps.location.type = cudaMemLocationTypeDevice;
+      params.poolProps.location.id = 0;
+      params.bytesize = 1 << 20;
+      CHECK (cudaGraphAddMemAllocNode (&node, graph, nullptr, 0, &params));
+      CHECK (cudaGraphAddMemFreeNode (&free_node, graph, &node, 1, params.dptr));
+    }
+  else
+    {
+      cudaGraphConditionalHandle handle;
+      cudaGraphNodeParams params = { cudaGraphNodeTypeConditional };
+      cudaKernelNodeParams k = {};
+      void *args[2];
+      cudaGraphNode_t body_node;
+
+      CHECK (cudaGraphConditionalHandleCreate (&handle, graph, 1,
+                                               cudaGraphCondAssignDefault));
+      params.conditional.handle = handle;
+      params.conditional.type = cudaGraphCondTypeWhile;
+      params.conditional.size = 1;
+      CHECK (cudaGraphAddNode (&node, graph, nullptr, nullptr, 0, &params));
+      args[0] = &left;
+      args[1] = &handle;
+      k.func = (void *)countdown_kernel;
+      k.gridDim = dim3 (1);
+      k.blockDim = dim3 (1);
+      k.kernelParams = args;
+      CHECK (cudaGraphAddKernelNode (&body_node, params.conditional.phGraph_out[0],
+                                     nullptr, 0, &k));
+    }
+  status = cudaGraphInstantiateWithFlags (&exec, graph,
+                                          cudaGraphInstantiateFlagDeviceLaunch);
+  printf ("a graph for device launch holding %-28s %s (%s)\n", what,
+          status == cudaSuccess ? "instantiates" : "is refused",
+          cudaGetErrorName (status));
+  (void)cudaGetLastError ();
+  if (exec != nullptr)
+    CHECK (cudaGraphExecDestroy (exec));
+  CHECK (cudaGraphDestroy (graph));
+  CHECK (cudaFree (left));
+  return true;
+}
+
 static bool
 probe (Probe &p)
 {
@@ -213,9 +281,10 @@ probe (Probe &p)
   if (!run (p, 3, "no refill (the floor)") || !run (p, 2, "(c) refill inside the step")
       || !run (p, 1, "(b) host poll, least-priority stream"))
     return false;
-  if (!make_device_refill (p))
+  if (!make_device_refill (p) || !run (p, 0, "(a) device launch, fire-and-forget"))
     return false;
-  return run (p, 0, "(a) device launch, fire-and-forget");
+  return device_launchable ("a WHILE node:", false)
+         && device_launchable ("an allocation and its free:", true);
 }
 
 int
