@@ -15,7 +15,7 @@ typedef struct
   TgSeedState *seeds;
   gpointer buffers[N_BUFFERS];
   guint n_blocks;        /* of the kernels over the list of envs a call regenerates */
-  guint n_refill_blocks; /* of the lookahead's refill: a few per SM */
+  guint n_refill_blocks; /* of the lookahead's refill in the step graph */
 } TrackContext;
 
 const char *
@@ -158,9 +158,12 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                                               tg_seed_state_get_device (ctx->seeds)),
                       error);
   ctx->n_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
-  /* A block per SM: a refill of a batch makes its tracks side by side, and
-   * the blocks of a call that refills nothing return at once. */
-  ctx->n_refill_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
+  /* A block per env of a batch, up to one per SM: a refill usually lists
+   * about refill_batch envs (fewer when an env ran out), whose tracks are
+   * then made side by side.  Every block of every call takes part in the
+   * call's tally (its last block decides), so none is launched for nothing. */
+  ctx->n_refill_blocks
+      = MIN (MIN (ctx->config.n_envs, ctx->config.refill_batch), (guint)MAX (n_sms, 1));
   for (guint b = 0; ok && b < N_BUFFERS; b++)
     {
       gsize size = track_buffer_size (&ctx->config, b);
