@@ -82,8 +82,8 @@
  * owed, from its switch block at once: an env's tracks depend on its own
  * ends alone.  One whose seed or epoch was set since its spares were made
  * (tg_seed_state_reset_epochs(), ...) has every slot owed anew, of the
- * family of now, and its track made at once, as on demand.  With the family out of range, an
- * ended env keeps its track and epoch (as on demand).  Run the producer
+ * family of now, and its track made at once, as on demand.  With the family
+ * out of range, an ended env keeps its track and epoch (as on demand).  Run the producer
  * unconditionally on every step: a call where no env ended costs one kernel
  * whose blocks return at once.  The first call after construction makes
  * every env's track; the spares come with the next call.
@@ -170,8 +170,9 @@ gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
  * synchronization): when at least refill_batch slots were freed since the
  * last refill, or an env's next slot was not made, and no refill is
  * running, it starts one, as a REPLAY of a producer of its own.  A refill
- * makes every slot owed when it reaches it, in one kernel of one block per
- * SM (TRACK_BLOCK threads), leaving room on every SM for the steps' blocks;
+ * lists the slots owed when it starts, then makes them in a kernel of one
+ * block per SM (TRACK_BLOCK threads), leaving room on every SM for the
+ * steps' blocks;
  * its stream has the device's least priority, which is also the default
  * one: give the steps' stream a greater one (cudaStreamCreateWithPriority;
  * a graph's kernels take the priority of the stream it is launched into),
@@ -184,8 +185,9 @@ typedef struct _TrackRefiller TrackRefiller;
  * @config (overlap set) and @seeds; one at a time per producer.  Writes
  * where the totals go into the producer's "overlap" binding, and runs a
  * first, empty refill (its graph is recorded then), and waits: make it
- * before the loop, outside any capture.  NULL with TG_ARGUMENT_ERROR (the producer
- * was not made with overlap, or with another config) or TG_CUDA_ERROR. */
+ * before the loop, outside any capture.  NULL with TG_ARGUMENT_ERROR (the
+ * producer was not made with overlap, or with another config) or
+ * TG_CUDA_ERROR. */
 TrackRefiller *track_refiller_new (TgProducer *track, const TrackConfig *config,
                                    TgSeedState *seeds, GError **error);
 
