@@ -70,6 +70,82 @@ lookahead_new (TgSeedState *seeds, cudaStream_t s, guint lookahead, guint batch)
   return track_new_with (seeds, s, &config);
 }
 
+/* A reference producer and one under test, on seed states of the same
+ * base seed, stepped together and compared env by env after each step. */
+typedef struct
+{
+  TgSeedState *seeds[2];
+  TgProducer *p[2];
+  Envs envs[2];
+  cudaGraphExec_t exec; /* the second's call, recorded, once replayed */
+} Pair;
+
+/* Makes the pair, and runs each once with every env masked (their first
+ * tracks, at epoch 1). */
+static void
+pair_init (Pair *pair, cudaStream_t s, guint64 base_seed, const TrackConfig *reference,
+           const TrackConfig *tested)
+{
+  const TrackConfig *configs[2] = { reference, tested };
+  g_autoptr (GError) error = NULL;
+
+  *pair = (Pair){ 0 };
+  for (guint i = 0; i < 2; i++)
+    {
+      pair->seeds[i] = tg_seed_state_new (0, N_ENVS, base_seed, &error);
+      g_assert_no_error (error);
+      pair->p[i] = track_new_with (pair->seeds[i], s, configs[i]);
+      pair->envs[i].points = g_new (float2, N_ENVS * reference->shape.n_points);
+      pair->envs[i].control = g_new (float2, N_ENVS * reference->shape.n_control);
+    }
+  for (guint i = 0; i < 2; i++)
+    run_ok (pair->p[i], s, TG_POLICY_EAGER);
+}
+
+/* One step: @mask and @family into both; the reference runs eagerly, the
+ * other eagerly too, or from a graph of its call recorded now (@record) or
+ * before. */
+static void
+pair_run (Pair *pair, const guint8 *mask, gint32 family, gboolean record_now,
+          cudaStream_t s)
+{
+  for (guint i = 0; i < 2; i++)
+    {
+      upload (pair->p[i], "mask", mask, N_ENVS, s);
+      set_family (pair->p[i], family, s);
+    }
+  run_ok (pair->p[0], s, TG_POLICY_EAGER);
+  if (record_now)
+    pair->exec = record (pair->p[1], s, tg_unconditional ());
+  if (pair->exec != NULL)
+    launch (pair->exec, s);
+  else
+    run_ok (pair->p[1], s, TG_POLICY_EAGER);
+}
+
+/* Both hold the same envs, bit for bit, after step @t. */
+static void
+pair_check (Pair *pair, guint t, cudaStream_t s)
+{
+  for (guint i = 0; i < 2; i++)
+    envs_read (&pair->envs[i], pair->p[i], pair->seeds[i], s);
+  envs_assert_equal (&pair->envs[0], &pair->envs[1], t);
+}
+
+static void
+pair_clear (Pair *pair)
+{
+  if (pair->exec != NULL)
+    TG_TEST_CUDA (cudaGraphExecDestroy (pair->exec));
+  for (guint i = 0; i < 2; i++)
+    {
+      g_free (pair->envs[i].points);
+      g_free (pair->envs[i].control);
+      tg_producer_unref (pair->p[i]);
+      tg_seed_state_unref (pair->seeds[i]);
+    }
+}
+
 /* The envs that end after step @t: a fixed pseudo-random 30th (two a step),
  * env 0 every third step (so it ends again before a large batch refills
  * it), every env at step 40. */
@@ -95,40 +171,28 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (GRand) rand = g_rand_new_with_seed (7);
   cudaStream_t s = gpu->stream;
-  g_autoptr (TgSeedState) seeds_a = NULL, seeds_b = NULL;
-  g_autoptr (TgProducer) on_demand = NULL, ahead = NULL;
-  cudaGraphExec_t exec = NULL;
-  TrackConfig config;
+  TrackConfig on_demand, ahead;
   TrackRefill refill;
   guint8 mask[N_ENVS];
-  Envs a, b;
+  Pair pair;
   guint ends = 0, steps_with_ends = 0, refills = 0;
 
   TG_TEST_REQUIRE_GPU ();
-  track_config_init (&config, N_ENVS);
-  seeds_a = tg_seed_state_new (0, N_ENVS, 99, &error);
-  g_assert_no_error (error);
-  seeds_b = tg_seed_state_new (0, N_ENVS, 99, &error);
-  g_assert_no_error (error);
-  on_demand = track_new (seeds_a, s, N_ENVS, TRUE, NULL);
-  ahead = lookahead_new (seeds_b, s, c->lookahead, c->batch);
-  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
-    {
-      o->points = g_new (float2, N_ENVS * config.shape.n_points);
-      o->control = g_new (float2, N_ENVS * config.shape.n_control);
-    }
-
-  /* Both start with every env masked: their first tracks, at epoch 1. */
-  run_ok (on_demand, s, TG_POLICY_EAGER);
-  run_ok (ahead, s, TG_POLICY_EAGER);
+  track_config_init (&on_demand, N_ENVS);
+  on_demand.advance = TRUE;
+  ahead = on_demand;
+  ahead.lookahead = c->lookahead;
+  ahead.refill_batch = c->batch;
+  pair_init (&pair, s, 99, &on_demand, &ahead);
   for (guint t = 0; t < STEPS; t++)
     {
       gint32 family = t == 130 ? -1 : c->family;
 
       if (t == 100) /* epochs set under the lookahead: its spares are stale */
         {
-          g_assert_true (tg_seed_state_reset_epochs (seeds_a, s, NULL, 0, &error)
-                         && tg_seed_state_reset_epochs (seeds_b, s, NULL, 0, &error));
+          g_assert_true (
+              tg_seed_state_reset_epochs (pair.seeds[0], s, NULL, 0, &error)
+              && tg_seed_state_reset_epochs (pair.seeds[1], s, NULL, 0, &error));
           g_assert_no_error (error);
         }
       guint ended = 0;
@@ -137,31 +201,17 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
       for (guint e = 0; e < N_ENVS; e++)
         ended += mask[e];
       ends += ended;
-      for (TgProducer *p = on_demand; p != NULL; p = p == on_demand ? ahead : NULL)
-        {
-          upload (p, "mask", mask, sizeof mask, s);
-          set_family (p, family, s);
-        }
-      run_ok (on_demand, s, TG_POLICY_EAGER);
-      if (c->replay && t == STEPS / 2)
-        exec = record (ahead, s, tg_unconditional ());
-      if (exec != NULL)
-        launch (exec, s);
-      else
-        run_ok (ahead, s, TG_POLICY_EAGER);
-
-      envs_read (&a, on_demand, seeds_a, s);
-      envs_read (&b, ahead, seeds_b, s);
-      envs_assert_equal (&a, &b, t);
+      pair_run (&pair, mask, family, c->replay && t == STEPS / 2, s);
+      pair_check (&pair, t, s);
       /* A call decides whether the next one refills. */
-      download (&refill, ahead, "refill", sizeof refill, s);
+      download (&refill, pair.p[1], "refill", sizeof refill, s);
       steps_with_ends += ended > 0 && family >= 0;
       refills += refill.go != 0;
     }
 
   /* Not vacuous: envs ended, and tracks of every family were made. */
   g_assert_cmpuint (ends, >, STEPS * N_ENVS / 20);
-  g_assert_cmpuint (b.epochs[0], >=, 10);
+  g_assert_cmpuint (pair.envs[1].epochs[0], >=, 10);
   /* Batched: with spares to spend, far fewer refills than steps with an end;
    * with one spare or a batch of 1, one each. */
   g_test_message ("%u refills after %u steps with an end", refills, steps_with_ends);
@@ -169,13 +219,7 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
     g_assert_cmpuint (refills, <, steps_with_ends * 3 / 4);
   else
     g_assert_cmpuint (refills, >=, steps_with_ends * 3 / 4);
-  if (exec != NULL)
-    TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
-    {
-      g_free (o->points);
-      g_free (o->control);
-    }
+  pair_clear (&pair);
 }
 
 /* A family set now reaches an env's tracks L episodes later: the slot an
@@ -314,55 +358,29 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (GRand) rand = g_rand_new_with_seed (5);
   cudaStream_t s = gpu->stream;
-  g_autoptr (TgSeedState) seeds_a = NULL, seeds_b = NULL;
-  g_autoptr (TgProducer) reference = NULL, overlap = NULL;
-  g_autoptr (TrackRefiller) refiller = NULL;
-  cudaGraphExec_t exec = NULL;
+  TrackRefiller *refiller;
   TrackConfig config, ref_config;
   TrackRefillerStats stats;
   guint8 mask[N_ENVS];
-  Envs a, b;
+  Pair pair;
 
   TG_TEST_REQUIRE_GPU ();
   heavy_config (&config, 2, TRUE);
   heavy_config (&ref_config, against_in_graph ? 2 : 0, FALSE);
-  seeds_a = tg_seed_state_new (0, N_ENVS, 31, &error);
+  /* The refiller comes after the pair's first calls: the first poll finds
+   * their ends. */
+  pair_init (&pair, s, 31, &ref_config, &config);
+  refiller = track_refiller_new (pair.p[1], &config, pair.seeds[1], &error);
   g_assert_no_error (error);
-  seeds_b = tg_seed_state_new (0, N_ENVS, 31, &error);
-  g_assert_no_error (error);
-  reference = track_new_with (seeds_a, s, &ref_config);
-  overlap = track_new_with (seeds_b, s, &config);
-  refiller = track_refiller_new (overlap, &config, seeds_b, &error);
-  g_assert_no_error (error);
-  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
-    {
-      o->points = g_new (float2, N_ENVS * config.shape.n_points);
-      o->control = g_new (float2, N_ENVS * config.shape.n_control);
-    }
-  run_ok (reference, s, TG_POLICY_EAGER);
-  run_ok (overlap, s, TG_POLICY_EAGER);
   for (guint t = 0; t < 80; t++)
     {
       const gint32 family = against_in_graph ? (gint32)(t % TRACK_N_FAMILIES) : 1;
 
       mask_of_step (t, rand, mask);
-      for (TgProducer *p = reference; p != NULL; p = p == reference ? overlap : NULL)
-        {
-          upload (p, "mask", mask, sizeof mask, s);
-          set_family (p, family, s);
-        }
-      run_ok (reference, s, TG_POLICY_EAGER);
-      if (t == 40)
-        exec = record (overlap, s, tg_unconditional ());
-      if (exec != NULL)
-        launch (exec, s);
-      else
-        run_ok (overlap, s, TG_POLICY_EAGER);
+      pair_run (&pair, mask, family, t == 40, s);
       g_assert_true (track_refiller_poll (refiller, NULL, &error));
       g_assert_no_error (error);
-      envs_read (&a, reference, seeds_a, s);
-      envs_read (&b, overlap, seeds_b, s);
-      envs_assert_equal (&a, &b, t);
+      pair_check (&pair, t, s);
     }
   g_assert_true (track_refiller_wait (refiller, &error));
   g_assert_no_error (error);
@@ -376,13 +394,8 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   g_assert_cmpuint (stats.started, >=, 3);
   g_assert_cmpuint (stats.totals.made, >, 0);
   g_assert_cmpuint (stats.totals.freed, >, stats.totals.misses);
-  if (exec != NULL)
-    TG_TEST_CUDA (cudaGraphExecDestroy (exec));
-  for (Envs *o = &a; o != NULL; o = o == &a ? &b : NULL)
-    {
-      g_free (o->points);
-      g_free (o->control);
-    }
+  track_refiller_free (refiller);
+  pair_clear (&pair);
 }
 
 /* The configuration's lookahead fields, checked before anything is made. */
