@@ -381,80 +381,76 @@ class Rows(WarpCase):
             np.testing.assert_array_equal(self.result(), expected(param))
         del g
 
-    def test_recorded_after_a_warp_conditional_is_retained(self):
-        # wp.capture_if pauses torch's capture and resumes it under a new
-        # capture id: a producer recorded after it is still retained by the
-        # torch graph's own hold (no user object), not lost.
+    def retained_after_a_warp_if(self, name, capture):
+        """Records a producer of one Warp stage (seeds, mixed) after a
+        wp.capture_if, with *capture(p, warp_if)*, which returns the graph's
+        replay; then checks that the graph alone keeps the producer,
+        replays right, and lets it go with it."""
         import gc
         import numpy as np
-        torch, twarp = self.torch, self.twarp
         flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
 
-        @twarp.stage
+        @self.twarp.stage
         def gen(ctx):
             a = ctx.binding("out")
             wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
             wp.launch(mix_kernel, N, inputs=[a, a])
 
-        p = self.producer("after-if", gen)
-        before = tx.live_objects()
-        g = torch.cuda.CUDAGraph()
-        with self.interop.graph(g):
+        def warp_if():
             wp.capture_if(flag, on_true=lambda: wp.launch(mix_kernel, N,
                                                             inputs=[self.out, self.out]))
-            p.run()
-        self.assertEqual(tx.live_objects().user_objects, before.user_objects)
+
+        p = self.producer(name, gen)
+        before = tx.live_objects()
+        replay = capture(p, warp_if)
         del p
         gc.collect()
         self.assertTrue(tx.release_wait(10.0))
         self.assertEqual(tx.live_objects().producers, before.producers)  # the graph's
         self.set_param(7)
-        g.replay()
+        replay()
         np.testing.assert_array_equal(self.result(), expected(7))
-        del g
+        del replay
         gc.collect()
         self.assertTrue(tx.release_wait(10.0))
         self.assertEqual(tx.live_objects().producers, before.producers - 1)
+
+    def test_recorded_after_a_warp_conditional_is_retained(self):
+        # wp.capture_if pauses torch's capture and resumes it under a new
+        # capture id: a producer recorded after it is still retained by the
+        # torch graph's own hold (no user object), not lost.
+        torch = self.torch
+
+        def capture(p, warp_if):
+            before = tx.live_objects()
+            g = torch.cuda.CUDAGraph()
+            with self.interop.graph(g):
+                warp_if()
+                p.run()
+            self.assertEqual(tx.live_objects().user_objects, before.user_objects)
+            return g.replay
+
+        self.retained_after_a_warp_if("after-if", capture)
 
     def test_scope_in_a_warp_capture_after_a_warp_conditional(self):
         # The same in a wp.ScopedCapture registered with a CaptureScope: the
         # producer, recorded after a wp.capture_if that resumed the capture
         # under a new id, is the scope's and retained by the Warp graph
         # (doc/simulators.md; the order its snippet does not show).
-        import gc
-        import numpy as np
         from track_gen.interop import CaptureMode, CaptureScope
-        twarp = self.twarp
-        flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
-
-        @twarp.stage
-        def gen(ctx):
-            a = ctx.binding("out")
-            wp.launch(seed_kernel, N, inputs=[a, ctx.binding("param")])
-            wp.launch(mix_kernel, N, inputs=[a, a])
-
-        p = self.producer("scope-after-if", gen)
-        before = tx.live_objects()
         ws = user_stream()
-        with wp.ScopedStream(ws), wp.ScopedCapture(stream=ws) as capture:
-            scope = CaptureScope(ws.cuda_stream, CaptureMode.THREAD_LOCAL)
-            try:
-                wp.capture_if(flag, on_true=lambda: wp.launch(mix_kernel, N,
-                                                                inputs=[self.out, self.out]))
-                p.run()                     # names no stream: the scope's capture
-            finally:
-                scope.end()
-        del p
-        gc.collect()
-        self.assertTrue(tx.release_wait(10.0))
-        self.assertEqual(tx.live_objects().producers, before.producers)  # the graph's
-        self.set_param(7)
-        wp.capture_launch(capture.graph, stream=ws)
-        np.testing.assert_array_equal(self.result(), expected(7))
-        del capture
-        gc.collect()
-        self.assertTrue(tx.release_wait(10.0))
-        self.assertEqual(tx.live_objects().producers, before.producers - 1)
+
+        def capture(p, warp_if):
+            with wp.ScopedStream(ws), wp.ScopedCapture(stream=ws) as cap:
+                scope = CaptureScope(ws.cuda_stream, CaptureMode.THREAD_LOCAL)
+                try:
+                    warp_if()
+                    p.run()                 # names no stream: the scope's capture
+                finally:
+                    scope.end()
+            return lambda: wp.capture_launch(cap.graph, stream=ws)
+
+        self.retained_after_a_warp_if("scope-after-if", capture)
 
     def warp_conditionals(self):
         """A stage whose Warp work holds a wp.capture_if and a wp.capture_while
