@@ -59,41 +59,34 @@ class Examples(unittest.TestCase):
         with open(svg) as f:
             self.assertIn("<svg", f.read())
 
-    def test_simloop(self):
+    def simloop(self, *extra):
+        """simloop.py on 256 envs with *extra* options, its loop checked (what
+        every loop run prints and writes); its output."""
         tgtest.require_gpu()
         with tempfile.TemporaryDirectory() as tmp:
             svg = os.path.join(tmp, "tracks.svg")
             r = run([os.path.join(EXAMPLES, "simloop.py"), "--envs", "256", "--steps", "300",
-                     "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg])
+                     "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg]
+                    + list(extra))
             self.check_loop(r, svg)
-            self.assertIn("lookahead: 2 spare tracks per env", r.stdout)
+        return r.stdout
+
+    def test_simloop(self):
+        self.assertIn("lookahead: 2 spare tracks per env", self.simloop())
 
     def test_simloop_on_demand(self):
-        tgtest.require_gpu()
-        with tempfile.TemporaryDirectory() as tmp:
-            svg = os.path.join(tmp, "tracks.svg")
-            r = run([os.path.join(EXAMPLES, "simloop.py"), "--envs", "256", "--steps", "300",
-                     "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg,
-                     "--lookahead", "0"])
-            self.check_loop(r, svg)
-            self.assertIn("on demand", r.stdout)
+        self.assertIn("on demand", self.simloop("--lookahead", "0"))
 
     def test_simloop_overlap_heavy(self):
         # A heavy generator's refills beside the steps: the same checks, and
         # the overlap report (issue 36).
-        tgtest.require_gpu()
-        with tempfile.TemporaryDirectory() as tmp:
-            svg = os.path.join(tmp, "tracks.svg")
-            r = run([os.path.join(EXAMPLES, "simloop.py"), "--envs", "256", "--steps", "300",
-                     "--curriculum", "100", "--crash-prob", "0.002", "--svg", svg,
-                     "--overlap", "--heavy", "300"])
-            self.check_loop(r, svg)
-            self.assertIn("beside the steps; heavy generator", r.stdout)
-            self.assertRegex(r.stdout, r"overlapped refill: [1-9]\d* refills")
-            self.assertRegex(r.stdout, r"step times: floor median \d+\.\d\d us; loop median")
-            ends, misses = map(int, re.search(r"ends: (\d+), of which (\d+) found",
-                                              r.stdout).groups())
-            self.assertGreater(ends, misses)
+        out = self.simloop("--overlap", "--heavy", "300")
+        self.assertIn("beside the steps; heavy generator", out)
+        self.assertRegex(out, r"overlapped refill: [1-9]\d* refills")
+        self.assertRegex(out, r"step times: floor median \d+\.\d\d us; loop median")
+        ends, misses = map(int, re.search(r"ends: (\d+), of which (\d+) found",
+                                          out).groups())
+        self.assertGreater(ends, misses)
 
     def test_simloop_distributed(self):
         tgtest.require_gpu()
