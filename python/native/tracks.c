@@ -35,6 +35,12 @@ static const Field config_counts[] = {
   { "refill_batch", G_STRUCT_OFFSET (TrackConfig, refill_batch), FALSE },
 };
 
+/* The switches of TrackConfig (gboolean), True or False from Python. */
+static const Field config_switches[] = {
+  { "advance", G_STRUCT_OFFSET (TrackConfig, advance), FALSE },
+  { "overlap", G_STRUCT_OFFSET (TrackConfig, overlap), FALSE },
+};
+
 /* @value as a count in [0, G_MAXINT32] into *@out. */
 static int
 parse_count (const char *name, PyObject *value, guint32 *out)
@@ -74,7 +80,10 @@ apply_config (TrackConfig *config, PyObject *kwargs)
           G_STRUCT_MEMBER (guint, config, config_counts[i].offset) = (guint)v;
           continue;
         }
-      if (strcmp (name, "advance") == 0 || strcmp (name, "overlap") == 0)
+      for (i = 0; i < G_N_ELEMENTS (config_switches); i++)
+        if (strcmp (name, config_switches[i].name) == 0)
+          break;
+      if (i < G_N_ELEMENTS (config_switches))
         {
           if (!PyBool_Check (value))
             {
@@ -82,7 +91,8 @@ apply_config (TrackConfig *config, PyObject *kwargs)
                             (PyObject *)Py_TYPE (value));
               return -1;
             }
-          *(name[0] == 'a' ? &config->advance : &config->overlap) = value == Py_True;
+          G_STRUCT_MEMBER (gboolean, config, config_switches[i].offset)
+              = value == Py_True;
           continue;
         }
       for (i = 0; i < G_N_ELEMENTS (shape_fields); i++)
