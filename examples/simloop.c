@@ -230,8 +230,9 @@ print_step_times (double floor_median, double loop_median, double loop_p99)
 
 /* With overlap: the refills beside the timed loop (@before and @after its
  * run), against the issue's other promises: only its share (the loop's
- * speed against the floor's times the share of the loop's time a refill
- * ran), and the ends that found no spare ready. */
+ * speed against the floor's times 1 - the refills' share of the GPU: the
+ * SM time their blocks, one an SM, were resident, counted as if each held
+ * its SM whole), and the ends that found no spare ready. */
 static void
 print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *after,
                double floor_median, double floor_s, double graph_s)
@@ -240,7 +241,8 @@ print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *after
   guint freed = after->totals.freed - before->totals.freed;
   guint misses = after->totals.misses - before->totals.misses;
   double ms = after->gpu_ms - before->gpu_ms;
-  double share = MIN (ms / 1e3 / graph_s, 1.0);
+  double busy_s = (after->totals.busy_ns - before->totals.busy_ns) / 1e9;
+  double share = MIN (busy_s / (MAX (after->blocks, 1u) * graph_s), 1.0);
 
   printf ("  overlapped refill: %u refills, %u spares made, %.2f ms of GPU each "
           "(%.0f steps of the floor)\n",
@@ -250,9 +252,12 @@ print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *after
   printf ("  ends: %u, of which %u found no spare ready and made their track at once "
           "(envs touched)\n",
           freed, misses);
-  printf ("  a refill ran %.0f%% of the loop's time; the loop at %.3fx its floor's "
-          "speed times %.2f (target >= 0.9x)\n",
-          share * 100, share < 1 ? floor_s / graph_s / (1 - share) : 0.0, 1 - share);
+  printf ("  a refill ran %.0f%% of the loop's time; its blocks (one an SM) held "
+          "%.1f%% of the GPU's SM time: its share\n",
+          MIN (ms / 1e3 / graph_s, 1.0) * 100, share * 100);
+  printf ("  the loop at %.3fx its floor's speed times (1 - share) = %.3f "
+          "(target >= 0.9x)\n",
+          share < 1 ? floor_s / graph_s / (1 - share) : 0.0, 1 - share);
 }
 
 /* One device: the loop in the graph, then driven from the host, then the

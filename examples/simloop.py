@@ -170,11 +170,13 @@ def report_step_times(floor_median, times):
 def report_overlap(before, after, floor_median, floor_s, graph_s):
     """The refills beside the timed loop (refill_stats() before and after it)
     against issue 36's other promises: only its share (the loop's speed
-    against the floor's times the share of the loop's time a refill ran),
-    and the ends that found no spare ready."""
+    against the floor's times 1 - the refills' share of the GPU: the SM time
+    their blocks, one an SM, were resident, counted as if each held its SM
+    whole), and the ends that found no spare ready."""
     refills = after["started"] - before["started"]
     ms = after["gpu_ms"] - before["gpu_ms"]
-    share = min(ms / 1e3 / graph_s, 1.0)
+    busy_s = (after["busy_ms"] - before["busy_ms"]) / 1e3
+    share = min(busy_s / (max(after["blocks"], 1) * graph_s), 1.0)
     print("  overlapped refill: %d refills, %d spares made, %.2f ms of GPU each (%.0f "
           "steps of the floor)" % (refills, after["made"] - before["made"],
                                    ms / refills if refills else 0.0,
@@ -183,10 +185,11 @@ def report_overlap(before, after, floor_median, floor_s, graph_s):
     print("  ends: %d, of which %d found no spare ready and made their track at once "
           "(envs touched)" % (after["freed"] - before["freed"],
                               after["misses"] - before["misses"]))
-    print("  a refill ran %.0f%% of the loop's time; the loop at %.3fx its floor's speed "
-          "times %.2f (target >= 0.9x)"
-          % (share * 100, floor_s / graph_s / (1 - share) if share < 1 else 0.0,
-             1 - share))
+    print("  a refill ran %.0f%% of the loop's time; its blocks (one an SM) held %.1f%% "
+          "of the GPU's SM time: its share" % (min(ms / 1e3 / graph_s, 1.0) * 100,
+                                                share * 100))
+    print("  the loop at %.3fx its floor's speed times (1 - share) = %.3f (target >= "
+          "0.9x)" % (floor_s / graph_s / (1 - share) if share < 1 else 0.0, 1 - share))
 
 
 class Sim:

@@ -152,6 +152,16 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
   return ended;
 }
 
+// The GPU's clock in ns (the time a refill's blocks hold their SMs).
+static __device__ __forceinline__ uint64_t
+global_ns (void)
+{
+  uint64_t t;
+
+  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // The last block of a kernel to finish (a ticket on @blocks): the one that
 // sees every block's tallies.
 static __device__ bool
@@ -228,6 +238,7 @@ __launch_bounds__ (TRACK_BLOCK)
   __shared__ uint64_t key;
   TrackOverlap *o = sp.overlap;
   const uint32_t n_owed = o->n_owed; // listed by the kernel before
+  const uint64_t began = global_ns ();
   uint32_t made = 0;
 
   for (;;)
@@ -278,6 +289,7 @@ __launch_bounds__ (TRACK_BLOCK)
     return;
   if (made)
     atomicAdd (&o->totals.made, made);
+  atomicAdd ((Word *)&o->totals.busy_ns, global_ns () - began);
   if (last_block (&o->refill_blocks))
     {
       volatile TrackTotals *host = o->host;
@@ -286,6 +298,7 @@ __launch_bounds__ (TRACK_BLOCK)
       if (host != NULL)
         {
           host->made = atomicAdd (&o->totals.made, 0u);
+          host->busy_ns = atomicAdd ((Word *)&o->totals.busy_ns, 0ull);
           __threadfence_system (); // the tracks' count before the refill is done
           host->refills = o->totals.refills;
         }

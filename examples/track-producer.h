@@ -207,6 +207,9 @@ typedef struct
   guint started;      /* refills started (one was the refiller's first, empty) */
   double gpu_ms;      /* the GPU time of the refills done, start to end on
                          their stream (events around each) */
+  guint blocks;       /* a refill's blocks, one an SM: totals.busy_ns over
+                         blocks x a span of time is the share of the GPU's
+                         SM time the refills held in it */
 } TrackRefillerStats;
 
 /* What the refills did so far. */

@@ -30,6 +30,7 @@ struct _TrackRefiller
   cudaStream_t stream;
   int device;
   guint batch;
+  guint n_blocks; /* of a refill: one an SM */
   guint32 freed_at, urgent_at; /* the totals when the last refill started */
   guint32 started;             /* refills started; host->refills: done */
   /* Around the last refill started, and the GPU time of those done. */
@@ -141,7 +142,8 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
   if (!TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&r->host_device, host, 0),
                       error))
     return FALSE;
-  r->refill = refill_producer_new (track, config, (guint)MAX (n_sms, 1), error);
+  r->n_blocks = (guint)MAX (n_sms, 1);
+  r->refill = refill_producer_new (track, config, r->n_blocks, error);
   if (r->refill == NULL)
     return FALSE;
   r->overlap = tg_producer_get_binding (track, track_buffer_names[BUF_OVERLAP], NULL);
@@ -257,8 +259,10 @@ track_refiller_get_stats (TrackRefiller *r, TrackRefillerStats *stats)
   stats->totals.made = r->host->made;
   stats->totals.refills = r->host->refills;
   stats->totals.unused = 0;
+  stats->totals.busy_ns = r->host->busy_ns;
   stats->started = r->started;
   stats->gpu_ms = r->gpu_ms;
+  stats->blocks = r->n_blocks;
 }
 
 cudaStream_t

@@ -100,6 +100,8 @@ typedef struct
   uint32_t made;   /* slots made by refills */
   uint32_t refills; /* refills done */
   uint32_t unused;
+  uint64_t busy_ns; /* the refills' blocks' time, summed: with a block an SM,
+                       the SM time the refills held */
 } TrackTotals;
 
 /* "overlap": the device side of the overlapped refill.  The last block of

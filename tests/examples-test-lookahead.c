@@ -386,14 +386,20 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   g_assert_no_error (error);
   track_refiller_get_stats (refiller, &stats);
   g_test_message ("%u slots freed, %u ends made at once, %u refills of %u started "
-                  "made %u in %.1f ms",
+                  "made %u in %.1f ms, their %u blocks resident %.1f ms",
                   stats.totals.freed, stats.totals.misses, stats.totals.refills,
-                  stats.started, stats.totals.made, stats.gpu_ms);
+                  stats.started, stats.totals.made, stats.gpu_ms, stats.blocks,
+                  stats.totals.busy_ns / 1e6);
   /* Not vacuous: refills ran and made spares that ends took. */
   g_assert_cmpuint (stats.totals.refills, ==, stats.started);
   g_assert_cmpuint (stats.started, >=, 3);
   g_assert_cmpuint (stats.totals.made, >, 0);
   g_assert_cmpuint (stats.totals.freed, >, stats.totals.misses);
+  /* The blocks were timed: the longest of each refill about as long as it,
+   * none longer (1 ms for the first, empty, untimed). */
+  g_assert_cmpuint (stats.blocks, >, 0);
+  g_assert_cmpfloat (stats.totals.busy_ns / 1e6, >=, 0.5 * stats.gpu_ms);
+  g_assert_cmpfloat (stats.totals.busy_ns / 1e6, <=, stats.blocks * (stats.gpu_ms + 1.0));
   track_refiller_free (refiller);
   pair_clear (&pair);
 }

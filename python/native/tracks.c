@@ -330,10 +330,11 @@ native_track_refiller_stats (PyObject *module, PyObject *capsule)
   if (r == NULL)
     return NULL;
   track_refiller_get_stats (r, &st);
-  return Py_BuildValue ("{sIsIsIsIsIsIsdsK}", "freed", st.totals.freed, "misses",
+  return Py_BuildValue ("{sIsIsIsIsIsIsdsdsIsK}", "freed", st.totals.freed, "misses",
                         st.totals.misses, "urgent", st.totals.urgent, "made",
                         st.totals.made, "refills", st.totals.refills, "started",
-                        st.started, "gpu_ms", st.gpu_ms, "stream",
+                        st.started, "gpu_ms", st.gpu_ms, "busy_ms",
+                        st.totals.busy_ns / 1e6, "blocks", st.blocks, "stream",
                         (unsigned long long)(guintptr)track_refiller_get_stream (r));
 }
 

@@ -215,8 +215,12 @@ class TrackProducer(Producer):
             dict: ``freed`` (slots freed by ends), ``misses`` (ends whose next
             spare was not made: made at once), ``urgent``, ``made`` (spares
             made by refills), ``refills`` (done), ``started``, ``gpu_ms``
-            (the refills' GPU time, start to end on their stream), ``stream``
-            (the refills' stream handle).  Counts wrap at 2**32.
+            (the refills' GPU time, start to end on their stream),
+            ``busy_ms`` (the time their blocks were resident, summed),
+            ``blocks`` (a refill's blocks, one an SM: ``busy_ms`` over
+            ``blocks`` times a span is the share of the GPU's SM time the
+            refills held in it), ``stream`` (the refills' stream handle).
+            Counts wrap at 2**32.
 
         Raises:
             StateError: The producer was made without ``overlap``, or closed.
