@@ -192,7 +192,7 @@ TrackRefiller *track_refiller_new (TgProducer *track, const TrackConfig *config,
                                    TgSeedState *seeds, GError **error);
 
 /* Starts a refill when one is due and none is running (*@started, when
- * given, says whether it did).  No CUDA call unless it starts one.  FALSE
+ * given, says whether it did).  No CUDA call unless one is due.  FALSE
  * with the refill producer's error. */
 gboolean track_refiller_poll (TrackRefiller *refiller, gboolean *started,
                               GError **error);

@@ -195,15 +195,28 @@ track_refiller_new (TgProducer *track, const TrackConfig *config, TgSeedState *s
   return ok ? g_steal_pointer (&r) : NULL;
 }
 
-/* Adds the last refill's GPU time, once it is done. */
+/* Adds the last refill's GPU time, once it is done; r->timed stays FALSE
+ * while its end event is pending. */
 static gboolean
 time_last (TrackRefiller *r, GError **error)
 {
   float ms = 0.f;
+  cudaError_t status;
 
   if (r->timed)
     return TRUE;
-  if (!TRACK_CUDA_OK (cudaEventElapsedTime (&ms, r->begin, r->end), error))
+  /* Its last block counts it done in host memory before its kernel, and so
+   * its end event, completes: a poll in between would find the elapsed time
+   * NotReady (CUDA says to poll with cudaEventQuery()). */
+  status = cudaEventQuery (r->end);
+  if (status == cudaErrorNotReady)
+    {
+      /* No error: cleared, where the runtime kept it as the last one. */
+      (void)track_cuda_ok (status, "cudaEventQuery", NULL);
+      return TRUE;
+    }
+  if (!track_cuda_ok (status, "cudaEventQuery (r->end)", error)
+      || !TRACK_CUDA_OK (cudaEventElapsedTime (&ms, r->begin, r->end), error))
     return FALSE;
   r->gpu_ms += ms;
   r->timed = TRUE;
@@ -225,8 +238,11 @@ track_refiller_poll (TrackRefiller *r, gboolean *started, GError **error)
   urgent = r->host->urgent;
   if (freed - r->freed_at < r->batch && urgent == r->urgent_at)
     return TRUE;
-  ok = time_last (r, error)
-       && TRACK_CUDA_OK (cudaEventRecord (r->begin, r->stream), error)
+  if (!time_last (r, error))
+    return FALSE;
+  if (!r->timed) /* the last one is still ending: the next poll starts this one */
+    return TRUE;
+  ok = TRACK_CUDA_OK (cudaEventRecord (r->begin, r->stream), error)
        && tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
                            error)
        && TRACK_CUDA_OK (cudaEventRecord (r->end, r->stream), error);

@@ -404,6 +404,79 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   pair_clear (&pair);
 }
 
+/* Runs @p once with the envs [@from, @to) ending, and waits for it. */
+static void
+end_envs (TgProducer *p, guint from, guint to, cudaStream_t s)
+{
+  guint8 mask[N_ENVS] = { 0 };
+
+  memset (mask + from, 1, to - from);
+  upload (p, "mask", mask, sizeof mask, s);
+  run_ok (p, s, TG_POLICY_EAGER);
+}
+
+/* Polls in a tight loop as refills end: a refill's last block counts it
+ * done in host memory before its kernel, and so its end event, completes.
+ * A poll in between starts nothing yet, and fails on nothing (taking the
+ * refill's time then gave cudaErrorNotReady); a later poll starts the next.
+ * Two groups of envs end in turn, each step taking spares made (no step
+ * makes a track: it ends long before the refill it made due), and the host
+ * spins on the poll while the refill that the first group made due runs. */
+static void
+test_poll_as_refill_ends (TgTestGpu *gpu, gconstpointer data)
+{
+  const guint group = 8, rounds = 8;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TgSeedState) seeds = NULL;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (TrackRefiller) refiller = NULL;
+  cudaStream_t s = gpu->stream;
+  TrackRefillerStats stats;
+  TrackConfig config;
+  gboolean started = FALSE;
+
+  TG_TEST_REQUIRE_GPU ();
+  heavy_config (&config, 2, TRUE);
+  seeds = tg_seed_state_new (0, N_ENVS, 9, &error);
+  g_assert_no_error (error);
+  p = track_new_with (seeds, s, &config);
+  refiller = track_refiller_new (p, &config, seeds, &error);
+  g_assert_no_error (error);
+  /* Both groups' first tracks (made at once), then every spare made. */
+  end_envs (p, 0, 2 * group, s);
+  g_assert_true (track_refiller_poll (refiller, &started, &error));
+  g_assert_no_error (error);
+  g_assert_true (started);
+  g_assert_true (track_refiller_wait (refiller, &error));
+  g_assert_no_error (error);
+  for (guint round = 0; round < rounds; round++)
+    {
+      const gint64 until = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+      end_envs (p, 0, group, s);
+      g_assert_true (track_refiller_poll (refiller, &started, &error));
+      g_assert_no_error (error);
+      g_assert_true (started);
+      /* Due again at once; started when the running refill has ended. */
+      end_envs (p, group, 2 * group, s);
+      started = FALSE;
+      while (!started && g_get_monotonic_time () < until)
+        {
+          g_assert_true (track_refiller_poll (refiller, &started, &error));
+          g_assert_no_error (error);
+        }
+      g_assert_true (started);
+      g_assert_true (track_refiller_wait (refiller, &error));
+      g_assert_no_error (error);
+    }
+  track_refiller_get_stats (refiller, &stats);
+  /* The refiller's own first refill, the first spares', two a round. */
+  g_assert_cmpuint (stats.started, ==, 2 + 2 * rounds);
+  g_assert_cmpuint (stats.totals.refills, ==, stats.started);
+  /* Only the first tracks were made by a step. */
+  g_assert_cmpuint (stats.totals.misses, ==, 2 * group);
+}
+
 /* The configuration's lookahead fields, checked before anything is made. */
 static void
 test_config (void)
@@ -496,5 +569,6 @@ examples_test_add_lookahead (void)
   g_test_add ("/examples/overlap/heavy-equals-in-graph-refill", TgTestGpu,
               GINT_TO_POINTER (1), tg_test_gpu_set_up, test_overlap,
               tg_test_gpu_tear_down);
+  TG_TEST_ADD_GPU ("/examples/overlap/poll-as-refill-ends", test_poll_as_refill_ends);
   TG_TEST_ADD_GPU ("/examples/overlap/refiller-refused", test_refiller_refused);
 }

@@ -190,7 +190,7 @@ class TrackProducer(Producer):
         due (track_refiller_poll()): ``refill_batch`` spares spent since the
         last one, or an env's next spare not made, and none running.  Call it
         after launching each step; a read of host memory that the steps'
-        kernels write, no CUDA call unless it starts a refill.
+        kernels write, no CUDA call unless a refill is due.
 
         Returns:
             bool: Whether it started one.
