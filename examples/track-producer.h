@@ -184,7 +184,8 @@ typedef struct _TrackRefiller TrackRefiller;
 /* A refiller of @track, a producer made by track_producer_new() with
  * @config (overlap set) and @seeds; one at a time per producer.  Writes
  * where the totals go into the producer's "overlap" binding, and runs a
- * first, empty refill (its graph is recorded then), and waits: make it
+ * first refill (its graph is recorded then; it makes the slots owed by
+ * then, if any), and waits: make it
  * before the loop, outside any capture.  NULL with TG_ARGUMENT_ERROR (the
  * producer was not made with overlap, or with another config) or
  * TG_CUDA_ERROR. */
@@ -204,12 +205,13 @@ gboolean track_refiller_wait (TrackRefiller *refiller, GError **error);
 typedef struct
 {
   TrackTotals totals; /* as the last kernels left them in host memory */
-  guint started;      /* refills started (one was the refiller's first, empty) */
-  double gpu_ms;      /* the GPU time of the refills done, start to end on
-                         their stream (events around each) */
-  guint blocks;       /* a refill's blocks, one an SM: totals.busy_ns over
-                         blocks x a span of time is the share of the GPU's
-                         SM time the refills held in it */
+  guint started;      /* refills started, the refiller's first included */
+  double gpu_ms;      /* the GPU time of the refills done since the first,
+                         start to end on their stream (events around each) */
+  guint blocks;       /* a refill's blocks, one an SM: totals.busy_ns (since
+                         the first refill, as gpu_ms) over blocks x a span of
+                         time is the share of the GPU's SM time the refills
+                         held in it */
 } TrackRefillerStats;
 
 /* What the refills did so far. */

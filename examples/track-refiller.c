@@ -33,6 +33,7 @@ struct _TrackRefiller
   guint n_blocks; /* of a refill: one an SM */
   guint32 freed_at, urgent_at; /* the totals when the last refill started */
   guint32 started;             /* refills started; host->refills: done */
+  guint64 busy_at;             /* host->busy_ns after the first refill */
   /* Around the last refill started, and the GPU time of those done. */
   cudaEvent_t begin, end;
   gboolean timed; /* the last refill's time is in gpu_ms */
@@ -157,6 +158,7 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
       || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error))
     return FALSE;
   r->started = r->host->refills;
+  r->busy_at = r->host->busy_ns;
   return TRUE;
 }
 
@@ -275,7 +277,7 @@ track_refiller_get_stats (TrackRefiller *r, TrackRefillerStats *stats)
   stats->totals.made = r->host->made;
   stats->totals.refills = r->host->refills;
   stats->totals.unused = 0;
-  stats->totals.busy_ns = r->host->busy_ns;
+  stats->totals.busy_ns = r->host->busy_ns - r->busy_at;
   stats->started = r->started;
   stats->gpu_ms = r->gpu_ms;
   stats->blocks = r->n_blocks;

@@ -214,8 +214,9 @@ class TrackProducer(Producer):
         Returns:
             dict: ``freed`` (slots freed by ends), ``misses`` (ends whose next
             spare was not made: made at once), ``urgent``, ``made`` (spares
-            made by refills), ``refills`` (done), ``started``, ``gpu_ms``
-            (the refills' GPU time, start to end on their stream),
+            made by refills), ``refills`` (done), ``started`` (the first,
+            at construction, included), ``gpu_ms`` (the GPU time of the
+            refills after the first, start to end on their stream),
             ``busy_ms`` (the time their blocks were resident, summed),
             ``blocks`` (a refill's blocks, one an SM: ``busy_ms`` over
             ``blocks`` times a span is the share of the GPU's SM time the
