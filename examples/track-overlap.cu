@@ -206,12 +206,13 @@ __launch_bounds__ (TRACK_BLOCK)
 
       if (atomicExch (&o->urgent, 0))
         o->totals.urgent++;
-      if (host != NULL) // the refiller reads them with no synchronization
+      // The refiller reads them with no synchronization, in no order: no
+      // fence (a step's cost), a late one only delays a refill by a poll.
+      if (host != NULL)
         {
           host->freed = atomicAdd (&o->totals.freed, 0u);
           host->misses = atomicAdd (&o->totals.misses, 0u);
           host->urgent = o->totals.urgent;
-          __threadfence_system ();
         }
     }
 }
