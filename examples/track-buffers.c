@@ -136,19 +136,26 @@ track_overlap_spares (const TgLaunch *launch, const TrackConfig *c)
 }
 
 gboolean
-track_enter_device (int device, int *saved, GError **error)
+track_enter_device (int device, TrackDeviceScope *saved, GError **error)
 {
-  return TRACK_CUDA_OK (cudaGetDevice (saved), error)
-         && TRACK_CUDA_OK (cudaSetDevice (device), error);
+  if (!TRACK_CUDA_OK (cudaGetDevice (&saved->device), error)
+      || !TRACK_CUDA_OK (cudaSetDevice (device), error))
+    return FALSE;
+  saved->mode = cudaStreamCaptureModeRelaxed;
+  (void)cudaThreadExchangeStreamCaptureMode (&saved->mode);
+  return TRUE;
 }
 
 void
-track_leave_device (int saved)
+track_leave_device (const TrackDeviceScope *saved)
 {
-  cudaError_t status = cudaSetDevice (saved);
+  enum cudaStreamCaptureMode mode = saved->mode;
+  cudaError_t status;
 
+  (void)cudaThreadExchangeStreamCaptureMode (&mode);
+  status = cudaSetDevice (saved->device);
   if (status != cudaSuccess)
-    g_warning ("track producer: cannot restore device %d: %s", saved,
+    g_warning ("track producer: cannot restore device %d: %s", saved->device,
                cudaGetErrorName (status));
 }
 

@@ -72,10 +72,21 @@ TrackSpares track_spares (const TgLaunch *launch, const TrackConfig *c);
 /* The spares as an overlapped refill and its switch share them. */
 TrackOverlapSpares track_overlap_spares (const TgLaunch *launch, const TrackConfig *c);
 
-/* Makes @device current, saving the current one into *@saved. */
-gboolean track_enter_device (int device, int *saved, GError **error);
-/* Makes @saved current again (a warning if it cannot). */
-void track_leave_device (int saved);
+/* What track_enter_device() changed on this thread. */
+typedef struct
+{
+  int device;
+  enum cudaStreamCaptureMode mode;
+} TrackDeviceScope;
+
+/* Makes @device current and this thread's capture mode relaxed, saving
+ * both into *@saved: the producer's and the refiller's host calls may run
+ * while another thread captures in global mode (PyTorch's default), which
+ * their allocations, synchronizations and frees would otherwise invalidate
+ * (they never touch a capturing stream). */
+gboolean track_enter_device (int device, TrackDeviceScope *saved, GError **error);
+/* Gives this thread back what @saved holds (a warning if it cannot). */
+void track_leave_device (const TrackDeviceScope *saved);
 
 G_END_DECLS
 

@@ -112,7 +112,7 @@ static void
 context_clear (gpointer data)
 {
   TrackContext *ctx = data;
-  int saved;
+  TrackDeviceScope saved;
 
   if (track_enter_device (tg_seed_state_get_device (ctx->seeds), &saved, NULL))
     {
@@ -124,7 +124,7 @@ context_clear (gpointer data)
             g_warning ("track producer: cudaFree of '%s' failed: %s", track_buffer_names[b],
                        cudaGetErrorName (status));
         }
-      track_leave_device (saved);
+      track_leave_device (&saved);
     }
   tg_seed_state_unref (ctx->seeds);
   g_free (ctx->svg_path);
@@ -146,7 +146,8 @@ context_acquire (TrackContext *ctx)
 static gboolean
 allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
 {
-  int saved, n_sms = 0;
+  TrackDeviceScope saved;
+  int n_sms = 0;
   gboolean ok;
 
   if (!track_enter_device (tg_seed_state_get_device (ctx->seeds), &saved, error))
@@ -177,7 +178,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
     }
   /* Filled before any producer call, on whatever stream that is. */
   ok = ok && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
-  track_leave_device (saved);
+  track_leave_device (&saved);
   return ok;
 }
 
@@ -443,7 +444,7 @@ track_seed_state_new_at (int device, cudaStream_t stream, guint n, const guint64
                          const guint32 *epochs, GError **error)
 {
   g_autoptr (TgSeedState) state = NULL;
-  int saved;
+  TrackDeviceScope saved;
   gboolean ok;
 
   g_return_val_if_fail (seeds != NULL && epochs != NULL, NULL);
@@ -457,6 +458,6 @@ track_seed_state_new_at (int device, cudaStream_t stream, guint n, const guint64
                                        stream),
                       error)
        && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
-  track_leave_device (saved);
+  track_leave_device (&saved);
   return ok ? g_steal_pointer (&state) : NULL;
 }

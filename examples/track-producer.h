@@ -199,7 +199,9 @@ gboolean track_refiller_poll (TrackRefiller *refiller, gboolean *started,
                               GError **error);
 
 /* Waits for the running refill, if any (for a reset, a check, the end of a
- * run).  FALSE with TG_CUDA_ERROR. */
+ * run).  FALSE with TG_CUDA_ERROR.  This, track_refiller_poll() and
+ * track_refiller_free() may run while another thread captures in any mode:
+ * their CUDA calls are relaxed, and never break its capture. */
 gboolean track_refiller_wait (TrackRefiller *refiller, GError **error);
 
 typedef struct

@@ -167,7 +167,7 @@ track_refiller_new (TgProducer *track, const TrackConfig *config, TgSeedState *s
                     GError **error)
 {
   g_autoptr (TrackRefiller) r = NULL;
-  int saved;
+  TrackDeviceScope saved;
   gboolean ok;
 
   g_return_val_if_fail (track != NULL && config != NULL && seeds != NULL, NULL);
@@ -193,7 +193,7 @@ track_refiller_new (TgProducer *track, const TrackConfig *config, TgSeedState *s
   if (!track_enter_device (r->device, &saved, error))
     return NULL;
   ok = refiller_init (r, track, config, error);
-  track_leave_device (saved);
+  track_leave_device (&saved);
   return ok ? g_steal_pointer (&r) : NULL;
 }
 
@@ -225,9 +225,35 @@ time_last (TrackRefiller *r, GError **error)
   return TRUE;
 }
 
+/* Starts a refill, events around it, when the last one has ended. */
+static gboolean
+start_refill (TrackRefiller *r, guint32 freed, guint32 urgent, gboolean *started,
+              GError **error)
+{
+  if (!time_last (r, error))
+    return FALSE;
+  if (!r->timed) /* the last one is still ending: the next poll starts this one */
+    return TRUE;
+  if (!TRACK_CUDA_OK (cudaEventRecord (r->begin, r->stream), error)
+      || !tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                           error))
+    return FALSE;
+  /* It runs (its count of refills done moves on), timed or not. */
+  r->freed_at = freed;
+  r->urgent_at = urgent;
+  r->started++;
+  if (started != NULL)
+    *started = TRUE;
+  if (!TRACK_CUDA_OK (cudaEventRecord (r->end, r->stream), error))
+    return FALSE;
+  r->timed = FALSE;
+  return TRUE;
+}
+
 gboolean
 track_refiller_poll (TrackRefiller *r, gboolean *started, GError **error)
 {
+  TrackDeviceScope saved;
   guint32 freed, urgent;
   gboolean ok;
 
@@ -240,31 +266,25 @@ track_refiller_poll (TrackRefiller *r, gboolean *started, GError **error)
   urgent = r->host->urgent;
   if (freed - r->freed_at < r->batch && urgent == r->urgent_at)
     return TRUE;
-  if (!time_last (r, error))
+  if (!track_enter_device (r->device, &saved, error))
     return FALSE;
-  if (!r->timed) /* the last one is still ending: the next poll starts this one */
-    return TRUE;
-  ok = TRACK_CUDA_OK (cudaEventRecord (r->begin, r->stream), error)
-       && tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
-                           error)
-       && TRACK_CUDA_OK (cudaEventRecord (r->end, r->stream), error);
-  if (!ok)
-    return FALSE;
-  r->timed = FALSE;
-  r->freed_at = freed;
-  r->urgent_at = urgent;
-  r->started++;
-  if (started != NULL)
-    *started = TRUE;
-  return TRUE;
+  ok = start_refill (r, freed, urgent, started, error);
+  track_leave_device (&saved);
+  return ok;
 }
 
 gboolean
 track_refiller_wait (TrackRefiller *r, GError **error)
 {
+  TrackDeviceScope saved;
+  gboolean ok;
+
   g_return_val_if_fail (r != NULL, FALSE);
-  return TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error)
-         && time_last (r, error);
+  if (!track_enter_device (r->device, &saved, error))
+    return FALSE;
+  ok = TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error) && time_last (r, error);
+  track_leave_device (&saved);
+  return ok;
 }
 
 void
@@ -294,7 +314,7 @@ void
 track_refiller_free (TrackRefiller *r)
 {
   g_autoptr (GError) error = NULL;
-  int saved;
+  TrackDeviceScope saved;
 
   if (r == NULL)
     return;
@@ -312,7 +332,7 @@ track_refiller_free (TrackRefiller *r)
         (void)cudaEventDestroy (r->end);
       if (r->stream != NULL)
         (void)cudaStreamDestroy (r->stream);
-      track_leave_device (saved);
+      track_leave_device (&saved);
     }
   else
     g_warning ("track refiller: %s", error->message);

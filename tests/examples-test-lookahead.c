@@ -479,6 +479,63 @@ test_poll_as_refill_ends (TgTestGpu *gpu, gconstpointer data)
 }
 
 /* The configuration's lookahead fields, checked before anything is made. */
+/* What the refiller's user does on a thread of its own. */
+static gpointer
+poll_wait_free (gpointer refiller)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean started = FALSE;
+
+  g_assert_true (track_refiller_poll (refiller, &started, &error));
+  g_assert_no_error (error);
+  g_assert_true (started);
+  g_assert_true (track_refiller_wait (refiller, &error));
+  g_assert_no_error (error);
+  track_refiller_free (refiller);
+  return NULL;
+}
+
+/* The refiller's calls never break a capture another thread runs in global
+ * mode (PyTorch's default), in which their event query, synchronizations
+ * and frees would be unsafe calls: a refill due is started, waited for and
+ * the refiller freed on another thread while this one captures, and the
+ * capture keeps its node and replays it. */
+static void
+test_beside_a_global_capture (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TgSeedState) seeds = NULL;
+  g_autoptr (TgProducer) p = NULL;
+  TrackRefiller *refiller;
+  cudaStream_t s = gpu->stream, capturing;
+  guint32 *counter;
+  TrackConfig config;
+  cudaGraph_t graph;
+
+  TG_TEST_REQUIRE_GPU ();
+  counter = tg_test_device_alloc (sizeof (guint32));
+  heavy_config (&config, 2, TRUE);
+  seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
+  g_assert_no_error (error);
+  p = track_new_with (seeds, s, &config);
+  refiller = track_refiller_new (p, &config, seeds, &error);
+  g_assert_no_error (error);
+  /* A refill done but not yet timed (its end event to query), and one due. */
+  end_envs (p, 0, N_ENVS, s);
+  g_assert_true (track_refiller_poll (refiller, NULL, &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (track_refiller_get_stream (refiller)));
+  end_envs (p, 0, N_ENVS, s);
+  TG_TEST_CUDA (cudaStreamCreateWithFlags (&capturing, cudaStreamNonBlocking));
+  graph = tg_test_begin_caller_capture (capturing, counter);
+  g_thread_join (g_thread_new ("refiller", poll_wait_free, refiller));
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
+  tg_test_replay_caller_capture (tg_test_end_caller_capture (capturing), capturing,
+                                 counter);
+  TG_TEST_CUDA (cudaStreamDestroy (capturing));
+  tg_test_device_free (counter);
+}
+
 static void
 test_config (void)
 {
@@ -571,5 +628,7 @@ examples_test_add_lookahead (void)
               GINT_TO_POINTER (1), tg_test_gpu_set_up, test_overlap,
               tg_test_gpu_tear_down);
   TG_TEST_ADD_GPU ("/examples/overlap/poll-as-refill-ends", test_poll_as_refill_ends);
+  TG_TEST_ADD_GPU ("/examples/overlap/beside-a-global-capture",
+                   test_beside_a_global_capture);
   TG_TEST_ADD_GPU ("/examples/overlap/refiller-refused", test_refiller_refused);
 }

@@ -201,6 +201,41 @@ class Overlap(tgtest.GpuCase):
         for x in (on_demand, ahead, *states):
             x.close()
 
+    def test_refiller_beside_a_torch_capture(self):
+        """poll(), wait_refill() and close() on a thread of their own never
+        break a torch capture this thread runs (global mode, torch's
+        default), in which their event query, synchronization and frees
+        would be unsafe calls."""
+        torch = self.torch
+        state = seeds.SeedState(N, 23)
+        ahead = self.tracks.TrackProducer(state, lookahead=2, refill_batch=4,
+                                          overlap=True, **self.HEAVY)
+        ahead.run()  # every env's first track, and every spare owed
+        torch.cuda.synchronize()  # poll() reads what the call left
+        self.assertTrue(ahead.poll())
+        torch.cuda.synchronize()  # done, not yet timed: its end event to query
+        ahead.tensor("mask").fill_(1)
+        ahead.run()  # every env takes a spare: a refill due
+        torch.cuda.synchronize()
+        started, x = [], torch.zeros(8, device="cuda")
+        g = torch.cuda.CUDAGraph()
+
+        def refiller_user(i):
+            started.append(ahead.poll())
+            ahead.wait_refill()
+            ahead.close()
+
+        with torch.cuda.graph(g):
+            x.add_(1)
+            self.run_threads(refiller_user, 1)
+            x.add_(1)
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertEqual(started, [True])
+        self.assertTrue(torch.equal(x, torch.full_like(x, 2.0)))
+        del g
+        state.close()
+
     def test_overlap_refused(self):
         state = seeds.SeedState(N, 11)
         with self.assertRaisesRegex(TypeError, "overlap"):
