@@ -111,17 +111,24 @@ if ! profile kernel-replay $sections --metrics "$kernel_metrics"; then
   fi
 fi
 
+# A replay of the ranges whose page has a result for each range.
+ranges() {
+  profile range-replay "$@" &&
+    table --check-range-csv "$dir/range-replay.csv" >>"$dir/range-replay.log" 2>&1
+}
+
 # Range replay captures a range's API calls and replays them; where it
 # refuses the metrics, time and DRAM bytes alone; where it refuses a call of
-# the ranges, app-range replay runs tg-bench again for each pass instead.
-if profile range-replay --replay-mode range --metrics "$range_metrics"; then
+# the ranges (or leaves a range out), app-range replay runs tg-bench again
+# for each pass instead.
+if ranges --replay-mode range --metrics "$range_metrics"; then
   set -- "$@" --range-csv "$dir/range-replay.csv"
 else
   refused=$(why "$dir/range-replay.log")
-  if profile range-replay --replay-mode range --metrics "$range_least"; then
+  if ranges --replay-mode range --metrics "$range_least"; then
     set -- "$@" --range-csv "$dir/range-replay.csv" \
       --note "range replay: time and DRAM bytes alone, ncu refused more: $refused"
-  elif profile range-replay --replay-mode app-range --metrics "$range_least"; then
+  elif ranges --replay-mode app-range --metrics "$range_least"; then
     set -- "$@" --range-csv "$dir/range-replay.csv" \
       --note "app-range replay, time and DRAM bytes alone: range replay failed: $refused"
   else

@@ -305,6 +305,9 @@ def main(argv=None):
     ap.add_argument("--note", action="append", default=[], help="a line under the table")
     ap.add_argument("--metrics", choices=sorted(METRICS),
                     help="print the metrics ncu is asked for in that replay, and exit")
+    ap.add_argument("--check-range-csv", metavar="CSV",
+                    help="exit 0 when this range replay's page has a result for each "
+                    "range, else say why and exit 1")
     args = ap.parse_args(argv)
     if args.metrics:
         print(",".join(METRICS[args.metrics]))
@@ -315,6 +318,10 @@ def main(argv=None):
     try:
         with open(args.ranges) as f:
             device, ranges, times = parse_ranges(f.read())
+        if args.check_range_csv:
+            with open(args.check_range_csv) as f:
+                assign_ranges(ranges, parse_ncu_csv(f.read()))
+            return 0
         kernels = None
         if args.kernels:
             with open(args.kernels) as f:

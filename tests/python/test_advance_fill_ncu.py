@@ -263,13 +263,21 @@ cat "$FAKE_DIR/manifest.txt"
 # ncu as the script calls it: a profile writes the report named by -o
 # (unless FAKE_NCU_ERROR says why not, or FAKE_NCU_REFUSE names a metric it
 # was asked for, or FAKE_NCU_NO_RANGE refuses range replay); an import
-# prints the page saved for that report.
+# prints the page saved for that report (a range replay's without its last
+# range where FAKE_NCU_SHORT_RANGE says so).
 FAKE_NCU = """#!/bin/sh
 case "$1" in --version) echo "NVIDIA (R) Nsight Compute Command Line Profiler"; echo "Version fake"; exit 0;; esac
 if [ "$1" = --import ]; then
-  cat "$FAKE_DIR/$(basename "$2" .ncu-rep).page" && exit 0
+  page="$FAKE_DIR/$(basename "$2" .ncu-rep).page"
+  if [ -n "${FAKE_NCU_SHORT_RANGE:-}" ] && [ "$(cat "$2.mode")" = range ]; then
+    head -n -1 "$page"
+  else
+    cat "$page"
+  fi
+  exit 0
 fi
-echo "$*" >>"$FAKE_DIR/ncu-calls"
+all="$*"
+echo "$all" >>"$FAKE_DIR/ncu-calls"
 if [ -n "${FAKE_NCU_REFUSE:-}" ] && echo "$*" | grep -q -- "--metrics [^ ]*$FAKE_NCU_REFUSE"; then
   echo "==ERROR== Failed to find metric $FAKE_NCU_REFUSE"; exit 1
 fi
@@ -283,6 +291,10 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "${FAKE_NCU_ERROR:-}" ]; then echo "==ERROR== $FAKE_NCU_ERROR"; exit 1; fi
 : >"$out.ncu-rep"
+case "$all" in
+  *"--replay-mode range "*) echo range >"$out.ncu-rep.mode";;
+  *) echo other >"$out.ncu-rep.mode";;
+esac
 """
 
 
@@ -381,6 +393,22 @@ class Script(unittest.TestCase):
                       calls[3])
         self.assertIn("Note: app-range replay, time and DRAM bytes alone: range replay "
                       "failed: ==ERROR== Range replay: unsupported API call", r.stdout)
+        self.assertEqual(cell(row(r.stdout, 22, "cudaMemcpyAsync D2D, same bytes"),
+                              "ncu µs"), "26.67")
+
+    def test_range_left_out(self):
+        """A range replay that leaves a range out (one it would not replay)
+        is not lined up with the others: app-range replay instead."""
+        r = self.run_script(FAKE_NCU_SHORT_RANGE="1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(self.dir, "ncu-calls")) as f:
+            calls = f.read().splitlines()
+        self.assertEqual([c.split(" --metrics")[0].split("-f -o ")[1] for c in calls[1:]], [
+            self.dir + "/out/range-replay --replay-mode range",
+            self.dir + "/out/range-replay --replay-mode range",
+            self.dir + "/out/range-replay --replay-mode app-range"])
+        self.assertIn("range replay failed: advance_fill_ncu.py: range replay: 5 results "
+                      "for 6 ranges", r.stdout)
         self.assertEqual(cell(row(r.stdout, 22, "cudaMemcpyAsync D2D, same bytes"),
                               "ncu µs"), "26.67")
 
