@@ -422,6 +422,7 @@ main (int argc, char **argv)
   g_autofree char *only = NULL;
   gboolean quick = FALSE;
   gint soak_replays = -1; /* not given */
+  gint seeds_ranges = 0;  /* not given */
   GOptionEntry entries[] = {
     { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "Write the table as JSON to FILE",
       "FILE" },
@@ -431,6 +432,10 @@ main (int argc, char **argv)
       "Small sizes and few repeats (a smoke run)", NULL },
     { "soak-replays", 0, 0, G_OPTION_ARG_INT, &soak_replays,
       "Replays of the soak's step graph (default 100000; 10000 with --quick)", "N" },
+    { "seeds-ranges", 0, 0, G_OPTION_ARG_INT, &seeds_ranges,
+      "Only the advance_fill kernels and their copy, N launches each between "
+      "cudaProfilerStart and Stop, for a profiler (bench/advance-fill-ncu.sh)",
+      "N" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- libtrackgen benchmarks");
@@ -459,12 +464,22 @@ main (int argc, char **argv)
       g_printerr ("tg-bench: --soak-replays takes a positive count\n");
       return 2;
     }
+  if (seeds_ranges < 0)
+    {
+      g_printerr ("tg-bench: --seeds-ranges takes a positive count\n");
+      return 2;
+    }
   bench.quick = quick;
   bench.soak_replays = soak_replays > 0 ? (guint)soak_replays : quick ? 10000 : 100000;
   if (!tg_device_check (0, &error))
     {
       g_printerr ("tg-bench: needs a CUDA GPU: %s\n", error->message);
       return 77;
+    }
+  if (seeds_ranges > 0)
+    {
+      tg_bench_seeds_ranges ((guint)seeds_ranges);
+      return 0;
     }
   for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
     if (only == NULL || g_str_equal (only, sections[i].name))

@@ -239,6 +239,17 @@ void tg_bench_latency (TgBench *bench);
 void tg_bench_seeds (TgBench *bench);
 void tg_bench_soak (TgBench *bench);
 
+/* tg-bench --seeds-ranges=@launches (bench/advance-fill-ncu.sh, issue 34):
+ * the one seeds call's kernel, masked as the seeds rows are and unmasked, its
+ * other shapes and the copy its row is held to, at E = 2^20 and 2^22, each
+ * @launches times between cudaProfilerStart and cudaProfilerStop, so that a
+ * profiler started with profiling off sees these alone (a range each in
+ * ncu's range replay).  Prints each range as it starts ("range", its index,
+ * log2 E, "kernel" or "copy", bytes a launch moves, launches, what), then
+ * each one's GPU time a launch as the seeds rows take it ("time", log2 E,
+ * microseconds, what). */
+void tg_bench_seeds_ranges (guint launches);
+
 G_END_DECLS
 
 #endif

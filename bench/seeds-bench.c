@@ -5,10 +5,13 @@
  * one (tg_seed_state_advance_fill), which moves fewer bytes and is held to a
  * copy of its own bytes.  Beside them, the fused kernel in each of its
  * shapes (TgSeedsShape), launched without the call's checks, so that one
- * run says which shape the library should take. */
+ * run says which shape the library should take.  tg-bench --seeds-ranges
+ * runs the kernel's shapes and the copy for a profiler instead
+ * (bench/advance-fill-ncu.sh). */
 #include "config.h"
 #include "bench.h"
 #include "../lib/seeds/seeds-kernels-private.h"
+#include <cuda_profiler_api.h>
 
 /* Bytes each env moves: advance reads its mask byte and reads and writes its
  * 4-byte epoch; fill reads its 8-byte seed and 4-byte epoch and writes its
@@ -72,6 +75,50 @@ floor_copy_fused (const Work *w)
                                   cudaMemcpyDeviceToDevice, w->stream));
 }
 
+/* Buffers and a stream for the ops at E = 2^@log2_n, the mask all ones. */
+static void
+work_init (Work *w, guint log2_n)
+{
+  const guint n = 1u << log2_n;
+  g_autoptr (GError) error = NULL;
+
+  *w = (Work){ NULL };
+  w->n = n;
+  /* Each copy moves what its work moves: it reads and writes half each. */
+  w->copy_bytes = ((gsize)n * ENV_BYTES / 2 + 255) / 256 * 256;
+  w->fused_copy = ((gsize)n * FUSED_BYTES / 2 + 255) / 256 * 256;
+  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&w->stream, cudaStreamNonBlocking));
+  if ((w->state = tg_seed_state_new (0, n, 0x5EEDB45Eu, &error)) == NULL)
+    g_error ("seeds bench: %s", error->message);
+  TG_BENCH_CUDA (cudaMalloc ((void **)&w->mask, n));
+  TG_BENCH_CUDA (cudaMalloc ((void **)&w->out, (gsize)n * sizeof (guint64)));
+  TG_BENCH_CUDA (cudaMalloc (&w->src, w->copy_bytes));
+  TG_BENCH_CUDA (cudaMalloc (&w->dst, w->copy_bytes));
+  /* The kernels read and write every byte whatever the mask holds. */
+  TG_BENCH_CUDA (cudaMemsetAsync (w->mask, 1, n, w->stream));
+  TG_BENCH_CUDA (cudaMemsetAsync (w->src, 0x5A, w->copy_bytes, w->stream));
+}
+
+static void
+work_clear (Work *w)
+{
+  TG_BENCH_CUDA (cudaStreamSynchronize (w->stream));
+  tg_seed_state_unref (w->state);
+  TG_BENCH_CUDA (cudaFree (w->mask));
+  TG_BENCH_CUDA (cudaFree (w->out));
+  TG_BENCH_CUDA (cudaFree (w->src));
+  TG_BENCH_CUDA (cudaFree (w->dst));
+  TG_BENCH_CUDA (cudaStreamDestroy (w->stream));
+}
+
+/* Calls a sample makes at E = 2^@log2_n: about 2^27 envs' worth of traffic,
+ * so that launches are amortized. */
+static guint
+reps_for (guint log2_n)
+{
+  return CLAMP ((1u << 27) >> log2_n, 4, 512);
+}
+
 /* The target of the one call at @log2_n (issue 20 item 6), 0: none. */
 static double
 fused_target (guint log2_n)
@@ -125,8 +172,7 @@ static void
 bench_size (TgBench *bench, guint log2_n, guint rounds)
 {
   const guint n = 1u << log2_n;
-  /* About 2^27 envs' worth of traffic per sample, so launches are amortized. */
-  const guint reps = CLAMP ((1u << 27) >> log2_n, 4, 512);
+  const guint reps = reps_for (log2_n);
   /* Sampled in turn, so that clocks and neighbours affect them alike; the
    * last ones are kernel_shape() in each of the shapes. */
   static const Op ops[]
@@ -135,28 +181,14 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
   const guint first_shape = G_N_ELEMENTS (ops) - G_N_ELEMENTS (shapes);
   g_autofree double *t = g_new (double, G_N_ELEMENTS (ops) * rounds);
   double gbs[G_N_ELEMENTS (ops)];
-  g_autoptr (GError) error = NULL;
   cudaEvent_t start, stop;
   gboolean large;
   int device = 0, l2 = 0;
-  Work w = { NULL };
+  Work w;
 
-  w.n = n;
-  /* Each copy moves what its work moves: it reads and writes half each. */
-  w.copy_bytes = ((gsize)n * ENV_BYTES / 2 + 255) / 256 * 256;
-  w.fused_copy = ((gsize)n * FUSED_BYTES / 2 + 255) / 256 * 256;
-  TG_BENCH_CUDA (cudaStreamCreateWithFlags (&w.stream, cudaStreamNonBlocking));
+  work_init (&w, log2_n);
   TG_BENCH_CUDA (cudaEventCreate (&start));
   TG_BENCH_CUDA (cudaEventCreate (&stop));
-  if ((w.state = tg_seed_state_new (0, n, 0x5EEDB45Eu, &error)) == NULL)
-    g_error ("seeds bench: %s", error->message);
-  TG_BENCH_CUDA (cudaMalloc ((void **)&w.mask, n));
-  TG_BENCH_CUDA (cudaMalloc ((void **)&w.out, (gsize)n * sizeof (guint64)));
-  TG_BENCH_CUDA (cudaMalloc (&w.src, w.copy_bytes));
-  TG_BENCH_CUDA (cudaMalloc (&w.dst, w.copy_bytes));
-  /* The kernels read and write every byte whatever the mask holds. */
-  TG_BENCH_CUDA (cudaMemsetAsync (w.mask, 1, n, w.stream));
-  TG_BENCH_CUDA (cudaMemsetAsync (w.src, 0x5A, w.copy_bytes, w.stream));
 
   for (guint i = 0; i < 3; i++)
     for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
@@ -215,15 +247,9 @@ bench_size (TgBench *bench, guint log2_n, guint rounds)
                     "cudaMemcpyAsync D2D, same bytes read + written", TG_BENCH_INFO, 0);
     }
 
-  TG_BENCH_CUDA (cudaStreamSynchronize (w.stream));
-  tg_seed_state_unref (w.state);
-  TG_BENCH_CUDA (cudaFree (w.mask));
-  TG_BENCH_CUDA (cudaFree (w.out));
-  TG_BENCH_CUDA (cudaFree (w.src));
-  TG_BENCH_CUDA (cudaFree (w.dst));
   TG_BENCH_CUDA (cudaEventDestroy (start));
   TG_BENCH_CUDA (cudaEventDestroy (stop));
-  TG_BENCH_CUDA (cudaStreamDestroy (w.stream));
+  work_clear (&w);
 }
 
 void
@@ -237,4 +263,122 @@ tg_bench_seeds (TgBench *bench)
 
   for (guint i = 0; i < n_sizes; i++)
     bench_size (bench, sizes[i], q ? 5 : 21);
+}
+
+/* What tg-bench --seeds-ranges measures: an op of this file on a shape of
+ * the kernel, with the mask of the bench's rows or none. */
+typedef struct
+{
+  Op op;
+  TgSeedsShape shape;
+  gboolean masked;
+} Probe;
+
+/* The one call's kernel, masked as the rows are and unmasked; each other
+ * shape of it, masked; and the copy its row is held to. */
+static guint
+probes_init (Probe *probes)
+{
+  guint n = 0;
+
+  probes[n++] = (Probe){ kernel_shape, TG_SEEDS_SHAPE_DEFAULT, TRUE };
+  probes[n++] = (Probe){ kernel_shape, TG_SEEDS_SHAPE_DEFAULT, FALSE };
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+    if (shapes[i].shape != TG_SEEDS_ADVANCE_FILL_SHAPE)
+      probes[n++] = (Probe){ kernel_shape, shapes[i].shape, TRUE };
+  probes[n++] = (Probe){ floor_copy_fused, TG_SEEDS_SHAPE_DEFAULT, TRUE };
+  return n;
+}
+
+static char *
+probe_what (const Probe *p)
+{
+  TgSeedsShape shape
+      = p->shape == TG_SEEDS_SHAPE_DEFAULT ? TG_SEEDS_ADVANCE_FILL_SHAPE : p->shape;
+  const char *name = NULL;
+
+  if (p->op == floor_copy_fused)
+    return g_strdup ("cudaMemcpyAsync D2D, same bytes");
+  for (guint i = 0; i < G_N_ELEMENTS (shapes); i++)
+    if (shapes[i].shape == shape)
+      name = shapes[i].name;
+  return g_strdup_printf (
+      "%s: %s, %s", p->shape == TG_SEEDS_SHAPE_DEFAULT ? "the call's kernel" : "kernel",
+      name, p->masked ? "masked" : "unmasked");
+}
+
+/* Bytes one launch of @p moves at @w's size, as the rows count them. */
+static gsize
+probe_bytes (const Probe *p, const Work *w)
+{
+  if (p->op == floor_copy_fused)
+    return 2 * w->fused_copy;
+  /* Unmasked, no mask byte is read. */
+  return (gsize)w->n * (p->masked ? FUSED_BYTES : FUSED_BYTES - 1);
+}
+
+void
+tg_bench_seeds_ranges (guint launches)
+{
+  static const guint sizes[] = { 20, 22 };
+  const guint rounds = 21;
+  struct cudaDeviceProp prop;
+  cudaEvent_t start, stop;
+  int device = 0;
+  guint index = 0;
+
+  TG_BENCH_CUDA (cudaGetDevice (&device));
+  TG_BENCH_CUDA (cudaGetDeviceProperties (&prop, device));
+  TG_BENCH_CUDA (cudaEventCreate (&start));
+  TG_BENCH_CUDA (cudaEventCreate (&stop));
+  g_print ("# seeds ranges: %s, %d SMs, %d MiB of L2, %u launches a range\n", prop.name,
+           prop.multiProcessorCount, prop.l2CacheSize >> 20, launches);
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      Probe probes[G_N_ELEMENTS (shapes) + 2];
+      const guint n_probes = probes_init (probes);
+      g_autofree double *t = g_new (double, n_probes * rounds);
+      Work w, u[G_N_ELEMENTS (probes)];
+
+      work_init (&w, sizes[s]);
+      for (guint p = 0; p < n_probes; p++)
+        {
+          u[p] = w;
+          u[p].shape = probes[p].shape;
+          u[p].mask = probes[p].masked ? w.mask : NULL;
+        }
+      /* Modules load on first launch, caches and clocks settle. */
+      for (guint i = 0; i < 3; i++)
+        for (guint p = 0; p < n_probes; p++)
+          probes[p].op (&u[p]);
+      TG_BENCH_CUDA (cudaStreamSynchronize (w.stream));
+      for (guint p = 0; p < n_probes; p++, index++)
+        {
+          g_autofree char *what = probe_what (&probes[p]);
+
+          g_print ("range\t%u\t%u\t%s\t%" G_GSIZE_FORMAT "\t%u\t%s\n", index, sizes[s],
+                   probes[p].op == floor_copy_fused ? "copy" : "kernel",
+                   probe_bytes (&probes[p], &w), launches, what);
+          TG_BENCH_CUDA (cudaProfilerStart ());
+          for (guint k = 0; k < launches; k++)
+            probes[p].op (&u[p]);
+          TG_BENCH_CUDA (cudaProfilerStop ());
+          TG_BENCH_CUDA (cudaStreamSynchronize (w.stream));
+        }
+      /* Outside the ranges, as bench_size() times its rows. */
+      for (guint r = 0; r < rounds; r++)
+        for (guint p = 0; p < n_probes; p++)
+          t[p * rounds + r]
+              = sample_ms (probes[p].op, &u[p], start, stop, reps_for (sizes[s]));
+      for (guint p = 0; p < n_probes; p++)
+        {
+          g_autofree char *what = probe_what (&probes[p]);
+
+          g_print ("time\t%u\t%.4f\t%s\n", sizes[s],
+                   1e3 * tg_bench_median (t + p * rounds, rounds), what);
+        }
+      work_clear (&w);
+    }
+  TG_BENCH_CUDA (cudaEventDestroy (start));
+  TG_BENCH_CUDA (cudaEventDestroy (stop));
 }
