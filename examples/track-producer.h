@@ -62,12 +62,13 @@
  * so that an ended env's new track is the one on-demand generation would
  * make at that epoch and family, bit for bit, and costs no generation on the
  * step where it ends.  The family of a spare is the one of the end that
- * freed its slot (or of the refill, for an env's first spares): a family
- * set now reaches an env's tracks L episodes later, and an env's tracks
- * depend on its own ends alone, never on when the batch was refilled.  The
- * producer then has a single stage, "lookahead", one kernel a call (no
- * conditional node: a graph holding one costs the driver more at every
- * launch than the kernel costs the GPU):
+ * freed its slot (for an env's first spares, the one of the call that made
+ * its track anew: the first call, or its first end after its seed or epoch
+ * was set): a family set now reaches an env's tracks L episodes later, and
+ * an env's tracks depend on its own ends alone, never on when the batch was
+ * refilled.  The producer then has a single stage, "lookahead", one kernel
+ * a call (no conditional node: a graph holding one costs the driver more at
+ * every launch than the kernel costs the GPU):
  *   - its switch blocks move every masked env on to its next epoch and copy
  *     its next spare over its current track ("points", "control",
  *     "families", "valid", "sharpness"), and list it for a refill;

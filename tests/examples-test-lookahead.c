@@ -80,11 +80,13 @@ typedef struct
   cudaGraphExec_t exec; /* the second's call, recorded, once replayed */
 } Pair;
 
-/* Makes the pair, and runs each once with every env masked (their first
- * tracks, at epoch 1). */
+/* Makes the pair, and runs each once with every env masked, at @family
+ * (their first tracks, at epoch 1).  A lookahead producer owes an env's
+ * first spares the family of that call: on demand compares with it only for
+ * a family that stays from that call on. */
 static void
 pair_init (Pair *pair, cudaStream_t s, guint64 base_seed, const TrackConfig *reference,
-           const TrackConfig *tested)
+           const TrackConfig *tested, gint32 family)
 {
   const TrackConfig *configs[2] = { reference, tested };
   g_autoptr (GError) error = NULL;
@@ -99,7 +101,10 @@ pair_init (Pair *pair, cudaStream_t s, guint64 base_seed, const TrackConfig *ref
       pair->envs[i].control = g_new (float2, N_ENVS * reference->shape.n_control);
     }
   for (guint i = 0; i < 2; i++)
-    run_ok (pair->p[i], s, TG_POLICY_EAGER);
+    {
+      set_family (pair->p[i], family, s);
+      run_ok (pair->p[i], s, TG_POLICY_EAGER);
+    }
 }
 
 /* One step: @mask and @family into both; the reference runs eagerly, the
@@ -183,7 +188,7 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
   ahead = on_demand;
   ahead.lookahead = c->lookahead;
   ahead.refill_batch = c->batch;
-  pair_init (&pair, s, 99, &on_demand, &ahead);
+  pair_init (&pair, s, 99, &on_demand, &ahead, c->family);
   for (guint t = 0; t < STEPS; t++)
     {
       gint32 family = t == 130 ? -1 : c->family;
@@ -345,6 +350,15 @@ heavy_config (TrackConfig *config, guint lookahead, gboolean overlap)
   config->overlap = overlap;
 }
 
+/* The family of step @t of test_overlap (and of its first call, @t = 0):
+ * one that stays against on demand, a new one every step against the
+ * in-graph refill. */
+static gint32
+overlap_family (gboolean against_in_graph, guint t)
+{
+  return against_in_graph ? (gint32)(t % TRACK_N_FAMILIES) : 1;
+}
+
 /* The overlapped refill: a heavy refill running beside the steps on its
  * own stream gives every env, at every step, the track of the reference
  * (@data: on demand with one family, or the in-graph refill with a family
@@ -369,15 +383,13 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   heavy_config (&ref_config, against_in_graph ? 2 : 0, FALSE);
   /* The refiller comes after the pair's first calls: the first poll finds
    * their ends. */
-  pair_init (&pair, s, 31, &ref_config, &config);
+  pair_init (&pair, s, 31, &ref_config, &config, overlap_family (against_in_graph, 0));
   refiller = track_refiller_new (pair.p[1], &config, pair.seeds[1], &error);
   g_assert_no_error (error);
   for (guint t = 0; t < 80; t++)
     {
-      const gint32 family = against_in_graph ? (gint32)(t % TRACK_N_FAMILIES) : 1;
-
       mask_of_step (t, rand, mask);
-      pair_run (&pair, mask, family, t == 40, s);
+      pair_run (&pair, mask, overlap_family (against_in_graph, t), t == 40, s);
       g_assert_true (track_refiller_poll (refiller, NULL, &error));
       g_assert_no_error (error);
       pair_check (&pair, t, s);

@@ -98,12 +98,15 @@ class Lookahead(tgtest.GpuCase):
         self.tracks = tracks
 
     def step_both(self, on_demand, ahead, states, family, after=lambda: None):
-        """Runs both producers STEPS steps on masks(), with *family*, *ahead*'s
-        second half replayed from a torch graph (*after()* after each of its
-        steps), and checks that they hold the same tracks and epochs after
-        every step."""
+        """Runs both producers once, then STEPS steps on masks(), all with
+        *family*, *ahead*'s second half replayed from a torch graph
+        (*after()* after each of its steps), and checks that they hold the
+        same tracks and epochs after every step."""
         torch = self.torch
         for p in (on_demand, ahead):
+            # The first call's family too: it is the one lookahead owes an
+            # env's first spares, so the family stays from the first call.
+            p.tensor("family").fill_(family)
             p.run()
         graph = None
         for t, mask in enumerate(self.masks()):
