@@ -439,14 +439,16 @@ def main(argv=None):
             r.step(ws.cuda_stream, regenerate)
         return r, (lambda: wp.capture_launch(cap.graph, stream=ws)), cap.graph
 
-    # With overlap, the torch graph's steps are timed (events after each, on
-    # a stream of a greater priority than the refills'), its refills counted.
+    # With overlap or a heavy generator, the torch graph's steps are timed
+    # (events after each, on a stream of a greater priority than the
+    # refills'), as simloop.py's: a refill in the step graph stalls its step,
+    # one beside should not; with overlap, its refills counted.
     rates, snaps, seconds, times, refills = {}, {}, {}, {}, {}
     for name, make, regenerate in (("in-graph (torch):", torch_graph, True),
                                    ("in-graph (Warp):", warp_graph, True),
                                    ("floor (torch, no regen):", torch_graph, False)):
         r, replay, graph = make(regenerate)
-        timing = args.overlap and make is torch_graph
+        timing = (args.overlap or args.heavy > 0) and make is torch_graph
         steps = simloop.StepTimes(torch, args.steps if timing else 0)
         high = torch.cuda.Stream(priority=-1) if timing else torch.cuda.current_stream()
 
@@ -490,9 +492,10 @@ def main(argv=None):
           % (rate_graph / rate_host))
     print("  regeneration + reset: %.1f%% of a step (in-graph / floor %.3f; target <= 3%%)"
           % (100.0 * (1.0 - rate_graph / floor), rate_graph / floor))
-    if args.overlap:
-        graph_name, floor_name = "in-graph (torch):", "floor (torch, no regen):"
+    graph_name, floor_name = "in-graph (torch):", "floor (torch, no regen):"
+    if args.overlap or args.heavy > 0:
         simloop.report_step_times(times[floor_name].quantile(0.5), times[graph_name])
+    if args.overlap:
         simloop.report_overlap(*refills[graph_name], times[floor_name].quantile(0.5),
                                seconds[floor_name], seconds[graph_name])
     n_same, n_shown = simloop.verify_standalone(torch, tg, torch_snap,
