@@ -208,12 +208,9 @@ __launch_bounds__ (TRACK_BLOCK)
         o->totals.urgent++;
       // The refiller reads them with no synchronization, in no order: no
       // fence (a step's cost), a late one only delays a refill by a poll.
-      if (host != NULL)
-        {
-          host->freed = atomicAdd (&o->totals.freed, 0u);
-          host->misses = atomicAdd (&o->totals.misses, 0u);
-          host->urgent = o->totals.urgent;
-        }
+      host->freed = atomicAdd (&o->totals.freed, 0u);
+      host->misses = atomicAdd (&o->totals.misses, 0u);
+      host->urgent = o->totals.urgent;
     }
 }
 
@@ -296,13 +293,10 @@ __launch_bounds__ (TRACK_BLOCK)
       volatile TrackTotals *host = o->host;
 
       o->totals.refills++;
-      if (host != NULL)
-        {
-          host->made = atomicAdd (&o->totals.made, 0u);
-          host->busy_ns = atomicAdd ((Word *)&o->totals.busy_ns, 0ull);
-          __threadfence_system (); // the tracks' count before the refill is done
-          host->refills = o->totals.refills;
-        }
+      host->made = atomicAdd (&o->totals.made, 0u);
+      host->busy_ns = atomicAdd ((Word *)&o->totals.busy_ns, 0ull);
+      __threadfence_system (); // the tracks' count before the refill is done
+      host->refills = o->totals.refills;
     }
 }
 

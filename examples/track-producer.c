@@ -16,6 +16,7 @@ typedef struct
   gpointer buffers[N_BUFFERS];
   guint n_blocks;        /* of the kernels over the list of envs a call regenerates */
   guint n_refill_blocks; /* of the lookahead's refill in the step graph */
+  TrackTotals *totals;   /* with overlap: mapped, where the kernels leave them */
 } TrackContext;
 
 const char *
@@ -124,6 +125,9 @@ context_clear (gpointer data)
             g_warning ("track producer: cudaFree of '%s' failed: %s", track_buffer_names[b],
                        cudaGetErrorName (status));
         }
+      /* After the buffers: cudaFree waited for the kernels that write it. */
+      if (ctx->totals != NULL)
+        (void)cudaFreeHost (ctx->totals);
       track_leave_device (&saved);
     }
   tg_seed_state_unref (ctx->seeds);
@@ -141,6 +145,28 @@ static gpointer
 context_acquire (TrackContext *ctx)
 {
   return g_atomic_rc_box_acquire (ctx);
+}
+
+/* With overlap: the totals' mapped host memory, and the "overlap" binding
+ * pointed at it, on @stream.  The producer owns it: a refiller (which may
+ * come and go) reads it, the kernels in flight write it till the end. */
+static gboolean
+point_at_totals (TrackContext *ctx, cudaStream_t stream, GError **error)
+{
+  TrackOverlap *overlap = ctx->buffers[BUF_OVERLAP];
+  TrackTotals *device = NULL;
+
+  if (!TRACK_CUDA_OK (cudaHostAlloc ((void **)&ctx->totals, sizeof *ctx->totals,
+                                     cudaHostAllocMapped),
+                      error))
+    return FALSE;
+  memset (ctx->totals, 0, sizeof *ctx->totals);
+  /* The pointer is read from this stack variable before the call returns. */
+  return TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&device, ctx->totals, 0),
+                        error)
+         && TRACK_CUDA_OK (cudaMemcpyAsync (&overlap->host, &device, sizeof device,
+                                            cudaMemcpyHostToDevice, stream),
+                           error);
 }
 
 static gboolean
@@ -176,6 +202,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                cudaMemsetAsync (ctx->buffers[b], b == BUF_MASK ? 1 : 0, size, stream),
                error);
     }
+  ok = ok && (!ctx->config.overlap || point_at_totals (ctx, stream, error));
   /* Filled before any producer call, on whatever stream that is. */
   ok = ok && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
   track_leave_device (&saved);

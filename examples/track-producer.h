@@ -183,11 +183,10 @@ gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
 typedef struct _TrackRefiller TrackRefiller;
 
 /* A refiller of @track, a producer made by track_producer_new() with
- * @config (overlap set) and @seeds; one at a time per producer.  Writes
- * where the totals go into the producer's "overlap" binding, and runs a
- * first refill (its graph is recorded then; it makes the slots owed by
- * then, if any), and waits: make it
- * before the loop, outside any capture.  NULL with TG_ARGUMENT_ERROR (the
+ * @config (overlap set) and @seeds; one at a time per producer.  Reads the
+ * totals the producer's kernels leave in its host memory, and runs a first
+ * refill (its graph is recorded then; it makes the slots owed by then, if
+ * any), and waits: make it before the loop, outside any capture.  NULL with TG_ARGUMENT_ERROR (the
  * producer was not made with overlap, or with another config) or
  * TG_CUDA_ERROR. */
 TrackRefiller *track_refiller_new (TgProducer *track, const TrackConfig *config,

@@ -5,7 +5,6 @@
  * host memory say a refill is due. */
 #include "track-buffers.h"
 
-#include <string.h>
 
 /* The buffers a refill reads and writes, bound to the track producer's. */
 #define REFILL_BUFFERS                                                                 \
@@ -24,9 +23,7 @@ typedef struct
 struct _TrackRefiller
 {
   TgProducer *refill;
-  volatile TrackTotals *host; /* mapped: the kernels write it ... */
-  TrackTotals *host_device;   /* ... at this address of theirs */
-  TrackOverlap *overlap;      /* the track producer's "overlap" binding */
+  volatile TrackTotals *host; /* the track producer's, mapped: its kernels write it */
   cudaStream_t stream;
   int device;
   guint batch;
@@ -108,15 +105,24 @@ refill_producer_new (TgProducer *track, const TrackConfig *config, guint n_block
   return g_steal_pointer (&p);
 }
 
-/* Points the track producer's kernels at @host, the device's address of
- * the totals (NULL: nowhere), and waits. */
+/* The host's address of the totals the track producer's kernels write:
+ * its "overlap" binding (checked by refill_producer_new()) holds theirs. */
 static gboolean
-set_host (TrackRefiller *r, TrackTotals *host, GError **error)
+find_host (TrackRefiller *r, TgProducer *track, GError **error)
 {
-  return TRACK_CUDA_OK (cudaMemcpyAsync (&r->overlap->host, &host, sizeof host,
-                                         cudaMemcpyHostToDevice, r->stream),
-                        error)
-         && TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error);
+  const TrackOverlap *overlap
+      = tg_producer_get_binding (track, track_buffer_names[BUF_OVERLAP], NULL);
+  struct cudaPointerAttributes attr;
+  TrackTotals *device = NULL;
+
+  if (!TRACK_CUDA_OK (cudaMemcpyAsync (&device, &overlap->host, sizeof device,
+                                       cudaMemcpyDeviceToHost, r->stream),
+                      error)
+      || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error)
+      || !TRACK_CUDA_OK (cudaPointerGetAttributes (&attr, device), error))
+    return FALSE;
+  r->host = attr.hostPointer;
+  return TRUE;
 }
 
 static gboolean
@@ -124,7 +130,6 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
                GError **error)
 {
   int least = 0, greatest = 0, n_sms = 0;
-  gpointer host = NULL;
 
   if (!TRACK_CUDA_OK (cudaDeviceGetStreamPriorityRange (&least, &greatest), error)
       || !TRACK_CUDA_OK (
@@ -134,27 +139,18 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
           cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount, r->device),
           error)
       || !TRACK_CUDA_OK (cudaEventCreate (&r->begin), error)
-      || !TRACK_CUDA_OK (cudaEventCreate (&r->end), error)
-      || !TRACK_CUDA_OK (
-          cudaHostAlloc (&host, sizeof (TrackTotals), cudaHostAllocMapped), error))
-    return FALSE;
-  memset (host, 0, sizeof (TrackTotals));
-  r->host = host;
-  if (!TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&r->host_device, host, 0),
-                      error))
+      || !TRACK_CUDA_OK (cudaEventCreate (&r->end), error))
     return FALSE;
   r->n_blocks = (guint)MAX (n_sms, 1);
   r->refill = refill_producer_new (track, config, r->n_blocks, error);
-  if (r->refill == NULL)
+  if (r->refill == NULL || !find_host (r, track, error))
     return FALSE;
-  r->overlap = tg_producer_get_binding (track, track_buffer_names[BUF_OVERLAP], NULL);
   /* A first refill now: the producer records its graph here, not in the
    * loop's first poll.  The totals on the device go on from an earlier
    * refiller's: its count of refills done is where this one's start. */
   r->timed = TRUE;
-  if (!set_host (r, r->host_device, error)
-      || !tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
-                           error)
+  if (!tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
+                        error)
       || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error))
     return FALSE;
   r->started = r->host->refills;
@@ -320,12 +316,11 @@ track_refiller_free (TrackRefiller *r)
     return;
   if (track_enter_device (r->device, &saved, &error))
     {
-      /* Kernels in flight may still hold the host memory's address. */
-      if ((r->overlap != NULL && !set_host (r, NULL, &error))
-          || !TRACK_CUDA_OK (cudaDeviceSynchronize (), &error))
+      /* Its own stream only: a device synchronization would break another
+       * thread's capture even relaxed; the totals are the producer's. */
+      if (r->stream != NULL
+          && !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), &error))
         g_warning ("track refiller: %s", error->message);
-      if (r->host != NULL)
-        (void)cudaFreeHost ((gpointer)r->host);
       if (r->begin != NULL)
         (void)cudaEventDestroy (r->begin);
       if (r->end != NULL)

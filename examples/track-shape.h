@@ -105,9 +105,10 @@ typedef struct
 } TrackTotals;
 
 /* "overlap": the device side of the overlapped refill.  The last block of
- * each kernel copies @totals to @host, mapped host memory of a
- * TrackRefiller, which reads them with no synchronization; NULL: nobody
- * polls, no refill runs, and every end makes its track at once. */
+ * each kernel copies @totals to @host, mapped host memory the track
+ * producer owns (freed after its device buffers, so after its kernels),
+ * which a TrackRefiller reads with no synchronization.  With no refiller,
+ * no refill runs, and every end makes its track at once. */
 typedef struct
 {
   TrackTotals totals;

@@ -229,7 +229,7 @@ class TrackProducer(Producer):
         return _native._track_refiller_stats(self._the_refiller())
 
     def close(self) -> None:
-        """Frees the refiller (waiting for the device), then the producer."""
+        """Frees the refiller (waiting for its refill), then the producer."""
         self._refiller = None
         super().close()
 
