@@ -498,7 +498,7 @@ main (int argc, char **argv)
     }
   if (heavy < 0 || (overlap && lookahead == 0))
     {
-      fprintf (stderr, "simloop: --heavy must be positive, and --overlap needs "
+      fprintf (stderr, "simloop: --heavy must be 0 (off) or more, and --overlap needs "
                        "--lookahead of 1 or more\n");
       return 2;
     }
