@@ -42,13 +42,53 @@ void assert_relaxed (TgProducer *p, cudaStream_t s);
 void assert_sound (const float2 *points, const guint8 *valid, guint n_envs,
                    guint n_points);
 
+/* Two producers stepped side by side (examples-test-lookahead.c): one
+ * producer's envs, as the step left them, ... */
+typedef struct
+{
+  float2 *points, *control;
+  float sharpness[N_ENVS];
+  guint8 valid[N_ENVS], families[N_ENVS];
+  guint32 epochs[N_ENVS];
+} Envs;
+
+/* ... and a reference producer and one under test, on seed states of the
+ * same base seed, stepped together and compared env by env after each step. */
+typedef struct
+{
+  TgSeedState *seeds[2];
+  TgProducer *p[2];
+  Envs envs[2];
+  cudaGraphExec_t exec; /* the second's call, recorded, once replayed */
+} Pair;
+
+/* A producer of @seeds' envs with @lookahead spares, refilled @batch at a time. */
+TgProducer *lookahead_new (TgSeedState *seeds, cudaStream_t s, guint lookahead,
+                           guint batch);
+/* Makes the pair, and runs each once with every env masked, at @family
+ * (their first tracks, at epoch 1). */
+void pair_init (Pair *pair, cudaStream_t s, guint64 base_seed,
+                const TrackConfig *reference, const TrackConfig *tested, gint32 family);
+/* One step: @mask and @family into both; the reference runs eagerly, the
+ * other eagerly too, or from a graph of its call recorded now (@record_now)
+ * or before. */
+void pair_run (Pair *pair, const guint8 *mask, gint32 family, gboolean record_now,
+               cudaStream_t s);
+/* Both hold the same envs, bit for bit, after step @t. */
+void pair_check (Pair *pair, guint t, cudaStream_t s);
+void pair_clear (Pair *pair);
+/* The envs that end after step @t (a pseudo-random few, env 0 often, every
+ * env at step 40). */
+void mask_of_step (guint t, GRand *rand, guint8 *mask);
+
 /* Register the cases of examples-test-families.c, -validate.c, -list.c,
- * -sim.c and -lookahead.c. */
+ * -sim.c, -lookahead.c and -overlap.c. */
 void examples_test_add_families (void);
 void examples_test_add_validate (void);
 void examples_test_add_list (void);
 void examples_test_add_sim (void);
 void examples_test_add_lookahead (void);
+void examples_test_add_overlap (void);
 
 G_END_DECLS
 
