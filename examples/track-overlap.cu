@@ -200,13 +200,16 @@ __launch_bounds__ (TRACK_BLOCK)
     atomicAdd (&o->totals.misses, (uint32_t)missed);
   if (urgent)
     atomicOr (&o->urgent, 1);
-  if (last_block (&o->blocks))
+  if (spent)
+    atomicOr (&o->changed, 1u);
+  if (last_block (&o->blocks) && atomicExch (&o->changed, 0u))
     {
       volatile TrackTotals *host = o->host;
 
       if (atomicExch (&o->urgent, 0))
         o->totals.urgent++;
-      // The refiller reads them with no synchronization, in no order: no
+      // Only when they changed (a step with no end writes no host memory);
+      // the refiller reads them with no synchronization, in no order: no
       // fence (a step's cost), a late one only delays a refill by a poll.
       host->freed = atomicAdd (&o->totals.freed, 0u);
       host->misses = atomicAdd (&o->totals.misses, 0u);

@@ -117,7 +117,7 @@ typedef struct
   uint32_t cursor;        /* the running refill's next slot of its list ... */
   uint32_t n_owed;        /* ... of the slots owed when it started */
   int32_t urgent;         /* the running switch kernel: an env's next slot is not made */
-  uint32_t unused;
+  uint32_t changed;       /* the running switch kernel changed the totals */
   TrackTotals *host;
 } TrackOverlap;
 
