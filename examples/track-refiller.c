@@ -5,7 +5,6 @@
  * host memory say a refill is due. */
 #include "track-buffers.h"
 
-
 /* The buffers a refill reads and writes, bound to the track producer's. */
 #define REFILL_BUFFERS                                                                 \
   (TRACK_SPARE_BUFFERS | TRACK_BIT (BUF_REFILL_IDS) | TRACK_BIT (BUF_SLOT_STATES)      \
