@@ -74,7 +74,7 @@ pair_init (Pair *pair, cudaStream_t s, guint64 base_seed, const TrackConfig *ref
   const TrackConfig *configs[2] = { reference, tested };
   g_autoptr (GError) error = NULL;
 
-  *pair = (Pair){ 0 };
+  *pair = (Pair){ .policy = TG_POLICY_EAGER };
   for (guint i = 0; i < 2; i++)
     {
       pair->seeds[i] = tg_seed_state_new (0, N_ENVS, base_seed, &error);
@@ -91,8 +91,8 @@ pair_init (Pair *pair, cudaStream_t s, guint64 base_seed, const TrackConfig *ref
 }
 
 /* One step: @mask and @family into both; the reference runs eagerly, the
- * other eagerly too, or from a graph of its call recorded now (@record) or
- * before. */
+ * other under pair->policy (EAGER, or REPLAY: from its own graph), or from
+ * a graph of its call recorded now (@record) or before. */
 void
 pair_run (Pair *pair, const guint8 *mask, gint32 family, gboolean record_now,
           cudaStream_t s)
@@ -108,7 +108,7 @@ pair_run (Pair *pair, const guint8 *mask, gint32 family, gboolean record_now,
   if (pair->exec != NULL)
     launch (pair->exec, s);
   else
-    run_ok (pair->p[1], s, TG_POLICY_EAGER);
+    run_ok (pair->p[1], s, pair->policy);
 }
 
 /* Both hold the same envs, bit for bit, after step @t. */
@@ -150,6 +150,7 @@ typedef struct
   guint lookahead, batch;
   gboolean replay; /* the second half replayed from a caller's graph */
   gint32 family;   /* of every step but 130's, out of range: nothing is made */
+  TgPolicy policy; /* of the calls before (EAGER, or REPLAY: its own graph) */
 } Case;
 
 static void
@@ -172,6 +173,7 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
   ahead.lookahead = c->lookahead;
   ahead.refill_batch = c->batch;
   pair_init (&pair, s, 99, &on_demand, &ahead, c->family);
+  pair.policy = c->policy;
   for (guint t = 0; t < STEPS; t++)
     {
       gint32 family = t == 130 ? -1 : c->family;
@@ -368,14 +370,18 @@ test_config (void)
 void
 examples_test_add_lookahead (void)
 {
-  static const Case one = { 1, 64, FALSE, 0 }, two = { 2, 8, TRUE, 1 },
-                    three = { 3, 1000, TRUE, 2 }, every = { 2, 1, FALSE, 0 };
+  static const Case one = { 1, 64, FALSE, 0, TG_POLICY_EAGER },
+                    two = { 2, 8, TRUE, 1, TG_POLICY_EAGER },
+                    three = { 3, 1000, TRUE, 2, TG_POLICY_EAGER },
+                    every = { 2, 1, FALSE, 0, TG_POLICY_EAGER },
+                    own_graph = { 2, 8, FALSE, 1, TG_POLICY_REPLAY };
 
   g_test_add_func ("/examples/lookahead/config", test_config);
   ADD_CASE ("/examples/lookahead/equals-on-demand/one-spare", &one);
   ADD_CASE ("/examples/lookahead/equals-on-demand/two-spares-replayed", &two);
   ADD_CASE ("/examples/lookahead/equals-on-demand/ends-twice-before-refill", &three);
   ADD_CASE ("/examples/lookahead/equals-on-demand/refill-every-end", &every);
+  ADD_CASE ("/examples/lookahead/equals-on-demand/own-graph", &own_graph);
   TG_TEST_ADD_GPU ("/examples/lookahead/family-lags", test_family_lags);
   TG_TEST_ADD_GPU ("/examples/lookahead/own-ends-alone", test_own_ends_alone);
 }

@@ -37,8 +37,9 @@ overlap_family (gboolean against_in_graph, guint t)
  * own stream gives every env, at every step, the track of the reference
  * (@data: on demand with one family, or the in-graph refill with a family
  * that changes every step: an env's tracks do not depend on when refills
- * run), eagerly then replayed from a caller's graph, the host polling the
- * refiller after each step as a loop does. */
+ * run), eagerly (against on demand) or replayed from its own graph
+ * (against the in-graph refill), then replayed from a caller's graph, the
+ * host polling the refiller after each step as a loop does. */
 static void
 test_overlap (TgTestGpu *gpu, gconstpointer data)
 {
@@ -58,6 +59,7 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   /* The refiller comes after the pair's first calls: the first poll finds
    * their ends. */
   pair_init (&pair, s, 31, &ref_config, &config, overlap_family (against_in_graph, 0));
+  pair.policy = against_in_graph ? TG_POLICY_REPLAY : TG_POLICY_EAGER;
   refiller = track_refiller_new (pair.p[1], &config, pair.seeds[1], &error);
   g_assert_no_error (error);
   track_refiller_get_stats (refiller, &first);

@@ -59,6 +59,7 @@ typedef struct
   TgSeedState *seeds[2];
   TgProducer *p[2];
   Envs envs[2];
+  TgPolicy policy;      /* of the second's calls: EAGER (pair_init()'s) or REPLAY */
   cudaGraphExec_t exec; /* the second's call, recorded, once replayed */
 } Pair;
 
@@ -70,8 +71,8 @@ TgProducer *lookahead_new (TgSeedState *seeds, cudaStream_t s, guint lookahead,
 void pair_init (Pair *pair, cudaStream_t s, guint64 base_seed,
                 const TrackConfig *reference, const TrackConfig *tested, gint32 family);
 /* One step: @mask and @family into both; the reference runs eagerly, the
- * other eagerly too, or from a graph of its call recorded now (@record_now)
- * or before. */
+ * other under pair->policy, or from a graph of its call recorded now
+ * (@record_now) or before. */
 void pair_run (Pair *pair, const guint8 *mask, gint32 family, gboolean record_now,
                cudaStream_t s);
 /* Both hold the same envs, bit for bit, after step @t. */

@@ -97,9 +97,11 @@ class Lookahead(tgtest.GpuCase):
         from track_gen import tracks
         self.tracks = tracks
 
-    def step_both(self, on_demand, ahead, states, family, after=lambda: None):
+    def step_both(self, on_demand, ahead, states, family, after=lambda: None,
+                  policy=tx.Policy.EAGER):
         """Runs both producers once, then STEPS steps on masks(), all with
-        *family*, *ahead*'s second half replayed from a torch graph
+        *family*, *ahead*'s first half under *policy* (EAGER, or REPLAY: its
+        own graph) and its second half replayed from a torch graph
         (*after()* after each of its steps), and checks that they hold the
         same tracks and epochs after every step."""
         torch = self.torch
@@ -121,7 +123,7 @@ class Lookahead(tgtest.GpuCase):
             if graph is not None:
                 graph.replay()
             else:
-                ahead.run(policy=tx.Policy.EAGER)
+                ahead.run(policy=policy)
             after()
             torch.cuda.synchronize()
             for name in ("points", "control", "valid", "families", "sharpness"):
@@ -148,6 +150,16 @@ class Lookahead(tgtest.GpuCase):
         self.step_both(on_demand, ahead, states, family=2)
         self.assertGreaterEqual(states[1].read()[1][0], self.STEPS // 2)
         ahead.reset()
+        for x in (on_demand, ahead, *states):
+            x.close()
+
+    def test_own_graph_equals_on_demand(self):
+        """The same, the first half replayed from the producer's own graph."""
+        states = [seeds.SeedState(N, 12) for _ in range(2)]
+        on_demand = self.tracks.TrackProducer(states[0], advance=True)
+        ahead = self.tracks.TrackProducer(states[1], advance=True, lookahead=2,
+                                          refill_batch=4)
+        self.step_both(on_demand, ahead, states, family=1, policy=tx.Policy.REPLAY)
         for x in (on_demand, ahead, *states):
             x.close()
 
