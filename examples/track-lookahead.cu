@@ -168,7 +168,11 @@ __launch_bounds__ (TRACK_BLOCK)
         atomicAdd (&sp.refill->spent, (uint32_t)spent);
       if (urgent)
         atomicOr (&sp.refill->urgent, 1);
-      __threadfence (); // this block's lists, tallies and slots land before its ticket
+      // This block's lists, tallies and slots land before its ticket; one
+      // that wrote none (no end, no refill: most blocks, most steps) needs
+      // no fence.
+      if (spent || go)
+        __threadfence ();
       if (atomicAdd (&sp.refill->blocks, 1u) == gridDim.x - 1)
         {
           TrackRefill *r = sp.refill;

@@ -163,11 +163,13 @@ global_ns (void)
 }
 
 // The last block of a kernel to finish (a ticket on @blocks): the one that
-// sees every block's tallies.
+// sees every block's tallies.  One that @tallied nothing (a switch block
+// with no end: most, most steps) needs no fence before its ticket.
 static __device__ bool
-last_block (uint32_t *blocks)
+last_block (uint32_t *blocks, bool tallied)
 {
-  __threadfence (); // this block's tallies land before its ticket
+  if (tallied)
+    __threadfence (); // this block's tallies land before its ticket
   if (atomicAdd (blocks, 1u) != gridDim.x - 1)
     return false;
   *blocks = 0;
@@ -202,7 +204,7 @@ __launch_bounds__ (TRACK_BLOCK)
     atomicOr (&o->urgent, 1);
   if (spent)
     atomicOr (&o->changed, 1u);
-  if (last_block (&o->blocks) && atomicExch (&o->changed, 0u))
+  if (last_block (&o->blocks, spent != 0) && atomicExch (&o->changed, 0u))
     {
       volatile TrackTotals *host = o->host;
 
@@ -291,7 +293,7 @@ __launch_bounds__ (TRACK_BLOCK)
   if (made)
     atomicAdd (&o->totals.made, made);
   atomicAdd ((Word *)&o->totals.busy_ns, global_ns () - began);
-  if (last_block (&o->refill_blocks))
+  if (last_block (&o->refill_blocks, true))
     {
       volatile TrackTotals *host = o->host;
 
