@@ -95,6 +95,23 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   pair_clear (&pair);
 }
 
+/* A heavy overlapped producer of a new seed state's envs, and its refiller. */
+static TrackRefiller *
+overlap_new (guint64 base_seed, cudaStream_t s, TgSeedState **seeds, TgProducer **p)
+{
+  g_autoptr (GError) error = NULL;
+  TrackRefiller *refiller;
+  TrackConfig config;
+
+  heavy_config (&config, 2, TRUE);
+  *seeds = tg_seed_state_new (0, N_ENVS, base_seed, &error);
+  g_assert_no_error (error);
+  *p = track_new_with (*seeds, s, &config);
+  refiller = track_refiller_new (*p, &config, *seeds, &error);
+  g_assert_no_error (error);
+  return refiller;
+}
+
 /* Runs @p once with the envs [@from, @to) ending, and waits for it. */
 static void
 end_envs (TgProducer *p, guint from, guint to, cudaStream_t s)
@@ -123,16 +140,10 @@ test_poll_as_refill_ends (TgTestGpu *gpu, gconstpointer data)
   g_autoptr (TrackRefiller) refiller = NULL;
   cudaStream_t s = gpu->stream;
   TrackRefillerStats stats;
-  TrackConfig config;
   gboolean started = FALSE;
 
   TG_TEST_REQUIRE_GPU ();
-  heavy_config (&config, 2, TRUE);
-  seeds = tg_seed_state_new (0, N_ENVS, 9, &error);
-  g_assert_no_error (error);
-  p = track_new_with (seeds, s, &config);
-  refiller = track_refiller_new (p, &config, seeds, &error);
-  g_assert_no_error (error);
+  refiller = overlap_new (9, s, &seeds, &p);
   /* Both groups' first tracks (made at once), then every spare made. */
   end_envs (p, 0, 2 * group, s);
   g_assert_true (track_refiller_poll (refiller, &started, &error));
@@ -199,17 +210,11 @@ test_beside_a_global_capture (TgTestGpu *gpu, gconstpointer data)
   TrackRefiller *refiller;
   cudaStream_t s = gpu->stream, capturing;
   guint32 *counter;
-  TrackConfig config;
   cudaGraph_t graph;
 
   TG_TEST_REQUIRE_GPU ();
   counter = tg_test_device_alloc (sizeof (guint32));
-  heavy_config (&config, 2, TRUE);
-  seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
-  g_assert_no_error (error);
-  p = track_new_with (seeds, s, &config);
-  refiller = track_refiller_new (p, &config, seeds, &error);
-  g_assert_no_error (error);
+  refiller = overlap_new (5, s, &seeds, &p);
   /* A refill done but not yet timed (its end event to query), and one due. */
   end_envs (p, 0, N_ENVS, s);
   g_assert_true (track_refiller_poll (refiller, NULL, &error));
