@@ -497,7 +497,9 @@ class Rows(WarpCase):
         # Issue 35 §5: that stage under a call's condition, as an else
         # branch, a switch case and a loop body: RECORD was refused ("the
         # second pass of RECORD met more stage functions than the trial
-        # did"); now every policy gives the same bits.
+        # did"); now every policy gives the same bits, whether the
+        # condition runs the stage or skips it.
+        import numpy as np
         gen, arm_gen, want = self.warp_conditionals()
         on = wp.zeros(1, dtype=wp.int32, device="cuda:0")
         loop_go = wp.zeros(1, dtype=wp.int32, device="cuda:0")
@@ -529,18 +531,24 @@ class Rows(WarpCase):
                 p.bind(name, array)
             return p
 
-        # The flag or index that runs gen in each shape.
-        shapes = {"call-condition": 1, "else": 0, "switch": 1, "loop": 0}
-        for shape, value in shapes.items():
-            def arm(param, value=value):
-                on.fill_(value)
-                loop_go.fill_(1)
-                arm_gen(param)
+        # What decides in each shape, the value that runs gen and the one
+        # that skips it; out holds `skipped` where gen did not run.
+        shapes = {"call-condition": (on, 1, 0), "else": (on, 0, 1), "switch": (on, 1, 0),
+                  "loop": (loop_go, 1, 0)}
+        skipped = 0x5EED5EED
+        for shape, (decider, runs, skips) in shapes.items():
+            for gen_runs in (True, False):
+                def arm(param, decider=decider, value=runs if gen_runs else skips):
+                    decider.fill_(value)
+                    self.out.fill_(skipped)
+                    arm_gen(param)  # then waits for the device
 
-            with self.subTest(shape=shape):
-                self.check_everywhere(
-                    shaped(shape), want, params=(3, 4), arm=arm,
-                    condition=tx.conditional(on) if shape == "call-condition" else None)
+                with self.subTest(shape=shape, gen_runs=gen_runs):
+                    self.check_everywhere(
+                        shaped(shape),
+                        want if gen_runs else lambda param: np.full(N, skipped, np.uint32),
+                        params=(3, 4), arm=arm,
+                        condition=tx.conditional(on) if shape == "call-condition" else None)
 
     def test_warp_graph_joins_as_a_child_node(self):
         twarp = self.twarp
