@@ -68,7 +68,10 @@ count_a (const TgLaunch *launch, gpointer data, GError **error)
  * set kernel, the node added to the capture by hand after the stream's
  * dependencies, then the capture paused (ended) while the body is captured
  * straight into the node's body graph, and resumed after the node, under a
- * new capture id.  Uncaptured, the loop runs on the stream. */
+ * new capture id.  Warp resumes after the graph's leaf nodes, in the mode
+ * the capture was registered with: in every shape here the node is the
+ * only leaf, and the mode changes nothing TrackGen does.  Uncaptured, the
+ * loop runs on the stream. */
 static gboolean
 foreign_while (const TgLaunch *launch, gpointer data, GError **error)
 {
