@@ -2,11 +2,13 @@
 /* record-test-foreign.c: a stage whose work holds a conditional node
  * another library made, as NVIDIA Warp's capture_while makes one, inside a
  * condition of TrackGen's: a call's condition, a guarded stage, its else
- * branch, a switch case, a loop body, and a guarded stage inside a call's
- * condition.  Each shape gives the same device results under EAGER, REPLAY
- * and RECORD (issue 35, section 5: RECORD was refused, "the second pass of
- * RECORD met more stage functions than the trial did"); the stage functions
- * of the body holding the foreign node are called once more, as
+ * branch, a switch case, a loop body, a guarded stage inside a call's
+ * condition, and a call's condition whose body also holds a guarded stage
+ * before or after it (the body captured again held a node of TrackGen's in
+ * the first attempt too).  Each shape gives the same device results under
+ * EAGER, REPLAY and RECORD (issue 35, section 5: RECORD was refused, "the
+ * second pass of RECORD met more stage functions than the trial did"); the
+ * function making the foreign node is called as often as
  * doc/capture-rules.md says. */
 #include "record-test.h"
 
@@ -39,10 +41,13 @@ typedef enum
   SHAPE_SWITCH,         /* cases a and foreign */
   SHAPE_LOOP,           /* a loop body of a and foreign, one iteration */
   SHAPE_NESTED,         /* [a, foreign guarded by the flag] under the call's */
+  SHAPE_GUARDED_FIRST,  /* [a guarded by the flag, foreign] under the call's */
+  SHAPE_GUARDED_LAST,   /* [foreign, a guarded by the flag] under the call's */
 } Shape;
 
 static const char *const shape_names[]
-    = { "call-condition", "then", "else", "switch", "loop", "nested" };
+    = { "call-condition", "then",   "else",          "switch",
+        "loop",           "nested", "guarded-first", "guarded-last" };
 
 static const TgPolicy policies[]
     = { TG_POLICY_EAGER, TG_POLICY_REPLAY, TG_POLICY_RECORD };
@@ -186,6 +191,14 @@ shape_producer (Fixture *fx, Shape shape)
                                           loop_body, NULL, NULL, NULL);
       tg_producer_declare_binding (p, stage, "dev", sizeof (Dev), NULL);
       break;
+    case SHAPE_GUARDED_FIRST:
+      tg_producer_set_stage_condition (p, add (p, "a", count_a), "flag", NULL);
+      add (p, "foreign", foreign_while);
+      break;
+    case SHAPE_GUARDED_LAST:
+      add (p, "foreign", foreign_while);
+      tg_producer_set_stage_condition (p, add (p, "a", count_a), "flag", NULL);
+      break;
     }
   g_assert_true (tg_producer_bind (p, "dev", fx->dev, sizeof (Dev), &error));
   g_assert_true (tg_producer_bind (p, "flag", &fx->dev->flag, sizeof (gint32), &error));
@@ -211,6 +224,8 @@ expect_run (Shape shape, gint32 flag, guint32 *count)
     [SHAPE_SWITCH] = { TRUE, FALSE, FALSE, TRUE },
     [SHAPE_LOOP] = { TRUE, TRUE, TRUE, TRUE },
     [SHAPE_NESTED] = { TRUE, FALSE, TRUE, FALSE },
+    [SHAPE_GUARDED_FIRST] = { TRUE, FALSE, TRUE, FALSE },
+    [SHAPE_GUARDED_LAST] = { TRUE, FALSE, TRUE, FALSE },
   };
   const gboolean on = flag != 0;
 
@@ -236,7 +251,8 @@ test_foreign_conditional (Fixture *fx, gconstpointer data)
         g_autoptr (TgProducer) p = shape_producer (fx, shape);
         const gint32 go = 1, iters = FOREIGN_ITERS;
         const gboolean conditional
-            = shape == SHAPE_CALL_CONDITION || shape == SHAPE_NESTED;
+            = shape == SHAPE_CALL_CONDITION || shape == SHAPE_NESTED
+              || shape == SHAPE_GUARDED_FIRST || shape == SHAPE_GUARDED_LAST;
         guint32 want[N_COUNTS], got[N_COUNTS];
 
         tg_test_device_clear (fx->dev, sizeof (Dev));
