@@ -148,24 +148,26 @@ context_acquire (TrackContext *ctx)
 }
 
 /* With overlap: the totals' mapped host memory, and the "overlap" binding
- * pointed at it, on @stream.  The producer owns it: a refiller (which may
- * come and go) reads it, the kernels in flight write it till the end. */
+ * pointed at it, with the generator for a refiller to check, on @stream.
+ * The producer owns the totals: a refiller (which may come and go) reads
+ * them, the kernels in flight write them till the end. */
 static gboolean
-point_at_totals (TrackContext *ctx, cudaStream_t stream, GError **error)
+init_overlap (TrackContext *ctx, cudaStream_t stream, GError **error)
 {
-  TrackOverlap *overlap = ctx->buffers[BUF_OVERLAP];
-  TrackTotals *device = NULL;
+  TrackOverlap overlap = { .shape = ctx->config.shape,
+                           .max_iters = ctx->config.max_iters };
 
   if (!TRACK_CUDA_OK (cudaHostAlloc ((void **)&ctx->totals, sizeof *ctx->totals,
                                      cudaHostAllocMapped),
                       error))
     return FALSE;
   memset (ctx->totals, 0, sizeof *ctx->totals);
-  /* The pointer is read from this stack variable before the call returns. */
-  return TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&device, ctx->totals, 0),
+  /* Read from this stack variable before the call returns (pageable). */
+  return TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&overlap.host, ctx->totals, 0),
                         error)
-         && TRACK_CUDA_OK (cudaMemcpyAsync (&overlap->host, &device, sizeof device,
-                                            cudaMemcpyHostToDevice, stream),
+         && TRACK_CUDA_OK (cudaMemcpyAsync (ctx->buffers[BUF_OVERLAP], &overlap,
+                                            sizeof overlap, cudaMemcpyHostToDevice,
+                                            stream),
                            error);
 }
 
@@ -202,7 +204,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                cudaMemsetAsync (ctx->buffers[b], b == BUF_MASK ? 1 : 0, size, stream),
                error);
     }
-  ok = ok && (!ctx->config.overlap || point_at_totals (ctx, stream, error));
+  ok = ok && (!ctx->config.overlap || init_overlap (ctx, stream, error));
   /* Filled before any producer call, on whatever stream that is. */
   ok = ok && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
   track_leave_device (&saved);

@@ -5,6 +5,8 @@
  * host memory say a refill is due. */
 #include "track-buffers.h"
 
+#include <string.h>
+
 /* The buffers a refill reads and writes, bound to the track producer's. */
 #define REFILL_BUFFERS                                                                 \
   (TRACK_SPARE_BUFFERS | TRACK_BIT (BUF_REFILL_IDS) | TRACK_BIT (BUF_SLOT_STATES)      \
@@ -104,21 +106,35 @@ refill_producer_new (TgProducer *track, const TrackConfig *config, guint n_block
   return g_steal_pointer (&p);
 }
 
-/* The host's address of the totals the track producer's kernels write:
- * its "overlap" binding (checked by refill_producer_new()) holds theirs. */
+/* Checks that @config makes the tracks @track makes (a refill's would
+ * differ from those a step makes at once), and finds the host's address of
+ * the totals its kernels write: its "overlap" binding (whose size
+ * refill_producer_new() checked) holds theirs and its generator. */
 static gboolean
-find_host (TrackRefiller *r, TgProducer *track, GError **error)
+find_host (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
+           GError **error)
 {
-  const TrackOverlap *overlap
-      = tg_producer_get_binding (track, track_buffer_names[BUF_OVERLAP], NULL);
   struct cudaPointerAttributes attr;
-  TrackTotals *device = NULL;
+  TrackOverlap overlap;
 
-  if (!TRACK_CUDA_OK (cudaMemcpyAsync (&device, &overlap->host, sizeof device,
-                                       cudaMemcpyDeviceToHost, r->stream),
-                      error)
-      || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error)
-      || !TRACK_CUDA_OK (cudaPointerGetAttributes (&attr, device), error))
+  if (!TRACK_CUDA_OK (
+          cudaMemcpyAsync (&overlap,
+                           tg_producer_get_binding (track, track_buffer_names[BUF_OVERLAP],
+                                                    NULL),
+                           sizeof overlap, cudaMemcpyDeviceToHost, r->stream),
+          error)
+      || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error))
+    return FALSE;
+  if (memcmp (&overlap.shape, &config->shape, sizeof overlap.shape) != 0
+      || overlap.max_iters != config->max_iters)
+    {
+      g_set_error_literal (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                           "track refiller: the config's shape or max_iters differ "
+                           "from the producer's, whose tracks its refills would not "
+                           "make (give it the producer's config)");
+      return FALSE;
+    }
+  if (!TRACK_CUDA_OK (cudaPointerGetAttributes (&attr, overlap.host), error))
     return FALSE;
   r->host = attr.hostPointer;
   return TRUE;
@@ -142,7 +158,7 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
     return FALSE;
   r->n_blocks = (guint)MAX (n_sms, 1);
   r->refill = refill_producer_new (track, config, r->n_blocks, error);
-  if (r->refill == NULL || !find_host (r, track, error))
+  if (r->refill == NULL || !find_host (r, track, config, error))
     return FALSE;
   /* A first refill now: the producer records its graph here, not in the
    * loop's first poll.  The totals on the device go on from an earlier

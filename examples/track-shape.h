@@ -119,6 +119,8 @@ typedef struct
   int32_t urgent;         /* the running switch kernel: an env's next slot is not made */
   uint32_t changed;       /* the running switch kernel changed the totals */
   TrackTotals *host;
+  TrackShape shape;       /* the generator the producer was made with, which */
+  uint32_t max_iters;     /* a refiller's config must match */
 } TrackOverlap;
 
 #endif /* TRACK_SHAPE_H */

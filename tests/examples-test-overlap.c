@@ -231,14 +231,17 @@ test_beside_a_global_capture (TgTestGpu *gpu, gconstpointer data)
   tg_test_device_free (counter);
 }
 
-/* A refiller of a producer that does not overlap, or of another config, is
- * refused naming what differs; nothing is left behind. */
+/* A refiller of a producer that does not overlap, or of another config
+ * (its buffers, or its generator: the refills would make other tracks than
+ * a step makes at once), is refused naming what differs; nothing is left
+ * behind. */
 static void
 test_refiller_refused (TgTestGpu *gpu, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (TgSeedState) seeds = NULL;
   g_autoptr (TgProducer) in_graph = NULL;
+  g_autoptr (TgProducer) overlapped = NULL;
   TrackConfig config;
 
   TG_TEST_REQUIRE_GPU ();
@@ -256,6 +259,13 @@ test_refiller_refused (TgTestGpu *gpu, gconstpointer data)
   g_assert_null (track_refiller_new (in_graph, &config, seeds, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "slot_states"));
+  g_clear_error (&error);
+  heavy_config (&config, 2, TRUE);
+  overlapped = track_new_with (seeds, gpu->stream, &config);
+  config.max_iters++;
+  g_assert_null (track_refiller_new (overlapped, &config, seeds, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "max_iters"));
 }
 
 void
