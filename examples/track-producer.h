@@ -183,7 +183,8 @@ gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
 typedef struct _TrackRefiller TrackRefiller;
 
 /* A refiller of @track, a producer made by track_producer_new() with
- * @config (overlap set) and @seeds; one at a time per producer.  Reads the
+ * @config (overlap set) and @seeds; one at a time per producer, its calls
+ * from one thread at a time (the loop's: it holds no lock).  Reads the
  * totals the producer's kernels leave in its host memory, and runs a first
  * refill (its graph is recorded then; it makes the slots owed by then, if
  * any), and waits: make it before the loop, outside any capture.  NULL with TG_ARGUMENT_ERROR (the

@@ -190,7 +190,10 @@ class TrackProducer(Producer):
         due (track_refiller_poll()): ``refill_batch`` spares spent since the
         last one, or an env's next spare not made, and none running.  Call it
         after launching each step; a read of host memory that the steps'
-        kernels write, no CUDA call unless a refill is due.
+        kernels write, no CUDA call unless a refill is due.  Call it,
+        :meth:`wait_refill` and :meth:`refill_stats` from one thread at a
+        time (the loop's; a call of another thread may not overlap them),
+        though another thread may capture meanwhile.
 
         Returns:
             bool: Whether it started one.
