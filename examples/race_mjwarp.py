@@ -437,7 +437,10 @@ def main(argv=None):
         r = race()
         with wp.ScopedCapture(device="cuda:0", stream=ws, force_module_load=False) as cap:
             r.step(ws.cuda_stream, regenerate)
-        return r, (lambda: wp.capture_launch(cap.graph, stream=ws)), cap.graph
+        # With overlap, launched on a stream of a greater priority than the
+        # refills' (the device's least), so that the steps' blocks go first.
+        steps_ws = wp.Stream("cuda:0", priority=-1) if args.overlap else ws
+        return r, (lambda: wp.capture_launch(cap.graph, stream=steps_ws)), cap.graph
 
     # With overlap or a heavy generator, the torch graph's steps are timed
     # (events after each, on a stream of a greater priority than the
