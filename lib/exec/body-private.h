@@ -22,6 +22,7 @@ struct _TgBody
   cudaGraphNode_t last;   /* the body's last node, NULL while it has none */
   gboolean foreign;       /* a segment held a conditional node of another's */
   unsigned long long id;  /* the capture id of what @stream captures now */
+  GArray *handles;        /* made on @graph in segments, for the direct retry */
 };
 
 /* The capture @launch's work goes into now (tg_launch_get_capture_id()):
@@ -36,10 +37,21 @@ tg__launch_capture_id (const TgLaunch *launch)
 }
 
 /* Begins capturing @graph (named @where in messages) on @stream: in
- * segments, or @direct. */
+ * segments, or @direct.  @handles (the caller's, kept over the attempts)
+ * gets the handles made on @graph in segments; a direct attempt takes
+ * them again. */
 gboolean tg__body_begin (TgBody *body, cudaStream_t stream, cudaGraph_t graph,
                          const char *where, enum cudaStreamCaptureMode mode,
-                         gboolean direct, GError **error);
+                         gboolean direct, GArray *handles, GError **error);
+
+/* The handle of a conditional node of TrackGen's in @body (NULL: none: in
+ * the capture of @stream).  A body captured again straight into its graph
+ * reuses those its attempt in segments made there: their nodes went with
+ * it, and a handle left without a node fails the graph's instantiation
+ * (cudaGraphInstantiateConditionalHandleUnused); there is no call to
+ * destroy one. */
+gboolean tg__body_new_handle (TgBody *body, cudaStream_t stream,
+                              cudaGraphConditionalHandle *handle, GError **error);
 
 /* Ends what @body's stream captures, whatever happened before (no stream is
  * left capturing); with @place, the last segment joins the body.  Fails

@@ -109,11 +109,15 @@ segment_end (TgBody *body, gboolean place, GError **error)
 
 gboolean
 tg__body_begin (TgBody *body, cudaStream_t stream, cudaGraph_t graph, const char *where,
-                enum cudaStreamCaptureMode mode, gboolean direct, GError **error)
+                enum cudaStreamCaptureMode mode, gboolean direct, GArray *handles,
+                GError **error)
 {
-  *body = (TgBody){
-    .graph = graph, .where = where, .stream = stream, .mode = mode, .direct = direct
-  };
+  *body = (TgBody){ .graph = graph,
+                    .where = where,
+                    .stream = stream,
+                    .mode = mode,
+                    .direct = direct,
+                    .handles = handles };
   return direct ? capture_into (body, graph, error) : segment_begin (body, error);
 }
 
@@ -141,6 +145,28 @@ tg__body_add_conditional (TgBody *body, cudaGraphConditionalHandle handle,
     return FALSE;
   body->last = node;
   return segment_begin (body, error);
+}
+
+gboolean
+tg__body_new_handle (TgBody *body, cudaStream_t stream, cudaGraphConditionalHandle *handle,
+                     GError **error)
+{
+  GArray *made = body != NULL ? body->handles : NULL;
+
+  if (body == NULL)
+    return tg__capture_new_handle (stream, NULL, handle, error);
+  if (body->direct && made->len > 0)
+    {
+      *handle = g_array_index (made, cudaGraphConditionalHandle, made->len - 1);
+      g_array_set_size (made, made->len - 1);
+      return TRUE;
+    }
+  /* Straight: on the graph the stream captures into, which is @body->graph. */
+  if (!tg__capture_new_handle (stream, body->direct ? NULL : body->graph, handle, error))
+    return FALSE;
+  if (!body->direct)
+    g_array_append_val (made, *handle);
+  return TRUE;
 }
 
 gboolean

@@ -135,6 +135,7 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
   gboolean direct = FALSE;
   TgDeviceLoop loop = loop_of (c, d);
   const guint mark = tg__record_plan_mark (launch);
+  g_autoptr (GArray) handles = g_array_new (FALSE, FALSE, sizeof (cudaGraphConditionalHandle));
 
   for (;;)
     {
@@ -143,7 +144,8 @@ capture_body (const TgLaunch *launch, const Conditional *c, cudaStream_t side,
       TgBody body;
       gboolean ok, ended;
 
-      if (!tg__body_begin (&body, side, body_graph, where, launch->mode, direct, error))
+      if (!tg__body_begin (&body, side, body_graph, where, launch->mode, direct, handles,
+                           error))
         {
           tg__body_end (&body, FALSE, NULL);
           return FALSE;
@@ -195,8 +197,7 @@ captured (const TgLaunch *launch, const Conditional *c, gpointer data, GError **
   /* Inside a body of ours captured in segments, the node goes into the body
    * between two segments, its handle made on the body (body.c).  One handle
    * per node: the driver refuses a handle a second node uses. */
-  if (!tg__capture_new_handle (launch->stream, in_segments ? launch->body->graph : NULL,
-                               &handle, error))
+  if (!tg__body_new_handle (launch->body, launch->stream, &handle, error))
     return FALSE;
   d.handle = handle;
   if (!decide (launch, c, &d, data, error)
