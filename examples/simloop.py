@@ -172,7 +172,11 @@ def report_overlap(before, after, floor_median, floor_s, graph_s):
     against issue 36's other promises: only its share (the loop's speed
     against the floor's times 1 - the refills' share of the GPU: the SM time
     their blocks, one an SM, were resident, counted as if each held its SM
-    whole), and the ends that found no spare ready."""
+    whole), and the ends that found no spare ready.  *graph_s* runs until
+    the device is idle (run_graph(), race_mjwarp's timed()), so the refills'
+    time *after* counts lies within it (simloop.c, which times the steps
+    alone, prints the share without and with the refill still running at
+    the loop's end)."""
     refills = after["started"] - before["started"]
     ms = after["gpu_ms"] - before["gpu_ms"]
     busy_s = (after["busy_ms"] - before["busy_ms"]) / 1e3
