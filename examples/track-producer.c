@@ -148,25 +148,26 @@ context_acquire (TrackContext *ctx)
 }
 
 /* With overlap: the totals' mapped host memory, and the "overlap" binding
- * pointed at it, with the generator for a refiller to check, on @stream.
- * The producer owns the totals: a refiller (which may come and go) reads
- * them, the kernels in flight write them till the end. */
+ * pointed at it, with the generator for a refiller to check, copied from
+ * *@overlap on @stream (pageable: CUDA promises no staging before an
+ * asynchronous copy returns, so *@overlap lives till @stream is
+ * synchronized).  The producer owns the totals: a refiller (which may come
+ * and go) reads them, the kernels in flight write them till the end. */
 static gboolean
-init_overlap (TrackContext *ctx, cudaStream_t stream, GError **error)
+init_overlap (TrackContext *ctx, TrackOverlap *overlap, cudaStream_t stream,
+              GError **error)
 {
-  TrackOverlap overlap = { .shape = ctx->config.shape,
-                           .max_iters = ctx->config.max_iters };
-
+  *overlap = (TrackOverlap){ .shape = ctx->config.shape,
+                             .max_iters = ctx->config.max_iters };
   if (!TRACK_CUDA_OK (cudaHostAlloc ((void **)&ctx->totals, sizeof *ctx->totals,
                                      cudaHostAllocMapped),
                       error))
     return FALSE;
   memset (ctx->totals, 0, sizeof *ctx->totals);
-  /* Read from this stack variable before the call returns (pageable). */
-  return TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&overlap.host, ctx->totals, 0),
+  return TRACK_CUDA_OK (cudaHostGetDevicePointer ((void **)&overlap->host, ctx->totals, 0),
                         error)
-         && TRACK_CUDA_OK (cudaMemcpyAsync (ctx->buffers[BUF_OVERLAP], &overlap,
-                                            sizeof overlap, cudaMemcpyHostToDevice,
+         && TRACK_CUDA_OK (cudaMemcpyAsync (ctx->buffers[BUF_OVERLAP], overlap,
+                                            sizeof *overlap, cudaMemcpyHostToDevice,
                                             stream),
                            error);
 }
@@ -175,6 +176,7 @@ static gboolean
 allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
 {
   TrackDeviceScope saved;
+  TrackOverlap overlap; /* copied from till the synchronization below */
   int n_sms = 0;
   gboolean ok;
 
@@ -204,7 +206,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                cudaMemsetAsync (ctx->buffers[b], b == BUF_MASK ? 1 : 0, size, stream),
                error);
     }
-  ok = ok && (!ctx->config.overlap || init_overlap (ctx, stream, error));
+  ok = ok && (!ctx->config.overlap || init_overlap (ctx, &overlap, stream, error));
   /* Filled before any producer call, on whatever stream that is. */
   ok = ok && TRACK_CUDA_OK (cudaStreamSynchronize (stream), error);
   track_leave_device (&saved);
