@@ -161,8 +161,13 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
   if (r->refill == NULL || !find_host (r, track, config, error))
     return FALSE;
   /* A first refill now: the producer records its graph here, not in the
-   * loop's first poll.  The totals on the device go on from an earlier
-   * refiller's: its count of refills done is where this one's start. */
+   * loop's first poll.  The totals go on from the producer's earlier calls
+   * and refillers: its count of refills done is where this one's start,
+   * and the ends and urgent calls so far are the first refill's to make
+   * (read before it lists them: one counted twice only brings the next
+   * refill sooner), not a refill due at the first poll. */
+  r->freed_at = r->host->freed;
+  r->urgent_at = r->host->urgent;
   r->timed = TRUE;
   if (!tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
                         error)
