@@ -136,6 +136,15 @@ find_host (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
     }
   if (!TRACK_CUDA_OK (cudaPointerGetAttributes (&attr, overlap.host), error))
     return FALSE;
+  /* Mapped host memory has a host address (the same, with unified
+   * addressing); anything else is refused, not read at the first poll. */
+  if (attr.type != cudaMemoryTypeHost || attr.hostPointer == NULL)
+    {
+      g_set_error_literal (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                           "track refiller: the producer's totals are not in mapped "
+                           "host memory (was its \"overlap\" binding overwritten?)");
+      return FALSE;
+    }
   r->host = attr.hostPointer;
   return TRUE;
 }
