@@ -179,7 +179,50 @@ test_poll_as_refill_ends (TgTestGpu *gpu, gconstpointer data)
   g_assert_cmpuint (stats.totals.misses, ==, 2 * group);
 }
 
-/* The configuration's lookahead fields, checked before anything is made. */
+/* A refiller made after ends: its first refill makes every slot owed by
+ * then, so a poll with no end since starts nothing; the next ends of a
+ * batch start one. */
+static void
+test_made_after_ends (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TgSeedState) seeds = NULL;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (TrackRefiller) refiller = NULL;
+  cudaStream_t s = gpu->stream;
+  TrackRefillerStats stats;
+  TrackConfig config;
+  gboolean started = TRUE;
+
+  TG_TEST_REQUIRE_GPU ();
+  heavy_config (&config, 2, TRUE);
+  seeds = tg_seed_state_new (0, N_ENVS, 13, &error);
+  g_assert_no_error (error);
+  p = track_new_with (seeds, s, &config);
+  /* Every env's first track, twice: the second takes no spare (none made)
+   * and leaves an urgent call. */
+  end_envs (p, 0, N_ENVS, s);
+  end_envs (p, 0, N_ENVS, s);
+  refiller = track_refiller_new (p, &config, seeds, &error);
+  g_assert_no_error (error);
+  g_assert_true (track_refiller_poll (refiller, &started, &error));
+  g_assert_no_error (error);
+  g_assert_false (started);
+  track_refiller_get_stats (refiller, &stats);
+  g_assert_cmpuint (stats.started, ==, 1);
+  g_assert_cmpuint (stats.totals.made, ==, 2 * N_ENVS);
+  end_envs (p, 0, config.refill_batch, s);
+  g_assert_true (track_refiller_poll (refiller, &started, &error));
+  g_assert_no_error (error);
+  g_assert_true (started);
+  g_assert_true (track_refiller_wait (refiller, &error));
+  g_assert_no_error (error);
+  track_refiller_get_stats (refiller, &stats);
+  g_assert_cmpuint (stats.started, ==, 2);
+  /* The first tracks and the second calls' were made at once, no later. */
+  g_assert_cmpuint (stats.totals.misses, ==, 2 * N_ENVS);
+}
+
 /* What the refiller's user does on a thread of its own. */
 static gpointer
 poll_wait_free (gpointer refiller)
@@ -277,6 +320,7 @@ examples_test_add_overlap (void)
               GINT_TO_POINTER (1), tg_test_gpu_set_up, test_overlap,
               tg_test_gpu_tear_down);
   TG_TEST_ADD_GPU ("/examples/overlap/poll-as-refill-ends", test_poll_as_refill_ends);
+  TG_TEST_ADD_GPU ("/examples/overlap/made-after-ends", test_made_after_ends);
   TG_TEST_ADD_GPU ("/examples/overlap/beside-a-global-capture",
                    test_beside_a_global_capture);
   TG_TEST_ADD_GPU ("/examples/overlap/refiller-refused", test_refiller_refused);
