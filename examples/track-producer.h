@@ -193,7 +193,9 @@ typedef struct _TrackRefiller TrackRefiller;
 TrackRefiller *track_refiller_new (TgProducer *track, const TrackConfig *config,
                                    TgSeedState *seeds, GError **error);
 
-/* Starts a refill when one is due and none is running (*@started, when
+/* Starts a refill when one is due (config.refill_batch ends, or a call
+ * that left an env without its next spare, since the last refill started,
+ * the refiller's first included) and none is running (*@started, when
  * given, says whether it did).  No CUDA call unless one is due.  FALSE
  * with the refill producer's error. */
 gboolean track_refiller_poll (TrackRefiller *refiller, gboolean *started,
