@@ -56,8 +56,8 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   heavy_config (&config, 2, TRUE);
   heavy_config (&ref_config, against_in_graph ? 2 : 0, FALSE);
-  /* The refiller comes after the pair's first calls: the first poll finds
-   * their ends. */
+  /* The refiller comes after the pair's first calls: its first refill
+   * makes their spares. */
   pair_init (&pair, s, 31, &ref_config, &config, overlap_family (against_in_graph, 0));
   pair.policy = against_in_graph ? TG_POLICY_REPLAY : TG_POLICY_EAGER;
   refiller = track_refiller_new (pair.p[1], &config, pair.seeds[1], &error);
