@@ -33,6 +33,28 @@ overlap_family (gboolean against_in_graph, guint t)
   return against_in_graph ? (gint32)(t % TRACK_N_FAMILIES) : 1;
 }
 
+/* Polls @refiller (it must not fail): whether it started a refill. */
+static gboolean
+poll_ok (TrackRefiller *refiller)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean started = FALSE;
+
+  g_assert_true (track_refiller_poll (refiller, &started, &error));
+  g_assert_no_error (error);
+  return started;
+}
+
+/* Waits for @refiller's running refill (it must not fail). */
+static void
+wait_ok (TrackRefiller *refiller)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (track_refiller_wait (refiller, &error));
+  g_assert_no_error (error);
+}
+
 /* The overlapped refill: a heavy refill running beside the steps on its
  * own stream gives every env, at every step, the track of the reference
  * (@data: on demand with one family, or the in-graph refill with a family
@@ -67,12 +89,10 @@ test_overlap (TgTestGpu *gpu, gconstpointer data)
     {
       mask_of_step (t, rand, mask);
       pair_run (&pair, mask, overlap_family (against_in_graph, t), t == 40, s);
-      g_assert_true (track_refiller_poll (refiller, NULL, &error));
-      g_assert_no_error (error);
+      (void)poll_ok (refiller);
       pair_check (&pair, t, s);
     }
-  g_assert_true (track_refiller_wait (refiller, &error));
-  g_assert_no_error (error);
+  wait_ok (refiller);
   track_refiller_get_stats (refiller, &stats);
   g_test_message ("%u slots freed, %u ends made at once, %u refills of %u started "
                   "made %u in %.1f ms, their %u blocks resident %.1f ms",
@@ -134,7 +154,6 @@ static void
 test_poll_as_refill_ends (TgTestGpu *gpu, gconstpointer data)
 {
   const guint group = 8, rounds = 8;
-  g_autoptr (GError) error = NULL;
   g_autoptr (TgSeedState) seeds = NULL;
   g_autoptr (TgProducer) p = NULL;
   g_autoptr (TrackRefiller) refiller = NULL;
@@ -146,30 +165,21 @@ test_poll_as_refill_ends (TgTestGpu *gpu, gconstpointer data)
   refiller = overlap_new (9, s, &seeds, &p);
   /* Both groups' first tracks (made at once), then every spare made. */
   end_envs (p, 0, 2 * group, s);
-  g_assert_true (track_refiller_poll (refiller, &started, &error));
-  g_assert_no_error (error);
-  g_assert_true (started);
-  g_assert_true (track_refiller_wait (refiller, &error));
-  g_assert_no_error (error);
+  g_assert_true (poll_ok (refiller));
+  wait_ok (refiller);
   for (guint round = 0; round < rounds; round++)
     {
       const gint64 until = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
 
       end_envs (p, 0, group, s);
-      g_assert_true (track_refiller_poll (refiller, &started, &error));
-      g_assert_no_error (error);
-      g_assert_true (started);
+      g_assert_true (poll_ok (refiller));
       /* Due again at once; started when the running refill has ended. */
       end_envs (p, group, 2 * group, s);
       started = FALSE;
       while (!started && g_get_monotonic_time () < until)
-        {
-          g_assert_true (track_refiller_poll (refiller, &started, &error));
-          g_assert_no_error (error);
-        }
+        started = poll_ok (refiller);
       g_assert_true (started);
-      g_assert_true (track_refiller_wait (refiller, &error));
-      g_assert_no_error (error);
+      wait_ok (refiller);
     }
   track_refiller_get_stats (refiller, &stats);
   /* The refiller's own first refill, the first spares', two a round. */
@@ -192,7 +202,6 @@ test_made_after_ends (TgTestGpu *gpu, gconstpointer data)
   cudaStream_t s = gpu->stream;
   TrackRefillerStats stats;
   TrackConfig config;
-  gboolean started = TRUE;
 
   TG_TEST_REQUIRE_GPU ();
   heavy_config (&config, 2, TRUE);
@@ -205,18 +214,13 @@ test_made_after_ends (TgTestGpu *gpu, gconstpointer data)
   end_envs (p, 0, N_ENVS, s);
   refiller = track_refiller_new (p, &config, seeds, &error);
   g_assert_no_error (error);
-  g_assert_true (track_refiller_poll (refiller, &started, &error));
-  g_assert_no_error (error);
-  g_assert_false (started);
+  g_assert_false (poll_ok (refiller));
   track_refiller_get_stats (refiller, &stats);
   g_assert_cmpuint (stats.started, ==, 1);
   g_assert_cmpuint (stats.totals.made, ==, 2 * N_ENVS);
   end_envs (p, 0, config.refill_batch, s);
-  g_assert_true (track_refiller_poll (refiller, &started, &error));
-  g_assert_no_error (error);
-  g_assert_true (started);
-  g_assert_true (track_refiller_wait (refiller, &error));
-  g_assert_no_error (error);
+  g_assert_true (poll_ok (refiller));
+  wait_ok (refiller);
   track_refiller_get_stats (refiller, &stats);
   g_assert_cmpuint (stats.started, ==, 2);
   /* The first tracks and the second calls' were made at once, no later. */
@@ -227,14 +231,8 @@ test_made_after_ends (TgTestGpu *gpu, gconstpointer data)
 static gpointer
 poll_wait_free (gpointer refiller)
 {
-  g_autoptr (GError) error = NULL;
-  gboolean started = FALSE;
-
-  g_assert_true (track_refiller_poll (refiller, &started, &error));
-  g_assert_no_error (error);
-  g_assert_true (started);
-  g_assert_true (track_refiller_wait (refiller, &error));
-  g_assert_no_error (error);
+  g_assert_true (poll_ok (refiller));
+  wait_ok (refiller);
   track_refiller_free (refiller);
   return NULL;
 }
@@ -247,7 +245,6 @@ poll_wait_free (gpointer refiller)
 static void
 test_beside_a_global_capture (TgTestGpu *gpu, gconstpointer data)
 {
-  g_autoptr (GError) error = NULL;
   g_autoptr (TgSeedState) seeds = NULL;
   g_autoptr (TgProducer) p = NULL;
   TrackRefiller *refiller;
@@ -260,8 +257,7 @@ test_beside_a_global_capture (TgTestGpu *gpu, gconstpointer data)
   refiller = overlap_new (5, s, &seeds, &p);
   /* A refill done but not yet timed (its end event to query), and one due. */
   end_envs (p, 0, N_ENVS, s);
-  g_assert_true (track_refiller_poll (refiller, NULL, &error));
-  g_assert_no_error (error);
+  (void)poll_ok (refiller);
   TG_TEST_CUDA (cudaStreamSynchronize (track_refiller_get_stream (refiller)));
   end_envs (p, 0, N_ENVS, s);
   TG_TEST_CUDA (cudaStreamCreateWithFlags (&capturing, cudaStreamNonBlocking));
