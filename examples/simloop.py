@@ -100,8 +100,9 @@ def add_track_options(p):
 
 def track_options_error(args):
     """What is wrong with the track options, or None."""
-    if not 0 <= args.lookahead <= 8 or args.refill_batch < 1 or args.heavy < 0:
-        return "--lookahead must be in [0, 8], --refill-batch positive, --heavy >= 0"
+    from track_gen.tracks import MAX_LOOKAHEAD as top
+    if not 0 <= args.lookahead <= top or args.refill_batch < 1 or args.heavy < 0:
+        return "--lookahead must be in [0, %d], --refill-batch positive, --heavy >= 0" % top
     if args.overlap and not args.lookahead:
         return "--overlap needs --lookahead of 1 or more"
     return None

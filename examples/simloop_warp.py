@@ -432,7 +432,8 @@ def simloop_rate(torch, tg, args):
     sim = simloop.Sim(torch, tg, args.envs, args.seed, simloop.parse_args([
         "--envs", str(args.envs), "--steps", str(args.steps), "--seed", str(args.seed),
         "--lap-steps", repr(args.lap_steps), "--crash-prob", repr(args.crash_prob),
-        "--lookahead", str(min(args.lookahead, 8)), "--refill-batch", str(args.refill_batch),
+        "--lookahead", str(min(args.lookahead, tg.tracks.MAX_LOOKAHEAD)),
+        "--refill-batch", str(args.refill_batch),
         "--compile" if args.compile else "--no-compile"]))
     sim.capture()
     sim.reset()

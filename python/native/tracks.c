@@ -439,7 +439,8 @@ static PyMethodDef track_functions[] = {
 int
 tgpy_tracks_init (PyObject *module, TgpyState *state)
 {
-  if (PyModule_AddIntConstant (module, "TRACK_N_FAMILIES", TRACK_N_FAMILIES) < 0)
+  if (PyModule_AddIntConstant (module, "TRACK_N_FAMILIES", TRACK_N_FAMILIES) < 0
+      || PyModule_AddIntConstant (module, "TRACK_MAX_LOOKAHEAD", TRACK_MAX_LOOKAHEAD) < 0)
     return -1;
   return PyModule_AddFunctions (module, track_functions);
 }

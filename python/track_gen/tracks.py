@@ -29,10 +29,13 @@ from track_gen import _native
 from track_gen.exec import Producer, StreamLike, resolve_stream
 from track_gen.seeds import SeedState
 
-__all__ = ["TrackProducer", "FAMILIES", "family_name", "write_svg"]
+__all__ = ["TrackProducer", "FAMILIES", "MAX_LOOKAHEAD", "family_name", "write_svg"]
 
 #: The shape families, by index; what ``"family"`` selects.
 FAMILIES = tuple(_native.track_family_name(f) for f in range(_native.TRACK_N_FAMILIES))
+
+#: The most spare tracks an env may keep ready (``lookahead``'s upper bound).
+MAX_LOOKAHEAD = _native.TRACK_MAX_LOOKAHEAD
 
 # Element types of the bindings, for TrackProducer.tensor(): (torch dtype
 # name, elements per env, or None for one element in all).
@@ -80,7 +83,7 @@ class TrackProducer(Producer):
             ``radius=100.0``, ``radius_jitter=0.3``, ``angle_jitter=0.5``,
             ``width=12.0``, ``min_turn_radius=20.0``.
 
-    With ``lookahead=L`` (1 to 8, and ``advance=True``), every env keeps
+    With ``lookahead=L`` (1 to :data:`MAX_LOOKAHEAD`, and ``advance=True``), every env keeps
     its next L tracks ready, made from (seed, epoch + 1) ... (seed, epoch +
     L), each of the ``"family"`` of the end that freed its slot (a family
     set now reaches an env's tracks L episodes later).  Each

@@ -278,6 +278,7 @@ class Svg(unittest.TestCase):
         self.assertEqual(tracks.FAMILIES, ("polar", "stadium", "star"))
         self.assertEqual(tracks.family_name(99), "none")
         self.assertEqual(tracks.family_name(-1), "none")
+        self.assertEqual(tracks.MAX_LOOKAHEAD, 8)
 
     def test_write_svg_from_bytes(self):
         from track_gen import tracks
