@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* producer-private.h: the producer, its stages and bindings, the launch
- * context, and the producer's lock and private resources (producer.c).
+/* producer-private.h: the producer, its stages and bindings
+ * (producer-stages.c), the launch context, and the producer's lock and
+ * private resources (producer.c).
  * Private to libtrackgen. */
 #ifndef TG_PRODUCER_PRIVATE_H
 #define TG_PRODUCER_PRIVATE_H
@@ -225,7 +226,15 @@ tg__producer_unlock (TgProducer *producer)
   tg__producer_release (producer);
 }
 
-/* The buffer bound as @name, for callers inside a call. */
+/* Takes @producer for a reader outside a call (producer.c): FALSE when
+ * this thread is inside it already (a stage), which holds it then; TRUE
+ * when taken, to be unlocked after the read. */
+gboolean tg__producer_read_lock (TgProducer *producer);
+
+/* Frees a stage the producer owns. */
+void tg__stage_free (gpointer stage);
+
+/* The buffer bound as @name, for callers inside a call (producer-stages.c). */
 gpointer tg__producer_binding (const TgProducer *producer, const char *name,
                                gsize *size);
 
