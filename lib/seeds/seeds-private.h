@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* seeds-private.h: the pure host checks of seeds.c, which the tests call
- * directly.  Private to libtrackgen: shipped by make dist, never installed. */
+/* seeds-private.h: the pure host checks of the seed calls (seeds-check.c),
+ * which the tests call directly.  Private to libtrackgen: shipped by make
+ * dist, never installed. */
 #ifndef TG_SEEDS_PRIVATE_H
 #define TG_SEEDS_PRIVATE_H
 
