@@ -147,7 +147,8 @@ def _run(call: _Call, stream: Any, device: int) -> None:
 
 def _run_producer(call: _Call, stream: Any, device: int) -> None:
     producer, slot = _producer(call.kind, device)
-    policy = producer.resolve(stream)[0]
+    # The stream rule is asked once: the call runs on the stream it chose.
+    policy, stream = producer.resolve(stream)
     capturing = policy == _native.Policy.RECORD
     # Outside a capture: EAGER, never the producer's own graph (REPLAY),
     # which would replay the first call's bodies.
