@@ -200,9 +200,9 @@ test_equals_on_demand (TgTestGpu *gpu, gconstpointer data)
     }
 
   /* Not vacuous: envs ended, and tracks of every family were made.
-   * mask_of_step ends about one env-step in 22 (458 expected, 467 seen on
-   * the H200): the bound, first written as one in 20, is one in 40. */
-  g_assert_cmpuint (ends, >, STEPS * N_ENVS / 40);
+   * mask_of_step (seeded, so the same every run) ends about one env-step
+   * in 22 (458 expected, 467 on the H200); one in 20 could never hold. */
+  g_assert_cmpuint (ends, >, STEPS * N_ENVS / 25);
   g_assert_cmpuint (pair.envs[1].epochs[0], >=, 10);
   /* Batched: with spares to spend, far fewer refills than steps with an end;
    * with one spare or a batch of 1, one each. */
