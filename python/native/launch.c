@@ -79,7 +79,7 @@ launch_dealloc (TgpyLaunch *self)
   }
 
 GETTER (device, PyLong_FromLong (tg_launch_get_device (launch)))
-GETTER (stream, PyLong_FromVoidPtr (tg_launch_get_stream (launch)))
+GETTER (stream, tgpy_stream_to_object (tg_launch_get_stream (launch)))
 GETTER (policy, tgpy_enum_value (tgpy_state_of (self)->policy_enum,
                                   tg_launch_get_policy (launch)))
 GETTER (is_capturing, PyBool_FromLong (tg_launch_is_capturing (launch)))
@@ -120,7 +120,8 @@ static PyGetSetDef launch_getset[] = {
     NULL },
   { "stream", (getter)launch_get_stream, NULL,
     "The stream to enqueue on, an int cudaStream_t; the resolved stream, the "
-    "producer's own capture stream, or a condition's body stream.",
+    "producer's own capture stream, or a condition's body stream; 0 for the "
+    "legacy default stream.",
     NULL },
   { "policy", (getter)launch_get_policy, NULL, "The resolved Policy (an int).", NULL },
   { "is_capturing", (getter)launch_get_is_capturing, NULL,

@@ -92,12 +92,16 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
   return -1;
 }
 
+/* A stream handed back to Python: None for TG_STREAM_AUTO, and 0 for the
+ * legacy default stream, which lib names cudaStreamLegacy: 0 is the name
+ * torch gives it (torch.cuda.default_stream().cuda_stream) and the one
+ * Python callers pass in. */
 PyObject *
 tgpy_stream_to_object (cudaStream_t stream)
 {
   if (stream == TG_STREAM_AUTO)
     Py_RETURN_NONE;
-  return PyLong_FromVoidPtr (stream);
+  return PyLong_FromVoidPtr (stream == cudaStreamLegacy ? NULL : stream);
 }
 
 /* The name of @obj's type as Python code writes it ("torch.Tensor"). */

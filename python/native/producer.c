@@ -460,7 +460,7 @@ producer_resolve (PyObject *obj, PyTypeObject *defining_class, PyObject *const *
   if (!ok)
     return tgpy_raise (state, error, NULL);
   return Py_BuildValue ("(NN)", tgpy_enum_value (state->policy_enum, decided),
-                        PyLong_FromVoidPtr (resolved));
+                        tgpy_stream_to_object (resolved));
 }
 
 static PyObject *

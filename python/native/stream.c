@@ -187,7 +187,7 @@ native_resolve_stream (PyObject *module, PyObject *args)
   Py_END_ALLOW_THREADS;
   if (resolved == NULL)
     return tgpy_raise (PyModule_GetState (module), error, NULL);
-  return PyLong_FromVoidPtr (resolved);
+  return tgpy_stream_to_object (resolved);
 }
 
 static PyObject *
@@ -206,7 +206,7 @@ native_default_stream (PyObject *module, PyObject *args)
   Py_END_ALLOW_THREADS;
   if (stream == NULL)
     return tgpy_raise (PyModule_GetState (module), error, NULL);
-  return PyLong_FromVoidPtr (stream);
+  return tgpy_stream_to_object (stream);
 }
 
 static PyObject *

@@ -510,7 +510,8 @@ def resolve(producer: Producer, stream: StreamLike = None, policy: int = Policy.
         condition (Condition | None): As :meth:`Producer.run` takes it.
 
     Returns:
-        tuple[Policy, int]: The policy the call would take and its stream.
+        tuple[Policy, int]: The policy the call would take and its stream
+        (``0`` for the legacy default stream, as in :func:`resolve_stream`).
     """
     return producer.resolve(stream, policy, condition)
 
@@ -564,7 +565,8 @@ def resolve_stream(stream: StreamLike = None, device: int = 0) -> int:
         device (int): The CUDA device.
 
     Returns:
-        int: The ``cudaStream_t`` the call would use.
+        int: The ``cudaStream_t`` the call would use; ``0`` for the legacy
+        default stream, as torch names it (``torch.cuda.default_stream()``).
 
     Raises:
         ArgumentError: *stream* belongs to another device.

@@ -324,6 +324,17 @@ class TorchRule(tgtest.GpuCase):
         torch.cuda.synchronize()
 
 
+    def test_legacy_stream_reads_as_torch_names_it(self):
+        # lib names it cudaStreamLegacy; Python hands back torch's 0.
+        torch = self.torch
+        self.assertEqual(torch.cuda.current_stream().cuda_stream, 0)
+        self.assertEqual(tx.resolve_stream(), 0)
+        self.assertEqual(tx.resolve_stream(0), 0)
+        self.assertEqual(tx.resolve_stream(torch.cuda.default_stream()), 0)
+        chain = tgtest.Chain("legacy")
+        self.assertEqual(tx.resolve(chain.producer, 0), (tx.Policy.REPLAY, 0))
+        chain.producer.close()
+
     def test_outside_a_capture_torch_current_stream(self):
         torch = self.torch
         chain = tgtest.Chain("current")
