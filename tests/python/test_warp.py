@@ -381,11 +381,14 @@ class Rows(WarpCase):
             np.testing.assert_array_equal(self.result(), expected(param))
         del g
 
-    def retained_after_a_warp_if(self, name, capture):
+    def retained_after_a_warp_if(self, name, capture, user_object):
         """Records a producer of one Warp stage (seeds, mixed) after a
         wp.capture_if, with *capture(p, warp_if)*, which returns the graph's
         replay; then checks that the graph alone keeps the producer,
-        replays right, and lets it go with it."""
+        replays right, and lets it go with it.  *user_object*: the graph
+        holds it by a CUDA user object, which counts as outstanding for
+        release_wait() while the graph lives (its docstring), not by its
+        owner's hold."""
         import gc
         import numpy as np
         flag = wp.zeros(1, dtype=wp.int32, device="cuda:0")
@@ -403,9 +406,13 @@ class Rows(WarpCase):
         p = self.producer(name, gen)
         before = tx.live_objects()
         replay = capture(p, warp_if)
+        self.assertEqual(tx.live_objects().user_objects,
+                         before.user_objects + (1 if user_object else 0))
         del p
         gc.collect()
-        self.assertTrue(tx.release_wait(10.0))
+        # Anything wrongly queued runs meanwhile; a live user object is
+        # outstanding, so the wait then lasts its whole timeout.
+        self.assertEqual(tx.release_wait(2.0 if user_object else 10.0), not user_object)
         self.assertEqual(tx.live_objects().producers, before.producers)  # the graph's
         self.set_param(7)
         replay()
@@ -422,15 +429,13 @@ class Rows(WarpCase):
         torch = self.torch
 
         def capture(p, warp_if):
-            before = tx.live_objects()
             g = torch.cuda.CUDAGraph()
             with self.interop.graph(g):
                 warp_if()
                 p.run()
-            self.assertEqual(tx.live_objects().user_objects, before.user_objects)
             return g.replay
 
-        self.retained_after_a_warp_if("after-if", capture)
+        self.retained_after_a_warp_if("after-if", capture, user_object=False)
 
     def test_scope_in_a_warp_capture_after_a_warp_conditional(self):
         # The same in a wp.ScopedCapture registered with a CaptureScope: the
@@ -450,7 +455,7 @@ class Rows(WarpCase):
                     scope.end()
             return lambda: wp.capture_launch(cap.graph, stream=ws)
 
-        self.retained_after_a_warp_if("scope-after-if", capture)
+        self.retained_after_a_warp_if("scope-after-if", capture, user_object=True)
 
     def warp_conditionals(self):
         """A stage whose Warp work holds a wp.capture_if and a wp.capture_while
@@ -639,8 +644,16 @@ class Threads(WarpCase):
     ROUNDS = 30
 
     def test_two_threads_each_their_own_results(self):
+        import time
+
         import numpy as np
         torch, twarp = self.torch, self.twarp
+        # The threads' stages run at the same moments: each captures after
+        # the barrier and sleeps between its two launches (Python work of
+        # the stage's own, the GIL released), so without interop.warp's
+        # lock the other thread's stage sets Warp's current stream in that
+        # gap, every time.
+        together = threading.Barrier(2, timeout=60)
 
         def work(i):
             stream = torch.cuda.Stream()
@@ -655,6 +668,7 @@ class Threads(WarpCase):
                     a = twarp.array(ctx, "out", wp.uint32, (N,))
                     wp.launch(seed_kernel, N,
                               inputs=[a, twarp.array(ctx, "param", wp.uint32, (1,))])
+                    time.sleep(0.02)
                     wp.launch(mix_kernel, N, inputs=[a, a])
 
                 p = tx.Producer("thread%d" % i)
@@ -668,12 +682,14 @@ class Threads(WarpCase):
                 # a device-wide synchronize, which breaks a capture another
                 # thread has open.  Each thread captures on its own stream.
                 g = torch.cuda.CUDAGraph()
+                together.wait()
                 g.capture_begin(capture_error_mode="thread_local")
                 try:
                     with self.interop.registered("thread_local"):
                         p.run()
                 finally:
                     g.capture_end()
+                together.wait()  # round 0 captures the producer's own graph
                 for k in range(self.ROUNDS):
                     out.zero_()
                     if k % 2:
