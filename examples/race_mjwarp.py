@@ -477,9 +477,9 @@ def main(argv=None):
         r.close()
 
     host = race()
-    seconds = timed(lambda: host.run_host(args.steps, ws.cuda_stream))
+    host_s = timed(lambda: host.run_host(args.steps, ws.cuda_stream))
     driven = host.snapshot(torch)
-    rate_host = report("host-driven:", host.n, seconds, args.steps, driven["counters"])
+    rate_host = report("host-driven:", host.n, host_s, args.steps, driven["counters"])
     host.close()
 
     torch_snap, warp_snap = snaps["in-graph (torch):"], snaps["in-graph (Warp):"]

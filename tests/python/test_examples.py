@@ -149,11 +149,13 @@ class Examples(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             svg = os.path.join(tmp, "tracks.svg")
             # Episodes of 20 steps at most: every world ends twice or more,
-            # with the default lookahead (2) and on demand (0).
-            for lookahead in ("2", "0"):
+            # with the default lookahead (2), on demand (0), and a heavy
+            # generator refilled beside the steps.
+            for options in (["--lookahead", "2"], ["--lookahead", "0"],
+                            ["--overlap", "--heavy", "20"]):
                 r = run([os.path.join(EXAMPLES, "race_mjwarp.py"), "--worlds", "64",
-                         "--steps", "50", "--max-episode-steps", "20", "--lookahead",
-                         lookahead, "--shown", "8", "--svg", svg], timeout=900)
+                         "--steps", "50", "--max-episode-steps", "20", "--shown", "8",
+                         "--svg", svg] + options, timeout=900)
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
                 out = r.stdout
                 for name in (r"in-graph \(torch\)", r"in-graph \(Warp\)",
@@ -165,6 +167,9 @@ class Examples(unittest.TestCase):
                 self.assertRegex(out, r"regeneration \+ reset: -?\d+\.\d% of a step")
                 self.assertGreaterEqual(
                     int(re.search(r"episodes ended: (\d+)", out).group(1)), 128)
+                if "--overlap" in options:
+                    self.assertRegex(out, r"step times: floor median [\d.]+ us")
+                    self.assertRegex(out, r"overlapped refill: [1-9]\d* refills")
                 with open(svg) as f:
                     self.assertIn("<svg", f.read())
 
