@@ -81,14 +81,15 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def add_track_options(p):
-    """The track producer's options of the loops: --lookahead, --refill-batch,
-    --overlap, --heavy."""
+def add_track_options(p, refill_batch=64):
+    """The track producer's options of the loops: --lookahead, --refill-batch
+    (default *refill_batch*), --overlap, --heavy."""
     p.add_argument("--lookahead", type=int, default=2,
                    help="spare tracks kept ready per env, 0 to 8 (default 2; 0: "
                         "generate on demand)")
-    p.add_argument("--refill-batch", type=int, default=64,
-                   help="with lookahead: spent spares that start a refill (default 64)")
+    p.add_argument("--refill-batch", type=int, default=refill_batch,
+                   help="with lookahead: spent spares that start a refill (default %d)"
+                        % refill_batch)
     p.add_argument("--overlap", action="store_true",
                    help="with lookahead: refill beside the steps, on a stream of the "
                         "least priority, started by the loop's poll(); times the steps")

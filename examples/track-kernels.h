@@ -104,6 +104,11 @@ TRACK_EXTERN_C cudaError_t track_launch_lookahead (
     const uint8_t *mask, const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
     TrackRows current, TrackSpares spares);
 
+/* How many blocks of the lookahead's kernel for @shape one SM holds at once,
+ * into *@n: a refill's blocks up to that many a SM make their tracks side by
+ * side. */
+TRACK_EXTERN_C cudaError_t track_lookahead_blocks_per_sm (TrackShape shape, int *n);
+
 /* The overlapped refill (track-overlap.cu): the spares and their states. */
 typedef struct
 {

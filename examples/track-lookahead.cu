@@ -207,3 +207,10 @@ track_launch_lookahead (cudaStream_t stream, TrackShape shape, uint32_t n_refill
                         track_env_smem (shape), stream, shape, max_iters, n_switch,
                         mask, family, seeds, epochs, current, spares);
 }
+
+extern "C" cudaError_t
+track_lookahead_blocks_per_sm (TrackShape shape, int *n)
+{
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor (n, lookahead_kernel, TRACK_BLOCK,
+                                                        track_env_smem (shape));
+}

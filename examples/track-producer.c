@@ -177,7 +177,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
 {
   TrackDeviceScope saved;
   TrackOverlap overlap; /* copied from till the synchronization below */
-  int n_sms = 0;
+  int n_sms = 0, per_sm = 1;
   gboolean ok;
 
   if (!track_enter_device (tg_seed_state_get_device (ctx->seeds), &saved, error))
@@ -189,12 +189,18 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                                               tg_seed_state_get_device (ctx->seeds)),
                       error);
   ctx->n_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
-  /* A block per env of a batch, up to one per SM: a refill usually lists
-   * about refill_batch envs (fewer when an env ran out), whose tracks are
-   * then made side by side.  Every block of every call takes part in the
-   * call's tally (its last block decides), so none is launched for nothing. */
-  ctx->n_refill_blocks
-      = MIN (MIN (ctx->config.n_envs, ctx->config.refill_batch), (guint)MAX (n_sms, 1));
+  /* A block per env of a batch, up to as many as the SMs hold at once: a
+   * refill usually lists about refill_batch envs (fewer when an env ran
+   * out), whose tracks are then made side by side, a refill taking about
+   * one track's time (a block makes a track alone, latency-bound).  Every
+   * block of every call takes part in the call's tally (its last block
+   * decides), so none is launched for nothing: a larger batch costs every
+   * step its blocks' launch. */
+  ok = ok && (ctx->config.lookahead == 0
+              || TRACK_CUDA_OK (track_lookahead_blocks_per_sm (ctx->config.shape, &per_sm),
+                                error));
+  ctx->n_refill_blocks = MIN (MIN (ctx->config.n_envs, ctx->config.refill_batch),
+                              (guint)MAX (n_sms, 1) * (guint)MAX (per_sm, 1));
   for (guint b = 0; ok && b < N_BUFFERS; b++)
     {
       gsize size = track_buffer_size (&ctx->config, b);
