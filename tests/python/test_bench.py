@@ -6,8 +6,10 @@ it calls in that library, and one whole run against fakes of the library
 and of Warp that model what each graph does; and bench/python-bench.py's
 timing of a call as tg-bench times the C call.  The benches themselves run
 on a GPU: make bench-warp, make bench-python."""
+import contextlib
 import ctypes
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -326,6 +328,36 @@ class WarpBench(unittest.TestCase):
                       lib.body_kernels)
         self.assertAlmostEqual(doc["times"]["switch"]["py"]["median"], 9.4, places=1)
         self.assertNotIn("py", doc["times"]["while-by"])
+
+    def test_python_column_late_fails_no_row(self):
+        """The Python column's graph waits at every launch (it holds a user
+        object): counted and said apart, no target row fails for it."""
+        wb = script()
+        lib = FakeLib(wb.SHAPE)
+        time = lib.tgb_clock_time
+
+        def py_late(c, execs, n, batch, rounds, spin_us, samples, enqueue):
+            spin = time(c, execs, n, batch, rounds, spin_us, samples, enqueue)
+            for i in range(n):
+                for r in range(rounds):
+                    late = lib.handles[execs[i]][1] == "py"
+                    enqueue[i * rounds + r] = 10 * spin if late else 40.0
+            return spin
+
+        lib.tgb_clock_time = py_late
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            args = wb.parse_args(["--quick", "--python", "--json=" + out])
+            python = FakePython(lib)
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                status = wb.bench(FakeWarp(lib), wb.Clock(lib), args, (python, python))
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(status, 0, printed.getvalue())
+        self.assertEqual(doc["failures"], [])
+        self.assertEqual(set(doc["late_batches"].values()), {0})
+        self.assertIn("skip: ours from Python: the GPU waited for the host in 10 of 10",
+                      printed.getvalue())
 
     def test_row_this_driver_lacks(self):
         """A row the build or driver cannot make (SWITCH before CUDA 12.8)
