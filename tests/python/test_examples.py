@@ -150,9 +150,10 @@ class Examples(unittest.TestCase):
             svg = os.path.join(tmp, "tracks.svg")
             # Episodes of 20 steps at most: every world ends twice or more,
             # with the default lookahead (2), on demand (0), and a heavy
-            # generator refilled beside the steps.
+            # generator refilled beside the steps, 64 spent spares at a time
+            # (the 64 worlds' first ends start one).
             for options in (["--lookahead", "2"], ["--lookahead", "0"],
-                            ["--overlap", "--heavy", "20"]):
+                            ["--overlap", "--heavy", "20", "--refill-batch", "64"]):
                 r = run([os.path.join(EXAMPLES, "race_mjwarp.py"), "--worlds", "64",
                          "--steps", "50", "--max-episode-steps", "20", "--shown", "8",
                          "--svg", svg] + options, timeout=900)
