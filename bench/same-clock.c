@@ -48,7 +48,7 @@ void *tgb_clock_address (TgbClock *c, const char *name);
 void tgb_clock_set (TgbClock *c, const char *name, gint32 value);
 void *tgb_clock_ours (TgbClock *c, const char *row);
 void *tgb_clock_floor (TgbClock *c, const char *row);
-void *tgb_clock_instantiate (void *graph);
+void *tgb_clock_instantiate (void *graph, int autofree);
 void *tgb_clock_instantiate_kept (void *graph);
 void tgb_clock_exec_destroy (void *exec);
 void tgb_clock_begin (TgbClock *c);
@@ -274,11 +274,19 @@ tgb_clock_floor (TgbClock *c, const char *row)
   return NULL;
 }
 
-/* Instantiates @graph (flags 0, as tg-bench does) and destroys it. */
+/* Instantiates @graph and destroys it: flags 0, as tg-bench does, or with
+ * @autofree cudaGraphInstantiateFlagAutoFreeOnLaunch, as Warp does. */
 void *
-tgb_clock_instantiate (void *graph)
+tgb_clock_instantiate (void *graph, int autofree)
 {
-  return tg_bench_instantiate_graph (graph);
+  cudaGraphExec_t exec = NULL;
+
+  if (!autofree)
+    return tg_bench_instantiate_graph (graph);
+  TG_BENCH_CUDA (cudaGraphInstantiateWithFlags (&exec, graph,
+                                                cudaGraphInstantiateFlagAutoFreeOnLaunch));
+  TG_BENCH_CUDA (cudaGraphDestroy (graph));
+  return exec;
 }
 
 /* The same for a graph of someone else's (Warp's), left as it is: how

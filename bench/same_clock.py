@@ -11,7 +11,7 @@ SIGNATURES = {
     "new": (_vp, []), "free": (None, [_vp]), "constant": (_i, [_cp]),
     "stream": (_vp, [_vp]), "address": (_vp, [_vp, _cp]),
     "set": (None, [_vp, _cp, ctypes.c_int32]), "ours": (_vp, [_vp, _cp]),
-    "floor": (_vp, [_vp, _cp]), "instantiate": (_vp, [_vp]),
+    "floor": (_vp, [_vp, _cp]), "instantiate": (_vp, [_vp, _i]),
     "instantiate_kept": (_vp, [_vp]), "begin": (None, [_vp]), "end": (_vp, [_vp]),
     "exec_destroy": (None, [_vp]), "chain": (_vp, [_vp]),
     "string_free": (None, [_vp]), "dot": (_i, [_vp, _cp]),

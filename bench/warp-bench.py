@@ -225,6 +225,10 @@ def parse_args(argv):
     parser.add_argument("--python", action="store_true",
                         help="also ours as a Python user records it: track_gen's "
                         "capture_if / capture_switch (needs track_gen and torch)")
+    parser.add_argument("--autofree", action="store_true",
+                        help="instantiate ours, the floors and ours from Python with "
+                        "cudaGraphInstantiateFlagAutoFreeOnLaunch, as Warp instantiates "
+                        "its graphs (default: flags 0, as tg-bench does)")
     parser.add_argument("--dot", metavar="DIR",
                         help="write each graph's cudaGraphDebugDotPrint to DIR")
     parser.add_argument("--check", action="store_true",
@@ -449,10 +453,11 @@ def python_graph(clock, key, tx, torch):
     return lib.tgb_clock_end(c)
 
 
-def build(wp, clock, device, rows, dot, py):
+def build(wp, clock, device, rows, dot, py, autofree):
     """{row: {side: exec}} of every graph of *rows* (with *py*, (tx, torch),
-    ours from Python too), and Warp's graphs, to keep; the chains printed
-    and, with *dot*, each graph's topology written."""
+    ours from Python too; with *autofree*, ours and the floors instantiated
+    as Warp's are), and Warp's graphs, to keep; the chains printed and, with
+    *dot*, each graph's topology written."""
     lib, graphs, keep = clock.lib, {}, []
     for key in rows:
         made = {"ours": lib.tgb_clock_ours(clock.c, key.encode()),
@@ -481,7 +486,7 @@ def build(wp, clock, device, rows, dot, py):
                           "cudaError_t %d" % (key, side, rc), file=sys.stderr)
         print("  # %-9s top of each graph (k kernel, c conditional, g child graph): %s"
               % (key, ", ".join(chains)), flush=True)
-        graphs[key] = {side: lib.tgb_clock_instantiate(made[side])
+        graphs[key] = {side: lib.tgb_clock_instantiate(made[side], autofree)
                        for side in ("ours", "floor", "py") if side in made}
         if wgraph is not None:
             graphs[key]["warp"] = warp_exec(wp, device, wgraph)
@@ -610,7 +615,7 @@ def bench(wp, clock, args, py=None):
     if args.dot:
         os.makedirs(args.dot, exist_ok=True)
     with wp.ScopedDevice(device):
-        graphs, keep = build(wp, clock, device, args.rows, args.dot, py)
+        graphs, keep = build(wp, clock, device, args.rows, args.dot, py, args.autofree)
         for key, execs in graphs.items():
             check(clock, key, execs, failures)
         if failures:
@@ -626,13 +631,16 @@ def bench(wp, clock, args, py=None):
              for key, sides in samples.items()}
     results = evaluate(times, clock.shape, args.rows)
     spin = sorted(set("%.0f" % us for us in spins.values()), key=float)
+    flags = "AutoFreeOnLaunch" if args.autofree else "flags 0"
     header = ("one clock: ours, NVIDIA Warp %s, hand-built floors; %d series x %d "
-              "rounds, batches of %d (loops: 1 launch); spin %s us"
+              "rounds, batches of %d (loops: 1 launch); spin %s us; ours and the "
+              "floors instantiated with %s"
               % (wp.__version__, n, args.scale["rounds"], args.scale["batch"],
-                 spin[0] if len(spin) == 1 else "%s-%s" % (spin[0], spin[-1])))
+                 spin[0] if len(spin) == 1 else "%s-%s" % (spin[0], spin[-1]), flags))
     print("\n".join(report_lines(times, results, clock.shape, header)))
     write_json(args.json, dict(
-        environment=env, scale=args.scale, shape=clock.shape, spin_us=spins,
+        environment=env, scale=args.scale, shape=clock.shape, instantiate=flags,
+        spin_us=spins,
         late_batches=late,
         rows=[dict(row=r.key, what=row_title(r, clock.shape),
                    sides={s: side_title(r, s) for s in SIDES

@@ -59,6 +59,7 @@ class FakeLib:
     def __init__(self, shape):
         self.shape, self.values, self.handles, self.strings = shape, {}, {}, []
         self.calls = 0  # of tgb_clock_time
+        self.autofree = set()  # the instantiations' autofree arguments
         # Graphs with an executable: the driver refuses a second one of a
         # graph holding conditional nodes while the first lives (record-test
         # /record/conditional-limits), as every graph here holds.
@@ -116,7 +117,8 @@ class FakeLib:
         row, graph_side = self.handles[graph]
         return self.handle(row, side or graph_side)
 
-    def tgb_clock_instantiate(self, graph):
+    def tgb_clock_instantiate(self, graph, autofree):
+        self.autofree.add(bool(autofree))
         return self.instantiate(graph)
 
     def tgb_clock_instantiate_kept(self, graph):
@@ -307,6 +309,8 @@ class WarpBench(unittest.TestCase):
             # ours, floor: 4 rows; Warp: 3 rows; from Python: 3 rows
             self.assertEqual(len(os.listdir(dot)), 4 + 4 + 3 + 3)
         self.assertEqual(doc["failures"], [])
+        self.assertEqual(lib.autofree, {False})
+        self.assertEqual(doc["instantiate"], "flags 0")
         self.assertEqual(doc["late_batches"], {"skip": 1, "if-else": 0, "while-by": 0,
                                                "switch": 0})
         targets = {(t["row"], t["against"]): t for t in doc["targets"]}
@@ -328,6 +332,21 @@ class WarpBench(unittest.TestCase):
                       lib.body_kernels)
         self.assertAlmostEqual(doc["times"]["switch"]["py"]["median"], 9.4, places=1)
         self.assertNotIn("py", doc["times"]["while-by"])
+
+    def test_autofree_instantiates_ours_as_warp_does(self):
+        wb = script()
+        lib = FakeLib(wb.SHAPE)
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            args = wb.parse_args(["--quick", "--autofree", "--json=" + out])
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                status = wb.bench(FakeWarp(lib), wb.Clock(lib), args)
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(status, 0, printed.getvalue())
+        self.assertEqual(lib.autofree, {True})
+        self.assertEqual(doc["instantiate"], "AutoFreeOnLaunch")
+        self.assertIn("floors instantiated with AutoFreeOnLaunch", printed.getvalue())
 
     def test_python_column_late_fails_no_row(self):
         """The Python column's graph waits at every launch (it holds a user
