@@ -194,8 +194,8 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
    * out), whose tracks are then made side by side, a refill taking about
    * one track's time (a block makes a track alone, latency-bound).  Every
    * block of every call takes part in the call's tally (its last block
-   * decides), so none is launched for nothing: a larger batch costs every
-   * step its blocks' launch. */
+   * decides), refill or not: a larger batch costs every step its blocks'
+   * launch. */
   ok = ok && (ctx->config.lookahead == 0
               || TRACK_CUDA_OK (track_lookahead_blocks_per_sm (ctx->config.shape, &per_sm),
                                 error));
