@@ -271,8 +271,9 @@ print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *at_en
           refills > 0 ? ms / refills : 0.0,
           refills > 0 && floor_median > 0 ? ms * 1e3 / refills / floor_median : 0.0);
   printf ("  ends: %u, of which %u found no spare ready and made their track at once "
-          "(envs touched)\n",
-          freed, misses);
+          "(envs touched); %u steps left an env with no spare (each makes a refill "
+          "due)\n",
+          freed, misses, after->totals.urgent - before->totals.urgent);
   printf ("  a refill ran %.0f%% of the loop's time; its blocks (one an SM) held "
           "%.1f%% to %.1f%% of the GPU's SM time: its share (the refill running at "
           "the loop's end left out, counted whole)\n",

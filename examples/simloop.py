@@ -189,8 +189,9 @@ def report_overlap(before, after, floor_median, floor_s, graph_s):
                                    ms * 1e3 / refills / floor_median
                                    if refills and floor_median else 0.0))
     print("  ends: %d, of which %d found no spare ready and made their track at once "
-          "(envs touched)" % (after["freed"] - before["freed"],
-                              after["misses"] - before["misses"]))
+          "(envs touched); %d steps left an env with no spare (each makes a refill due)"
+          % (after["freed"] - before["freed"], after["misses"] - before["misses"],
+             after["urgent"] - before["urgent"]))
     print("  a refill ran %.0f%% of the loop's time; its blocks (one an SM) held %.1f%% "
           "of the GPU's SM time: its share" % (min(ms / 1e3 / graph_s, 1.0) * 100,
                                                 share * 100))
