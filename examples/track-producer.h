@@ -121,7 +121,9 @@ typedef struct
   gboolean advance;     /* each generation advances the masked envs' epochs first */
   guint lookahead;      /* spare tracks kept ready per env, <= TRACK_MAX_LOOKAHEAD;
                            0: generated on demand (needs advance otherwise) */
-  guint refill_batch;   /* with lookahead: spent spares that start a refill, >= 1 */
+  guint refill_batch;   /* with lookahead: spent spares that start a refill, >= 1;
+                           in the step graph, also its refill blocks (up to what
+                           the SMs hold at once), launched at every call */
   gboolean overlap;     /* with lookahead: the refill runs beside the steps, on a
                            stream of its own, started by a TrackRefiller */
   const char *svg_path; /* when set, add the "svg" HOST stage writing this file */
