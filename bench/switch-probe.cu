@@ -171,6 +171,9 @@ run (Probe &p, int v, const char *name, float floor_median, float *median)
     case 6:
       tally_blocks_kernel<<<p.n_blocks, BLOCK, 0, s>>> (p.work, p.tally, nullptr);
       break;
+    case 8: // the switch blocks alone: what the refill blocks add to row 4
+      tally_blocks_kernel<<<ENVS / BLOCK, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr);
+      break;
     default:
       break;
     }
@@ -237,6 +240,7 @@ main (void)
     "+ the same, the last block writing mapped host memory",
     "+ the tally and ticket with no dynamic shared memory",
     "+ a skipped IF node (an empty body)",
+    "+ row 4's kernel with its switch blocks alone",
   };
   Probe p;
   int n_sms = 0, dev = 0;
@@ -267,7 +271,7 @@ main (void)
   printf ("switch-probe: %d envs; the floor's step and one node more, %d replays back "
           "to back; the lookahead's grid: %d blocks of %d\n",
           ENVS, STEPS, p.n_blocks, BLOCK);
-  for (int v = 0; v < 8; v++)
+  for (int v = 0; v < 9; v++)
     {
       if (!run (p, v, names[v], floor_median, &median))
         return 1;
