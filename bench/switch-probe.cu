@@ -38,8 +38,17 @@ enum
   STEPS = 2000
 };
 
+// The lookahead kernel's bulk: a parameter block of several hundred bytes
+// (its shape, rows and spares by value).
+struct Bulk
+{
+  float *rows[40];
+  unsigned n[24];
+};
+
 struct Probe
 {
+  Bulk bulk = {};
   float *work = nullptr;
   int *done = nullptr;               // the step's any-done flag
   unsigned *tally = nullptr;         // [0] spent, [1] urgent, [2] ticket, [3] decision
@@ -74,8 +83,8 @@ empty_kernel (void)
 // The lookahead kernel's frame with no env ended: shared memory reserved,
 // the block's tally, the ticket, the last block's decision (and, with
 // @host, its write of mapped host memory, as the overlapped switch's).
-static __global__ void
-tally_blocks_kernel (const float *work, unsigned *tally, volatile unsigned *host)
+static __device__ void
+tally_blocks (const float *work, unsigned *tally, volatile unsigned *host)
 {
   extern __shared__ float smem[];
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
@@ -100,6 +109,35 @@ tally_blocks_kernel (const float *work, unsigned *tally, volatile unsigned *host
       if (host != nullptr)
         host[0] = tally[3] + 1;
     }
+}
+
+static __global__ void
+tally_blocks_kernel (const float *work, unsigned *tally, volatile unsigned *host)
+{
+  tally_blocks (work, tally, host);
+}
+
+// Row 4's kernel with the lookahead kernel's bulk: its parameters, and a
+// long, register-hungry path it never takes (make_track's, inlined).
+static __global__ void
+__launch_bounds__ (BLOCK) bulky_kernel (Bulk b, const float *work, unsigned *tally)
+{
+  extern __shared__ float smem[];
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (e < ENVS && work[e] > 1e30f) // never
+    {
+      float acc[32];
+
+      for (int i = 0; i < 32; i++)
+        acc[i] = work[(e + i * 97) % ENVS];
+      for (unsigned it = 0; it < b.n[0]; it++)
+        for (int i = 0; i < 32; i++)
+          acc[i] = acc[i] * acc[(i + 7) % 32] + smem[(i + it) % 64];
+      for (int i = 0; i < 32; i++)
+        b.rows[i % 40][e] = acc[i];
+    }
+  tally_blocks (work, tally, nullptr);
 }
 
 // The GPU time of a step of @exec, replayed STEPS times back to back: the
@@ -171,6 +209,9 @@ run (Probe &p, int v, const char *name, float floor_median, float *median)
     case 6:
       tally_blocks_kernel<<<p.n_blocks, BLOCK, 0, s>>> (p.work, p.tally, nullptr);
       break;
+    case 9:
+      bulky_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.bulk, p.work, p.tally);
+      break;
     case 8: // the switch blocks alone: what the refill blocks add to row 4
       tally_blocks_kernel<<<ENVS / BLOCK, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr);
       break;
@@ -241,6 +282,7 @@ main (void)
     "+ the tally and ticket with no dynamic shared memory",
     "+ a skipped IF node (an empty body)",
     "+ row 4's kernel with its switch blocks alone",
+    "+ row 4's kernel with 400 bytes of parameters and a long path",
   };
   Probe p;
   int n_sms = 0, dev = 0;
@@ -271,7 +313,7 @@ main (void)
   printf ("switch-probe: %d envs; the floor's step and one node more, %d replays back "
           "to back; the lookahead's grid: %d blocks of %d\n",
           ENVS, STEPS, p.n_blocks, BLOCK);
-  for (int v = 0; v < 9; v++)
+  for (int v = 0; v < 10; v++)
     {
       if (!run (p, v, names[v], floor_median, &median))
         return 1;
