@@ -17,18 +17,8 @@
 
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                    \
-  do                                                                                   \
-    {                                                                                  \
-      cudaError_t status_ = (call);                                                    \
-      if (status_ != cudaSuccess)                                                      \
-        {                                                                              \
-          fprintf (stderr, "switch-probe: %s failed: %s\n", #call,                     \
-                   cudaGetErrorString (status_));                                      \
-          return false;                                                                \
-        }                                                                              \
-    }                                                                                  \
-  while (0)
+#define PROBE "switch-probe"
+#include "probe-check.cuh"
 
 enum
 {
