@@ -282,13 +282,19 @@ tg_bench_end_capture (cudaStream_t stream)
 }
 
 cudaGraphExec_t
-tg_bench_instantiate_graph (cudaGraph_t graph)
+tg_bench_instantiate_graph_flags (cudaGraph_t graph, unsigned long long flags)
 {
   cudaGraphExec_t exec = NULL;
 
-  TG_BENCH_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+  TG_BENCH_CUDA (cudaGraphInstantiateWithFlags (&exec, graph, flags));
   TG_BENCH_CUDA (cudaGraphDestroy (graph));
   return exec;
+}
+
+cudaGraphExec_t
+tg_bench_instantiate_graph (cudaGraph_t graph)
+{
+  return tg_bench_instantiate_graph_flags (graph, 0);
 }
 
 cudaGraphExec_t

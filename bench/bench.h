@@ -64,6 +64,9 @@ cudaGraphExec_t tg_bench_instantiate (cudaStream_t stream);
  * checked first; and its instantiation, which destroys @graph. */
 cudaGraph_t tg_bench_end_capture (cudaStream_t stream);
 cudaGraphExec_t tg_bench_instantiate_graph (cudaGraph_t graph);
+/* The same with cudaGraphInstantiateWithFlags' @flags (0: the same). */
+cudaGraphExec_t tg_bench_instantiate_graph_flags (cudaGraph_t graph,
+                                                  unsigned long long flags);
 
 /* The caller's graph, captured on @stream: @p recorded under @condition.
  * What it holds at its top is shown, for reading the rows beside the

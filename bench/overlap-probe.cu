@@ -23,7 +23,7 @@
 #include <cuda_runtime.h>
 
 #define PROBE "overlap-probe"
-#include "probe-check.cuh"
+#include "probe.cuh"
 
 struct Probe
 {
@@ -83,15 +83,6 @@ step_kernel (float *work, int n, unsigned *step, int every, int how,
       *due = s + 1;
       __threadfence_system ();
     }
-}
-
-static double
-quantile (std::vector<float> v, double q)
-{
-  if (v.empty ())
-    return 0;
-  std::sort (v.begin (), v.end ());
-  return v[std::min ((size_t)(q * v.size ()), v.size () - 1)];
 }
 
 // Replays a step graph made for variant @how (0: device launch, 1: host

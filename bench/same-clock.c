@@ -279,14 +279,8 @@ tgb_clock_floor (TgbClock *c, const char *row)
 void *
 tgb_clock_instantiate (void *graph, int autofree)
 {
-  cudaGraphExec_t exec = NULL;
-
-  if (!autofree)
-    return tg_bench_instantiate_graph (graph);
-  TG_BENCH_CUDA (cudaGraphInstantiateWithFlags (&exec, graph,
-                                                cudaGraphInstantiateFlagAutoFreeOnLaunch));
-  TG_BENCH_CUDA (cudaGraphDestroy (graph));
-  return exec;
+  return tg_bench_instantiate_graph_flags (
+      graph, autofree ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0);
 }
 
 /* The same for a graph of someone else's (Warp's), left as it is: how

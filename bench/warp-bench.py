@@ -555,14 +555,13 @@ def measure(clock, graphs, scale, spin_us, failures):
                 failures.add("%s: the last timed launch did not stop after %d "
                              "iterations" % (key, clock.shape["iters"]))
         print("  series %d of %d done" % (s + 1, scale["series"]), flush=True)
+    per_side = scale["series"] * scale["rounds"]
     for key, n_late in late.items():
-        batches = scale["series"] * scale["rounds"] * (len(graphs[key])
-                                                        - ("py" in graphs[key]))
+        batches = per_side * (len(graphs[key]) - ("py" in graphs[key]))
         if late_py[key]:
             print("  # %s: ours from Python: the GPU waited for the host in %d of %d "
                   "batches (its graph holds TrackGen's user object: see tg-bench's "
-                  "\"holding one user object\" row)" % (key, late_py[key],
-                                                scale["series"] * scale["rounds"]))
+                  "\"holding one user object\" row)" % (key, late_py[key], per_side))
         if n_late:
             print("  # %s: the GPU waited for the host in %d of %d batches (the host "
                   "took longer than the spin to enqueue them)" % (key, n_late, batches))

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// probe-check.cuh: the plain-CUDA probes' CHECK (overlap-probe.cu,
-// switch-probe.cu): a CUDA call that fails is named, with PROBE before it,
-// and the function returns false.
-#ifndef BENCH_PROBE_CHECK_CUH
-#define BENCH_PROBE_CHECK_CUH
+// probe.cuh: what the plain-CUDA probes share (overlap-probe.cu,
+// switch-probe.cu): CHECK, which names a CUDA call that fails, with PROBE
+// before it, and returns false; the quantile of their step times.
+#ifndef BENCH_PROBE_CUH
+#define BENCH_PROBE_CUH
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -22,4 +24,13 @@
     }                                                                                  \
   while (0)
 
-#endif // BENCH_PROBE_CHECK_CUH
+static inline double
+quantile (std::vector<float> v, double q)
+{
+  if (v.empty ())
+    return 0;
+  std::sort (v.begin (), v.end ());
+  return v[std::min ((size_t)(q * v.size ()), v.size () - 1)];
+}
+
+#endif // BENCH_PROBE_CUH
