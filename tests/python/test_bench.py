@@ -333,20 +333,28 @@ class WarpBench(unittest.TestCase):
         self.assertAlmostEqual(doc["times"]["switch"]["py"]["median"], 9.4, places=1)
         self.assertNotIn("py", doc["times"]["while-by"])
 
+    @staticmethod
+    def quick_run(wb, lib, *options):
+        """A --quick run of *wb* on *lib*'s fakes with *options* (--python:
+        FakePython too): its status, its JSON and what it printed."""
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            args = wb.parse_args(["--quick", "--json=" + out] + list(options))
+            python = FakePython(lib) if args.python else None
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                status = wb.bench(FakeWarp(lib), wb.Clock(lib), args,
+                                  (python, python) if python else None)
+            with open(out) as f:
+                return status, json.load(f), printed.getvalue()
+
     def test_autofree_instantiates_ours_as_warp_does(self):
         wb = script()
         lib = FakeLib(wb.SHAPE)
-        with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "out.json")
-            args = wb.parse_args(["--quick", "--autofree", "--json=" + out])
-            with contextlib.redirect_stdout(io.StringIO()) as printed:
-                status = wb.bench(FakeWarp(lib), wb.Clock(lib), args)
-            with open(out) as f:
-                doc = json.load(f)
-        self.assertEqual(status, 0, printed.getvalue())
+        status, doc, printed = self.quick_run(wb, lib, "--autofree")
+        self.assertEqual(status, 0, printed)
         self.assertEqual(lib.autofree, {True})
         self.assertEqual(doc["instantiate"], "AutoFreeOnLaunch")
-        self.assertIn("floors instantiated with AutoFreeOnLaunch", printed.getvalue())
+        self.assertIn("floors instantiated with AutoFreeOnLaunch", printed)
 
     def test_python_column_late_fails_no_row(self):
         """The Python column's graph waits at every launch (it holds a user
@@ -364,19 +372,12 @@ class WarpBench(unittest.TestCase):
             return spin
 
         lib.tgb_clock_time = py_late
-        with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "out.json")
-            args = wb.parse_args(["--quick", "--python", "--json=" + out])
-            python = FakePython(lib)
-            with contextlib.redirect_stdout(io.StringIO()) as printed:
-                status = wb.bench(FakeWarp(lib), wb.Clock(lib), args, (python, python))
-            with open(out) as f:
-                doc = json.load(f)
-        self.assertEqual(status, 0, printed.getvalue())
+        status, doc, printed = self.quick_run(wb, lib, "--python")
+        self.assertEqual(status, 0, printed)
         self.assertEqual(doc["failures"], [])
         self.assertEqual(set(doc["late_batches"].values()), {0})
         self.assertIn("skip: ours from Python: the GPU waited for the host in 10 of 10",
-                      printed.getvalue())
+                      printed)
 
     def test_row_this_driver_lacks(self):
         """A row the build or driver cannot make (SWITCH before CUDA 12.8)
