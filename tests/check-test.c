@@ -3,7 +3,9 @@
  * capture it runs in (a kernel on another stream, a copy on the legacy
  * stream) is refused under REPLAY and RECORD, naming the stage, the call,
  * the kernel and the stream (also when that stream captures into another
- * graph), with the caller's capture intact, no stream left capturing, and
+ * graph, the caller's own included), with the caller's capture intact (but
+ * for work that escaped into it, which stays, said so), no stream left
+ * capturing, and
  * the next call working; with it off the same stage
  * replays stale results silently, which is what proves the check is what
  * catches it.  Under EAGER unjoined work on another stream is an error too.
@@ -20,6 +22,7 @@ typedef enum
   ON_STAGE,  /* seed on the stage's stream: right */
   ON_SIDE,   /* seed on another stream, not joined: escapes */
   ON_LEGACY, /* copy src to out on the legacy stream: escapes */
+  ON_CALLER, /* seed on the caller's stream, capturing under RECORD: escapes */
   FORKED,    /* seed on another stream forked from the stage's and joined: right */
 } Where;
 
@@ -44,6 +47,9 @@ escape_stage (const TgLaunch *launch, gpointer data, GError **error)
     {
     case ON_SIDE:
       return tg_test_launched (tgt_launch_seed (f->side, f->out, N, f->param), error);
+    case ON_CALLER: /* as Warp's current stream is, under a registered capture */
+      return tg_test_launched (tgt_launch_seed (f->gpu.stream, f->out, N, f->param),
+                               error);
     case ON_LEGACY:
       return tg_test_launched (cudaMemcpyAsync (f->out, f->src, N * sizeof (guint32),
                                                 cudaMemcpyDeviceToDevice,
@@ -144,7 +150,9 @@ static void
 assert_escaped (Fixture *f, const GError *error)
 {
   g_autofree char *stream = g_strdup_printf (
-      "%p", f->where == ON_LEGACY ? (void *)cudaStreamLegacy : (void *)f->side);
+      "%p", f->where == ON_LEGACY   ? (void *)cudaStreamLegacy
+            : f->where == ON_CALLER ? (void *)f->gpu.stream
+                                    : (void *)f->side);
 
   g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_ESCAPED);
   g_test_message ("refused as expected: %s", error->message);
@@ -152,7 +160,9 @@ assert_escaped (Fixture *f, const GError *error)
   g_assert_cmpstr (tg_error_get_stage (error), ==, "escape");
   g_assert_nonnull (strstr (error->message, "producer 'checked', stage 'escape'"));
   g_assert_nonnull (strstr (error->message, stream));
-  if (f->where == ON_SIDE)
+  if (f->where == ON_CALLER)
+    g_assert_nonnull (strstr (error->message, "the caller's capture holds it now"));
+  if (f->where != ON_LEGACY)
     {
       /* CUPTI's name of the call, and the kernel's (mangled) name. */
       g_assert_nonnull (strstr (error->message, "aunchKernel"));
@@ -260,7 +270,9 @@ test_replay_stale (Fixture *f, gconstpointer data)
 }
 
 /* RECORD: refused with checks on, the caller's capture holding exactly its
- * node and still capturing; the next call records and replays right. */
+ * node and still capturing (work that escaped into the caller's capture
+ * itself stays there, as the error says: CUDA cannot take a node out of a
+ * capture in progress); the next call records and replays right. */
 static void
 test_record_refused (Fixture *f, gconstpointer data)
 {
@@ -276,7 +288,7 @@ test_record_refused (Fixture *f, gconstpointer data)
                                    tg_unconditional (), &error));
   assert_escaped (f, error);
   g_clear_error (&error);
-  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 1);
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, f->where == ON_CALLER ? 2 : 1);
   g_assert_true (tg_stream_is_capturing (f->gpu.stream));
   tg_test_assert_not_capturing (f->side);
 
@@ -409,6 +421,7 @@ main (int argc, char **argv)
   ADD ("/check/replay/legacy-copy-stale-when-off", ON_LEGACY, test_replay_stale);
   ADD ("/check/record/side-stream-refused", ON_SIDE, test_record_refused);
   ADD ("/check/record/legacy-copy-refused", ON_LEGACY, test_record_refused);
+  ADD ("/check/record/caller-stream-refused", ON_CALLER, test_record_refused);
   ADD ("/check/record/side-stream-stale-when-off", ON_SIDE, test_record_stale);
   ADD ("/check/record/legacy-copy-stale-when-off", ON_LEGACY, test_record_stale);
   ADD ("/check/forked-stream-passes", FORKED, test_forked_passes);

@@ -155,10 +155,20 @@ joined (const GArray *notes, guint i, cudaStream_t stream, cudaStream_t stage)
   return FALSE;
 }
 
+/* Why work escaped into the capture of the caller's stream (under RECORD,
+ * the one the producer records into): it is there, outside the producer's
+ * work, and CUDA cannot take a node out of a capture in progress
+ * (cudaGraphDestroyNode: cudaErrorIllegalState, measured on the H100). */
+static const char IN_CALLER[]
+    = "is in the caller's own capture, outside the producer's work (unordered with "
+      "it, and run whatever its conditions say)";
+
 /* Under a capture: why work on @stream is not in the stage's capture, or
- * NULL.  Asked once per stream (@asked caches the answers). */
+ * NULL; @caller_id is the caller's capture, or 0.  Asked once per stream
+ * (@asked caches the answers). */
 static const char *
-not_in_capture (const TgLaunch *launch, cudaStream_t stream, GHashTable *asked)
+not_in_capture (const TgLaunch *launch, cudaStream_t stream, unsigned long long caller_id,
+                GHashTable *asked)
 {
   TgCaptureInfo info;
   const char *why;
@@ -174,6 +184,8 @@ not_in_capture (const TgLaunch *launch, cudaStream_t stream, GHashTable *asked)
     why = "is not capturing";
   else if (info.state != TG_CAPTURE_ACTIVE)
     why = "holds a broken capture";
+  else if (info.id == caller_id)
+    why = IN_CALLER;
   else if (info.id != tg__launch_capture_id (launch))
     why = "captures into another graph (another thread's capture, or one begun "
           "before the stage)";
@@ -202,7 +214,16 @@ set_escaped (const TgLaunch *launch, cudaStream_t stage, const TgNote *n,
   g_autofree char *more
       = count > 1 ? g_strdup_printf (" (%u calls in all)", count) : g_strdup ("");
 
-  if (launch->capturing)
+  if (launch->capturing && why == IN_CALLER)
+    tg__set_error (
+        error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_ESCAPED,
+        "checked mode: %s%s on stream %p escaped the stage's capture%s: that stream "
+        "%s.  CUDA cannot take work back out of a capture in progress, so the "
+        "caller's capture holds it now: end that capture and discard its graph.  "
+        "Enqueue the work on the stage's stream (tg_launch_get_stream()); nothing of "
+        "the producer was recorded",
+        n->call, kernel, (void *)n->stream, more, why);
+  else if (launch->capturing)
     tg__set_error (
         error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_ESCAPED,
         "checked mode: %s%s on stream %p escaped the stage's capture%s: that stream "
@@ -241,9 +262,15 @@ check_notes (const TgLaunch *launch, const GArray *notes, GError **error)
   const TgNote *first = NULL;
   const char *first_why = NULL;
   guint token = 0, count = 0;
+  unsigned long long caller_id = 0;
+  TgCaptureInfo caller;
 
   if (launch->capturing)
     g_hash_table_insert (captured, stage, STAGE_CAPTURE);
+  if (launch->capturing && launch->caller != launch->stream
+      && tg__capture_query (launch->caller, &caller, NULL)
+      && caller.state == TG_CAPTURE_ACTIVE)
+    caller_id = caller.id;
   for (guint i = 0; i < notes->len; i++)
     {
       const TgNote *n = &g_array_index (notes, TgNote, i);
@@ -280,7 +307,7 @@ check_notes (const TgLaunch *launch, const GArray *notes, GError **error)
           || (!launch->capturing && n->stream == stage))
         continue;
       if (launch->capturing)
-        why = not_in_capture (launch, n->stream, asked);
+        why = not_in_capture (launch, n->stream, caller_id, asked);
       else if (n->kind == TG_NOTE_WORK && !implicitly_ordered (n->stream, stage)
                && !joined (notes, i, n->stream, stage))
         why = "";
