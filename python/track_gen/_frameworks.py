@@ -30,8 +30,8 @@ from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
 
 from track_gen import _native
 
-__all__ = ["torch_current_stream", "torch_stream_of", "run_stage", "add_capture_hook",
-           "capture_registered"]
+__all__ = ["torch_current_stream", "torch_stream_of", "run_stage", "add_stage_hook",
+           "add_capture_hook", "capture_registered"]
 
 
 # torch's getter of the current stream's handle without a stream object
@@ -110,7 +110,8 @@ def run_stage(func: Callable[[Any], Any], ctx: Any) -> Any:
     gets its temporaries' memory.  An eager call on torch's current stream,
     the usual case, needs no stream switch (it costs more than a small
     stage).  Warp's stages set Warp's stream themselves
-    (``interop.warp.stage``, ``scope``)."""
+    (``interop.warp.stage``, ``scope``); a captured call runs inside each
+    stage hook's context too (:func:`add_stage_hook`)."""
     torch = sys.modules.get("torch")
     if torch is None:
         return func(ctx)
@@ -124,8 +125,23 @@ def run_stage(func: Callable[[Any], Any], ctx: Any) -> Any:
     lease = _PoolLease(torch, ctx.device)
     ctx.keep(lease)
     with torch.cuda.stream(torch_stream_of(ctx)), torch.cuda.use_mem_pool(
-            lease.pool, device=ctx.device):
+            lease.pool, device=ctx.device), contextlib.ExitStack() as stack:
+        for hook in _stage_hooks:
+            scope = hook(ctx)
+            if scope is not None:
+                stack.enter_context(scope)
         return func(ctx)
+
+
+# What a framework's adapter does around a captured stage written in Python
+# (run_stage): a hook per adapter that cares, in the order they were added.
+_stage_hooks: List[Callable[[Any], Optional[ContextManager[Any]]]] = []
+
+
+def add_stage_hook(hook: Callable[[Any], Optional[ContextManager[Any]]]) -> None:
+    """Adds *hook*: ``hook(ctx)`` returns a context manager that run_stage
+    enters around a captured stage call, or None."""
+    _stage_hooks.append(hook)
 
 
 # What to do when a framework's capture is registered with TrackGen, one

@@ -4,7 +4,8 @@ environment variable, a clear error where CUPTI cannot be loaded (host
 only); on a GPU, a torch op on a side stream that is not joined and a Warp
 launch without ``stream=`` are refused under REPLAY and RECORD with checks
 on, and replay stale results silently with checks off, which proves the
-check is what catches them."""
+check is what catches them.  With Warp's current stream the caller's
+capture: test_checks_warp.py."""
 import os
 import subprocess
 import sys
@@ -88,11 +89,12 @@ if wp is not None:
         out[i] = wp.int64(i) * wp.int64(3) + param[0]
 
 
-class Checked(tgtest.GpuCase):
+class EscapeCase(tgtest.GpuCase):
     """A producer of one stage "escape" that makes out[i] = i * 3 + param
     (int64; src holds those values, set outside any capture, so that a torch
     stage copies without allocating), sending its work where the test says;
-    checks restored after."""
+    checks restored after.  No test of its own (test_checks_warp.py has
+    more)."""
 
     def setUp(self):
         super().setUp()
@@ -174,6 +176,8 @@ class Checked(tgtest.GpuCase):
             self.assertTrue(torch.equal(self.got(), self.want(3)))
             del g
 
+
+class Checked(EscapeCase):
     def test_torch_side_stream_not_joined(self):
         torch = self.torch
         side = torch.cuda.Stream()
@@ -203,10 +207,13 @@ class Checked(tgtest.GpuCase):
                 self.assertTrue(torch.equal(self.got(), self.want(param)))
 
     def test_warp_launch_without_stream(self):
+        """Warp not set up by track_gen.interop.warp in this process, so no
+        capture is registered with Warp: its current stream is its own, and
+        a launch without ``stream=`` runs there, now."""
         if wp is None:
             self.skipTest("no warp (pip install warp-lang)")
-        from track_gen.interop import warp as twarp
-        twarp.prepare(0)
+        self.assertNotIn("track_gen.interop.warp", sys.modules)
+        wp.init()
         out, param = wp.from_torch(self.out), wp.from_torch(self.param)
         wp.launch(write_kernel, N, inputs=[out, param])  # compiled outside a capture
         wp.synchronize()
@@ -216,7 +223,6 @@ class Checked(tgtest.GpuCase):
 
         self.check_refused_and_stale(escape)
         wp.synchronize()
-
 
 if __name__ == "__main__":
     sys.exit(tap.main())

@@ -26,14 +26,18 @@ for the device it is given).  :func:`array` reads a binding of a stage's
 context or of a producer as a ``wp.array``; :func:`launch_graph` places a
 Warp graph in the stage's capture as a child graph node.
 ``interop.torch.registered()`` and ``graph()`` register torch's capture
-with Warp on the device once :func:`prepare` ran there.
+with Warp on the device once :func:`prepare` ran there, with Warp's current
+stream set to it; inside such a capture every captured stage written in
+Python runs as in :func:`scope`, so that a Warp launch without ``stream=``
+in a plain stage lands in the producer's work, not beside it.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Set, Tuple, Union
+from typing import (Any, Callable, ContextManager, Dict, Iterator, Optional, Sequence, Set,
+                    Tuple, Union)
 
 import warp as wp
 
@@ -394,4 +398,16 @@ def _torch_capture(handle: int, device: int, mode: int) -> Iterator[None]:
         stack.pop()
 
 
+def _in_torch_capture(ctx: LaunchContext) -> Optional[ContextManager[Any]]:
+    """For run_stage (a stage hook, _frameworks): inside a torch capture
+    registered with Warp on this thread, Warp's current stream is that
+    capture, where a captured stage's Warp launch without ``stream=`` would
+    land beside the producer's work, not in it; so every captured stage runs
+    in :func:`scope`\\ (ctx) there, as a Warp stage does."""
+    if getattr(_modes, "stack", None) and ctx.device in _prepared:
+        return scope(ctx)
+    return None
+
+
 _frameworks.add_capture_hook(_torch_capture)
+_frameworks.add_stage_hook(_in_torch_capture)
