@@ -10,7 +10,8 @@
 // shared memory, its block tally and ticket, the overlapped switch's write
 // of host memory), or a skipped IF node (simloop_warp.py's refill
 // condition), and prints the GPU time of a step, replayed back to back, by
-// events around each batch and after each step.
+// events around each batch and after each step.  The last row asks whether
+// shared memory's cost is the SMs' L1/shared split changing between kernels.
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -74,14 +75,15 @@ empty_kernel (void)
 // the block's tally, the ticket, the last block's decision (and, with
 // @host, its write of mapped host memory, as the overlapped switch's).
 static __device__ void
-tally_blocks (const float *work, unsigned *tally, volatile unsigned *host)
+tally_blocks (const float *work, unsigned *tally, volatile unsigned *host,
+              unsigned smem_bytes)
 {
   extern __shared__ float smem[];
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
   int spent = e < ENVS && work[e] > 1e30f; // never
   int urgent = spent;
 
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0 && smem_bytes > 0)
     smem[0] = 0.f;
   __syncthreads ();
   spent = __syncthreads_count (spent);
@@ -102,9 +104,10 @@ tally_blocks (const float *work, unsigned *tally, volatile unsigned *host)
 }
 
 static __global__ void
-tally_blocks_kernel (const float *work, unsigned *tally, volatile unsigned *host)
+tally_blocks_kernel (const float *work, unsigned *tally, volatile unsigned *host,
+                     unsigned smem_bytes)
 {
-  tally_blocks (work, tally, host);
+  tally_blocks (work, tally, host, smem_bytes);
 }
 
 // Row 4's kernel with the lookahead kernel's bulk: its parameters, and a
@@ -127,7 +130,7 @@ __launch_bounds__ (BLOCK) bulky_kernel (Bulk b, const float *work, unsigned *tal
       for (int i = 0; i < 32; i++)
         b.rows[i % 40][e] = acc[i];
     }
-  tally_blocks (work, tally, nullptr);
+  tally_blocks (work, tally, nullptr, SMEM);
 }
 
 // The GPU time of a step of @exec, replayed STEPS times back to back: the
@@ -190,19 +193,22 @@ run (Probe &p, int v, const char *name, float floor_median, float *median)
       empty_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> ();
       break;
     case 4:
-      tally_blocks_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr);
+      tally_blocks_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr, SMEM);
       break;
     case 5:
-      tally_blocks_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.work, p.tally, p.host);
+      tally_blocks_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.work, p.tally, p.host, SMEM);
       break;
     case 6:
-      tally_blocks_kernel<<<p.n_blocks, BLOCK, 0, s>>> (p.work, p.tally, nullptr);
+      tally_blocks_kernel<<<p.n_blocks, BLOCK, 0, s>>> (p.work, p.tally, nullptr, 0);
       break;
     case 8: // the switch blocks alone: what the refill blocks add to row 4
-      tally_blocks_kernel<<<ENVS / BLOCK, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr);
+      tally_blocks_kernel<<<ENVS / BLOCK, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr, SMEM);
       break;
     case 9:
       bulky_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.bulk, p.work, p.tally);
+      break;
+    case 10: // main() made the step's kernels prefer the most shared memory
+      empty_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> ();
       break;
     default:
       break;
@@ -272,6 +278,7 @@ main (void)
     "+ a skipped IF node (an empty body)",
     "+ row 4's kernel with its switch blocks alone",
     "+ row 4's kernel with 400 bytes of parameters and a long path",
+    "row 3, the step's kernels preferring the most shared memory",
   };
   Probe p;
   int n_sms = 0, dev = 0;
@@ -299,11 +306,27 @@ main (void)
       return 1;
     }
   p.host = host;
+  setvbuf (stdout, NULL, _IOLBF, 0); // each row as it is measured
   printf ("switch-probe: %d envs; the floor's step and one node more, %d replays back "
           "to back; the lookahead's grid: %d blocks of %d\n",
           ENVS, STEPS, p.n_blocks, BLOCK);
-  for (int v = 0; v < 10; v++)
+  for (int v = 0; v < (int)(sizeof names / sizeof *names); v++)
     {
+      // Row 10: whether row 3's cost is the SMs' L1/shared carveout
+      // changing between the step's kernels and the next (set once, last).
+      if (v == 10
+          && (cudaFuncSetAttribute (step_kernel,
+                                    cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared)
+                  != cudaSuccess
+              || cudaFuncSetAttribute (tally_kernel,
+                                       cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared)
+                     != cudaSuccess))
+        {
+          fprintf (stderr, "switch-probe: cudaFuncSetAttribute failed\n");
+          return 1;
+        }
       if (!run (p, v, names[v], floor_median, &median))
         return 1;
       if (v == 0)
