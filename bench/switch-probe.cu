@@ -10,8 +10,10 @@
 // shared memory, its block tally and ticket, the overlapped switch's write
 // of host memory), or a skipped IF node (simloop_warp.py's refill
 // condition), and prints the GPU time of a step, replayed back to back, by
-// events around each batch and after each step.  The last row asks whether
-// shared memory's cost is the SMs' L1/shared split changing between kernels.
+// events around each batch and after each step.  Row 10 asks whether
+// shared memory's cost is the SMs' L1/shared split changing between kernels;
+// rows 11-12 what a child graph node around the kernel adds (RECORD joins a
+// producer's trial to the caller's capture as one).
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -166,6 +168,51 @@ time_steps (cudaGraphExec_t exec, cudaStream_t s, float *median, float *mean)
   return true;
 }
 
+// The node of @graph (a chain) that nothing depends on.
+static bool
+find_leaf (cudaGraph_t graph, cudaGraphNode_t *leaf)
+{
+  size_t n = 0;
+
+  CHECK (cudaGraphGetNodes (graph, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes (n);
+  CHECK (cudaGraphGetNodes (graph, nodes.data (), &n));
+  for (auto node : nodes)
+    {
+      size_t n_out = 0;
+#if CUDART_VERSION >= 13000
+      CHECK (cudaGraphNodeGetDependentNodes (node, nullptr, nullptr, &n_out));
+#else
+      CHECK (cudaGraphNodeGetDependentNodes (node, nullptr, &n_out));
+#endif
+      if (n_out == 0)
+        *leaf = node;
+    }
+  return true;
+}
+
+// Rows 11 and 12: row 2's or row 4's kernel in a child graph node after
+// the step, as RECORD joins a producer's trial to the caller's capture.
+static bool
+add_child (Probe &p, int v, cudaStream_t s, cudaGraph_t graph)
+{
+  cudaGraph_t child;
+  cudaGraphNode_t leaf = nullptr, node = nullptr;
+
+  CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  if (v == 11)
+    empty_kernel<<<p.n_blocks, BLOCK, 0, s>>> ();
+  else
+    tally_blocks_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr, SMEM);
+  CHECK (cudaGetLastError ());
+  CHECK (cudaStreamEndCapture (s, &child));
+  if (!find_leaf (graph, &leaf))
+    return false;
+  CHECK (cudaGraphAddChildGraphNode (&node, graph, &leaf, 1, child));
+  CHECK (cudaGraphDestroy (child)); // the node holds a copy
+  return true;
+}
+
 // Captures the floor's step and variant @v's node after it (0: none),
 // times it and prints it against @floor_median; its median into *@median.
 static bool
@@ -222,24 +269,11 @@ run (Probe &p, int v, const char *name, float floor_median, float *median)
       cudaGraphConditionalHandle handle;
       cudaGraphNodeParams params = {};
       cudaGraphNode_t leaf = nullptr, node = nullptr;
-      size_t n = 0;
 
       CHECK (cudaGraphConditionalHandleCreate (&handle, graph, 0,
                                                cudaGraphCondAssignDefault));
-      CHECK (cudaGraphGetNodes (graph, nullptr, &n));
-      std::vector<cudaGraphNode_t> nodes (n);
-      CHECK (cudaGraphGetNodes (graph, nodes.data (), &n));
-      for (auto node_ : nodes)
-        {
-          size_t n_out = 0;
-#if CUDART_VERSION >= 13000
-          CHECK (cudaGraphNodeGetDependentNodes (node_, nullptr, nullptr, &n_out));
-#else
-          CHECK (cudaGraphNodeGetDependentNodes (node_, nullptr, &n_out));
-#endif
-          if (n_out == 0)
-            leaf = node_;
-        }
+      if (!find_leaf (graph, &leaf))
+        return false;
       params.type = cudaGraphNodeTypeConditional;
       params.conditional.handle = handle;
       params.conditional.type = cudaGraphCondTypeIf;
@@ -253,6 +287,8 @@ run (Probe &p, int v, const char *name, float floor_median, float *median)
       CHECK (cudaGraphAddEmptyNode (&body_node, params.conditional.phGraph_out[0],
                                     nullptr, 0));
     }
+  if ((v == 11 || v == 12) && !add_child (p, v, s, graph))
+    return false;
   CHECK (cudaGraphInstantiate (&exec, graph, 0));
   if (!time_steps (exec, s, median, &mean))
     return false;
@@ -261,6 +297,17 @@ run (Probe &p, int v, const char *name, float floor_median, float *median)
   CHECK (cudaGraphExecDestroy (exec));
   CHECK (cudaGraphDestroy (graph));
   CHECK (cudaStreamDestroy (s));
+  return true;
+}
+
+// The step's kernels' preferred L1/shared split.
+static bool
+prefer_carveout (int carveout)
+{
+  CHECK (cudaFuncSetAttribute (step_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               carveout));
+  CHECK (cudaFuncSetAttribute (tally_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               carveout));
   return true;
 }
 
@@ -279,6 +326,8 @@ main (void)
     "+ row 4's kernel with its switch blocks alone",
     "+ row 4's kernel with 400 bytes of parameters and a long path",
     "row 3, the step's kernels preferring the most shared memory",
+    "row 2's kernel in a child graph node",
+    "row 4's kernel in a child graph node (as RECORD joins a trial)",
   };
   Probe p;
   int n_sms = 0, dev = 0;
@@ -313,20 +362,11 @@ main (void)
   for (int v = 0; v < (int)(sizeof names / sizeof *names); v++)
     {
       // Row 10: whether row 3's cost is the SMs' L1/shared carveout
-      // changing between the step's kernels and the next (set once, last).
-      if (v == 10
-          && (cudaFuncSetAttribute (step_kernel,
-                                    cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared)
-                  != cudaSuccess
-              || cudaFuncSetAttribute (tally_kernel,
-                                       cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       cudaSharedmemCarveoutMaxShared)
-                     != cudaSuccess))
-        {
-          fprintf (stderr, "switch-probe: cudaFuncSetAttribute failed\n");
-          return 1;
-        }
+      // changing between the step's kernels and the next; its row alone.
+      if ((v == 10 || v == 11)
+          && !prefer_carveout (v == 10 ? (int)cudaSharedmemCarveoutMaxShared
+                                       : (int)cudaSharedmemCarveoutDefault))
+        return 1;
       if (!run (p, v, names[v], floor_median, &median))
         return 1;
       if (v == 0)
