@@ -43,6 +43,7 @@ sim_options_init (SimOptions *options)
   options->refill_batch = 64;
   options->overlap = FALSE;
   options->heavy = 0;
+  options->step_times = FALSE;
 }
 
 void

@@ -33,6 +33,7 @@ typedef struct
   guint heavy;            /* a relaxation cap for a heavy generator (0: the default
                              one): turns tighter than the default allows, made
                              smooth in up to this many iterations */
+  gboolean step_times;    /* time every step (simloop --step-times) */
 } SimOptions;
 
 /* The defaults: about half the steps of a 2000-step run end no episode;

@@ -34,7 +34,9 @@
  * ready.  --heavy N makes the generator heavy: tighter turns, smoothed in up
  * to N relaxation iterations (tracks far slower than a step); the steps are
  * timed then too, with or without --overlap (a refill in the step graph
- * stalls its step: the p99 shows it).
+ * stalls its step: the p99 shows it).  --step-times times them in any
+ * mode: the median step against the floor's is what every step pays, the
+ * mean beyond the median what refills add.
  *
  * With --devices N > 1, the same E envs run on one device, then sharded over
  * N devices: a seed state per device made by tg_seed_state_new_shard(), its
@@ -216,16 +218,32 @@ step_quantile (SimShard *shard, double q)
   return sorted[MIN ((guint)(q * n), n - 1)];
 }
 
+/* The mean of the shard's step times of its last timed replay. */
+static double
+step_mean (SimShard *shard)
+{
+  guint n = 0;
+  const float *times = sim_shard_get_step_times (shard, &n);
+  double sum = 0;
+
+  for (guint i = 0; i < n; i++)
+    sum += times[i];
+  return n > 0 ? sum / n : 0;
+}
+
 /* The timed loop's step times against its floor's median: a stall shows
  * in the p99 (a refill in the step graph stalls its step; one beside should
- * not). */
+ * not); the median is what every step pays, the mean beyond it what rarer
+ * steps (refills) add. */
 static void
-print_step_times (double floor_median, double loop_median, double loop_p99)
+print_step_times (SimShard *shard, double floor_median)
 {
-  printf ("  step times: floor median %.2f us; loop median %.2f us, p99 %.2f us = "
-          "%.2fx the floor's median (target <= 1.2x)\n",
-          floor_median, loop_median, loop_p99,
-          floor_median > 0 ? loop_p99 / floor_median : 0.0);
+  const double median = step_quantile (shard, 0.5), p99 = step_quantile (shard, 0.99);
+
+  printf ("  step times: floor median %.2f us; loop median %.2f us (+%.2f), mean %.2f "
+          "us, p99 %.2f us = %.2fx the floor's median (target <= 1.2x)\n",
+          floor_median, median, median - floor_median, step_mean (shard), p99,
+          floor_median > 0 ? p99 / floor_median : 0.0);
 }
 
 /* The share of the GPU's SM time the refills' blocks (one an SM) held
@@ -326,9 +344,9 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
                 c->shape.min_turn_radius, c->max_iters);
     }
   refiller = sim_shard_get_refiller (shard);
-  /* Each step timed with overlap or a heavy generator (events after each:
-   * not in the other runs, whose figures they would change). */
-  timing = refiller != NULL || options->heavy > 0;
+  /* Each step timed with overlap, a heavy generator or --step-times (events
+   * after each: not in the other runs, whose figures they would change). */
+  timing = refiller != NULL || options->heavy > 0 || options->step_times;
   ok = ok && sim_shard_capture (shard, error) && sim_shard_capture_floor (shard, error)
        && (!timing || sim_shard_time_steps (shard, n_steps, error))
        && sim_shard_reset (shard, error)
@@ -358,8 +376,7 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
               (graph_s - floor_s) * 1e6 / n_steps, graph_s * 1e6 / n_steps,
               floor_s * 1e6 / n_steps);
       if (timing)
-        print_step_times (floor_median, step_quantile (shard, 0.5),
-                          step_quantile (shard, 0.99));
+        print_step_times (shard, floor_median);
       if (refiller != NULL)
         print_overlap (&before, &at_end, &after, floor_median, floor_s, graph_s);
     }
@@ -484,6 +501,10 @@ main (int argc, char **argv)
       "A heavy generator: tighter turns, smoothed in up to N relaxation iterations "
       "(default 0: the normal one); times the steps",
       "N" },
+    { "step-times", 0, 0, G_OPTION_ARG_NONE, &options.step_times,
+      "Time every step (events after each): the median step, the mean and the p99, "
+      "beside the floor's median",
+      NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
 
