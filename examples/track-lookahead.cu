@@ -152,27 +152,16 @@ __launch_bounds__ (TRACK_BLOCK)
   if (blockIdx.x < n_switch)
     {
       const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
-      const bool ended = can_make && e < sp.n_envs && mask[e];
 
-      // Most steps no env of a block ends, and it skips the rest: each part
-      // of the switch it ran cost every step though nothing ended (its
-      // instructions and parameters are fetched anew at each launch: 2.3 us
-      // of the kernel's 5.6, ncu on the H100).
-      if (__syncthreads_or (ended))
-        {
-          spent = switch_env (shape, max_iters, e, ended, f, seeds, epochs, current, sp,
-                              cur, smem, &urgent);
-          spent = __syncthreads_count (spent);
-          urgent = __syncthreads_or (urgent);
-        }
+      spent = switch_env (shape, max_iters, e, can_make && e < sp.n_envs && mask[e], f,
+                          seeds, epochs, current, sp, cur, smem, &urgent);
     }
   else if (go)
-    {
-      refill_envs (shape, max_iters, blockIdx.x - n_switch, gridDim.x - n_switch, mask,
-                   f, seeds, epochs, sp, 1 - cur, cur, smem);
-      __syncthreads (); // the block's rows and slots written before its fence
-    }
+    refill_envs (shape, max_iters, blockIdx.x - n_switch, gridDim.x - n_switch, mask, f,
+                 seeds, epochs, sp, 1 - cur, cur, smem);
 
+  spent = __syncthreads_count (spent);
+  urgent = __syncthreads_or (urgent);
   if (threadIdx.x == 0)
     {
       if (spent)

@@ -186,19 +186,14 @@ __launch_bounds__ (TRACK_BLOCK)
   const int32_t f = *family;
   const uint32_t e = blockIdx.x * TRACK_BLOCK + threadIdx.x;
   TrackOverlap *o = sp.overlap;
-  const bool ended = family_in_range (f) && e < sp.n_envs && mask[e] != 0;
-  int spent = 0, missed = 0, urgent = 0;
+  int spent, missed = 0, urgent = 0;
 
-  // A block none of whose envs ended (most, most steps) skips the switch:
-  // as in track-lookahead.cu, each part run costs every step.
-  if (__syncthreads_or (ended))
-    {
-      spent = switch_env (shape, max_iters, e, ended, f, seeds, epochs, current, sp, smem,
-                          &missed, &urgent);
-      spent = __syncthreads_count (spent);
-      missed = __syncthreads_count (missed);
-      urgent = __syncthreads_or (urgent);
-    }
+  spent = switch_env (shape, max_iters, e,
+                      family_in_range (f) && e < sp.n_envs && mask[e] != 0, f, seeds,
+                      epochs, current, sp, smem, &missed, &urgent);
+  spent = __syncthreads_count (spent);
+  missed = __syncthreads_count (missed);
+  urgent = __syncthreads_or (urgent);
   if (threadIdx.x != 0)
     return;
   if (spent)
