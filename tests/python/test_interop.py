@@ -87,7 +87,7 @@ class Interop(tgtest.GpuCase):
         before = tx.live_objects()
         chain = tgtest.Chain("owned")
         chain.producer.add_device_stage(
-            "sleep", lambda ctx: torch.cuda._sleep(200_000_000), capture_safe=True)
+            "sleep", lambda ctx: torch.cuda._sleep(1_000_000_000), capture_safe=True)
         g = torch.cuda.CUDAGraph()
         with self.interop.graph(g):
             chain.producer.run()
@@ -95,7 +95,7 @@ class Interop(tgtest.GpuCase):
         chain.producer.close()  # g keeps the C producer
         self.assertEqual(tx.live_objects().producers, before.producers + 1)
         chain.set_inputs(5, 6)
-        g.replay()  # about 0.1 s on the GPU
+        g.replay()  # about 0.5 s on the GPU: gc.collect() below may take 0.1 s
         del g
         gc.collect()
         # The replay still runs: its producer is decided to go, not gone.
