@@ -24,27 +24,60 @@ follows (TrackSlots s, uint64_t seed, uint32_t epoch)
   return s.follows && s.seed == seed && s.epoch == epoch;
 }
 
-// Row @to of @dst := row @from of @src, by the 32 lanes of a warp.  Read
+// The points a lane of a warp loads before it stores any (COPY_BATCH * 32
+// a warp): a row of up to that many points and control points costs one
+// round trip to L2.
+#define COPY_BATCH 8
+
+// Row @to of @dst := row @from of @src, by the 32 lanes of a warp.  Every
+// load of a batch before its stores: the rows may alias as far as the
+// compiler knows, so a store between two loads would hold the second back
+// until the first came (the switch of an ended env, a round trip a point
+// per lane and a field, is the longest path of a step it ends in).  Read
 // from L2 (__ldcg): a refill running beside this kernel may have written
 // the row after this SM's L1 last saw it.
 static __device__ void
 copy_row (TrackShape shape, TrackRows dst, size_t to, TrackRows src, size_t from,
           int lane)
 {
-  const float2 *sp = src.points + from * shape.n_points;
-  const float2 *sc = src.control + from * shape.n_control;
-  float2 *dp = dst.points + to * shape.n_points,
-         *dc = dst.control + to * shape.n_control;
+  const uint32_t np = shape.n_points, n = np + shape.n_control;
+  const float2 *sp = src.points + from * np, *sc = src.control + from * shape.n_control;
+  float2 *dp = dst.points + to * np, *dc = dst.control + to * shape.n_control;
+  uint8_t family = 0, valid = 0;
+  float sharpness = 0.f;
 
-  for (uint32_t i = lane; i < shape.n_points; i += 32)
-    dp[i] = __ldcg (sp + i);
-  for (uint32_t i = lane; i < shape.n_control; i += 32)
-    dc[i] = __ldcg (sc + i);
   if (lane == 0)
     {
-      dst.families[to] = __ldcg (src.families + from);
-      dst.valid[to] = __ldcg (src.valid + from);
-      dst.sharpness[to] = __ldcg (src.sharpness + from);
+      family = __ldcg (src.families + from);
+      valid = __ldcg (src.valid + from);
+      sharpness = __ldcg (src.sharpness + from);
+    }
+  for (uint32_t base = 0; base < n; base += 32 * COPY_BATCH)
+    {
+      float2 v[COPY_BATCH];
+
+#pragma unroll
+      for (int k = 0; k < COPY_BATCH; k++)
+        {
+          const uint32_t i = base + k * 32 + lane;
+
+          v[k] = i < n ? __ldcg (i < np ? sp + i : sc + (i - np))
+                       : make_float2 (0.f, 0.f);
+        }
+#pragma unroll
+      for (int k = 0; k < COPY_BATCH; k++)
+        {
+          const uint32_t i = base + k * 32 + lane;
+
+          if (i < n)
+            *(i < np ? dp + i : dc + (i - np)) = v[k];
+        }
+    }
+  if (lane == 0)
+    {
+      dst.families[to] = family;
+      dst.valid[to] = valid;
+      dst.sharpness[to] = sharpness;
     }
 }
 
