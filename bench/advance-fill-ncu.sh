@@ -65,12 +65,17 @@ echo "advance-fill-ncu: $("$ncu" --version 2>&1 | tail -1) ($ncu), cache control
 
 # ncu on tg-bench: the report $dir/$1.ncu-rep and its raw page as CSV
 # ($dir/$1.csv); the rest of the arguments are ncu's.  Profiling starts off:
-# tg-bench turns it on for its ranges alone.
+# tg-bench turns it on for its ranges alone (cudaProfilerStart/Stop), which
+# are what a range replay replays; that replay refuses the option itself
+# ("profile-from-start is not supported during range replay", ncu 2025.3).
 profile() {
   name=$1
   shift
+  from_start="--profile-from-start off"
+  case " $* " in *" --replay-mode "*) from_start="" ;; esac
   rm -f "$dir/$name.ncu-rep" "$dir/$name.csv"
-  "$ncu" --profile-from-start off --clock-control none --cache-control "$cache" -f \
+  # shellcheck disable=SC2086 # $from_start: two words or none
+  "$ncu" $from_start --clock-control none --cache-control "$cache" -f \
     -o "$dir/$name" "$@" "$bench" --seeds-ranges="$launches" >"$dir/$name.log" 2>&1
   [ -f "$dir/$name.ncu-rep" ] || return 1
   # Base units where this ncu knows the option; the parser scales either way.

@@ -10,9 +10,11 @@ in ``sys.modules``.  Three things:
 - running a stage written in Python under the loaded framework
   (:func:`run_stage`, which the native module calls for every such stage):
   with torch loaded, the context's stream is torch's current stream during
-  the call, and a captured call allocates from a pool of its own.  It is
-  here, not in ``interop.torch``, because every stage call needs it whether
-  or not that module was imported;
+  the call, and a captured call allocates from a pool of its own and runs
+  inside what each adapter's stage hook gives (:func:`add_stage_hook`:
+  ``interop.warp``'s makes Warp's current stream the stage's inside a
+  registered torch capture).  It is here, not in ``interop.torch``, because
+  every stage call needs it whether or not that module was imported;
 - registering a framework's capture with the others: an adapter
   (``interop.warp``) adds a hook when it is imported
   (:func:`add_capture_hook`); ``interop.torch.registered()`` runs every hook
