@@ -297,8 +297,8 @@ __launch_bounds__ (TRACK_BLOCK)
       volatile TrackTotals *host = o->host;
 
       o->totals.refills++;
-      host->made = atomicAdd (&o->totals.made, 0u);
-      host->busy_ns = atomicAdd ((Word *)&o->totals.busy_ns, 0ull);
+      host->made = relaxed (o->totals.made);
+      host->busy_ns = relaxed (o->totals.busy_ns);
       __threadfence_system (); // the tracks' count before the refill is done
       host->refills = o->totals.refills;
     }

@@ -15,17 +15,16 @@
 // The last block of a kernel to finish (a ticket on @blocks, reset by it):
 // the one that sees every block's tallies.  One that @tallied nothing (a
 // switch block with no end: most, most steps) needs no fence before its
-// ticket; the ticket acquires, so the last block's reads of the tallies
-// come after every block's.
+// ticket; the last one acquires after its ticket, so that its reads of the
+// tallies come after every block's (the others need no acquire).
 static __device__ bool
 last_block (uint32_t *blocks, bool tallied)
 {
   if (tallied)
     __threadfence (); // this block's tallies land before its ticket
-  if (cuda::atomic_ref<uint32_t, cuda::thread_scope_device> (*blocks).fetch_add (
-          1u, cuda::memory_order_acquire)
-      != gridDim.x - 1)
+  if (atomicAdd (blocks, 1u) != gridDim.x - 1)
     return false;
+  cuda::atomic_thread_fence (cuda::memory_order_acquire, cuda::thread_scope_device);
   *blocks = 0;
   return true;
 }
