@@ -14,12 +14,6 @@
 // shared memory's cost is the SMs' L1/shared split changing between kernels;
 // rows 11-12 what a child graph node around the kernel adds (RECORD joins a
 // producer's trial to the caller's capture as one).
-#include <algorithm>
-#include <cstdio>
-#include <vector>
-
-#include <cuda_runtime.h>
-
 #define PROBE "switch-probe"
 #include "probe.cuh"
 
@@ -168,10 +162,12 @@ time_steps (cudaGraphExec_t exec, cudaStream_t s, float *median, float *mean)
   return true;
 }
 
-// The node of @graph (a chain) that nothing depends on.
+// Adds a node made from @params after the node of @graph (a chain) that
+// nothing depends on yet.
 static bool
-find_leaf (cudaGraph_t graph, cudaGraphNode_t *leaf)
+append_node (cudaGraph_t graph, cudaGraphNodeParams *params)
 {
+  cudaGraphNode_t leaf = nullptr, node = nullptr;
   size_t n = 0;
 
   CHECK (cudaGraphGetNodes (graph, nullptr, &n));
@@ -186,8 +182,13 @@ find_leaf (cudaGraph_t graph, cudaGraphNode_t *leaf)
       CHECK (cudaGraphNodeGetDependentNodes (node, nullptr, &n_out));
 #endif
       if (n_out == 0)
-        *leaf = node;
+        leaf = node;
     }
+#if CUDART_VERSION >= 13000
+  CHECK (cudaGraphAddNode (&node, graph, &leaf, nullptr, 1, params));
+#else
+  CHECK (cudaGraphAddNode (&node, graph, &leaf, 1, params));
+#endif
   return true;
 }
 
@@ -196,8 +197,8 @@ find_leaf (cudaGraph_t graph, cudaGraphNode_t *leaf)
 static bool
 add_child (Probe &p, int v, cudaStream_t s, cudaGraph_t graph)
 {
+  cudaGraphNodeParams params = {};
   cudaGraph_t child;
-  cudaGraphNode_t leaf = nullptr, node = nullptr;
 
   CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
   if (v == 11)
@@ -206,9 +207,10 @@ add_child (Probe &p, int v, cudaStream_t s, cudaGraph_t graph)
     tally_blocks_kernel<<<p.n_blocks, BLOCK, SMEM, s>>> (p.work, p.tally, nullptr, SMEM);
   CHECK (cudaGetLastError ());
   CHECK (cudaStreamEndCapture (s, &child));
-  if (!find_leaf (graph, &leaf))
+  params.type = cudaGraphNodeTypeGraph;
+  params.graph.graph = child;
+  if (!append_node (graph, &params))
     return false;
-  CHECK (cudaGraphAddChildGraphNode (&node, graph, &leaf, 1, child));
   CHECK (cudaGraphDestroy (child)); // the node holds a copy
   return true;
 }
@@ -268,21 +270,15 @@ run (Probe &p, int v, const char *name, float floor_median, float *median)
       // handle from the flag; here the handle's default, 0, skips it.
       cudaGraphConditionalHandle handle;
       cudaGraphNodeParams params = {};
-      cudaGraphNode_t leaf = nullptr, node = nullptr;
 
       CHECK (cudaGraphConditionalHandleCreate (&handle, graph, 0,
                                                cudaGraphCondAssignDefault));
-      if (!find_leaf (graph, &leaf))
-        return false;
       params.type = cudaGraphNodeTypeConditional;
       params.conditional.handle = handle;
       params.conditional.type = cudaGraphCondTypeIf;
       params.conditional.size = 1;
-#if CUDART_VERSION >= 13000
-      CHECK (cudaGraphAddNode (&node, graph, &leaf, nullptr, 1, &params));
-#else
-      CHECK (cudaGraphAddNode (&node, graph, &leaf, 1, &params));
-#endif
+      if (!append_node (graph, &params))
+        return false;
       cudaGraphNode_t body_node;
       CHECK (cudaGraphAddEmptyNode (&body_node, params.conditional.phGraph_out[0],
                                     nullptr, 0));

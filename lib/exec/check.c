@@ -163,12 +163,22 @@ static const char IN_CALLER[]
     = "is in the caller's own capture, outside the producer's work (unordered with "
       "it, and run whatever its conditions say)";
 
+/* Whether @id is the capture of the caller's stream, when the stage runs
+ * in a capture of its own beside it. */
+static gboolean
+is_caller_capture (const TgLaunch *launch, unsigned long long id)
+{
+  TgCaptureInfo caller;
+
+  return launch->caller != launch->stream
+         && tg__capture_query (launch->caller, &caller, NULL)
+         && caller.state == TG_CAPTURE_ACTIVE && caller.id == id;
+}
+
 /* Under a capture: why work on @stream is not in the stage's capture, or
- * NULL; @caller_id is the caller's capture, or 0.  Asked once per stream
- * (@asked caches the answers). */
+ * NULL.  Asked once per stream (@asked caches the answers). */
 static const char *
-not_in_capture (const TgLaunch *launch, cudaStream_t stream, unsigned long long caller_id,
-                GHashTable *asked)
+not_in_capture (const TgLaunch *launch, cudaStream_t stream, GHashTable *asked)
 {
   TgCaptureInfo info;
   const char *why;
@@ -184,13 +194,13 @@ not_in_capture (const TgLaunch *launch, cudaStream_t stream, unsigned long long 
     why = "is not capturing";
   else if (info.state != TG_CAPTURE_ACTIVE)
     why = "holds a broken capture";
-  else if (info.id == caller_id)
+  else if (info.id == tg__launch_capture_id (launch))
+    why = NULL;
+  else if (is_caller_capture (launch, info.id))
     why = IN_CALLER;
-  else if (info.id != tg__launch_capture_id (launch))
+  else
     why = "captures into another graph (another thread's capture, or one begun "
           "before the stage)";
-  else
-    why = NULL;
   g_clear_error (&local);
   g_hash_table_insert (asked, stream, (gpointer)why);
   return why;
@@ -262,15 +272,9 @@ check_notes (const TgLaunch *launch, const GArray *notes, GError **error)
   const TgNote *first = NULL;
   const char *first_why = NULL;
   guint token = 0, count = 0;
-  unsigned long long caller_id = 0;
-  TgCaptureInfo caller;
 
   if (launch->capturing)
     g_hash_table_insert (captured, stage, STAGE_CAPTURE);
-  if (launch->capturing && launch->caller != launch->stream
-      && tg__capture_query (launch->caller, &caller, NULL)
-      && caller.state == TG_CAPTURE_ACTIVE)
-    caller_id = caller.id;
   for (guint i = 0; i < notes->len; i++)
     {
       const TgNote *n = &g_array_index (notes, TgNote, i);
@@ -307,7 +311,7 @@ check_notes (const TgLaunch *launch, const GArray *notes, GError **error)
           || (!launch->capturing && n->stream == stage))
         continue;
       if (launch->capturing)
-        why = not_in_capture (launch, n->stream, caller_id, asked);
+        why = not_in_capture (launch, n->stream, asked);
       else if (n->kind == TG_NOTE_WORK && !implicitly_ordered (n->stream, stage)
                && !joined (notes, i, n->stream, stage))
         why = "";

@@ -323,7 +323,6 @@ class TorchRule(tgtest.GpuCase):
             self.assertEqual(tx.resolve_stream(), torch.cuda.current_stream().cuda_stream)
         torch.cuda.synchronize()
 
-
     def test_legacy_stream_reads_as_torch_names_it(self):
         # lib names it cudaStreamLegacy; Python hands back torch's 0.
         torch = self.torch
