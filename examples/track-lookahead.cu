@@ -143,6 +143,10 @@ __launch_bounds__ (TRACK_BLOCK)
                       uint32_t *epochs, TrackRows current, TrackSpares sp)
 {
   extern __shared__ float2 smem[];
+  // The loads a step begins with, none waiting for another: at a few
+  // microseconds a step, every round trip to memory in a row shows.
+  const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
+  const bool masked = blockIdx.x < n_switch && e < sp.n_envs && mask[e];
   const int32_t f = *family;
   const bool can_make = family_in_range (f);
   // Written by the last block alone, after every block read them.
@@ -150,12 +154,8 @@ __launch_bounds__ (TRACK_BLOCK)
   int spent = 0, urgent = 0;
 
   if (blockIdx.x < n_switch)
-    {
-      const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
-
-      spent = switch_env (shape, max_iters, e, can_make && e < sp.n_envs && mask[e], f,
-                          seeds, epochs, current, sp, cur, smem, &urgent);
-    }
+    spent = switch_env (shape, max_iters, e, can_make && masked, f, seeds, epochs,
+                        current, sp, cur, smem, &urgent);
   else if (go)
     refill_envs (shape, max_iters, blockIdx.x - n_switch, gridDim.x - n_switch, mask, f,
                  seeds, epochs, sp, 1 - cur, cur, smem);
@@ -168,21 +168,18 @@ __launch_bounds__ (TRACK_BLOCK)
         atomicAdd (&sp.refill->spent, (uint32_t)spent);
       if (urgent)
         atomicOr (&sp.refill->urgent, 1);
-      // This block's lists, tallies and slots land before its ticket; one
-      // that wrote none (no end, no refill: most blocks, most steps) needs
-      // no fence.
-      if (spent || go)
-        __threadfence ();
-      if (atomicAdd (&sp.refill->blocks, 1u) == gridDim.x - 1)
+      // This block's lists, tallies and slots land before its ticket.
+      if (last_block (&sp.refill->blocks, spent || go))
         {
           TrackRefill *r = sp.refill;
-          bool next;
+          // Read together: one round trip, not one after another.
+          const uint32_t listed = relaxed (r->n[cur]), spent_all = relaxed (r->spent);
+          const int32_t urgent_any = relaxed (r->urgent);
+          const bool next = can_make && listed > 0
+                            && (urgent_any != 0 || spent_all >= sp.refill_batch);
 
           if (go)
             r->n[1 - cur] = 0; // refilled, or moved to the list ends append to
-          next = can_make && atomicAdd (&r->n[cur], 0u) > 0
-                 && (atomicAdd (&r->urgent, 0) != 0
-                     || atomicAdd (&r->spent, 0u) >= sp.refill_batch);
           if (next) // the next call refills what this one listed
             {
               r->cur = 1 - cur;
@@ -190,7 +187,6 @@ __launch_bounds__ (TRACK_BLOCK)
             }
           r->go = next;
           r->urgent = 0;
-          r->blocks = 0;
         }
     }
 }

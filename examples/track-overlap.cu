@@ -162,20 +162,6 @@ global_ns (void)
   return t;
 }
 
-// The last block of a kernel to finish (a ticket on @blocks): the one that
-// sees every block's tallies.  One that @tallied nothing (a switch block
-// with no end: most, most steps) needs no fence before its ticket.
-static __device__ bool
-last_block (uint32_t *blocks, bool tallied)
-{
-  if (tallied)
-    __threadfence (); // this block's tallies land before its ticket
-  if (atomicAdd (blocks, 1u) != gridDim.x - 1)
-    return false;
-  *blocks = 0;
-  return true;
-}
-
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
     switch_kernel (TrackShape shape, uint32_t max_iters, const uint8_t *mask,
@@ -183,14 +169,15 @@ __launch_bounds__ (TRACK_BLOCK)
                    TrackRows current, TrackOverlapSpares sp)
 {
   extern __shared__ float2 smem[];
-  const int32_t f = *family;
+  // Loaded together, neither waiting for the other.
   const uint32_t e = blockIdx.x * TRACK_BLOCK + threadIdx.x;
+  const bool masked = e < sp.n_envs && mask[e] != 0;
+  const int32_t f = *family;
   TrackOverlap *o = sp.overlap;
   int spent, missed = 0, urgent = 0;
 
-  spent = switch_env (shape, max_iters, e,
-                      family_in_range (f) && e < sp.n_envs && mask[e] != 0, f, seeds,
-                      epochs, current, sp, smem, &missed, &urgent);
+  spent = switch_env (shape, max_iters, e, family_in_range (f) && masked, f, seeds, epochs,
+                      current, sp, smem, &missed, &urgent);
   spent = __syncthreads_count (spent);
   missed = __syncthreads_count (missed);
   urgent = __syncthreads_or (urgent);
@@ -204,17 +191,29 @@ __launch_bounds__ (TRACK_BLOCK)
     atomicOr (&o->urgent, 1);
   if (spent)
     atomicOr (&o->changed, 1u);
-  if (last_block (&o->blocks, spent != 0) && atomicExch (&o->changed, 0u))
+  if (last_block (&o->blocks, spent != 0))
     {
+      // Read together; no block of this kernel changes them any more (a
+      // refill running beside changes other totals), and the next kernel
+      // comes after this one.
+      const uint32_t changed = relaxed (o->changed), freed = relaxed (o->totals.freed),
+                     misses = relaxed (o->totals.misses);
+      const int32_t urgent_any = relaxed (o->urgent);
       volatile TrackTotals *host = o->host;
 
-      if (atomicExch (&o->urgent, 0))
-        o->totals.urgent++;
+      if (!changed)
+        return;
+      o->changed = 0;
+      if (urgent_any)
+        {
+          o->urgent = 0;
+          o->totals.urgent++;
+        }
       // Only when they changed (a step with no end writes no host memory);
       // the refiller reads them with no synchronization, in no order: no
       // fence (a step's cost), a late one only delays a refill by a poll.
-      host->freed = atomicAdd (&o->totals.freed, 0u);
-      host->misses = atomicAdd (&o->totals.misses, 0u);
+      host->freed = freed;
+      host->misses = misses;
       host->urgent = o->totals.urgent;
     }
 }
@@ -298,8 +297,8 @@ __launch_bounds__ (TRACK_BLOCK)
       volatile TrackTotals *host = o->host;
 
       o->totals.refills++;
-      host->made = atomicAdd (&o->totals.made, 0u);
-      host->busy_ns = atomicAdd ((Word *)&o->totals.busy_ns, 0ull);
+      host->made = relaxed (o->totals.made);
+      host->busy_ns = relaxed (o->totals.busy_ns);
       __threadfence_system (); // the tracks' count before the refill is done
       host->refills = o->totals.refills;
     }

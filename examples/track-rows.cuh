@@ -5,10 +5,40 @@
 #ifndef TRACK_ROWS_CUH
 #define TRACK_ROWS_CUH
 
+#include <cuda/atomic>
+
 #include "track-env.cuh"
 #include "track-kernels.h"
 
 #define FULL_WARP 0xffffffffu
+
+// The last block of a kernel to finish (a ticket on @blocks, reset by it):
+// the one that sees every block's tallies.  One that @tallied nothing (a
+// switch block with no end: most, most steps) needs no fence before its
+// ticket; the last one acquires after its ticket, so that its reads of the
+// tallies come after every block's (the others need no acquire).
+static __device__ bool
+last_block (uint32_t *blocks, bool tallied)
+{
+  if (tallied)
+    __threadfence (); // this block's tallies land before its ticket
+  if (atomicAdd (blocks, 1u) != gridDim.x - 1)
+    return false;
+  cuda::atomic_thread_fence (cuda::memory_order_acquire, cuda::thread_scope_device);
+  *blocks = 0;
+  return true;
+}
+
+// A word the blocks of a kernel changed with atomics, read by the last
+// block (last_block()): several such reads go out together, one round trip
+// to memory rather than one after another.
+template <typename T>
+static __device__ __forceinline__ T
+relaxed (T &word)
+{
+  return cuda::atomic_ref<T, cuda::thread_scope_device> (word).load (
+      cuda::memory_order_relaxed);
+}
 
 static __device__ __forceinline__ bool
 family_in_range (int32_t family)
