@@ -36,6 +36,7 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
   __shared__ OwedTracks owed;
   int64_t from = -1; // the spare row this env takes
   int64_t freed = -1; // the slot it frees
+  int64_t at = -1;    // its place in list @list, if it joins it now
   int spent = 0;
 
   if (threadIdx.x == 0)
@@ -73,13 +74,15 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
       if (!s.listed)
         {
           s.listed = 1;
-          sp.ids[(size_t)list * sp.n_envs + atomicAdd (&sp.refill->n[list], 1u)] = e;
+          at = atomicAdd (&sp.refill->n[list], 1u); // in flight during the copy
         }
       sp.slots[e] = s;
     }
 
   // Every lane takes part, those past n_envs too: the warp copies together.
   take_rows (shape, current, sp.spares, e, from);
+  if (at >= 0)
+    sp.ids[(size_t)list * sp.n_envs + at] = e;
   __syncthreads (); // the rows are copied and the owed families read ...
   if (freed >= 0)   // ... before the slots are owed anew
     sp.spares.families[freed] = (uint8_t)f;
