@@ -46,6 +46,7 @@ void assert_sound (const float2 *points, const guint8 *valid, guint n_envs,
  * producer's envs, as the step left them, ... */
 typedef struct
 {
+  TrackShape shape; /* of the rows below */
   float2 *points, *control;
   float sharpness[N_ENVS];
   guint8 valid[N_ENVS], families[N_ENVS];
