@@ -37,9 +37,12 @@ enum How
   N_HOWS
 };
 
+// What each How is, in its order.
 static const char *const names[N_HOWS] = {
-  "floor: memset, a thread per env, a tally", "+ an IF node, the refill its body",
-  "the tally tail-launches the refill",       "the tally launches it fire-and-forget",
+  "floor: memset, a thread per env, a tally",
+  "+ an IF node, the refill its body",
+  "the tally tail-launches the refill",
+  "the tally launches it fire-and-forget",
   "+ a kernel node that tail-launches it",
 };
 
@@ -51,17 +54,6 @@ struct Probe
   unsigned *log = nullptr;          // the refills each step saw run before it
   cudaGraphExec_t refill = nullptr; // made for device launch
 };
-
-static __device__ void
-spin_ns (unsigned long long ns)
-{
-  unsigned long long start, now;
-
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  while (now - start < ns);
-}
 
 static __global__ void
 refill_kernel (unsigned *counts, unsigned long long ns)
@@ -190,7 +182,7 @@ run (Probe &p, How how, int every)
   cudaStream_t s;
   cudaGraph_t graph;
   cudaGraphExec_t exec;
-  std::vector<cudaEvent_t> ev (p.steps);
+  std::vector<cudaEvent_t> ev;
   std::vector<float> times;
   std::vector<unsigned> log (p.steps);
   unsigned counts[3], missed = 0;
@@ -201,8 +193,8 @@ run (Probe &p, How how, int every)
     return false;
   CHECK (cudaGraphInstantiate (&exec, graph, 0));
   CHECK (cudaGraphUpload (exec, s));
-  for (auto &e : ev)
-    CHECK (cudaEventCreate (&e));
+  if (!events_create (ev, p.steps))
+    return false;
   for (int t = 0; t < p.steps; t++)
     {
       CHECK (cudaGraphLaunch (exec, s));
@@ -210,13 +202,8 @@ run (Probe &p, How how, int every)
     }
   CHECK (cudaDeviceSynchronize ());
   CHECK (cudaGetLastError ());
-  for (int t = 1; t < p.steps; t++)
-    {
-      float ms = 0;
-
-      CHECK (cudaEventElapsedTime (&ms, ev[t - 1], ev[t]));
-      times.push_back (ms * 1e3f);
-    }
+  if (!step_times (ev, &times) || !events_destroy (ev))
+    return false;
   CHECK (cudaMemcpy (counts, p.counts, sizeof counts, cudaMemcpyDeviceToHost));
   CHECK (cudaMemcpy (log.data (), p.log, p.steps * sizeof (unsigned),
                      cudaMemcpyDeviceToHost));
@@ -227,29 +214,7 @@ run (Probe &p, How how, int every)
           "launches refused %u, steps that missed one %u\n",
           names[how], every > 0 ? "often" : "never", quantile (times, 0.5),
           quantile (times, 0.99), counts[1], counts[2], missed);
-  for (auto &e : ev)
-    CHECK (cudaEventDestroy (e));
   CHECK (cudaGraphExecDestroy (exec));
-  CHECK (cudaGraphDestroy (graph));
-  CHECK (cudaStreamDestroy (s));
-  return true;
-}
-
-// The refill as a graph that a kernel may launch.
-static bool
-make_refill (Probe &p)
-{
-  cudaStream_t s;
-  cudaGraph_t graph;
-
-  CHECK (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking));
-  CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
-  refill_kernel<<<1, 1, 0, s> > > (p.counts, (unsigned long long)p.spin_us * 1000);
-  CHECK (cudaStreamEndCapture (s, &graph));
-  CHECK (cudaGraphInstantiateWithFlags (&p.refill, graph,
-                                        cudaGraphInstantiateFlagDeviceLaunch));
-  CHECK (cudaGraphUpload (p.refill, s));
-  CHECK (cudaStreamSynchronize (s));
   CHECK (cudaGraphDestroy (graph));
   CHECK (cudaStreamDestroy (s));
   return true;
@@ -262,7 +227,9 @@ probe (Probe &p)
   CHECK (cudaMemset (p.work, 0, p.n * sizeof (float)));
   CHECK (cudaMalloc (&p.counts, 3 * sizeof (unsigned)));
   CHECK (cudaMalloc (&p.log, p.steps * sizeof (unsigned)));
-  if (!make_refill (p))
+  if (!device_graph (&p.refill, [&p] (cudaStream_t s) {
+        refill_kernel<<<1, 1, 0, s>>> (p.counts, (unsigned long long)p.spin_us * 1000);
+      }))
     return false;
   printf ("tail-probe: %d steps of %d envs, a refill of %d us due every %d steps\n",
           p.steps, p.n, p.spin_us, p.every);
