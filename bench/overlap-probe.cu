@@ -36,17 +36,6 @@ struct Probe
   cudaGraphExec_t refill_exec = nullptr; // (a): device-launchable
 };
 
-static __device__ void
-spin_ns (unsigned long long ns)
-{
-  unsigned long long start, now;
-
-  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do
-    asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  while (now - start < ns);
-}
-
 static __global__ void
 refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns)
 {
@@ -95,7 +84,7 @@ run (Probe &p, int how, const char *name)
   cudaStream_t s, side;
   cudaGraph_t graph;
   cudaGraphExec_t exec;
-  std::vector<cudaEvent_t> ev (p.steps);
+  std::vector<cudaEvent_t> ev;
   std::vector<float> times;
   unsigned refills = 0, failed = 0, asked = 0, launched = 0;
   float worst_after = 0;
@@ -112,8 +101,8 @@ run (Probe &p, int how, const char *name)
                                                p.refill_exec, p.due);
   CHECK (cudaStreamEndCapture (s, &graph));
   CHECK (cudaGraphInstantiate (&exec, graph, 0));
-  for (auto &e : ev)
-    CHECK (cudaEventCreate (&e));
+  if (!events_create (ev, p.steps))
+    return false;
   for (int t = 0; t < p.steps; t++)
     {
       if (how == 2 && t % p.every == p.every - 1)
@@ -132,48 +121,21 @@ run (Probe &p, int how, const char *name)
     }
   CHECK (cudaDeviceSynchronize ());
   CHECK (cudaGetLastError ());
-  for (int t = 1; t < p.steps; t++)
-    {
-      float ms = 0;
-
-      CHECK (cudaEventElapsedTime (&ms, ev[t - 1], ev[t]));
-      times.push_back (ms * 1e3f);
-      if (t % p.every == 0)
-        worst_after = std::max (worst_after, ms * 1e3f);
-    }
+  if (!step_times (ev, &times) || !events_destroy (ev))
+    return false;
+  for (int t = 1; t < p.steps; t++) // times[t - 1]: step t's
+    if (t % p.every == 0)
+      worst_after = std::max (worst_after, times[t - 1]);
   CHECK (cudaMemcpy (&refills, p.refills, sizeof refills, cudaMemcpyDeviceToHost));
   CHECK (cudaMemcpy (&failed, p.step + 1, sizeof failed, cudaMemcpyDeviceToHost));
   printf ("%-36s step median %8.2f us  p99 %9.2f us  max after a refill start "
           "%9.2f us  refills run %u, device launches refused %u\n",
           name, quantile (times, 0.5), quantile (times, 0.99), worst_after, refills,
           failed);
-  for (auto &e : ev)
-    CHECK (cudaEventDestroy (e));
   CHECK (cudaGraphExecDestroy (exec));
   CHECK (cudaGraphDestroy (graph));
   CHECK (cudaStreamDestroy (s));
   CHECK (cudaStreamDestroy (side));
-  return true;
-}
-
-// The refill as a graph that a kernel may launch (device launch).
-static bool
-make_device_refill (Probe &p)
-{
-  cudaStream_t s;
-  cudaGraph_t graph;
-
-  CHECK (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking));
-  CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
-  refill_kernel<<<p.n_sms, 128, 0, s>>> (p.refills, p.done,
-                                         (unsigned long long)p.refill_us * 1000);
-  CHECK (cudaStreamEndCapture (s, &graph));
-  CHECK (cudaGraphInstantiateWithFlags (&p.refill_exec, graph,
-                                        cudaGraphInstantiateFlagDeviceLaunch));
-  CHECK (cudaGraphUpload (p.refill_exec, s));
-  CHECK (cudaStreamSynchronize (s));
-  CHECK (cudaGraphDestroy (graph));
-  CHECK (cudaStreamDestroy (s));
   return true;
 }
 
@@ -262,7 +224,12 @@ probe (Probe &p)
   if (!run (p, 3, "no refill (the floor)") || !run (p, 2, "(c) refill inside the step")
       || !run (p, 1, "(b) host poll, least-priority stream"))
     return false;
-  if (!make_device_refill (p) || !run (p, 0, "(a) device launch, fire-and-forget"))
+  if (!device_graph (&p.refill_exec,
+                     [&p] (cudaStream_t s) {
+                       refill_kernel<<<p.n_sms, 128, 0, s>>> (
+                           p.refills, p.done, (unsigned long long)p.refill_us * 1000);
+                     })
+      || !run (p, 0, "(a) device launch, fire-and-forget"))
     return false;
   return device_launchable ("a WHILE node:", false)
          && device_launchable ("an allocation and its free:", true);

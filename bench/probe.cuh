@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // probe.cuh: what the plain-CUDA probes share (overlap-probe.cu,
-// switch-probe.cu): CHECK, which names a CUDA call that fails, with PROBE
-// before it, and returns false; the quantile of their step times.
+// switch-probe.cu, tail-probe.cu): CHECK, which names a CUDA call that
+// fails, with PROBE before it, and returns false; a spin of a known length;
+// their step times (events after each step) and the quantiles of them; a
+// graph for device launch.
 #ifndef BENCH_PROBE_CUH
 #define BENCH_PROBE_CUH
 
@@ -31,6 +33,73 @@ quantile (std::vector<float> v, double q)
     return 0;
   std::sort (v.begin (), v.end ());
   return v[std::min ((size_t)(q * v.size ()), v.size () - 1)];
+}
+
+// Spins @ns on the GPU's clock: a kernel of a known length.
+static __device__ void
+spin_ns (unsigned long long ns)
+{
+  unsigned long long start, now;
+
+  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
+}
+
+// @n events, one to record after each step of a timed loop.
+static inline bool
+events_create (std::vector<cudaEvent_t> &ev, size_t n)
+{
+  ev.resize (n);
+  for (auto &e : ev)
+    CHECK (cudaEventCreate (&e));
+  return true;
+}
+
+static inline bool
+events_destroy (std::vector<cudaEvent_t> &ev)
+{
+  for (auto &e : ev)
+    CHECK (cudaEventDestroy (e));
+  ev.clear ();
+  return true;
+}
+
+// *@times: the GPU time between consecutive events of @ev, in us.
+static inline bool
+step_times (const std::vector<cudaEvent_t> &ev, std::vector<float> *times)
+{
+  times->clear ();
+  for (size_t t = 1; t < ev.size (); t++)
+    {
+      float ms = 0;
+
+      CHECK (cudaEventElapsedTime (&ms, ev[t - 1], ev[t]));
+      times->push_back (ms * 1e3f);
+    }
+  return true;
+}
+
+// *@exec: a graph of what @enqueue puts on a stream, made for device launch
+// (a kernel may launch it) and uploaded.
+template <typename Enqueue>
+static inline bool
+device_graph (cudaGraphExec_t *exec, Enqueue enqueue)
+{
+  cudaStream_t s;
+  cudaGraph_t graph;
+
+  CHECK (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking));
+  CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+  enqueue (s);
+  CHECK (cudaStreamEndCapture (s, &graph));
+  CHECK (cudaGraphInstantiateWithFlags (exec, graph, cudaGraphInstantiateFlagDeviceLaunch));
+  CHECK (cudaGraphUpload (*exec, s));
+  CHECK (cudaStreamSynchronize (s));
+  CHECK (cudaGraphDestroy (graph));
+  CHECK (cudaStreamDestroy (s));
+  return true;
 }
 
 #endif // BENCH_PROBE_CUH
