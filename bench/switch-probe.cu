@@ -134,12 +134,12 @@ __launch_bounds__ (BLOCK) bulky_kernel (Bulk b, const float *work, unsigned *tal
 static bool
 time_steps (cudaGraphExec_t exec, cudaStream_t s, float *median, float *mean)
 {
-  std::vector<cudaEvent_t> ev (STEPS + 1);
+  std::vector<cudaEvent_t> ev;
   std::vector<float> gaps;
   float ms = 0;
 
-  for (auto &e : ev)
-    CHECK (cudaEventCreate (&e));
+  if (!events_create (ev, STEPS + 1))
+    return false;
   for (int t = 0; t < 50; t++) // warm-up
     CHECK (cudaGraphLaunch (exec, s));
   CHECK (cudaEventRecord (ev[0], s));
@@ -149,17 +149,12 @@ time_steps (cudaGraphExec_t exec, cudaStream_t s, float *median, float *mean)
       CHECK (cudaEventRecord (ev[t], s));
     }
   CHECK (cudaStreamSynchronize (s));
-  for (int t = 1; t <= STEPS; t++)
-    {
-      CHECK (cudaEventElapsedTime (&ms, ev[t - 1], ev[t]));
-      gaps.push_back (ms * 1e3f);
-    }
+  if (!step_times (ev, &gaps))
+    return false;
   CHECK (cudaEventElapsedTime (&ms, ev[0], ev[STEPS]));
   *mean = ms * 1e3f / STEPS;
   *median = (float)quantile (gaps, 0.5);
-  for (auto &e : ev)
-    CHECK (cudaEventDestroy (e));
-  return true;
+  return events_destroy (ev);
 }
 
 // Adds a node made from @params after the node of @graph (a chain) that
