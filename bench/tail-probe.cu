@@ -19,6 +19,7 @@
 // before the next step as the IF's body does).
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -48,7 +49,7 @@ static const char *const names[N_HOWS] = {
 
 struct Probe
 {
-  int steps = 2000, every = 16, spin_us = 20, n = 4096;
+  int steps = 2000, every = 16, spin_us = 20, n = 4096, only = -1;
   float *work = nullptr;
   unsigned *counts = nullptr;       // [0] steps, [1] refills run, [2] launches refused
   unsigned *log = nullptr;          // the refills each step saw run before it
@@ -174,6 +175,26 @@ build (Probe &p, How how, int every, cudaGraph_t *out)
   return true;
 }
 
+// Waits for @s, at most @seconds: a row that hangs is named, not waited
+// on forever (the device-launch rows are the probe's unknowns).
+static bool
+finish (cudaStream_t s, double seconds, How how, int every)
+{
+  auto start = std::chrono::steady_clock::now ();
+  cudaError_t status;
+
+  while ((status = cudaStreamQuery (s)) == cudaErrorNotReady)
+    if (std::chrono::duration<double> (std::chrono::steady_clock::now () - start).count ()
+        > seconds)
+      {
+        fprintf (stderr, "%s: \"%s\", due %s, still running after %.0f s: a hang\n",
+                 PROBE, names[how], every > 0 ? "often" : "never", seconds);
+        return false;
+      }
+  CHECK (status);
+  return true;
+}
+
 // Replays @how's step graph @p.steps times, refills due every @every steps
 // (0: never); prints its step times and the steps that missed a refill.
 static bool
@@ -200,7 +221,8 @@ run (Probe &p, How how, int every)
       CHECK (cudaGraphLaunch (exec, s));
       CHECK (cudaEventRecord (ev[t], s));
     }
-  CHECK (cudaDeviceSynchronize ());
+  if (!finish (s, 10, how, every))
+    return false;
   CHECK (cudaGetLastError ());
   if (!step_times (ev, &times) || !events_destroy (ev))
     return false;
@@ -235,7 +257,8 @@ probe (Probe &p)
           p.steps, p.n, p.spin_us, p.every);
   for (int h = 0; h < N_HOWS; h++)
     for (int every : { 0, p.every })
-      if ((h != FLOOR || every == 0) && !run (p, (How)h, every))
+      if ((p.only < 0 || h == p.only) && (h != FLOOR || every == 0)
+          && !run (p, (How)h, every))
         return false;
   CHECK (cudaGraphExecDestroy (p.refill));
   CHECK (cudaFree (p.work));
@@ -258,21 +281,25 @@ main (int argc, char **argv)
         p.every = atoi (argv[++i]);
       else if (!strcmp (argv[i], "--spin-us") && i + 1 < argc)
         p.spin_us = atoi (argv[++i]);
+      else if (!strcmp (argv[i], "--only") && i + 1 < argc)
+        p.only = atoi (argv[++i]);
       else
         {
-          fprintf (stderr, "usage: %s [--steps N] [--every K] [--spin-us U]\n",
+          fprintf (stderr,
+                   "usage: %s [--steps N] [--every K] [--spin-us U] [--only ROW]\n",
                    argv[0]);
           return 2;
         }
     }
-  if (p.steps < 2 || p.every < 1 || p.spin_us < 0)
+  if (p.steps < 2 || p.every < 1 || p.spin_us < 0 || p.only >= N_HOWS)
     {
       fprintf (stderr,
                "%s: --steps must be 2 or more, --every 1 or more, "
-               "--spin-us 0 or more\n",
-               PROBE);
+               "--spin-us 0 or more, --only below %d (a row: 0 the floor)\n",
+               PROBE, N_HOWS);
       return 2;
     }
+  setvbuf (stdout, nullptr, _IOLBF, 0); // each row as it is measured
   if (cudaGetDeviceCount (&n_devices) != cudaSuccess || n_devices == 0)
     {
       printf ("%s: no CUDA device, nothing measured\n", PROBE);
