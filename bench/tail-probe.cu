@@ -63,6 +63,24 @@ refill_kernel (unsigned *counts, unsigned long long ns)
   atomicAdd (counts + 1, 1u);
 }
 
+// The IF node's body: the refill's work as a kernel of its own (the first
+// run on an H100 hung when the IF's body ran refill_kernel, the function
+// the device-launched graph also holds; to be seen whether this is why).
+static __global__ void
+body_kernel (unsigned *counts, unsigned long long ns)
+{
+  spin_ns (ns);
+  atomicAdd (counts + 1, 1u);
+}
+
+// Clocks up before anything is timed: each row may run in a process of its
+// own (--only), and the first run's first rows ran slower than the rest.
+static __global__ void
+warm_kernel (unsigned long long ns)
+{
+  spin_ns (ns);
+}
+
 static __global__ void
 step_kernel (float *work, int n, const unsigned *counts, unsigned *log)
 {
@@ -164,7 +182,7 @@ build (Probe &p, How how, int every, cudaGraph_t *out)
       params.conditional.size = 1;
       CHECK (cudaGraphAddNode (&if_node, graph, &last, nullptr, 1, &params));
       if (!add_kernel (params.conditional.phGraph_out[0], &body_node, nullptr,
-                       (void *)refill_kernel, dim3 (1), dim3 (1), refill_args))
+                       (void *)body_kernel, dim3 (1), dim3 (1), refill_args))
         return false;
     }
   else if (how == TAIL_NODE
@@ -253,6 +271,8 @@ probe (Probe &p)
         refill_kernel<<<1, 1, 0, s>>> (p.counts, (unsigned long long)p.spin_us * 1000);
       }))
     return false;
+  warm_kernel<<<1, 1>>> (200ull * 1000 * 1000);
+  CHECK (cudaDeviceSynchronize ());
   printf ("tail-probe: %d steps of %d envs, a refill of %d us due every %d steps\n",
           p.steps, p.n, p.spin_us, p.every);
   for (int h = 0; h < N_HOWS; h++)
