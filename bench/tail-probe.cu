@@ -25,7 +25,8 @@
 // before the next step (no step missed one, none refused).  The IF row
 // hangs once its body runs, in this build (-rdc, the device runtime
 // linked), whether its body is the refill's kernel or one of its own: not
-// understood, so make tail-probe runs each row alone under a timeout.
+// understood, so make tail-probe runs each row alone under a timeout, and
+// the floor and IF rows built without -rdc too.
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
@@ -91,11 +92,23 @@ step_kernel (float *work, int n, const unsigned *counts, unsigned *log)
     log[counts[0]] = counts[1];
 }
 
+// Built without -rdc (bench/tail-probe-nordc), the device launches are out
+// and their rows not run: what is left tells whether the IF row's hang is
+// the device runtime's.
+#ifdef __CUDACC_RDC__
+#define DEVICE_LAUNCH 1
+#else
+#define DEVICE_LAUNCH 0
+#endif
+
 static __device__ void
 launch (cudaGraphExec_t refill, cudaStream_t how, unsigned *counts)
 {
-  if (cudaGraphLaunch (refill, how) != cudaSuccess)
-    atomicAdd (counts + 2, 1u);
+#if DEVICE_LAUNCH
+  if (cudaGraphLaunch (refill, how) == cudaSuccess)
+    return;
+#endif
+  atomicAdd (counts + 2, 1u);
 }
 
 // The tally: counts the step; due every @every steps (0: never), as @how
@@ -272,11 +285,13 @@ probe (Probe &p)
     return false;
   warm_kernel<<<1, 1>>> (200ull * 1000 * 1000);
   CHECK (cudaDeviceSynchronize ());
-  printf ("tail-probe: %d steps of %d envs, a refill of %d us due every %d steps\n",
-          p.steps, p.n, p.spin_us, p.every);
+  printf ("tail-probe%s: %d steps of %d envs, a refill of %d us due every %d steps\n",
+          DEVICE_LAUNCH ? "" : " (no -rdc: no device launch)", p.steps, p.n, p.spin_us,
+          p.every);
   for (int h = 0; h < N_HOWS; h++)
     for (int every : { 0, p.every })
       if ((p.only < 0 || h == p.only) && (h != FLOOR || every == 0)
+          && (DEVICE_LAUNCH || h <= IF_NODE)
           && !run (p, (How)h, every))
         return false;
   CHECK (cudaGraphExecDestroy (p.refill));
