@@ -205,8 +205,9 @@ build (Probe &p, How how, int every, cudaGraph_t *out)
   return true;
 }
 
-// Waits for @s, at most @seconds: a row that hangs is named, not waited
-// on forever (the device-launch rows are the probe's unknowns).
+// Waits for @s, at most @seconds: a row that hangs once its launches are
+// queued is named, not waited on forever.  One that hangs sooner blocks in
+// cudaGraphLaunch, with the launch queue full: make tail-probe's timeout.
 static bool
 finish (cudaStream_t s, double seconds, How how, int every)
 {
