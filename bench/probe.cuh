@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// probe.cuh: what the plain-CUDA probes share (overlap-probe.cu,
-// switch-probe.cu, tail-probe.cu): CHECK, which names a CUDA call that
-// fails, with PROBE before it, and returns false; a spin of a known length;
-// their step times (events after each step) and the quantiles of them; a
-// graph for device launch.
+// probe.cuh: what the plain-CUDA probes share (fuse-probe.cu,
+// overlap-probe.cu, switch-probe.cu, tail-probe.cu): CHECK, which names a
+// CUDA call that fails, with PROBE before it, and returns false; a spin of
+// a known length, and a kernel of one to bring the clocks up; their step
+// times (events after each step) and the quantiles of them; a graph for
+// device launch.
 #ifndef BENCH_PROBE_CUH
 #define BENCH_PROBE_CUH
 
@@ -45,6 +46,13 @@ spin_ns (unsigned long long ns)
   do
     asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(now));
   while (now - start < ns);
+}
+
+// One thread spinning @ns: clocks up before anything is timed.
+static __global__ void
+spin_kernel (unsigned long long ns)
+{
+  spin_ns (ns);
 }
 
 // @n events, one to record after each step of a timed loop.

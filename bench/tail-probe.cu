@@ -73,14 +73,6 @@ refill_kernel (unsigned *counts, unsigned long long ns)
   atomicAdd (counts + 1, 1u);
 }
 
-// Clocks up before anything is timed: each row may run in a process of its
-// own (--only), and the first run's first rows ran slower than the rest.
-static __global__ void
-warm_kernel (unsigned long long ns)
-{
-  spin_ns (ns);
-}
-
 static __global__ void
 step_kernel (float *work, int n, const unsigned *counts, unsigned *log)
 {
@@ -284,7 +276,9 @@ probe (Probe &p)
         refill_kernel<<<1, 1, 0, s>>> (p.counts, (unsigned long long)p.spin_us * 1000);
       }))
     return false;
-  warm_kernel<<<1, 1>>> (200ull * 1000 * 1000);
+  // Clocks up: each row may run in a process of its own (--only), and the
+  // first run's first rows ran slower than the rest.
+  spin_kernel<<<1, 1>>> (200ull * 1000 * 1000);
   CHECK (cudaDeviceSynchronize ());
   printf ("tail-probe%s: %d steps of %d envs, a refill of %d us due every %d steps\n",
           DEVICE_LAUNCH ? "" : " (no -rdc: no device launch)", p.steps, p.n, p.spin_us,
