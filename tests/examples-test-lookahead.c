@@ -375,11 +375,11 @@ test_config (void)
 void
 examples_test_add_lookahead (void)
 {
-  static const Case one = { 1, 64, FALSE, 0, TG_POLICY_EAGER },
-                    two = { 2, 8, TRUE, 1, TG_POLICY_EAGER },
-                    three = { 3, 1000, TRUE, 2, TG_POLICY_EAGER },
-                    every = { 2, 1, FALSE, 0, TG_POLICY_EAGER },
-                    own_graph = { 2, 8, FALSE, 1, TG_POLICY_REPLAY },
+  static const Case one = { 1, 64, FALSE, 0, TG_POLICY_EAGER, 0 },
+                    two = { 2, 8, TRUE, 1, TG_POLICY_EAGER, 0 },
+                    three = { 3, 1000, TRUE, 2, TG_POLICY_EAGER, 0 },
+                    every = { 2, 1, FALSE, 0, TG_POLICY_EAGER, 0 },
+                    own_graph = { 2, 8, FALSE, 1, TG_POLICY_REPLAY, 0 },
                     long_rows = { 2, 8, FALSE, 2, TG_POLICY_EAGER, TRACK_MAX_POINTS };
 
   g_test_add_func ("/examples/lookahead/config", test_config);
