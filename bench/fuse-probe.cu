@@ -308,10 +308,7 @@ run (Probe &p, How how, double floor_us, double *mean_us)
           "rows copied %u, made %u, launches refused %u\n",
           names[how], quantile (times, 0.5), quantile (times, 0.99), *mean_us,
           floor_us > 0 ? floor_us / *mean_us : 1.0, c.copies, c.made, c.refused);
-  CHECK (cudaGraphExecDestroy (exec));
-  CHECK (cudaGraphDestroy (graph));
-  CHECK (cudaStreamDestroy (s));
-  return true;
+  return replay_free (exec, graph, s);
 }
 
 static bool

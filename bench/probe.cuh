@@ -92,6 +92,16 @@ replay_timed (cudaGraph_t graph, cudaStream_t s, size_t steps, cudaGraphExec_t *
   return true;
 }
 
+// What a timed replay leaves: @exec, @graph and its stream @s.
+static inline bool
+replay_free (cudaGraphExec_t exec, cudaGraph_t graph, cudaStream_t s)
+{
+  CHECK (cudaGraphExecDestroy (exec));
+  CHECK (cudaGraphDestroy (graph));
+  CHECK (cudaStreamDestroy (s));
+  return true;
+}
+
 // *@times: the GPU time between consecutive events of @ev, in us.
 static inline bool
 step_times (const std::vector<cudaEvent_t> &ev, std::vector<float> *times)

@@ -252,10 +252,7 @@ run (Probe &p, How how, int every)
           "launches refused %u, steps that missed one %u\n",
           names[how], every > 0 ? "often" : "never", quantile (times, 0.5),
           quantile (times, 0.99), counts[1], counts[2], missed);
-  CHECK (cudaGraphExecDestroy (exec));
-  CHECK (cudaGraphDestroy (graph));
-  CHECK (cudaStreamDestroy (s));
-  return true;
+  return replay_free (exec, graph, s);
 }
 
 static bool
