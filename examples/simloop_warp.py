@@ -60,8 +60,8 @@ TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
 
 if wp is not None:
     import warp_tracks as wt
-    from warp_tracks import (GOLDEN, LANES, high_unit, low_unit, mix64, refill_due, spare_row,
-                             switch_env)
+    from warp_tracks import (GOLDEN, LANES, copy_row, high_unit, low_unit, mix64, refill_due,
+                             spare_row, switch_env)
 
     @wp.func
     def move(e: int, keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
@@ -163,9 +163,7 @@ if wp is not None:
         e = t // LANES
         if mask[e] == wp.uint8(0):
             return
-        row = spare_row(e, head, n_spares)
-        for i in range(t % LANES, points.shape[1], LANES):
-            points[e, i] = spare_points[row, i]
+        copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
 
     @wp.kernel
     def start_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),

@@ -51,6 +51,14 @@ SPENT, DRAINED, DRAINED_TOTAL = 0, 1, 2
 # would otherwise launch a thread per point for a few tracks at most.
 LANES = wp.constant(32)
 
+# Points a thread loads together where one thread walks a track.  Point by
+# point, each load waits for the one before (a load may not pass a store
+# that may alias it, and the loop is not unrolled): n round trips to memory
+# for n points; a batch costs one.  It lives in registers (its loops are
+# unrolled).
+BATCH = wp.constant(8)
+Batch = wp.types.matrix(shape=(BATCH, 2), dtype=wp.float32)
+
 
 @wp.func
 def mix64(z: wp.uint64):
@@ -138,32 +146,66 @@ def relaxed_point(points: wp.array2d(dtype=wp.vec2), row: int, i: int, min_cos: 
 
 
 @wp.func
+def load_batch(points: wp.array2d(dtype=wp.vec2), row: int, start: int, stride: int):
+    """Points start, start + stride, ... (BATCH of them, indices mod n) of
+    track *row*, loaded together."""
+    n = points.shape[1]
+    q = Batch()
+    for j in range(BATCH):
+        q[j] = points[row, (start + j * stride) % n]
+    return q
+
+
+@wp.func
+def batch_point(q: Batch, j: int):
+    return wp.vec2(q[j, 0], q[j, 1])
+
+
+@wp.func
 def relax_pass(src: wp.array2d(dtype=wp.vec2), dst: wp.array2d(dtype=wp.vec2), row: int,
                min_cos: float):
     """A relaxation step of track *row*, from *src* into *dst*: relax_kernel's
     then settle_kernel's, in one pass over the points with the old and new
-    ones around point i in registers.  Returns 1 when a turn of the new
-    track is sharp."""
+    ones around point i in registers, the old ones loaded a batch at a time.
+    Returns 1 when a turn of the new track is sharp."""
     n = src.shape[1]
     a0 = src[row, n - 1]  # old points i - 1, i
     a1 = src[row, 0]
     b0 = a0  # new points i - 2, i - 1 (from i = 2 on)
     b1 = a1
     go = int(0)
-    for i in range(n):
-        a2 = src[row, (i + 1) % n]
-        b2 = relax(a0, a1, a2, min_cos)
-        dst[row, i] = b2
-        if i >= 2 and sharp(b0, b1, b2, min_cos):  # new point i - 1's turn
-            go = 1
-        a0 = a1
-        a1 = a2
-        b0 = b1
-        b1 = b2
+    for base in range(0, n, BATCH):
+        q = load_batch(src, row, base + 1, 1)  # old points i + 1
+        for j in range(BATCH):
+            i = base + j
+            if i < n:
+                a2 = batch_point(q, j)
+                b2 = relax(a0, a1, a2, min_cos)
+                dst[row, i] = b2
+                if i >= 2 and sharp(b0, b1, b2, min_cos):  # new point i - 1's turn
+                    go = 1
+                a0 = a1
+                a1 = a2
+                b0 = b1
+                b1 = b2
     first = dst[row, 0]  # the turns across the seam: new points n - 1 and 0
     if sharp(b0, b1, first, min_cos) or sharp(b1, first, dst[row, 1], min_cos):
         go = 1
     return go
+
+
+@wp.func
+def copy_row(src: wp.array2d(dtype=wp.vec2), src_row: int, dst: wp.array2d(dtype=wp.vec2),
+             dst_row: int, first: int, stride: int):
+    """Points first, first + stride, ... of track *src_row* into track
+    *dst_row*, a batch at a time."""
+    n = src.shape[1]
+    for base in range(first, n, stride * BATCH):
+        q = load_batch(src, src_row, base, stride)
+        for j in range(BATCH):
+            i = base + j * stride
+            if i < n:
+                dst[dst_row, i] = batch_point(q, j)
 
 
 @wp.func
@@ -175,13 +217,17 @@ def measure_row(points: wp.array2d(dtype=wp.vec2), row: int, valid: wp.array(dty
     total = float(0.0)
     smooth = int(1)
     prev = points[row, n - 1]
-    for i in range(n):
-        cur = points[row, i]
-        nxt = points[row, (i + 1) % n]
-        total += wp.length(nxt - cur)
-        if sharp(prev, cur, nxt, min_cos):
-            smooth = 0
-        prev = cur
+    cur = points[row, 0]
+    for base in range(0, n, BATCH):
+        q = load_batch(points, row, base + 1, 1)  # the points after point i
+        for j in range(BATCH):
+            if base + j < n:
+                nxt = batch_point(q, j)
+                total += wp.length(nxt - cur)
+                if sharp(prev, cur, nxt, min_cos):
+                    smooth = 0
+                prev = cur
+                cur = nxt
     lengths[row] = total
     valid[row] = wp.uint8(smooth)
 
@@ -352,8 +398,7 @@ def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=w
             go = relax_pass(spare_relaxed, spare_points, row, min_cos)
         it += 1
     if it % 2 == 1:
-        for i in range(spare_points.shape[1]):
-            spare_points[row, i] = spare_relaxed[row, i]
+        copy_row(spare_relaxed, row, spare_points, row, 0, 1)
     measure_row(spare_points, row, spare_valid, spare_lengths, min_cos)
 
 

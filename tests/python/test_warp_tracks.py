@@ -302,7 +302,14 @@ class LookaheadKernels(unittest.TestCase):
         cls.sw, cls.wt = warp_examples()
 
     def test_switch_and_refill(self):
-        sw, wt, n, slots, p = self.sw, self.wt, 24, 3, CpuLoop.N_POINTS
+        """At the loops' track size, and at one that takes a thread of the
+        switch's copy more than two batches of points."""
+        for p in (CpuLoop.N_POINTS, 2 * self.wt.LANES * self.wt.BATCH + 3):
+            with self.subTest(points=p):
+                self.switch_and_refill(p)
+
+    def switch_and_refill(self, p):
+        sw, wt, n, slots = self.sw, self.wt, 24, 3
         rng = np.random.default_rng(5)
         env_seeds = [seeds.env_seed(3, e) for e in range(n)]
         epochs = rng.integers(1, 1000, n).astype(np.uint32)
@@ -331,8 +338,8 @@ class LookaheadKernels(unittest.TestCase):
             ("refill", [0], wp.int32), ("fill", np.zeros(rows), wp.int32),
             ("spare_relaxed", np.zeros((rows, p, 2)), wp.vec2))}
         # No lap in sight, no crash: the envs with an invalid track end.
-        args = argparse.Namespace(**dict(CpuLoop.ARGS, lap_steps=1e9, crash_prob=0.0),
-                                  refill_batch=1000)
+        args = argparse.Namespace(**dict(CpuLoop.ARGS, points=p, lap_steps=1e9,
+                                         crash_prob=0.0), refill_batch=1000)
 
         def launch(launches):
             for kernel, dim, inputs in launches:
