@@ -60,8 +60,9 @@ TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
 
 if wp is not None:
     import warp_tracks as wt
-    from warp_tracks import (GOLDEN, LANES, copy_row, high_unit, low_unit, mix64, refill_due,
-                             spare_row, switch_env)
+    from warp_tracks import (GOLDEN, LANES, apply_refilled, copy_row, fused_due, high_unit,
+                             low_unit, mix64, refill_due, refill_fused_slot, spare_row,
+                             switch_env, switch_fused)
 
     @wp.func
     def move(e: int, keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
@@ -166,6 +167,72 @@ if wp is not None:
         copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
 
     @wp.kernel
+    def step_fused_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
+                          step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
+                          progress: wp.array(dtype=wp.float32),
+                          mask: wp.array(dtype=wp.uint8), counters: wp.array(dtype=wp.int64),
+                          seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
+                          lengths: wp.array(dtype=wp.float32),
+                          points: wp.array2d(dtype=wp.vec2),
+                          relaxed: wp.array2d(dtype=wp.vec2), head: wp.array(dtype=wp.int32),
+                          ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32),
+                          made: wp.array(dtype=wp.uint8), spare_valid: wp.array(dtype=wp.uint8),
+                          spare_lengths: wp.array(dtype=wp.float32),
+                          tallies: wp.array(dtype=wp.int32), phase: wp.array(dtype=wp.int32),
+                          counts: wp.array(dtype=wp.int32), mean_speed: wp.float32,
+                          crash_prob: wp.float32, lap: wp.float32, n_spares: int,
+                          n_control: int, max_iters: int):
+        """One env's step with the refill fused: the last refill's ready
+        count applied, then the step; an env that ends switches to its next
+        spare, or makes its next track itself when it has none."""
+        e = wp.tid()
+        p = int(step_no[0] % wp.int64(2))
+        if e == 0:
+            phase[0] = p  # for the next kernel, whose thread 0 moves step_no on
+        apply_refilled(e, ready, refilled)
+        done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
+                    crash_prob, lap)
+        mask[e] = wp.uint8(done)
+        if done != 0:
+            made[e] = wp.uint8(switch_fused(e, p, seeds, epochs, keys, valid, lengths, points,
+                                            relaxed, head, ready, spare_valid, spare_lengths,
+                                            tallies, counts, n_spares, n_control, max_iters))
+
+    @wp.kernel
+    def switch_fused_kernel(mask: wp.array(dtype=wp.uint8), made: wp.array(dtype=wp.uint8),
+                            head: wp.array(dtype=wp.int32),
+                            spare_points: wp.array2d(dtype=wp.vec2),
+                            points: wp.array2d(dtype=wp.vec2), phase: wp.array(dtype=wp.int32),
+                            flags: wp.array(dtype=wp.int32), tallies: wp.array(dtype=wp.int32),
+                            acc: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
+                            step_no: wp.array(dtype=wp.int64),
+                            seeds: wp.array(dtype=wp.uint64),
+                            epochs: wp.array(dtype=wp.uint32), ready: wp.array(dtype=wp.int32),
+                            refilled: wp.array(dtype=wp.int32),
+                            spare_relaxed: wp.array2d(dtype=wp.vec2),
+                            spare_valid: wp.array(dtype=wp.uint8),
+                            spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
+                            batch: int, n_control: int, max_iters: int):
+        """switch_kernel's copy and tally with the refill fused: thread 0
+        decides the next step's refill, and the refill the last step decided
+        runs here, a thread a slot (n_envs * LANES threads: one slot a
+        thread while the lookahead is at most LANES)."""
+        t = wp.tid()
+        p = phase[0]
+        running = flags[1 - p]
+        if t == 0:
+            due = fused_due(p, running, tallies, acc, n_spares, batch)
+            flags[p] = due
+            count_step(due, counters, step_no)
+        e = t // LANES
+        if mask[e] != wp.uint8(0) and made[e] == wp.uint8(0):
+            copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
+        if running != 0 and t < spare_points.shape[0]:
+            refill_fused_slot(t, seeds, epochs, mask, made, head, ready, refilled, spare_points,
+                              spare_relaxed, spare_valid, spare_lengths, n_spares, n_control,
+                              max_iters)
+
+    @wp.kernel
     def start_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
                      progress: wp.array(dtype=wp.float32), lap: wp.float32):
         """An agent's start on its first track, as simloop.py's."""
@@ -182,6 +249,12 @@ STEP_USES = {
                             "spare_valid", "spare_lengths", "counts"),
     "switch": ("mask", "head", "spare_points", "points", "counts", "refill", "counters",
                "step_no"),
+    "step_fused": AGENT + ("counters", "seeds", "epochs", "lengths", "points", "relaxed", "head",
+                           "ready", "refilled", "made", "spare_valid", "spare_lengths",
+                           "tallies", "phase", "counts"),
+    "switch_fused": ("mask", "made", "head", "spare_points", "points", "phase", "flags",
+                     "tallies", "acc", "counters", "step_no", "seeds", "epochs", "ready",
+                     "refilled", "spare_relaxed", "spare_valid", "spare_lengths"),
 }
 
 
@@ -195,6 +268,12 @@ def step_launches(array, n, slots, args):
     shape = [args.points / args.lap_steps, args.crash_prob, float(args.points)]
     if not slots:
         return [(step_kernel, n, inputs("step") + shape), (tally_kernel, 1, inputs("tally"))]
+    if args.refill == "fused":
+        return [(step_fused_kernel, n,
+                 inputs("step_fused") + shape + [slots, args.control, args.max_iters]),
+                (switch_fused_kernel, n * LANES,
+                 inputs("switch_fused") + [slots, args.refill_batch, args.control,
+                                           args.max_iters])]
     return [(step_switch_kernel, n, inputs("step_switch") + shape + [slots]),
             (switch_kernel, n * LANES, inputs("switch") + [slots, args.refill_batch])]
 
@@ -217,9 +296,13 @@ def parse_args(argv=None):
     p.add_argument("--refill-batch", type=int, default=64,
                    help="spent spares that trigger a refill (default 64; an env left with "
                         "none triggers one too)")
-    p.add_argument("--refill", choices=("conditional", "always"), default="conditional",
-                   help="with lookahead, the refill under conditional(refill) (default), or "
-                        "launched at every step, its kernels returning at once unless due")
+    p.add_argument("--refill", choices=("conditional", "always", "fused"),
+                   default="conditional",
+                   help="with lookahead, the refill under conditional(refill) (default), "
+                        "launched at every step, its kernels returning at once unless due "
+                        "(always), or made by the step's second kernel in the step after the "
+                        "one that decided it, a thread a slot, an env left with no spare "
+                        "making its own track (fused): no node of its own")
     p.add_argument("--check-on-demand", action="store_true",
                    help="also run the loop on demand (--lookahead 0) beside it and compare "
                         "every env after every step, bit for bit")
@@ -290,7 +373,9 @@ class Sim:
     def regenerate(self, policy, conditional=False):
         """The regeneration the step decided, *conditional* on the device: on
         demand, the ended envs' tracks (any_done); with lookahead, the refill
-        (its flag)."""
+        (its flag); none with the refill fused (the step's kernels make it)."""
+        if self.ahead is not None and self.args.refill == "fused":
+            return
         run, flag = ((self.regen, self.any_done) if self.ahead is None
                      else (self.ahead, self.ahead["refill"]))
         if self.ahead is not None and self.args.refill == "always":
@@ -363,8 +448,10 @@ class Sim:
         wait(self.torch, self.stream, "the host-driven steps")
 
     def drained(self):
-        """How many times an env used up its spares before a refill."""
-        return int(self.ahead["counts"].numpy()[wt.DRAINED_TOTAL])
+        """How many times an env used up its spares before a refill, and (the
+        refill fused) how many times one made its own track."""
+        counts = self.ahead["counts"].numpy()
+        return int(counts[wt.DRAINED_TOTAL]), int(counts[wt.MADE_TOTAL])
 
     def close(self):
         self.graph = self.floor = None
@@ -484,7 +571,7 @@ def check_on_demand(torch, tg, twarp, args, sim):
     print("lookahead vs on-demand: %d of %d envs bit-identical after each of %d steps "
           "(%d and %d episodes ended; an env used up its spares %d times)"
           % (int(same.sum()), args.envs, args.steps, ends[0], ends[1],
-             sim.drained() if sim.ahead is not None else 0))
+             sim.drained()[0] if sim.ahead is not None else 0))
     demand.close()
     return int(same.sum()) == args.envs and ends[0] == ends[1]
 
@@ -513,6 +600,10 @@ def main(argv=None):
               "must be positive, --points and --control at least 3, --lookahead at least 0",
               file=sys.stderr)
         return 2
+    if args.refill == "fused" and args.lookahead > LANES:
+        print("simloop_warp.py: --refill fused takes a --lookahead of at most %d (a thread "
+              "of the switch kernel a slot)" % LANES, file=sys.stderr)
+        return 2
     print("simloop_warp.py: %d envs x %d steps on %s, torch %s, warp %s, track_gen %s, %s"
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,
              wp.__version__, tg.__version__, "lookahead %d" % args.lookahead
@@ -526,9 +617,11 @@ def main(argv=None):
     in_graph = sim.snapshot()
     rate_graph = simloop.report("in-graph:", sim, graph_s, args.steps, in_graph["counters"])
     if sim.ahead is not None:
+        drained, made = sim.drained()
         print("  lookahead %d, refill batch %d, refill %s: an env used up its spares "
-              "before a refill %d times" % (args.lookahead, args.refill_batch, args.refill,
-                                            sim.drained()))
+              "before a refill %d times%s" % (
+                  args.lookahead, args.refill_batch, args.refill, drained,
+                  ", made its own track %d times" % made if args.refill == "fused" else ""))
     report_floor(sim, args, graph_s)
     matches = not args.check_on_demand or check_on_demand(torch, tg, twarp, args, sim)
 

@@ -25,7 +25,9 @@ the relaxation iterated inside one kernel, a thread per slot, each stopping
 when its track is smooth as the WHILE does for it, and the test and
 measure.  No WHILE node: no iteration costs a node.  The simulator runs it
 under conditional(refill), or at every step, where its kernels return at
-once while the flag is 0: no conditional node at all.
+once while the flag is 0: no conditional node at all.  Or fused: no node of
+its own, the refill made by the simulator's second kernel in the step after
+the one that decided it, a thread a slot (see "lookahead, fused" below).
 """
 import simloop  # the constants of the hashes
 
@@ -44,8 +46,14 @@ RADIUS, R_JITTER, A_JITTER = 100.0, 0.55, 0.9
 MIN_COS = 0.76604444  # cos(40 degrees): a sharper turn is relaxed
 
 # The lookahead's counts (Lookahead's "counts"): the slots spent and the envs
-# left with no spare since the last refill, and those envs over the run.
-SPENT, DRAINED, DRAINED_TOTAL = 0, 1, 2
+# left with no spare since the last refill, those envs over the run, and,
+# fused, the envs that made their own track over the run.
+SPENT, DRAINED, DRAINED_TOTAL, MADE_TOTAL = 0, 1, 2, 3
+
+# The fused refill's tallies of a step (Lookahead's "tallies", one set per
+# parity of the step's number): its switches, the envs it left with no
+# spare, those that made their own track.
+F_SPENT, F_DRAINED, F_MADE = 0, 1, 2
 
 # Threads (a CUDA warp) that share the points of one track where a kernel
 # would otherwise launch a thread per point for a few tracks at most.
@@ -110,6 +118,15 @@ def track_point(key: wp.uint64, i: int, n: int, n_control: int, radius: float,
     r = p0[0] + (p1[0] - p0[0]) * f
     a = p0[1] + (p1[1] - p0[1]) * f
     return wp.vec2(r * wp.cos(a), r * wp.sin(a))
+
+
+@wp.func
+def generate_row(key: wp.uint64, points: wp.array2d(dtype=wp.vec2), row: int, first: int,
+                 stride: int, n_control: int, radius: float, r_jitter: float, a_jitter: float):
+    """Points first, first + stride, ... of track *row*, keyed *key*."""
+    n = points.shape[1]
+    for i in range(first, n, stride):
+        points[row, i] = track_point(key, i, n, n_control, radius, r_jitter, a_jitter)
 
 
 @wp.func
@@ -232,6 +249,36 @@ def measure_row(points: wp.array2d(dtype=wp.vec2), row: int, valid: wp.array(dty
     valid[row] = wp.uint8(smooth)
 
 
+@wp.func
+def relax_row(points: wp.array2d(dtype=wp.vec2), relaxed: wp.array2d(dtype=wp.vec2), row: int,
+              max_iters: int, min_cos: float):
+    """Track *row*'s relaxation, at most max_iters steps while a turn is
+    sharp, as the WHILE runs them for it (the first step always: a smooth
+    track is left as it is), ping-ponging between *points* and its scratch
+    *relaxed*; the result in *points*."""
+    go = int(1)
+    it = int(0)
+    while go != 0 and it < max_iters:
+        if it % 2 == 0:
+            go = relax_pass(points, relaxed, row, min_cos)
+        else:
+            go = relax_pass(relaxed, points, row, min_cos)
+        it += 1
+    if it % 2 == 1:
+        copy_row(relaxed, row, points, row, 0, 1)
+
+
+@wp.func
+def make_row(key: wp.uint64, points: wp.array2d(dtype=wp.vec2),
+             relaxed: wp.array2d(dtype=wp.vec2), valid: wp.array(dtype=wp.uint8),
+             lengths: wp.array(dtype=wp.float32), row: int, n_control: int, max_iters: int):
+    """Track *row* keyed *key*, made whole by one thread: its points, its
+    relaxation, its validity and length, bit for bit as Regen makes it."""
+    generate_row(key, points, row, 0, 1, n_control, RADIUS, R_JITTER, A_JITTER)
+    relax_row(points, relaxed, row, max_iters, MIN_COS)
+    measure_row(points, row, valid, lengths, MIN_COS)
+
+
 # -- on demand: the kernels of Regen's stages ---------------------------------
 
 @wp.kernel
@@ -292,6 +339,20 @@ def measure_kernel(mask: wp.array(dtype=wp.uint8), points: wp.array2d(dtype=wp.v
 # -- lookahead: the switch and the refill --------------------------------------
 
 @wp.func
+def next_epoch(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
+               keys: wp.array(dtype=wp.uint64), head: wp.array(dtype=wp.int32), n_spares: int):
+    """Env e, which ended, moves on to its next epoch (its key with it) and
+    past its next slot.  Returns that slot's row and the new key."""
+    row = e * n_spares + head[e]
+    epoch = epochs[e] + wp.uint32(1)  # wraps as the SeedState's advance does
+    epochs[e] = epoch
+    key = effective_seed(seeds[e], epoch)
+    keys[e] = key
+    head[e] = (head[e] + 1) % n_spares
+    return row, key
+
+
+@wp.func
 def switch_env(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
                keys: wp.array(dtype=wp.uint64), valid: wp.array(dtype=wp.uint8),
                lengths: wp.array(dtype=wp.float32), head: wp.array(dtype=wp.int32),
@@ -303,13 +364,9 @@ def switch_env(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=
     spent.  Its points follow in spare_row()'s kernel.  A refill runs before
     the next step whenever an env is left with no spare, so an env that ends
     always has one."""
-    row = e * n_spares + head[e]
-    epoch = epochs[e] + wp.uint32(1)  # wraps as the SeedState's advance does
-    epochs[e] = epoch
-    keys[e] = effective_seed(seeds[e], epoch)
+    row, key = next_epoch(e, seeds, epochs, keys, head, n_spares)
     valid[e] = spare_valid[row]
     lengths[e] = spare_lengths[row]
-    head[e] = (head[e] + 1) % n_spares
     left = ready[e] - 1
     ready[e] = left
     wp.atomic_add(counts, SPENT, 1)
@@ -359,10 +416,8 @@ def refill_generate_kernel(refill: wp.array(dtype=wp.int32), seeds: wp.array(dty
         fill[row] = d
     if d == 0:
         return
-    key = effective_seed(seeds[e], epochs[e] + wp.uint32(d))
-    n = spare_points.shape[1]
-    for i in range(lane, n, LANES):
-        spare_points[row, i] = track_point(key, i, n, n_control, radius, r_jitter, a_jitter)
+    generate_row(effective_seed(seeds[e], epochs[e] + wp.uint32(d)), spare_points, row, lane,
+                 LANES, n_control, radius, r_jitter, a_jitter)
 
 
 @wp.kernel
@@ -389,17 +444,116 @@ def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=w
         ready[row // n_spares] = n_spares
     if fill[row] == 0:
         return
-    go = int(1)
-    it = int(0)
-    while go != 0 and it < max_iters:
-        if it % 2 == 0:
-            go = relax_pass(spare_points, spare_relaxed, row, min_cos)
-        else:
-            go = relax_pass(spare_relaxed, spare_points, row, min_cos)
-        it += 1
-    if it % 2 == 1:
-        copy_row(spare_relaxed, row, spare_points, row, 0, 1)
+    relax_row(spare_points, spare_relaxed, row, max_iters, min_cos)
     measure_row(spare_points, row, spare_valid, spare_lengths, min_cos)
+
+
+# -- lookahead, fused: the refill inside the step's second kernel --------------
+#
+# With the refill fused (simloop_warp.py --refill fused) it has no node of its
+# own: the step's second kernel, beside its copy of the switched envs'
+# points, makes the refill that the step before decided, a thread per slot
+# making an empty slot's track whole.  No thread reads what another thread of
+# the same kernel writes: the flags and tallies are kept per parity of the
+# step's number ("phase", which the first kernel leaves), and the ready
+# counts a refill leaves are applied by the next step's first kernel
+# ("refilled", -1 for none).  The refill leaves alone the slot an env took in
+# this very step (its copy reads it now): the next refill makes it.  An env
+# that ends with no spare left (its refill still to come) makes its next
+# track in its own thread of the first kernel, as Regen makes it: its tracks
+# never depend on when a refill came, and a step waits for that thread.
+
+@wp.func
+def apply_refilled(e: int, ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32)):
+    """Env e's ready spares as the last refill left them, if one ran."""
+    r = refilled[e]
+    if r >= 0:
+        ready[e] = r
+        refilled[e] = -1
+
+
+@wp.func
+def switch_fused(e: int, p: int, seeds: wp.array(dtype=wp.uint64),
+                 epochs: wp.array(dtype=wp.uint32), keys: wp.array(dtype=wp.uint64),
+                 valid: wp.array(dtype=wp.uint8), lengths: wp.array(dtype=wp.float32),
+                 points: wp.array2d(dtype=wp.vec2), relaxed: wp.array2d(dtype=wp.vec2),
+                 head: wp.array(dtype=wp.int32), ready: wp.array(dtype=wp.int32),
+                 spare_valid: wp.array(dtype=wp.uint8), spare_lengths: wp.array(dtype=wp.float32),
+                 tallies: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
+                 n_spares: int, n_control: int, max_iters: int):
+    """Env e, which ended, switches to its next spare as switch_env() does,
+    tallied in parity p's tallies; with none left, it makes its next track
+    itself.  Returns 1 when it did (no points to copy)."""
+    row, key = next_epoch(e, seeds, epochs, keys, head, n_spares)
+    left = ready[e]
+    made = int(0)
+    wp.atomic_add(tallies, p * 3 + F_SPENT, 1)
+    if left > 0:
+        valid[e] = spare_valid[row]
+        lengths[e] = spare_lengths[row]
+        left = left - 1
+        ready[e] = left
+    else:
+        make_row(key, points, relaxed, valid, lengths, e, n_control, max_iters)
+        made = 1
+        wp.atomic_add(tallies, p * 3 + F_MADE, 1)
+        wp.atomic_add(counts, MADE_TOTAL, 1)
+    if left == 0:
+        wp.atomic_add(tallies, p * 3 + F_DRAINED, 1)
+        wp.atomic_add(counts, DRAINED_TOTAL, 1)
+    return made
+
+
+@wp.func
+def fused_due(p: int, running: int, tallies: wp.array(dtype=wp.int32),
+              acc: wp.array(dtype=wp.int32), n_spares: int, batch: int):
+    """One thread: whether the next step makes a refill, from the spent slots
+    and the envs with no spare (acc) after this step's switches (parity p's
+    tallies) and, when one runs in this step (*running*), its refill: it
+    leaves empty only the slots taken in this step.  Clears the next step's
+    tallies."""
+    spent = tallies[p * 3 + F_SPENT]
+    if running != 0:
+        taken = spent - tallies[p * 3 + F_MADE]
+        acc[0] = taken
+        acc[1] = 0
+        if n_spares == 1:  # a slot taken was its env's only one
+            acc[1] = taken
+    else:
+        acc[0] = acc[0] + spent
+        acc[1] = acc[1] + tallies[p * 3 + F_DRAINED]
+    for k in range(3):
+        tallies[(1 - p) * 3 + k] = 0
+    due = int(0)
+    if acc[0] >= batch or acc[1] > 0:
+        due = 1
+    return due
+
+
+@wp.func
+def refill_fused_slot(row: int, seeds: wp.array(dtype=wp.uint64),
+                      epochs: wp.array(dtype=wp.uint32), mask: wp.array(dtype=wp.uint8),
+                      made: wp.array(dtype=wp.uint8), head: wp.array(dtype=wp.int32),
+                      ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32),
+                      spare_points: wp.array2d(dtype=wp.vec2),
+                      spare_relaxed: wp.array2d(dtype=wp.vec2),
+                      spare_valid: wp.array(dtype=wp.uint8),
+                      spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
+                      n_control: int, max_iters: int):
+    """Slot *row*'s part of a fused refill: the track of its env's epoch + d,
+    d its place after the env's ready spares, if it is empty and was not
+    taken in this step; the env's ready count after, by its first slot."""
+    e = row // n_spares
+    took = int(0)  # a spare in this step: its copy reads the slot now
+    if mask[e] != wp.uint8(0) and made[e] == wp.uint8(0):
+        took = 1
+    if row % n_spares == 0:
+        refilled[e] = n_spares - took
+    ahead = (row % n_spares - head[e] + n_spares) % n_spares
+    if ahead < ready[e] or (took != 0 and ahead == n_spares - 1):
+        return
+    make_row(effective_seed(seeds[e], epochs[e] + wp.uint32(ahead + 1)), spare_points,
+             spare_relaxed, spare_valid, spare_lengths, row, n_control, max_iters)
 
 
 class Regen:
@@ -490,7 +644,9 @@ class Lookahead:
     refill's decision, and the refill: a track_gen Producer of Warp stages
     that fills every empty slot when self["refill"] is set (the flag the
     simulator's step sets with refill_due()), in the state's own seed and
-    epoch arrays (valid while the state is)."""
+    epoch arrays (valid while the state is).  With the state of a fused
+    refill too (fused_arrays()): the producer makes the first spares, the
+    step's kernels the rest."""
 
     def __init__(self, tg, twarp, state, args):
         n, slots, dev = state.n_envs, args.lookahead, "cuda:%d" % state.device
@@ -503,8 +659,9 @@ class Lookahead:
             "ready": wp.zeros(n, dtype=wp.int32, device=dev),
             "fill": wp.zeros(rows, dtype=wp.int32, device=dev),
             **track_arrays(rows, args.points, dev, "spare_"),
-            "counts": wp.zeros(3, dtype=wp.int32, device=dev),
+            "counts": wp.zeros(4, dtype=wp.int32, device=dev),
             "refill": wp.zeros(1, dtype=wp.int32, device=dev),
+            **fused_arrays(n, dev),
         }
 
         def stage(name):
@@ -525,6 +682,7 @@ class Lookahead:
         """Every env's ring empty, then filled: its next L tracks made."""
         for name in ("head", "ready", "counts"):
             self.arrays[name].zero_()
+        reset_fused(self.arrays)
         self.arrays["refill"].fill_(1)
         self.producer.run(stream, policy)
 
@@ -533,6 +691,25 @@ class Lookahead:
 
     def close(self):
         self.producer.close()
+
+
+def fused_arrays(n, dev):
+    """The state of a fused refill for *n* envs, as reset_fused() leaves it."""
+    arrays = {"refilled": wp.zeros(n, dtype=wp.int32, device=dev),
+              "made": wp.zeros(n, dtype=wp.uint8, device=dev),
+              "tallies": wp.zeros(6, dtype=wp.int32, device=dev),
+              "acc": wp.zeros(2, dtype=wp.int32, device=dev),
+              "flags": wp.zeros(2, dtype=wp.int32, device=dev),
+              "phase": wp.zeros(1, dtype=wp.int32, device=dev)}
+    reset_fused(arrays)
+    return arrays
+
+
+def reset_fused(arrays):
+    """No refill decided or left to apply, no tally."""
+    for name in ("made", "tallies", "acc", "flags", "phase"):
+        arrays[name].zero_()
+    arrays["refilled"].fill_(-1)
 
 
 def track_arrays(rows, n_points, dev, prefix=""):

@@ -212,18 +212,18 @@ class CpuLoop:
     """simloop_warp.py's loop on Warp's CPU device, kernel by kernel, with
     its producers' stages run by the host when the step's flag says so (a
     Producer needs a GPU): on demand (*lookahead* 0: its SeedState's
-    advance and keys done here with track_gen.seeds), or with lookahead."""
+    advance and keys done here with track_gen.seeds), or with lookahead, its
+    refill as --refill *refill* says."""
 
     # simloop_warp.py's options: about 10% of the tracks still sharp after 6
     # relaxation steps, a lap in about 12 steps, crashes likely.
     N_POINTS, N_CONTROL, MAX_ITERS = 24, 6, 6
     ARGS = dict(points=N_POINTS, control=N_CONTROL, max_iters=MAX_ITERS, lap_steps=12.0,
-                crash_prob=0.02)
+                crash_prob=0.02, refill="conditional")
 
-    def __init__(self, sw, wt, env_seeds, lookahead, batch, always=False):
+    def __init__(self, sw, wt, env_seeds, lookahead, batch, refill="conditional"):
         self.sw, self.wt, self.slots = sw, wt, lookahead
-        self.args = argparse.Namespace(**self.ARGS, refill_batch=batch)
-        self.always = always  # the refill launched at every step, gated by its flag
+        self.args = argparse.Namespace(**dict(self.ARGS, refill=refill), refill_batch=batch)
         n, p = self.n, self.p = len(env_seeds), self.N_POINTS
         self.env_seeds = env_seeds
 
@@ -245,7 +245,9 @@ class CpuLoop:
             self.spare_points = zeros((rows, p), wp.vec2)
             self.spare_relaxed = zeros((rows, p), wp.vec2)
             self.spare_valid, self.spare_lengths = zeros(rows, wp.uint8), zeros(rows, wp.float32)
-            self.counts, self.refill = zeros(3, wp.int32), zeros(1, wp.int32)
+            self.counts, self.refill = zeros(4, wp.int32), zeros(1, wp.int32)
+            for name, array in wt.fused_arrays(n, "cpu").items():
+                setattr(self, name, array)
         self.mask.fill_(1)  # the reset: every env at epoch 1, its first track
         self.regenerate()
         if lookahead:
@@ -276,14 +278,15 @@ class CpuLoop:
 
     def step(self):
         """Sim.step()'s launches, then the regeneration when the step's flag
-        is set (or at every step: --refill always)."""
+        is set (or at every step: --refill always; never apart: fused)."""
         for kernel, dim, inputs in self.sw.step_launches(self.array, self.n, self.slots,
                                                           self.args):
             wp.launch(kernel, dim, inputs=inputs, device="cpu")
+        refill = self.args.refill
         if not self.slots:
             if self.any_done.numpy()[0]:
                 self.regenerate()
-        elif self.always or self.refill.numpy()[0]:
+        elif refill == "always" or refill == "conditional" and self.refill.numpy()[0]:
             self.refill_spares()
 
     def state(self):
@@ -423,31 +426,39 @@ class LookaheadKernels(unittest.TestCase):
     def test_lookahead_equals_on_demand(self):
         """Every env's epoch, key, agent and track after every step of a long
         run are those of the loop on demand, with envs that end twice (or L
-        times) before a refill, for several ring sizes and batches."""
+        times) before a refill, for several ring sizes and batches, and each
+        way of running the refill (fused: envs that make their own track,
+        as when one runs out and ends again before its refill)."""
         env_seeds = [seeds.env_seed(21, e) for e in range(32)]
         demand = CpuLoop(self.sw, self.wt, env_seeds, 0, 1)
-        runs = [(CpuLoop(self.sw, self.wt, env_seeds, slots, batch, always), slots, batch)
-                for slots, batch, always in ((2, 16, False), (1, 4, False), (3, 1000, False),
-                                             (2, 16, True))]
+        runs = [CpuLoop(self.sw, self.wt, env_seeds, slots, batch, refill)
+                for slots, batch, refill in (
+                    (2, 16, "conditional"), (1, 4, "conditional"), (3, 1000, "conditional"),
+                    (2, 16, "always"), (2, 16, "fused"), (1, 4, "fused"), (3, 1000, "fused"))]
         for step in range(150):
             demand.step()
             want = demand.state()
-            for loop, slots, batch in runs:
+            for loop in runs:
                 loop.step()
                 for name, value in loop.state().items():
                     self.assertTrue(value.tobytes() == want[name].tobytes(),
-                                    "%s after step %d, lookahead %d" % (name, step, slots))
+                                    "%s after step %d, lookahead %d, refill %s"
+                                    % (name, step, loop.slots, loop.args.refill))
         ends = demand.counters.numpy()[:3]
         self.assertGreater(int(ends.sum()), 200)
         self.assertTrue(ends[2] > 0, ends)  # invalid tracks seen
-        for loop, slots, batch in runs:
-            self.assertEqual(loop.counters.numpy()[:3].tolist(), ends.tolist())
+        made = 0
+        for loop in runs:
+            how = (loop.slots, loop.args.refill)
+            self.assertEqual(loop.counters.numpy()[:3].tolist(), ends.tolist(), how)
             refills = int(loop.counters.numpy()[3])
             drained = int(loop.counts.numpy()[self.wt.DRAINED_TOTAL])
-            self.assertGreater(refills, 5, slots)
-            self.assertGreater(drained, 0, slots)  # an env ended L times before a refill
-            if batch < 1000:
-                self.assertLess(refills, 150, slots)  # in batches: not at every end
+            made += int(loop.counts.numpy()[self.wt.MADE_TOTAL])
+            self.assertGreater(refills, 5, how)
+            self.assertGreater(drained, 0, how)  # an env ended L times before a refill
+            if loop.args.refill_batch < 1000:
+                self.assertLess(refills, 150, how)  # in batches: not at every end
+        self.assertGreater(made, 0)  # the fused runs' own path taken
 
 
 if __name__ == "__main__":
