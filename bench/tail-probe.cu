@@ -11,9 +11,10 @@
 // that counts the steps (simloop's floor).  The "refill" is one kernel that
 // spins --spin-us, then counts itself, due every --every steps.  Variants:
 // the floor; an IF node after the tally, the refill its body (the tally
-// sets its handle); the tally launching a graph of the refill from the
-// device, as a tail launch or fire-and-forget; a kernel node of its own
-// after the tally making the tail launch.  Each prints its step times, due
+// sets its handle; or a tally with no device launch in its code); the tally
+// launching a graph of the refill from the device, as a tail launch or
+// fire-and-forget; a kernel node of its own after the tally making the tail
+// launch.  Each prints its step times, due
 // every --every steps and never, and whether every step saw every refill
 // due before it (the step kernel logs the count: a tail launch must run
 // before the next step as the IF's body does).
@@ -25,8 +26,10 @@
 // before the next step (no step missed one, none refused).  The IF row
 // hangs once its body runs, in this build (-rdc, the device runtime
 // linked), whether its body is the refill's kernel or one of its own: not
-// understood, so make tail-probe runs each row alone under a timeout, and
-// the floor and IF rows built without -rdc too.
+// understood, so make tail-probe runs each row alone under a timeout, the
+// floor and IF rows built without -rdc too, and an IF row whose tally has
+// no device launch in its code: the three tell -rdc, the launch in the
+// kernel, and neither apart.
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
@@ -42,6 +45,7 @@ enum How
 {
   FLOOR,
   IF_NODE,
+  IF_PLAIN,
   TAIL_IN_TALLY,
   FORGET_IN_TALLY,
   TAIL_NODE,
@@ -52,6 +56,7 @@ enum How
 static const char *const names[N_HOWS] = {
   "floor: memset, a thread per env, a tally",
   "+ an IF node, the refill its body",
+  "the same, its tally without device launches",
   "the tally tail-launches the refill",
   "the tally launches it fire-and-forget",
   "+ a kernel node that tail-launches it",
@@ -120,6 +125,16 @@ tally_kernel (unsigned *counts, int every, int how, cudaGraphConditionalHandle h
     launch (refill, cudaStreamGraphFireAndForget, counts);
 }
 
+// IF_PLAIN's tally: the IF's handle set by a kernel with no device launch
+// in its code, to tell whether the IF row's hang needs one.
+static __global__ void
+plain_tally_kernel (unsigned *counts, int every, cudaGraphConditionalHandle handle)
+{
+  unsigned s = counts[0]++;
+
+  cudaGraphSetConditional (handle, every > 0 && s % every == (unsigned)every - 1);
+}
+
 // A node of its own after the tally, as a library's kernel that decides
 // would be: it reads the step count the tally left.
 static __global__ void
@@ -156,10 +171,12 @@ build (Probe &p, How how, int every, cudaGraph_t *out)
   int tally_how = how == TAIL_NODE ? FLOOR : how;
   void *step_args[] = { &p.work, &p.n, &p.counts, &p.log };
   void *tally_args[] = { &p.counts, &every, &tally_how, &handle, &p.refill };
+  void *plain_tally_args[] = { &p.counts, &every, &handle };
+  bool has_if = how == IF_NODE || how == IF_PLAIN;
   void *decide_args[] = { &p.counts, &every, &p.refill };
 
   CHECK (cudaGraphCreate (&graph, 0));
-  if (how == IF_NODE)
+  if (has_if)
     CHECK (cudaGraphConditionalHandleCreate (&handle, graph, 0,
                                              cudaGraphCondAssignDefault));
   m.dst = p.work;
@@ -170,11 +187,12 @@ build (Probe &p, How how, int every, cudaGraph_t *out)
   CHECK (cudaGraphAddMemsetNode (&memset_node, graph, nullptr, 0, &m));
   if (!add_kernel (graph, &step_node, &memset_node, (void *)step_kernel,
                    dim3 ((p.n + 255) / 256), dim3 (256), step_args)
-      || !add_kernel (graph, &tally_node, &step_node, (void *)tally_kernel, dim3 (1),
-                      dim3 (1), tally_args))
+      || !add_kernel (graph, &tally_node, &step_node,
+                      how == IF_PLAIN ? (void *)plain_tally_kernel : (void *)tally_kernel,
+                      dim3 (1), dim3 (1), how == IF_PLAIN ? plain_tally_args : tally_args))
     return false;
   last = tally_node;
-  if (how == IF_NODE)
+  if (has_if)
     {
       cudaGraphNodeParams params = { cudaGraphNodeTypeConditional };
       cudaGraphNode_t if_node, body_node;
@@ -276,7 +294,7 @@ probe (Probe &p)
   for (int h = 0; h < N_HOWS; h++)
     for (int every : { 0, p.every })
       if ((p.only < 0 || h == p.only) && (h != FLOOR || every == 0)
-          && (DEVICE_LAUNCH || h <= IF_NODE)
+          && (DEVICE_LAUNCH || h <= IF_PLAIN)
           && !run (p, (How)h, every))
         return false;
   CHECK (cudaGraphExecDestroy (p.refill));
