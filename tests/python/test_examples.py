@@ -125,6 +125,21 @@ class Examples(unittest.TestCase):
         out = self.run_simloop_warp("--short", "--no-simloop", "--refill", "always")
         self.assertRegex(out, r"refill always: an env used up its spares")
 
+    def test_simloop_warp_refill_fused(self):
+        """The refill made by the step's second kernel (no node of its own),
+        with envs that make their own track: the same checks, and every env
+        beside the loop on demand after every step."""
+        out = self.run_simloop_warp("--envs", "256", "--steps", "300", "--lap-steps", "20",
+                                    "--crash-prob", "0.01", "--lookahead", "1",
+                                    "--refill-batch", "16", "--refill", "fused",
+                                    "--check-on-demand", "--no-simloop")
+        m = re.search(r"refill fused: an env used up its spares before a refill \d+ times, "
+                      r"made its own track (\d+) times", out)
+        self.assertIsNotNone(m, out)
+        self.assertGreater(int(m.group(1)), 0)
+        self.assertRegex(out, r"lookahead vs on-demand: 256 of 256 envs bit-identical after "
+                              r"each of 300 steps")
+
     def test_simloop_warp_on_demand(self):
         out = self.run_simloop_warp("--short", "--no-simloop", "--lookahead", "0")
         self.assertIn("on demand", out.splitlines()[0])
