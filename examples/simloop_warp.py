@@ -59,6 +59,9 @@ SKIP = simloop.SKIP
 TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
 
 if wp is not None:
+    # As warp_tracks.py's: its functions compiled into this module's kernels
+    # round as they do there.
+    wp.set_module_options({"enable_backward": False, "fuse_fp": False})
     import warp_tracks as wt
     from warp_tracks import (GOLDEN, LANES, apply_refilled, copy_row, fused_due, high_unit,
                              low_unit, mix64, refill_due, refill_fused_slot, spare_row,
