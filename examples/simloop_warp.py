@@ -63,9 +63,9 @@ if wp is not None:
     # round as they do there.
     wp.set_module_options({"enable_backward": False, "fuse_fp": False})
     import warp_tracks as wt
-    from warp_tracks import (GOLDEN, LANES, apply_refilled, copy_row, fused_due, high_unit,
-                             low_unit, mix64, refill_due, refill_fused_slot, spare_row,
-                             switch_env, switch_fused)
+    from warp_tracks import (GOLDEN, LANES, apply_refilled, copy_row, copy_taken, fused_due,
+                             high_unit, low_unit, mix64, refill_due, refill_fused_slot,
+                             spare_row, switch_env, switch_fused)
 
     @wp.func
     def move(e: int, keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
@@ -181,7 +181,8 @@ if wp is not None:
                           ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32),
                           made: wp.array(dtype=wp.uint8), spare_valid: wp.array(dtype=wp.uint8),
                           spare_lengths: wp.array(dtype=wp.float32),
-                          tallies: wp.array(dtype=wp.int32), phase: wp.array(dtype=wp.int32),
+                          tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
+                          phase: wp.array(dtype=wp.int32),
                           counts: wp.array(dtype=wp.int32), mean_speed: wp.float32,
                           crash_prob: wp.float32, lap: wp.float32, n_spares: int,
                           n_control: int, max_iters: int):
@@ -199,11 +200,12 @@ if wp is not None:
         if done != 0:
             made[e] = wp.uint8(switch_fused(e, p, seeds, epochs, keys, valid, lengths, points,
                                             relaxed, head, ready, spare_valid, spare_lengths,
-                                            tallies, counts, n_spares, n_control, max_iters))
+                                            tallies, took, counts, n_spares, n_control,
+                                            max_iters))
 
     @wp.kernel
     def switch_fused_kernel(mask: wp.array(dtype=wp.uint8), made: wp.array(dtype=wp.uint8),
-                            head: wp.array(dtype=wp.int32),
+                            took: wp.array(dtype=wp.int32), head: wp.array(dtype=wp.int32),
                             spare_points: wp.array2d(dtype=wp.vec2),
                             points: wp.array2d(dtype=wp.vec2), phase: wp.array(dtype=wp.int32),
                             flags: wp.array(dtype=wp.int32), tallies: wp.array(dtype=wp.int32),
@@ -215,11 +217,12 @@ if wp is not None:
                             spare_relaxed: wp.array2d(dtype=wp.vec2),
                             spare_valid: wp.array(dtype=wp.uint8),
                             spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
-                            batch: int, n_control: int, max_iters: int):
+                            batch: int, n_control: int, max_iters: int, n_warps: int):
         """switch_kernel's copy and tally with the refill fused: thread 0
-        decides the next step's refill, and the refill the last step decided
-        runs here, a thread a slot (n_envs * LANES threads: one slot a
-        thread while the lookahead is at most LANES)."""
+        decides the next step's refill, the warps copy the points of the envs
+        that took a spare, and the refill the last step decided runs here, a
+        thread a slot (wt.fused_threads(): a refill's registers make few
+        blocks fit an SM, so no thread an env it does not need)."""
         t = wp.tid()
         p = phase[0]
         running = flags[1 - p]
@@ -227,9 +230,7 @@ if wp is not None:
             due = fused_due(p, running, tallies, acc, n_spares, batch)
             flags[p] = due
             count_step(due, counters, step_no)
-        e = t // LANES
-        if mask[e] != wp.uint8(0) and made[e] == wp.uint8(0):
-            copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
+        copy_taken(t, p, tallies, took, head, spare_points, points, n_spares, n_warps)
         if running != 0 and t < spare_points.shape[0]:
             refill_fused_slot(t, seeds, epochs, mask, made, head, ready, refilled, spare_points,
                               spare_relaxed, spare_valid, spare_lengths, n_spares, n_control,
@@ -254,8 +255,8 @@ STEP_USES = {
                "step_no"),
     "step_fused": AGENT + ("counters", "seeds", "epochs", "lengths", "points", "relaxed", "head",
                            "ready", "refilled", "made", "spare_valid", "spare_lengths",
-                           "tallies", "phase", "counts"),
-    "switch_fused": ("mask", "made", "head", "spare_points", "points", "phase", "flags",
+                           "tallies", "took", "phase", "counts"),
+    "switch_fused": ("mask", "made", "took", "head", "spare_points", "points", "phase", "flags",
                      "tallies", "acc", "counters", "step_no", "seeds", "epochs", "ready",
                      "refilled", "spare_relaxed", "spare_valid", "spare_lengths"),
 }
@@ -274,9 +275,10 @@ def step_launches(array, n, slots, args):
     if args.refill == "fused":
         return [(step_fused_kernel, n,
                  inputs("step_fused") + shape + [slots, args.control, args.max_iters]),
-                (switch_fused_kernel, n * LANES,
+                (switch_fused_kernel, wt.fused_threads(n, slots),
                  inputs("switch_fused") + [slots, args.refill_batch, args.control,
-                                           args.max_iters])]
+                                           args.max_iters,
+                                           wt.fused_threads(n, slots) // LANES])]
     return [(step_switch_kernel, n, inputs("step_switch") + shape + [slots]),
             (switch_kernel, n * LANES, inputs("switch") + [slots, args.refill_batch])]
 
@@ -602,10 +604,6 @@ def main(argv=None):
         print("simloop_warp.py: --envs, --steps, --max-iters, --shown and --refill-batch "
               "must be positive, --points and --control at least 3, --lookahead at least 0",
               file=sys.stderr)
-        return 2
-    if args.refill == "fused" and args.lookahead > LANES:
-        print("simloop_warp.py: --refill fused takes a --lookahead of at most %d (a thread "
-              "of the switch kernel a slot)" % LANES, file=sys.stderr)
         return 2
     print("simloop_warp.py: %d envs x %d steps on %s, torch %s, warp %s, track_gen %s, %s"
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,

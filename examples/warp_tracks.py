@@ -57,8 +57,13 @@ SPENT, DRAINED, DRAINED_TOTAL, MADE_TOTAL = 0, 1, 2, 3
 
 # The fused refill's tallies of a step (Lookahead's "tallies", one set per
 # parity of the step's number): its switches, the envs it left with no
-# spare, those that made their own track.
-F_SPENT, F_DRAINED, F_MADE = 0, 1, 2
+# spare, and those that took a spare (listed in "took", one list per parity,
+# for the copy of their points).
+F_SPENT, F_DRAINED, F_TOOK = 0, 1, 2
+
+# Warps of the fused switch kernel at least, each copying the points of the
+# envs that took a spare, one after another.
+COPY_WARPS = 32
 
 # Threads (a CUDA warp) that share the points of one track where a kernel
 # would otherwise launch a thread per point for a few tracks at most.
@@ -484,11 +489,13 @@ def switch_fused(e: int, p: int, seeds: wp.array(dtype=wp.uint64),
                  points: wp.array2d(dtype=wp.vec2), relaxed: wp.array2d(dtype=wp.vec2),
                  head: wp.array(dtype=wp.int32), ready: wp.array(dtype=wp.int32),
                  spare_valid: wp.array(dtype=wp.uint8), spare_lengths: wp.array(dtype=wp.float32),
-                 tallies: wp.array(dtype=wp.int32), counts: wp.array(dtype=wp.int32),
-                 n_spares: int, n_control: int, max_iters: int):
+                 tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
+                 counts: wp.array(dtype=wp.int32), n_spares: int, n_control: int,
+                 max_iters: int):
     """Env e, which ended, switches to its next spare as switch_env() does,
-    tallied in parity p's tallies; with none left, it makes its next track
-    itself.  Returns 1 when it did (no points to copy)."""
+    tallied in parity p's tallies and, for the copy of its points, listed in
+    parity p's list (*took*); with none left, it makes its next track
+    itself.  Returns 1 when it did."""
     row, key = next_epoch(e, seeds, epochs, keys, head, n_spares)
     left = ready[e]
     made = int(0)
@@ -498,10 +505,10 @@ def switch_fused(e: int, p: int, seeds: wp.array(dtype=wp.uint64),
         lengths[e] = spare_lengths[row]
         left = left - 1
         ready[e] = left
+        took[p * seeds.shape[0] + wp.atomic_add(tallies, p * 3 + F_TOOK, 1)] = e
     else:
         make_row(key, points, relaxed, valid, lengths, e, n_control, max_iters)
         made = 1
-        wp.atomic_add(tallies, p * 3 + F_MADE, 1)
         wp.atomic_add(counts, MADE_TOTAL, 1)
     if left == 0:
         wp.atomic_add(tallies, p * 3 + F_DRAINED, 1)
@@ -519,7 +526,7 @@ def fused_due(p: int, running: int, tallies: wp.array(dtype=wp.int32),
     tallies."""
     spent = tallies[p * 3 + F_SPENT]
     if running != 0:
-        taken = spent - tallies[p * 3 + F_MADE]
+        taken = tallies[p * 3 + F_TOOK]
         acc[0] = taken
         acc[1] = 0
         if n_spares == 1:  # a slot taken was its env's only one
@@ -533,6 +540,21 @@ def fused_due(p: int, running: int, tallies: wp.array(dtype=wp.int32),
     if acc[0] >= batch or acc[1] > 0:
         due = 1
     return due
+
+
+@wp.func
+def copy_taken(t: int, p: int, tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
+               head: wp.array(dtype=wp.int32), spare_points: wp.array2d(dtype=wp.vec2),
+               points: wp.array2d(dtype=wp.vec2), n_spares: int, n_warps: int):
+    """Thread t's part of the copy of the points of the envs that took a
+    spare in this step (parity p's list): a warp an env, LANES points at a
+    time, the *n_warps* warps of the kernel taking the list in turn."""
+    n = points.shape[0]
+    j = t // LANES
+    while j < tallies[p * 3 + F_TOOK]:
+        e = took[p * n + j]
+        copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
+        j += n_warps
 
 
 @wp.func
@@ -703,11 +725,18 @@ def fused_arrays(n, dev):
     arrays = {"refilled": wp.zeros(n, dtype=wp.int32, device=dev),
               "made": wp.zeros(n, dtype=wp.uint8, device=dev),
               "tallies": wp.zeros(6, dtype=wp.int32, device=dev),
+              "took": wp.zeros(2 * n, dtype=wp.int32, device=dev),
               "acc": wp.zeros(2, dtype=wp.int32, device=dev),
               "flags": wp.zeros(2, dtype=wp.int32, device=dev),
               "phase": wp.zeros(1, dtype=wp.int32, device=dev)}
     reset_fused(arrays)
     return arrays
+
+
+def fused_threads(n, slots):
+    """The fused switch kernel's threads for *n* envs of *slots* spares: one
+    a slot, COPY_WARPS warps at least, whole warps."""
+    return -(-max(n * slots, COPY_WARPS * LANES) // LANES) * LANES
 
 
 def reset_fused(arrays):
