@@ -12,16 +12,16 @@ warp_tracks.py's generator (control points from a hash of the effective
 seed, a bounded relaxation of sharp turns, a validity test and a length):
 an env's track depends on its (seed, epoch) alone.
 
-With lookahead (--lookahead L, default 2), each env keeps its next L tracks
-ready, made ahead from (seed, epoch + 1) ...: an env that ends switches to
-its next one in the step kernel itself (its epoch, key, validity, length:
-its thread already knows it ended) and in the next kernel (its points, 32
-threads an env, beside the one thread that tallies the step), and a
-track_gen Producer of Warp stages refills the spent spares in one batch,
-under conditional(refill): a flag the step sets when --refill-batch spares
-are spent or an env has none left (--refill always: at every step, its
-kernels returning at once unless the flag is set).  Regeneration leaves the
-step's critical path.  On demand (--lookahead 0),
+With lookahead (--lookahead L, default 2: warp_lookahead.py), each env keeps
+its next L tracks ready, made ahead from (seed, epoch + 1) ...: an env that
+ends switches to its next one in the step kernel itself (its epoch, key,
+validity, length: its thread already knows it ended) and in the next kernel
+(its points, 32 threads an env, beside the one thread that tallies the
+step), and a track_gen Producer of Warp stages refills the spent spares in
+one batch, under conditional(refill): a flag the step sets when
+--refill-batch spares are spent or an env has none left (--refill always: at
+every step, its kernels returning at once unless the flag is set).
+Regeneration leaves the step's critical path.  On demand (--lookahead 0),
 a one-thread kernel sets the any-done flag, and under conditional(any_done)
 a Producer regenerates the ended envs' tracks: the SeedState advances their
 epochs, a kernel makes the points, a loop stage (a WHILE node) relaxes them,
@@ -59,13 +59,14 @@ SKIP = simloop.SKIP
 TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
 
 if wp is not None:
-    # As warp_tracks.py's: its functions compiled into this module's kernels
-    # round as they do there.
+    # As warp_tracks.py's and warp_lookahead.py's: their functions compiled
+    # into this module's kernels round as they do there.
     wp.set_module_options({"enable_backward": False, "fuse_fp": False})
+    import warp_lookahead as wl
     import warp_tracks as wt
-    from warp_tracks import (GOLDEN, LANES, apply_refilled, copy_row, copy_taken, fused_due,
-                             high_unit, low_unit, mix64, refill_due, refill_fused_slot,
-                             spare_row, switch_env, switch_fused)
+    from warp_lookahead import (apply_refilled, copy_taken, fused_due, refill_due,
+                                refill_fused_slot, spare_row, switch_env, switch_fused)
+    from warp_tracks import GOLDEN, LANES, copy_row, high_unit, low_unit, mix64
 
     @wp.func
     def move(e: int, keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
@@ -221,7 +222,7 @@ if wp is not None:
         """switch_kernel's copy and tally with the refill fused: thread 0
         decides the next step's refill, the warps copy the points of the envs
         that took a spare, and the refill the last step decided runs here, a
-        thread a slot (wt.fused_threads(): a refill's registers make few
+        thread a slot (wl.fused_threads(): a refill's registers make few
         blocks fit an SM, so no thread an env it does not need)."""
         t = wp.tid()
         p = phase[0]
@@ -275,10 +276,10 @@ def step_launches(array, n, slots, args):
     if args.refill == "fused":
         return [(step_fused_kernel, n,
                  inputs("step_fused") + shape + [slots, args.control, args.max_iters]),
-                (switch_fused_kernel, wt.fused_threads(n, slots),
+                (switch_fused_kernel, wl.fused_threads(n, slots),
                  inputs("switch_fused") + [slots, args.refill_batch, args.control,
                                            args.max_iters,
-                                           wt.fused_threads(n, slots) // LANES])]
+                                           wl.fused_threads(n, slots) // LANES])]
     return [(step_switch_kernel, n, inputs("step_switch") + shape + [slots]),
             (switch_kernel, n * LANES, inputs("switch") + [slots, args.refill_batch])]
 
@@ -344,7 +345,7 @@ class Sim:
         # On demand, it regenerates the ended envs' tracks; with lookahead,
         # only the first tracks, at a reset.
         self.regen = wt.Regen(tg, twarp, self.state, args, advance=True)
-        self.ahead = wt.Lookahead(tg, twarp, self.state, args) if args.lookahead else None
+        self.ahead = wl.Lookahead(tg, twarp, self.state, args) if args.lookahead else None
         # Each agent's salt: its global env index's seed, as in simloop.py.
         self.salt = wp.array([tg.seeds.env_seed(simloop.AGENT_SALT, e)
                               for e in range(self.n)], dtype=wp.uint64, device=dev)
@@ -456,7 +457,7 @@ class Sim:
         """How many times an env used up its spares before a refill, and (the
         refill fused) how many times one made its own track."""
         counts = self.ahead["counts"].numpy()
-        return int(counts[wt.DRAINED_TOTAL]), int(counts[wt.MADE_TOTAL])
+        return int(counts[wl.DRAINED_TOTAL]), int(counts[wl.MADE_TOTAL])
 
     def close(self):
         self.graph = self.floor = None

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""simloop_warp.py's kernels and warp_tracks.py's (the examples' track
-generator in Warp, on demand and with lookahead) on Warp's CPU device, no
-GPU needed: against numpy, and the loop with lookahead against the loop on
-demand, kernel by kernel, every env after every step (their launches the
-very lists the examples launch on a GPU).  Without warp or its CPU backend
-they skip; test_examples runs the programs on a GPU."""
+"""simloop_warp.py's kernels, warp_tracks.py's and warp_lookahead.py's (the
+examples' track generator in Warp, on demand and with lookahead) on Warp's
+CPU device, no GPU needed: against numpy, and the loop with lookahead
+against the loop on demand, kernel by kernel, every env after every step
+(their launches the very lists the examples launch on a GPU).  Without warp
+or its CPU backend they skip; test_examples runs the programs on a GPU."""
 import argparse
 import os
 import sys
@@ -26,16 +26,17 @@ EXAMPLES = os.path.join(os.environ.get("abs_top_srcdir",
 
 
 def warp_examples():
-    """The modules simloop_warp and warp_tracks, for their kernels on Warp's
-    CPU device, or a skip saying why they cannot run."""
+    """The modules simloop_warp, warp_tracks and warp_lookahead, for their
+    kernels on Warp's CPU device, or a skip saying why they cannot run."""
     if wp is None:
         raise unittest.SkipTest("no warp (pip install warp-lang)")
     if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
         raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
     sys.path.insert(0, EXAMPLES)
     import simloop_warp
+    import warp_lookahead
     import warp_tracks
-    return simloop_warp, warp_tracks
+    return simloop_warp, warp_tracks, warp_lookahead
 
 
 class SimloopWarpKernels(unittest.TestCase):
@@ -44,7 +45,7 @@ class SimloopWarpKernels(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.sw, cls.wt = warp_examples()
+        cls.sw, cls.wt, _ = warp_examples()
         cls.n, cls.n_points, cls.n_control = 64, 32, 6
         cls.keys = [seeds.effective_seed(seeds.env_seed(7, e), e % 3 + 1) for e in range(cls.n)]
         cls.salts = [seeds.env_seed(0xA6E7, e) for e in range(cls.n)]
@@ -221,8 +222,8 @@ class CpuLoop:
     ARGS = dict(points=N_POINTS, control=N_CONTROL, max_iters=MAX_ITERS, lap_steps=12.0,
                 crash_prob=0.02, refill="conditional")
 
-    def __init__(self, sw, wt, env_seeds, lookahead, batch, refill="conditional"):
-        self.sw, self.wt, self.slots = sw, wt, lookahead
+    def __init__(self, sw, wt, wl, env_seeds, lookahead, batch, refill="conditional"):
+        self.sw, self.wt, self.wl, self.slots = sw, wt, wl, lookahead
         self.args = argparse.Namespace(**dict(self.ARGS, refill=refill), refill_batch=batch)
         n, p = self.n, self.p = len(env_seeds), self.N_POINTS
         self.env_seeds = env_seeds
@@ -246,7 +247,7 @@ class CpuLoop:
             self.spare_relaxed = zeros((rows, p), wp.vec2)
             self.spare_valid, self.spare_lengths = zeros(rows, wp.uint8), zeros(rows, wp.float32)
             self.counts, self.refill = zeros(4, wp.int32), zeros(1, wp.int32)
-            for name, array in wt.fused_arrays(n, "cpu").items():
+            for name, array in wl.fused_arrays(n, "cpu").items():
                 setattr(self, name, array)
         self.mask.fill_(1)  # the reset: every env at epoch 1, its first track
         self.regenerate()
@@ -271,8 +272,8 @@ class CpuLoop:
 
     def refill_spares(self):
         """Lookahead's refill: its stages' launches."""
-        for stage in self.wt.REFILL_USES:
-            kernel, dim, inputs = self.wt.refill_launch(stage, self.array, self.slots,
+        for stage in self.wl.REFILL_USES:
+            kernel, dim, inputs = self.wl.refill_launch(stage, self.array, self.slots,
                                                         self.args)
             wp.launch(kernel, dim, inputs=inputs, device="cpu")
 
@@ -296,26 +297,26 @@ class CpuLoop:
 
 
 class LookaheadKernels(unittest.TestCase):
-    """simloop_warp.py's switch and refill kernels (warp_tracks.py's
-    lookahead) on Warp's CPU device: against numpy, and a whole loop with
+    """simloop_warp.py's switch and refill kernels (warp_lookahead.py's)
+    on Warp's CPU device: against numpy, and a whole loop with
     lookahead against the loop on demand, every env after every step."""
 
     @classmethod
     def setUpClass(cls):
-        cls.sw, cls.wt = warp_examples()
+        cls.sw, cls.wt, cls.wl = warp_examples()
 
     def test_copy_taken_walks_its_list(self):
         """The fused switch kernel's copy: each env listed in the step's
         parity's list gets the points of the slot it took, with fewer warps
         than envs listed (the warps take the list in turn); no other env is
         touched."""
-        wt = self.wt
+        wt, wl = self.wt, self.wl
 
         @wp.kernel
         def copy(p: int, tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
                  head: wp.array(dtype=wp.int32), spare_points: wp.array2d(dtype=wp.vec2),
                  points: wp.array2d(dtype=wp.vec2), n_spares: int, n_warps: int):
-            wt.copy_taken(wp.tid(), p, tallies, took, head, spare_points, points, n_spares,
+            wl.copy_taken(wp.tid(), p, tallies, took, head, spare_points, points, n_spares,
                           n_warps)
 
         n, slots, n_points, n_warps = 12, 2, 40, 2
@@ -328,7 +329,7 @@ class LookaheadKernels(unittest.TestCase):
             took = np.full(2 * n, 3, np.int32)  # env 3, unlisted, wherever the list ends
             took[p * n:p * n + len(listed)] = listed
             tallies = np.zeros(6, np.int32)
-            tallies[p * 3 + wt.F_TOOK] = len(listed)
+            tallies[p * 3 + wl.F_TOOK] = len(listed)
             points = wp.array(before, dtype=wp.vec2, device="cpu")
             wp.launch(copy, n_warps * wt.LANES, device="cpu", inputs=[
                 p, wp.array(tallies, dtype=wp.int32, device="cpu"),
@@ -348,7 +349,7 @@ class LookaheadKernels(unittest.TestCase):
                 self.switch_and_refill(p)
 
     def switch_and_refill(self, p):
-        sw, wt, n, slots = self.sw, self.wt, 24, 3
+        sw, wt, wl, n, slots = self.sw, self.wt, self.wl, 24, 3
         rng = np.random.default_rng(5)
         env_seeds = [seeds.env_seed(3, e) for e in range(n)]
         epochs = rng.integers(1, 1000, n).astype(np.uint32)
@@ -425,8 +426,8 @@ class LookaheadKernels(unittest.TestCase):
             "fill", "ready", "counts", "spare_points", "spare_valid", "spare_lengths")}
         for due in (0, 1):  # not due: the kernels return at once
             a["refill"].assign([due])
-            launch(wt.refill_launch(stage, a.__getitem__, slots, args)
-                   for stage in wt.REFILL_USES)
+            launch(wl.refill_launch(stage, a.__getitem__, slots, args)
+                   for stage in wl.REFILL_USES)
             if not due:
                 for k, value in before.items():
                     self.assertTrue(a[k].numpy().tobytes() == value.tobytes(), k)
@@ -466,8 +467,8 @@ class LookaheadKernels(unittest.TestCase):
         way of running the refill (fused: envs that make their own track,
         as when one runs out and ends again before its refill)."""
         env_seeds = [seeds.env_seed(21, e) for e in range(32)]
-        demand = CpuLoop(self.sw, self.wt, env_seeds, 0, 1)
-        runs = [CpuLoop(self.sw, self.wt, env_seeds, slots, batch, refill)
+        demand = CpuLoop(self.sw, self.wt, self.wl, env_seeds, 0, 1)
+        runs = [CpuLoop(self.sw, self.wt, self.wl, env_seeds, slots, batch, refill)
                 for slots, batch, refill in (
                     (2, 16, "conditional"), (1, 4, "conditional"), (3, 1000, "conditional"),
                     (2, 16, "always"), (2, 16, "fused"), (1, 4, "fused"), (3, 1000, "fused"))]
@@ -488,8 +489,8 @@ class LookaheadKernels(unittest.TestCase):
             how = (loop.slots, loop.args.refill)
             self.assertEqual(loop.counters.numpy()[:3].tolist(), ends.tolist(), how)
             refills = int(loop.counters.numpy()[3])
-            drained = int(loop.counts.numpy()[self.wt.DRAINED_TOTAL])
-            made += int(loop.counts.numpy()[self.wt.MADE_TOTAL])
+            drained = int(loop.counts.numpy()[self.wl.DRAINED_TOTAL])
+            made += int(loop.counts.numpy()[self.wl.MADE_TOTAL])
             self.assertGreater(refills, 5, how)
             self.assertGreater(drained, 0, how)  # an env ended L times before a refill
             if loop.args.refill_batch < 1000:

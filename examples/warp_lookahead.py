@@ -1,0 +1,391 @@
+# SPDX-License-Identifier: Apache-2.0
+"""warp_lookahead.py: the lookahead of warp_tracks.py's generator
+(simloop_warp.py's tracks) in NVIDIA Warp kernels.
+
+With lookahead (Lookahead): each env keeps its next L tracks ready in a ring
+of spare slots, made ahead from (seed, epoch + 1) ... (seed, epoch + L), so
+they are the tracks on-demand generation makes, bit for bit.  An env that
+ends switches to its next spare (switch_env() in the simulator's step
+kernel, spare_row() in a kernel after it for the points), its epoch advanced
+by one in the SeedState's own array.  The spent slots are refilled by a
+Producer of two kernels, gated by a refill flag that the step sets on the
+device (refill_due()): the generation of every empty slot's points, then
+the relaxation iterated inside one kernel, a thread per slot, each stopping
+when its track is smooth as the WHILE does for it, and the test and
+measure.  No WHILE node: no iteration costs a node.  The simulator runs it
+under conditional(refill), or at every step, where its kernels return at
+once while the flag is 0: no conditional node at all.  Or fused: no node of
+its own, the refill made by the simulator's second kernel in the step after
+the one that decided it, a thread a slot (see "lookahead, fused" below).
+"""
+import warp as wp
+
+# Warp resolves a kernel's functions and constants in its own module's
+# globals: those of warp_tracks.py that this module's kernels and functions
+# call, by name.
+from warp_tracks import (A_JITTER, LANES, MIN_COS, R_JITTER, RADIUS, bind, copy_row,
+                         effective_seed, generate_row, make_row, measure_row, relax_row,
+                         track_arrays)
+
+# As warp_tracks.py's, for the same reason: no gradients (half the
+# compiling), and no multiply-add contraction: a track is made by different
+# kernels (on demand, a refill, the fused step), and the compiler contracts a
+# function's products differently in each, so that one rounding could differ
+# and the same (seed, epoch) give another track.  Each product and sum
+# rounded on its own are the same everywhere.  warp_tracks.py's functions
+# compiled into this module's kernels round as they do there.
+wp.set_module_options({"enable_backward": False, "fuse_fp": False})
+
+# The lookahead's counts (Lookahead's "counts"): the slots spent and the envs
+# left with no spare since the last refill, those envs over the run, and,
+# fused, the envs that made their own track over the run.
+SPENT, DRAINED, DRAINED_TOTAL, MADE_TOTAL = 0, 1, 2, 3
+
+# The fused refill's tallies of a step (Lookahead's "tallies", one set per
+# parity of the step's number): its switches, the envs it left with no
+# spare, and those that took a spare (listed in "took", one list per parity,
+# for the copy of their points).
+F_SPENT, F_DRAINED, F_TOOK = 0, 1, 2
+
+# Warps of the fused switch kernel at least, each copying the points of the
+# envs that took a spare, one after another.
+COPY_WARPS = 32
+
+
+# -- lookahead: the switch and the refill --------------------------------------
+
+@wp.func
+def next_epoch(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
+               keys: wp.array(dtype=wp.uint64), head: wp.array(dtype=wp.int32), n_spares: int):
+    """Env e, which ended, moves on to its next epoch (its key with it) and
+    past its next slot.  Returns that slot's row and the new key."""
+    row = e * n_spares + head[e]
+    epoch = epochs[e] + wp.uint32(1)  # wraps as the SeedState's advance does
+    epochs[e] = epoch
+    key = effective_seed(seeds[e], epoch)
+    keys[e] = key
+    head[e] = (head[e] + 1) % n_spares
+    return row, key
+
+
+@wp.func
+def switch_env(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
+               keys: wp.array(dtype=wp.uint64), valid: wp.array(dtype=wp.uint8),
+               lengths: wp.array(dtype=wp.float32), head: wp.array(dtype=wp.int32),
+               ready: wp.array(dtype=wp.int32), spare_valid: wp.array(dtype=wp.uint8),
+               spare_lengths: wp.array(dtype=wp.float32), counts: wp.array(dtype=wp.int32),
+               n_spares: int):
+    """Env e, which ended, switches to its next spare: its epoch grows by
+    one, its key, validity and length are the spare's, the spare's slot is
+    spent.  Its points follow in spare_row()'s kernel.  A refill runs before
+    the next step whenever an env is left with no spare, so an env that ends
+    always has one."""
+    row, key = next_epoch(e, seeds, epochs, keys, head, n_spares)
+    valid[e] = spare_valid[row]
+    lengths[e] = spare_lengths[row]
+    left = ready[e] - 1
+    ready[e] = left
+    wp.atomic_add(counts, SPENT, 1)
+    if left == 0:
+        wp.atomic_add(counts, DRAINED, 1)
+        wp.atomic_add(counts, DRAINED_TOTAL, 1)
+
+
+@wp.func
+def spare_row(e: int, head: wp.array(dtype=wp.int32), n_spares: int):
+    """The slot env e switched to in this step (switch_env() moved its
+    head past it)."""
+    return e * n_spares + (head[e] + n_spares - 1) % n_spares
+
+
+@wp.func
+def refill_due(counts: wp.array(dtype=wp.int32), batch: int):
+    """Whether the spent slots are to be refilled now: at least *batch* of
+    them, or an env has no spare left."""
+    due = int(0)
+    if counts[SPENT] >= batch or counts[DRAINED] > 0:
+        due = 1
+    return due
+
+
+@wp.kernel
+def refill_generate_kernel(refill: wp.array(dtype=wp.int32), seeds: wp.array(dtype=wp.uint64),
+                           epochs: wp.array(dtype=wp.uint32), head: wp.array(dtype=wp.int32),
+                           ready: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
+                           spare_points: wp.array2d(dtype=wp.vec2), n_spares: int,
+                           n_control: int, radius: float, r_jitter: float, a_jitter: float):
+    """When the refill flag is set, the points of slot *row* (env row /
+    n_spares) if it is empty, by LANES threads, each a point in LANES: the
+    track of the env's epoch + d, d its place after the env's ready spares;
+    fill[row] = d, or 0 for a slot kept.  Run on n_slots * LANES threads."""
+    t = wp.tid()
+    if refill[0] == 0:
+        return
+    row = t // LANES
+    e = row // n_spares
+    ahead = (row % n_spares - head[e] + n_spares) % n_spares
+    d = int(0)
+    if ahead >= ready[e]:
+        d = ahead + 1
+    lane = t % LANES
+    if lane == 0:
+        fill[row] = d
+    if d == 0:
+        return
+    generate_row(effective_seed(seeds[e], epochs[e] + wp.uint32(d)), spare_points, row, lane,
+                 LANES, n_control, radius, r_jitter, a_jitter)
+
+
+@wp.kernel
+def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
+                        ready: wp.array(dtype=wp.int32),
+                        spare_points: wp.array2d(dtype=wp.vec2),
+                        spare_relaxed: wp.array2d(dtype=wp.vec2),
+                        spare_valid: wp.array(dtype=wp.uint8),
+                        spare_lengths: wp.array(dtype=wp.float32),
+                        counts: wp.array(dtype=wp.int32), n_spares: int, max_iters: int,
+                        min_cos: float):
+    """When the refill flag is set, a filled slot's relaxation, at most
+    max_iters steps while a turn is sharp, as the WHILE runs them for it
+    (the first step always: a smooth track is left as it is), ping-ponging
+    between its points and its scratch; then its validity and length; every
+    env's spares ready again."""
+    row = wp.tid()
+    if refill[0] == 0:
+        return
+    if row == 0:
+        counts[SPENT] = 0
+        counts[DRAINED] = 0
+    if row % n_spares == 0:
+        ready[row // n_spares] = n_spares
+    if fill[row] == 0:
+        return
+    relax_row(spare_points, spare_relaxed, row, max_iters, min_cos)
+    measure_row(spare_points, row, spare_valid, spare_lengths, min_cos)
+
+
+# -- lookahead, fused: the refill inside the step's second kernel --------------
+#
+# With the refill fused (simloop_warp.py --refill fused) it has no node of its
+# own: the step's second kernel, beside its copy of the switched envs'
+# points, makes the refill that the step before decided, a thread per slot
+# making an empty slot's track whole.  No thread reads what another thread of
+# the same kernel writes: the flags and tallies are kept per parity of the
+# step's number ("phase", which the first kernel leaves), and the ready
+# counts a refill leaves are applied by the next step's first kernel
+# ("refilled", -1 for none).  The refill leaves alone the slot an env took in
+# this very step (its copy reads it now): the next refill makes it.  An env
+# that ends with no spare left (its refill still to come) makes its next
+# track in its own thread of the first kernel, as Regen makes it: its tracks
+# never depend on when a refill came, and a step waits for that thread.
+
+@wp.func
+def apply_refilled(e: int, ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32)):
+    """Env e's ready spares as the last refill left them, if one ran."""
+    r = refilled[e]
+    if r >= 0:
+        ready[e] = r
+        refilled[e] = -1
+
+
+@wp.func
+def switch_fused(e: int, p: int, seeds: wp.array(dtype=wp.uint64),
+                 epochs: wp.array(dtype=wp.uint32), keys: wp.array(dtype=wp.uint64),
+                 valid: wp.array(dtype=wp.uint8), lengths: wp.array(dtype=wp.float32),
+                 points: wp.array2d(dtype=wp.vec2), relaxed: wp.array2d(dtype=wp.vec2),
+                 head: wp.array(dtype=wp.int32), ready: wp.array(dtype=wp.int32),
+                 spare_valid: wp.array(dtype=wp.uint8), spare_lengths: wp.array(dtype=wp.float32),
+                 tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
+                 counts: wp.array(dtype=wp.int32), n_spares: int, n_control: int,
+                 max_iters: int):
+    """Env e, which ended, switches to its next spare as switch_env() does,
+    tallied in parity p's tallies and, for the copy of its points, listed in
+    parity p's list (*took*); with none left, it makes its next track
+    itself.  Returns 1 when it did."""
+    row, key = next_epoch(e, seeds, epochs, keys, head, n_spares)
+    left = ready[e]
+    made = int(0)
+    wp.atomic_add(tallies, p * 3 + F_SPENT, 1)
+    if left > 0:
+        valid[e] = spare_valid[row]
+        lengths[e] = spare_lengths[row]
+        left = left - 1
+        ready[e] = left
+        took[p * seeds.shape[0] + wp.atomic_add(tallies, p * 3 + F_TOOK, 1)] = e
+    else:
+        make_row(key, points, relaxed, valid, lengths, e, n_control, max_iters)
+        made = 1
+        wp.atomic_add(counts, MADE_TOTAL, 1)
+    if left == 0:
+        wp.atomic_add(tallies, p * 3 + F_DRAINED, 1)
+        wp.atomic_add(counts, DRAINED_TOTAL, 1)
+    return made
+
+
+@wp.func
+def fused_due(p: int, running: int, tallies: wp.array(dtype=wp.int32),
+              acc: wp.array(dtype=wp.int32), n_spares: int, batch: int):
+    """One thread: whether the next step makes a refill, from the spent slots
+    and the envs with no spare (acc) after this step's switches (parity p's
+    tallies) and, when one runs in this step (*running*), its refill: it
+    leaves empty only the slots taken in this step.  Clears the next step's
+    tallies."""
+    spent = tallies[p * 3 + F_SPENT]
+    if running != 0:
+        taken = tallies[p * 3 + F_TOOK]
+        acc[0] = taken
+        acc[1] = 0
+        if n_spares == 1:  # a slot taken was its env's only one
+            acc[1] = taken
+    else:
+        acc[0] = acc[0] + spent
+        acc[1] = acc[1] + tallies[p * 3 + F_DRAINED]
+    for k in range(3):
+        tallies[(1 - p) * 3 + k] = 0
+    due = int(0)
+    if acc[0] >= batch or acc[1] > 0:
+        due = 1
+    return due
+
+
+@wp.func
+def copy_taken(t: int, p: int, tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
+               head: wp.array(dtype=wp.int32), spare_points: wp.array2d(dtype=wp.vec2),
+               points: wp.array2d(dtype=wp.vec2), n_spares: int, n_warps: int):
+    """Thread t's part of the copy of the points of the envs that took a
+    spare in this step (parity p's list): a warp an env, LANES points at a
+    time, the *n_warps* warps of the kernel taking the list in turn."""
+    n = points.shape[0]
+    j = t // LANES
+    while j < tallies[p * 3 + F_TOOK]:
+        e = took[p * n + j]
+        copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
+        j += n_warps
+
+
+@wp.func
+def refill_fused_slot(row: int, seeds: wp.array(dtype=wp.uint64),
+                      epochs: wp.array(dtype=wp.uint32), mask: wp.array(dtype=wp.uint8),
+                      made: wp.array(dtype=wp.uint8), head: wp.array(dtype=wp.int32),
+                      ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32),
+                      spare_points: wp.array2d(dtype=wp.vec2),
+                      spare_relaxed: wp.array2d(dtype=wp.vec2),
+                      spare_valid: wp.array(dtype=wp.uint8),
+                      spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
+                      n_control: int, max_iters: int):
+    """Slot *row*'s part of a fused refill: the track of its env's epoch + d,
+    d its place after the env's ready spares, if it is empty and was not
+    taken in this step; the env's ready count after, by its first slot."""
+    e = row // n_spares
+    took = int(0)  # a spare in this step: its copy reads the slot now
+    if mask[e] != wp.uint8(0) and made[e] == wp.uint8(0):
+        took = 1
+    if row % n_spares == 0:
+        refilled[e] = n_spares - took
+    ahead = (row % n_spares - head[e] + n_spares) % n_spares
+    if ahead < ready[e] or (took != 0 and ahead == n_spares - 1):
+        return
+    make_row(effective_seed(seeds[e], epochs[e] + wp.uint32(ahead + 1)), spare_points,
+             spare_relaxed, spare_valid, spare_lengths, row, n_control, max_iters)
+
+
+# The arrays of the refill's stages, in their kernels' order.
+REFILL_USES = {
+    "generate": ("refill", "seeds", "epochs", "head", "ready", "fill", "spare_points"),
+    "relax": ("refill", "fill", "ready", "spare_points", "spare_relaxed", "spare_valid",
+              "spare_lengths", "counts"),
+}
+
+
+def refill_launch(stage, array, slots, args):
+    """The launch of the refill's stage *stage* ("generate" or "relax") as
+    (kernel, dim, inputs), its arrays array(name) (Lookahead's, by name),
+    for *slots* spares per env and the track options of *args*."""
+    inputs = [array(name) for name in REFILL_USES[stage]]
+    rows = array("fill").shape[0]  # the slots, a row each
+    if stage == "generate":
+        return (refill_generate_kernel, rows * LANES,
+                inputs + [slots, args.control, RADIUS, R_JITTER, A_JITTER])
+    return refill_relax_kernel, rows, inputs + [slots, args.max_iters, MIN_COS]
+
+
+class Lookahead:
+    """The spare tracks of the envs of *state*: a ring of *args.lookahead*
+    slots per env (row e * L + r of the spare arrays; "head" the env's next
+    spare, "ready" how many are ready), the "counts" a switch leaves for the
+    refill's decision, and the refill: a track_gen Producer of Warp stages
+    that fills every empty slot when self["refill"] is set (the flag the
+    simulator's step sets with refill_due()), in the state's own seed and
+    epoch arrays (valid while the state is).  With the state of a fused
+    refill too (fused_arrays()): the producer makes the first spares, the
+    step's kernels the rest."""
+
+    def __init__(self, tg, twarp, state, args):
+        n, slots, dev = state.n_envs, args.lookahead, "cuda:%d" % state.device
+        self.n, self.slots = n, slots
+        rows = n * slots
+        self.arrays = {
+            "seeds": wp.array(ptr=state.seeds_ptr, dtype=wp.uint64, shape=(n,), device=dev),
+            "epochs": wp.array(ptr=state.epochs_ptr, dtype=wp.uint32, shape=(n,), device=dev),
+            "head": wp.zeros(n, dtype=wp.int32, device=dev),
+            "ready": wp.zeros(n, dtype=wp.int32, device=dev),
+            "fill": wp.zeros(rows, dtype=wp.int32, device=dev),
+            **track_arrays(rows, args.points, dev, "spare_"),
+            "counts": wp.zeros(4, dtype=wp.int32, device=dev),
+            "refill": wp.zeros(1, dtype=wp.int32, device=dev),
+            **fused_arrays(n, dev),
+        }
+
+        def stage(name):
+            @twarp.stage(device=state.device)
+            def run(ctx):
+                kernel, dim, inputs = refill_launch(name, ctx.binding, slots, args)
+                wp.launch(kernel, dim, inputs=inputs)
+            return run
+
+        p = self.producer = tg.exec.Producer("warp-refill", state.device)
+        bind(p, self.arrays, {p.add_device_stage(name, stage(name), capture_safe=True): uses
+                              for name, uses in REFILL_USES.items()})
+
+    def __getitem__(self, name):
+        return self.arrays[name]
+
+    def reset(self, stream, policy):
+        """Every env's ring empty, then filled: its next L tracks made."""
+        for name in ("head", "ready", "counts"):
+            self.arrays[name].zero_()
+        reset_fused(self.arrays)
+        self.arrays["refill"].fill_(1)
+        self.producer.run(stream, policy)
+
+    def run(self, stream, policy, condition=None):
+        self.producer.run(stream, policy, condition)
+
+    def close(self):
+        self.producer.close()
+
+
+def fused_arrays(n, dev):
+    """The state of a fused refill for *n* envs, as reset_fused() leaves it."""
+    arrays = {"refilled": wp.zeros(n, dtype=wp.int32, device=dev),
+              "made": wp.zeros(n, dtype=wp.uint8, device=dev),
+              "tallies": wp.zeros(6, dtype=wp.int32, device=dev),
+              "took": wp.zeros(2 * n, dtype=wp.int32, device=dev),
+              "acc": wp.zeros(2, dtype=wp.int32, device=dev),
+              "flags": wp.zeros(2, dtype=wp.int32, device=dev),
+              "phase": wp.zeros(1, dtype=wp.int32, device=dev)}
+    reset_fused(arrays)
+    return arrays
+
+
+def fused_threads(n, slots):
+    """The fused switch kernel's threads for *n* envs of *slots* spares: one
+    a slot, COPY_WARPS warps at least, whole warps."""
+    return -(-max(n * slots, COPY_WARPS * LANES) // LANES) * LANES
+
+
+def reset_fused(arrays):
+    """No refill decided or left to apply, no tally."""
+    for name in ("made", "tallies", "acc", "flags", "phase"):
+        arrays[name].zero_()
+    arrays["refilled"].fill_(-1)
