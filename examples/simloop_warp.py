@@ -4,13 +4,13 @@
 its physics step and its track regeneration, in one torch.cuda.graph.
 
 E envs each drive an agent around a track, as in simloop.py: a step is a
-Warp kernel that moves each agent by a noisy speed drawn from a hash of its
-env's effective seed (the track's (seed, epoch)), its global index and the
-step number, ends the episode after a lap, a crash or at once on an invalid
-track, and marks the ended envs in a mask.  Their new tracks come from
-warp_tracks.py's generator (control points from a hash of the effective
-seed, a bounded relaxation of sharp turns, a validity test and a length):
-an env's track depends on its (seed, epoch) alone.
+Warp kernel (warp_step.py) that moves each agent by a noisy speed drawn
+from a hash of its env's effective seed (the track's (seed, epoch)), its
+global index and the step number, ends the episode after a lap, a crash or
+at once on an invalid track, and marks the ended envs in a mask.  Their new
+tracks come from warp_tracks.py's generator (control points from a hash of
+the effective seed, a bounded relaxation of sharp turns, a validity test
+and a length): an env's track depends on its (seed, epoch) alone.
 
 With lookahead (--lookahead L, default 2: warp_lookahead.py), each env keeps
 its next L tracks ready, made ahead from (seed, epoch + 1) ...: an env that
@@ -59,229 +59,10 @@ SKIP = simloop.SKIP
 TIMEOUT = 120.0  # seconds: the longest any wait for the device may take
 
 if wp is not None:
-    # As warp_tracks.py's and warp_lookahead.py's: their functions compiled
-    # into this module's kernels round as they do there.
-    wp.set_module_options({"enable_backward": False, "fuse_fp": False})
     import warp_lookahead as wl
+    import warp_step
     import warp_tracks as wt
-    from warp_lookahead import (apply_refilled, copy_taken, fused_due, refill_due,
-                                refill_fused_slot, spare_row, switch_env, switch_fused)
-    from warp_tracks import GOLDEN, LANES, copy_row, high_unit, low_unit, mix64
-
-    @wp.func
-    def move(e: int, keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
-             step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
-             progress: wp.array(dtype=wp.float32), counters: wp.array(dtype=wp.int64),
-             mean_speed: wp.float32, crash_prob: wp.float32, lap: wp.float32):
-        """Env e's agent's step, as simloop.py's, its episode's end counted
-        with integer atomics (any order gives the same sums): 1 when it
-        ended."""
-        z = mix64(keys[e] ^ salt[e] ^ (wp.uint64(step_no[0]) * GOLDEN))
-        moved = progress[e] + mean_speed * (0.5 + high_unit(z))
-        crashed = low_unit(z) < crash_prob
-        done = int(0)
-        if valid[e] == wp.uint8(0) or crashed or moved >= lap:
-            progress[e] = 0.0
-            done = 1
-            slot = 0  # a lap, unless a crash (1), unless an invalid track (2)
-            if valid[e] == wp.uint8(0):
-                slot = 2
-            elif crashed:
-                slot = 1
-            wp.atomic_add(counters, slot, wp.int64(1))
-        else:
-            progress[e] = moved
-        return done
-
-    @wp.func
-    def count_step(run: int, counters: wp.array(dtype=wp.int64),
-                   step_no: wp.array(dtype=wp.int64)):
-        """A step that regenerates (run 1) or skips it, and the next step's
-        number."""
-        counters[3] = counters[3] + wp.int64(run)
-        counters[4] = counters[4] + wp.int64(1 - run)
-        step_no[0] = step_no[0] + wp.int64(1)
-
-    @wp.kernel
-    def step_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
-                    step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
-                    progress: wp.array(dtype=wp.float32), mask: wp.array(dtype=wp.uint8),
-                    n_done: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
-                    mean_speed: wp.float32, crash_prob: wp.float32, lap: wp.float32):
-        """One env's step, its end marked in *mask* and counted."""
-        e = wp.tid()
-        done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
-                    crash_prob, lap)
-        mask[e] = wp.uint8(done)
-        if done != 0:
-            wp.atomic_add(n_done, 0, 1)
-
-    @wp.kernel
-    def tally_kernel(n_done: wp.array(dtype=wp.int32), any_done: wp.array(dtype=wp.int32),
-                     counters: wp.array(dtype=wp.int64), step_no: wp.array(dtype=wp.int64)):
-        """One thread: the any-done flag, the steps that regenerate or skip."""
-        done = 0
-        if n_done[0] > 0:
-            done = 1
-        any_done[0] = done
-        count_step(done, counters, step_no)
-        n_done[0] = 0
-
-    @wp.kernel
-    def step_switch_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
-                           step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
-                           progress: wp.array(dtype=wp.float32),
-                           mask: wp.array(dtype=wp.uint8), counters: wp.array(dtype=wp.int64),
-                           seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
-                           lengths: wp.array(dtype=wp.float32), head: wp.array(dtype=wp.int32),
-                           ready: wp.array(dtype=wp.int32),
-                           spare_valid: wp.array(dtype=wp.uint8),
-                           spare_lengths: wp.array(dtype=wp.float32),
-                           counts: wp.array(dtype=wp.int32), mean_speed: wp.float32,
-                           crash_prob: wp.float32, lap: wp.float32, n_spares: int):
-        """One env's step with lookahead: an env that ends switches to its
-        next spare track at once (its thread already knows it ended)."""
-        e = wp.tid()
-        done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
-                    crash_prob, lap)
-        mask[e] = wp.uint8(done)
-        if done != 0:
-            switch_env(e, seeds, epochs, keys, valid, lengths, head, ready, spare_valid,
-                       spare_lengths, counts, n_spares)
-
-    @wp.kernel
-    def switch_kernel(mask: wp.array(dtype=wp.uint8), head: wp.array(dtype=wp.int32),
-                      spare_points: wp.array2d(dtype=wp.vec2),
-                      points: wp.array2d(dtype=wp.vec2), counts: wp.array(dtype=wp.int32),
-                      refill: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
-                      step_no: wp.array(dtype=wp.int64), n_spares: int, batch: int):
-        """A switched env's new points, from its spare slot, by LANES
-        threads, each a point in LANES; thread 0 tallies as tally_kernel
-        does, the refill flag for the any-done flag.  Run on n_envs * LANES
-        threads: a thread per point would be 4 times as many to launch at
-        every step, for about one env that ends."""
-        t = wp.tid()
-        if t == 0:
-            due = refill_due(counts, batch)
-            refill[0] = due
-            count_step(due, counters, step_no)
-        e = t // LANES
-        if mask[e] == wp.uint8(0):
-            return
-        copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
-
-    @wp.kernel
-    def step_fused_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
-                          step_no: wp.array(dtype=wp.int64), valid: wp.array(dtype=wp.uint8),
-                          progress: wp.array(dtype=wp.float32),
-                          mask: wp.array(dtype=wp.uint8), counters: wp.array(dtype=wp.int64),
-                          seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
-                          lengths: wp.array(dtype=wp.float32),
-                          points: wp.array2d(dtype=wp.vec2),
-                          relaxed: wp.array2d(dtype=wp.vec2), head: wp.array(dtype=wp.int32),
-                          ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32),
-                          made: wp.array(dtype=wp.uint8), spare_valid: wp.array(dtype=wp.uint8),
-                          spare_lengths: wp.array(dtype=wp.float32),
-                          tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
-                          phase: wp.array(dtype=wp.int32),
-                          counts: wp.array(dtype=wp.int32), mean_speed: wp.float32,
-                          crash_prob: wp.float32, lap: wp.float32, n_spares: int,
-                          n_control: int, max_iters: int):
-        """One env's step with the refill fused: the last refill's ready
-        count applied, then the step; an env that ends switches to its next
-        spare, or makes its next track itself when it has none."""
-        e = wp.tid()
-        p = int(step_no[0] % wp.int64(2))
-        if e == 0:
-            phase[0] = p  # for the next kernel, whose thread 0 moves step_no on
-        apply_refilled(e, ready, refilled)
-        done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
-                    crash_prob, lap)
-        mask[e] = wp.uint8(done)
-        if done != 0:
-            made[e] = wp.uint8(switch_fused(e, p, seeds, epochs, keys, valid, lengths, points,
-                                            relaxed, head, ready, spare_valid, spare_lengths,
-                                            tallies, took, counts, n_spares, n_control,
-                                            max_iters))
-
-    @wp.kernel
-    def switch_fused_kernel(mask: wp.array(dtype=wp.uint8), made: wp.array(dtype=wp.uint8),
-                            took: wp.array(dtype=wp.int32), head: wp.array(dtype=wp.int32),
-                            spare_points: wp.array2d(dtype=wp.vec2),
-                            points: wp.array2d(dtype=wp.vec2), phase: wp.array(dtype=wp.int32),
-                            flags: wp.array(dtype=wp.int32), tallies: wp.array(dtype=wp.int32),
-                            acc: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
-                            step_no: wp.array(dtype=wp.int64),
-                            seeds: wp.array(dtype=wp.uint64),
-                            epochs: wp.array(dtype=wp.uint32), ready: wp.array(dtype=wp.int32),
-                            refilled: wp.array(dtype=wp.int32),
-                            spare_relaxed: wp.array2d(dtype=wp.vec2),
-                            spare_valid: wp.array(dtype=wp.uint8),
-                            spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
-                            batch: int, n_control: int, max_iters: int, n_warps: int):
-        """switch_kernel's copy and tally with the refill fused: thread 0
-        decides the next step's refill, the warps copy the points of the envs
-        that took a spare, and the refill the last step decided runs here, a
-        thread a slot (wl.fused_threads(): a refill's registers make few
-        blocks fit an SM, so no thread an env it does not need)."""
-        t = wp.tid()
-        p = phase[0]
-        running = flags[1 - p]
-        if t == 0:
-            due = fused_due(p, running, tallies, acc, n_spares, batch)
-            flags[p] = due
-            count_step(due, counters, step_no)
-        copy_taken(t, p, tallies, took, head, spare_points, points, n_spares, n_warps)
-        if running != 0 and t < spare_points.shape[0]:
-            refill_fused_slot(t, seeds, epochs, mask, made, head, ready, refilled, spare_points,
-                              spare_relaxed, spare_valid, spare_lengths, n_spares, n_control,
-                              max_iters)
-
-    @wp.kernel
-    def start_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64),
-                     progress: wp.array(dtype=wp.float32), lap: wp.float32):
-        """An agent's start on its first track, as simloop.py's."""
-        e = wp.tid()
-        progress[e] = lap * (1.0 - high_unit(mix64(keys[e] ^ salt[e])))
-
-
-# The arrays of the step's kernels, in their order.
-AGENT = ("keys", "salt", "step_no", "valid", "progress", "mask")
-STEP_USES = {
-    "step": AGENT + ("n_done", "counters"),
-    "tally": ("n_done", "any_done", "counters", "step_no"),
-    "step_switch": AGENT + ("counters", "seeds", "epochs", "lengths", "head", "ready",
-                            "spare_valid", "spare_lengths", "counts"),
-    "switch": ("mask", "head", "spare_points", "points", "counts", "refill", "counters",
-               "step_no"),
-    "step_fused": AGENT + ("counters", "seeds", "epochs", "lengths", "points", "relaxed", "head",
-                           "ready", "refilled", "made", "spare_valid", "spare_lengths",
-                           "tallies", "took", "phase", "counts"),
-    "switch_fused": ("mask", "made", "took", "head", "spare_points", "points", "phase", "flags",
-                     "tallies", "acc", "counters", "step_no", "seeds", "epochs", "ready",
-                     "refilled", "spare_relaxed", "spare_valid", "spare_lengths"),
-}
-
-
-def step_launches(array, n, slots, args):
-    """A step's kernel launches, as (kernel, dim, inputs), their arrays
-    array(name), for *n* envs with *slots* spares each (0: on demand, or the
-    floor: no switch)."""
-    def inputs(name):
-        return [array(a) for a in STEP_USES[name]]
-
-    shape = [args.points / args.lap_steps, args.crash_prob, float(args.points)]
-    if not slots:
-        return [(step_kernel, n, inputs("step") + shape), (tally_kernel, 1, inputs("tally"))]
-    if args.refill == "fused":
-        return [(step_fused_kernel, n,
-                 inputs("step_fused") + shape + [slots, args.control, args.max_iters]),
-                (switch_fused_kernel, wl.fused_threads(n, slots),
-                 inputs("switch_fused") + [slots, args.refill_batch, args.control,
-                                           args.max_iters,
-                                           wl.fused_threads(n, slots) // LANES])]
-    return [(step_switch_kernel, n, inputs("step_switch") + shape + [slots]),
-            (switch_kernel, n * LANES, inputs("switch") + [slots, args.refill_batch])]
+    from warp_step import start_kernel, step_launches
 
 
 def parse_args(argv=None):
@@ -356,7 +137,7 @@ class Sim:
         self.counters = wp.zeros(len(simloop.COUNTERS), dtype=wp.int64, device=dev)
         self.flag = torch.zeros(1, dtype=torch.int32, pin_memory=True)
         self.graph = self.floor = None
-        for module in (sys.modules[__name__], wt):  # every kernel, before a capture
+        for module in (warp_step, wt):  # every kernel, before a capture
             wp.load_module(module, device=dev)
 
     def array(self, name):

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""simloop_warp.py's kernels, warp_tracks.py's and warp_lookahead.py's (the
-examples' track generator in Warp, on demand and with lookahead) on Warp's
-CPU device, no GPU needed: against numpy, and the loop with lookahead
-against the loop on demand, kernel by kernel, every env after every step
-(their launches the very lists the examples launch on a GPU).  Without warp
-or its CPU backend they skip; test_examples runs the programs on a GPU."""
+"""simloop_warp.py's step kernels (warp_step.py's), warp_tracks.py's and
+warp_lookahead.py's (the examples' track generator in Warp, on demand and
+with lookahead) on Warp's CPU device, no GPU needed: against numpy, and the
+loop with lookahead against the loop on demand, kernel by kernel, every env
+after every step (their launches the very lists the examples launch on a
+GPU).  Without warp or its CPU backend they skip; test_examples runs the
+programs on a GPU."""
 import argparse
 import os
 import sys
@@ -26,26 +27,29 @@ EXAMPLES = os.path.join(os.environ.get("abs_top_srcdir",
 
 
 def warp_examples():
-    """The modules simloop_warp, warp_tracks and warp_lookahead, for their
+    """The modules warp_step, warp_tracks and warp_lookahead, for their
     kernels on Warp's CPU device, or a skip saying why they cannot run."""
     if wp is None:
         raise unittest.SkipTest("no warp (pip install warp-lang)")
     if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
         raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
     sys.path.insert(0, EXAMPLES)
-    import simloop_warp
     import warp_lookahead
+    import warp_step
     import warp_tracks
-    return simloop_warp, warp_tracks, warp_lookahead
+    return warp_step, warp_tracks, warp_lookahead
 
 
 class SimloopWarpKernels(unittest.TestCase):
-    """simloop_warp.py's kernels on Warp's CPU device against numpy (float32,
-    in the kernels' order of operations): no GPU needed."""
+    """simloop_warp.py's step kernels (warp_step.py's) and warp_tracks.py's
+    on Warp's CPU device against numpy (float32, in the kernels' order of
+    operations): no GPU needed."""
 
     @classmethod
     def setUpClass(cls):
         cls.sw, cls.wt, _ = warp_examples()
+        import simloop  # the torch loop's constant: the reference, not the kernels'
+        cls.golden = simloop.GOLDEN
         cls.n, cls.n_points, cls.n_control = 64, 32, 6
         cls.keys = [seeds.effective_seed(seeds.env_seed(7, e), e % 3 + 1) for e in range(cls.n)]
         cls.salts = [seeds.env_seed(0xA6E7, e) for e in range(cls.n)]
@@ -75,7 +79,7 @@ class SimloopWarpKernels(unittest.TestCase):
                   wp.zeros(1, dtype=wp.int32, device="cpu"),
                   wp.zeros(5, dtype=wp.int64, device="cpu")]
         wp.launch(sw.step_kernel, n, inputs=arrays + [speed, crash, lap], device="cpu")
-        salt_step = (step * sw.simloop.GOLDEN) % (1 << 64)
+        salt_step = (step * self.golden) % (1 << 64)
         counts = [0, 0, 0]
         for e in range(n):
             z = seeds.mix64(self.keys[e] ^ self.salts[e] ^ salt_step)
@@ -102,10 +106,10 @@ class SimloopWarpKernels(unittest.TestCase):
 
     def controls(self, key):
         """The control points of a track, (radius, angle) as float32."""
-        sw, wt, k_n = self.sw, self.wt, self.n_control
+        wt, k_n = self.wt, self.n_control
         out = []
         for k in range(k_n + 1):
-            z = seeds.mix64(key ^ (((k % k_n + 1) * sw.simloop.GOLDEN) % (1 << 64)))
+            z = seeds.mix64(key ^ (((k % k_n + 1) * self.golden) % (1 << 64)))
             one, two = np.float32(1.0), np.float32(2.0)
             r = np.float32(wt.RADIUS) * (one + np.float32(wt.R_JITTER)
                                          * (two * self.unit(z, True) - one))
@@ -297,9 +301,10 @@ class CpuLoop:
 
 
 class LookaheadKernels(unittest.TestCase):
-    """simloop_warp.py's switch and refill kernels (warp_lookahead.py's)
-    on Warp's CPU device: against numpy, and a whole loop with
-    lookahead against the loop on demand, every env after every step."""
+    """simloop_warp.py's switch and refill kernels (warp_step.py's and
+    warp_lookahead.py's) on Warp's CPU device: against numpy, and a whole
+    loop with lookahead against the loop on demand, every env after every
+    step."""
 
     @classmethod
     def setUpClass(cls):
