@@ -40,7 +40,7 @@ check_mask (const TgSeedState *state, const guint8 *mask, gsize mask_len,
 }
 
 /* Checks an output of n_envs effective seeds, on the device too (its length
- * is checked before: tg__seeds_check_len). */
+ * is checked before: output_enter). */
 static gboolean
 check_output (const TgSeedState *state, guint64 *out, GError **error)
 {
@@ -130,6 +130,18 @@ tg_seed_state_reset_epochs_full (TgSeedState *state, const TgCallStream *call,
                          "tg__launch_seeds_reset", error);
 }
 
+/* The stream of a call that writes an output of @out_len effective seeds,
+ * its state's device made current (@guard): the length refused first, before
+ * any device is touched.  NULL with @error set. */
+static cudaStream_t
+output_enter (TgSeedState *state, const TgCallStream *call, gsize out_len,
+              TgDeviceGuard *guard, GError **error)
+{
+  if (!tg__seeds_check_len ("the output", out_len, state->n_envs, TRUE, error))
+    return NULL;
+  return tg__seeds_state_enter (state->device, call, FALSE, guard, error);
+}
+
 gboolean
 tg_seed_state_fill_effective_full (TgSeedState *state, const TgCallStream *call,
                                    guint64 *device_out, gsize out_len, GError **error)
@@ -142,10 +154,7 @@ tg_seed_state_fill_effective_full (TgSeedState *state, const TgCallStream *call,
   g_return_val_if_fail (device_out != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!tg__seeds_check_len ("the output", out_len, state->n_envs, TRUE, error))
-    return FALSE;
-  if ((stream = tg__seeds_state_enter (state->device, call, FALSE, &guard, error))
-      == NULL)
+  if ((stream = output_enter (state, call, out_len, &guard, error)) == NULL)
     return FALSE;
   ok = check_output (state, device_out, error)
        && TG_CUDA_OK (tg__launch_seeds_fill (stream, device_out, state->seeds,
@@ -183,10 +192,7 @@ tg_seed_state_advance_fill_full (TgSeedState *state, const TgCallStream *call,
   g_return_val_if_fail (device_out != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!tg__seeds_check_len ("the output", out_len, state->n_envs, TRUE, error))
-    return FALSE;
-  if ((stream = tg__seeds_state_enter (state->device, call, FALSE, &guard, error))
-      == NULL)
+  if ((stream = output_enter (state, call, out_len, &guard, error)) == NULL)
     return FALSE;
   ok = check_mask (state, device_mask, mask_len, error)
        && check_output (state, device_out, error)
