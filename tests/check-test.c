@@ -13,6 +13,7 @@
 #include "config.h"
 #include "tg-test.h"
 
+#include <cuda.h>
 #include <string.h>
 
 #define N 1024
@@ -22,6 +23,7 @@ typedef enum
   ON_STAGE,  /* seed on the stage's stream: right */
   ON_SIDE,   /* seed on another stream, not joined: escapes */
   ON_LEGACY, /* copy src to out on the legacy stream: escapes */
+  ON_OLD_ABI, /* CUDA 8's cuStreamWriteValue32 on the legacy stream: escapes */
   ON_CALLER, /* seed on the caller's stream, capturing under RECORD: escapes */
   FORKED,    /* seed on another stream forked from the stage's and joined: right */
 } Where;
@@ -36,6 +38,34 @@ typedef struct
   TgProducer *producer;
   gboolean checks; /* tg_get_checks() before the case, restored after */
 } Fixture;
+
+/* Writes a word to out[0] on the legacy stream through CUDA 8's
+ * cuStreamWriteValue32, reached as a library built then reaches it (the
+ * driver's entry point of that version): CUPTI reports it under its own
+ * name, not the current form's. */
+static gboolean
+write_value_old_abi (Fixture *f, GError **error)
+{
+#if CUDART_VERSION >= 12050
+  CUresult (*write) (CUstream, CUdeviceptr, cuuint32_t, unsigned int) = NULL;
+  enum cudaDriverEntryPointQueryResult found;
+
+  if (!tg_test_launched (cudaGetDriverEntryPointByVersion ("cuStreamWriteValue32",
+                                                          (void **)&write, 8000,
+                                                          cudaEnableDefault, &found),
+                         error))
+    return FALSE;
+  g_assert_cmpint (found, ==, cudaDriverEntryPointSuccess);
+  return tg_test_launched (write (CU_STREAM_LEGACY, (CUdeviceptr)f->out, 7, 0)
+                                   == CUDA_SUCCESS
+                               ? cudaSuccess
+                               : cudaErrorUnknown,
+                           error);
+#else
+  g_test_skip ("cudaGetDriverEntryPointByVersion needs CUDA 12.5");
+  return TRUE;
+#endif
+}
 
 static gboolean
 escape_stage (const TgLaunch *launch, gpointer data, GError **error)
@@ -55,6 +85,9 @@ escape_stage (const TgLaunch *launch, gpointer data, GError **error)
                                                 cudaMemcpyDeviceToDevice,
                                                 cudaStreamLegacy),
                                error);
+    case ON_OLD_ABI:
+      return tg_test_launched (tgt_launch_seed (stream, f->out, N, f->param), error)
+             && write_value_old_abi (f, error);
     case FORKED:
       return tg_test_launched (cudaEventRecord (f->fork, stream), error)
              && tg_test_launched (cudaStreamWaitEvent (f->side, f->fork, 0), error)
@@ -150,7 +183,7 @@ static void
 assert_escaped (Fixture *f, const GError *error)
 {
   g_autofree char *stream = g_strdup_printf (
-      "%p", f->where == ON_LEGACY   ? (void *)cudaStreamLegacy
+      "%p", f->where == ON_LEGACY || f->where == ON_OLD_ABI ? (void *)cudaStreamLegacy
             : f->where == ON_CALLER ? (void *)f->gpu.stream
                                     : (void *)f->side);
 
@@ -162,7 +195,9 @@ assert_escaped (Fixture *f, const GError *error)
   g_assert_nonnull (strstr (error->message, stream));
   if (f->where == ON_CALLER)
     g_assert_nonnull (strstr (error->message, "the caller's capture holds it now"));
-  if (f->where != ON_LEGACY)
+  if (f->where == ON_OLD_ABI)
+    g_assert_nonnull (strstr (error->message, "cuStreamWriteValue32"));
+  else if (f->where != ON_LEGACY)
     {
       /* CUPTI's name of the call, and the kernel's (mangled) name. */
       g_assert_nonnull (strstr (error->message, "aunchKernel"));
@@ -416,6 +451,7 @@ main (int argc, char **argv)
   g_test_add_func ("/check/switch/no-cupti", test_no_cupti);
   ADD ("/check/replay/side-stream-refused", ON_SIDE, test_replay_refused);
   ADD ("/check/replay/legacy-copy-refused", ON_LEGACY, test_replay_refused);
+  ADD ("/check/replay/old-abi-write-refused", ON_OLD_ABI, test_replay_refused);
   ADD ("/check/replay/other-capture-refused", ON_SIDE, test_replay_other_capture);
   ADD ("/check/replay/side-stream-stale-when-off", ON_SIDE, test_replay_stale);
   ADD ("/check/replay/legacy-copy-stale-when-off", ON_LEGACY, test_replay_stale);
