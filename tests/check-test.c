@@ -23,7 +23,7 @@ typedef enum
   ON_STAGE,  /* seed on the stage's stream: right */
   ON_SIDE,   /* seed on another stream, not joined: escapes */
   ON_LEGACY, /* copy src to out on the legacy stream: escapes */
-  ON_OLD_ABI, /* CUDA 8's cuStreamWriteValue32 on the legacy stream: escapes */
+  ON_OLD_ABI, /* copy src to out on another stream, CUDA 12.8's form: escapes */
   ON_CALLER, /* seed on the caller's stream, capturing under RECORD: escapes */
   FORKED,    /* seed on another stream forked from the stage's and joined: right */
 } Where;
@@ -39,31 +39,37 @@ typedef struct
   gboolean checks; /* tg_get_checks() before the case, restored after */
 } Fixture;
 
-/* Writes a word to out[0] on the legacy stream through CUDA 8's
- * cuStreamWriteValue32, reached as a library built then reaches it (the
- * driver's entry point of that version): CUPTI reports it under its own
- * name, not the current form's. */
+/* Copies src to out on the test's other stream through CUDA 12.8's
+ * cuMemcpyBatchAsync (the form Warp 1.19 calls), reached as a library built
+ * then reaches it (the driver's entry point of that version): CUPTI reports
+ * it under its own id, not the current form's. */
 static gboolean
-write_value_old_abi (Fixture *f, GError **error)
+copy_batch_old_abi (Fixture *f, GError **error)
 {
-#if CUDART_VERSION >= 12050
-  CUresult (*write) (CUstream, CUdeviceptr, cuuint32_t, unsigned int) = NULL;
+#if CUDART_VERSION >= 12080
+  CUresult (*copy) (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                    size_t *, size_t, size_t *, CUstream)
+      = NULL;
   enum cudaDriverEntryPointQueryResult found;
+  CUdeviceptr dst = (CUdeviceptr)f->out, src = (CUdeviceptr)f->src;
+  size_t size = N * sizeof (guint32), first = 0, failed = 0;
+  CUmemcpyAttributes attr = { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM };
 
-  if (!tg_test_launched (cudaGetDriverEntryPointByVersion ("cuStreamWriteValue32",
-                                                          (void **)&write, 8000,
+  if (!tg_test_launched (cudaGetDriverEntryPointByVersion ("cuMemcpyBatchAsync",
+                                                          (void **)&copy, 12080,
                                                           cudaEnableDefault, &found),
                          error))
     return FALSE;
   g_assert_cmpint (found, ==, cudaDriverEntryPointSuccess);
-  return tg_test_launched (write (CU_STREAM_LEGACY, (CUdeviceptr)f->out, 7, 0)
+  return tg_test_launched (copy (&dst, &src, &size, 1, &attr, &first, 1, &failed,
+                                 (CUstream)f->side)
                                    == CUDA_SUCCESS
                                ? cudaSuccess
                                : cudaErrorUnknown,
                            error);
 #else
-  g_test_skip ("cudaGetDriverEntryPointByVersion needs CUDA 12.5");
-  return TRUE;
+  (void)f;
+  return tg_test_launched (cudaErrorNotSupported, error); /* the test skipped */
 #endif
 }
 
@@ -86,8 +92,7 @@ escape_stage (const TgLaunch *launch, gpointer data, GError **error)
                                                 cudaStreamLegacy),
                                error);
     case ON_OLD_ABI:
-      return tg_test_launched (tgt_launch_seed (stream, f->out, N, f->param), error)
-             && write_value_old_abi (f, error);
+      return copy_batch_old_abi (f, error);
     case FORKED:
       return tg_test_launched (cudaEventRecord (f->fork, stream), error)
              && tg_test_launched (cudaStreamWaitEvent (f->side, f->fork, 0), error)
@@ -183,7 +188,7 @@ static void
 assert_escaped (Fixture *f, const GError *error)
 {
   g_autofree char *stream = g_strdup_printf (
-      "%p", f->where == ON_LEGACY || f->where == ON_OLD_ABI ? (void *)cudaStreamLegacy
+      "%p", f->where == ON_LEGACY   ? (void *)cudaStreamLegacy
             : f->where == ON_CALLER ? (void *)f->gpu.stream
                                     : (void *)f->side);
 
@@ -195,8 +200,8 @@ assert_escaped (Fixture *f, const GError *error)
   g_assert_nonnull (strstr (error->message, stream));
   if (f->where == ON_CALLER)
     g_assert_nonnull (strstr (error->message, "the caller's capture holds it now"));
-  if (f->where == ON_OLD_ABI)
-    g_assert_nonnull (strstr (error->message, "cuStreamWriteValue32"));
+  if (f->where == ON_OLD_ABI) /* the older form's name: not cuMemcpyBatchAsync_v2 */
+    g_assert_nonnull (strstr (error->message, "cuMemcpyBatchAsync on stream"));
   else if (f->where != ON_LEGACY)
     {
       /* CUPTI's name of the call, and the kernel's (mangled) name. */
@@ -270,6 +275,18 @@ test_replay_refused (Fixture *f, gconstpointer data)
       g_assert_no_error (error);
       expect_out (f, param);
     }
+}
+
+/* REPLAY: a copy made by the driver's CUDA 12.8 form of cuMemcpyBatchAsync
+ * (a library built then calls it so) refused as any other. */
+static void
+test_old_abi_refused (Fixture *f, gconstpointer data)
+{
+#if CUDART_VERSION >= 12080
+  test_replay_refused (f, data);
+#else
+  g_test_skip ("cuMemcpyBatchAsync needs CUDA 12.8");
+#endif
 }
 
 /* REPLAY, the other stream capturing into another graph (begun before the
@@ -451,7 +468,7 @@ main (int argc, char **argv)
   g_test_add_func ("/check/switch/no-cupti", test_no_cupti);
   ADD ("/check/replay/side-stream-refused", ON_SIDE, test_replay_refused);
   ADD ("/check/replay/legacy-copy-refused", ON_LEGACY, test_replay_refused);
-  ADD ("/check/replay/old-abi-write-refused", ON_OLD_ABI, test_replay_refused);
+  ADD ("/check/replay/old-abi-copy-refused", ON_OLD_ABI, test_old_abi_refused);
   ADD ("/check/replay/other-capture-refused", ON_SIDE, test_replay_other_capture);
   ADD ("/check/replay/side-stream-stale-when-off", ON_SIDE, test_replay_stale);
   ADD ("/check/replay/legacy-copy-stale-when-off", ON_LEGACY, test_replay_stale);

@@ -227,6 +227,16 @@ note (TgCheckFrame *f, TgNoteKind kind, const CUpti_CallbackData *cb, void *stre
   X (cudaMemset3D_v3020, cudaMemset3D_ptds_v7000)
 /* clang-format on */
 
+/* The calls CUDA 12.8 added (Warp 1.19 copies with cuMemcpyBatchAsync's
+ * form of then); an older toolkit misses these. */
+#if CUDA_VERSION >= 12080
+#define DRIVER_WORK_12080(X)                                                           \
+  X (cuMemcpyBatchAsync, hStream) X (cuMemcpy3DBatchAsync, hStream)                     \
+  X (cuMemBatchDecompressAsync, stream)
+#else
+#define DRIVER_WORK_12080(X)
+#endif
+
 /* The calls CUDA 13 added: CUDA 13's <<<>>> calls __cudaLaunchKernel, whose
  * parameters are cudaLaunchKernel's (crt/device_functions.h; CUPTI's headers
  * give them no struct of their own).  An older toolkit misses these. */
@@ -234,9 +244,8 @@ note (TgCheckFrame *f, TgNoteKind kind, const CUpti_CallbackData *cb, void *stre
 typedef cudaLaunchKernel_v7000_params __cudaLaunchKernel_v13000_params;
 #define DRIVER_WORK_13(X)                                                              \
   X (cuMemcpyBatchAsync_v2, hStream) X (cuMemcpy3DBatchAsync_v2, hStream)               \
-  X (cuMemcpyBatchAsync, hStream) X (cuMemcpy3DBatchAsync, hStream)                     \
-  X (cuMemBatchDecompressAsync, stream) X (cuMemPrefetchBatchAsync, hStream)            \
-  X (cuMemDiscardBatchAsync, hStream) X (cuMemDiscardAndPrefetchBatchAsync, hStream)
+  X (cuMemPrefetchBatchAsync, hStream) X (cuMemDiscardBatchAsync, hStream)              \
+  X (cuMemDiscardAndPrefetchBatchAsync, hStream)
 #define DRIVER_SYNC_13 case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
 #define RUNTIME_WORK_13(X)                                                             \
   X (cudaMemcpyBatchAsync_v13000, cudaMemcpyBatchAsync_ptsz_v13000, stream)            \
@@ -287,6 +296,7 @@ note_driver (TgCheckFrame *f, CUpti_CallbackId cbid, const CUpti_CallbackData *c
     {
       DRIVER_WORK (DRIVER_CASE_WORK)
       DRIVER_WORK_OLD (DRIVER_CASE_WORK1)
+      DRIVER_WORK_12080 (DRIVER_CASE_WORK)
       DRIVER_WORK_13 (DRIVER_CASE_WORK)
       DRIVER_DONE (DRIVER_CASE_DONE)
       DRIVER_PAIR (TG_NOTE_WORK, cuLaunchKernelEx, config->hStream, NULL)
@@ -490,13 +500,16 @@ cupti_load (GError **error)
   return TRUE;
 }
 
-/* Enables the callback of call @id: one a CUPTI older than the headers
- * TrackGen was built with does not know, it cannot report either. */
+/* Enables the callback of call @id, counting it in *@n (when given): one a
+ * CUPTI older than the headers TrackGen was built with does not know, it
+ * cannot report either. */
 static CUptiResult
-enable (CUpti_CallbackDomain domain, CUpti_CallbackId id)
+enable (CUpti_CallbackDomain domain, CUpti_CallbackId id, guint *n)
 {
   CUptiResult r = cupti.enable_callback (1, cupti.subscriber, domain, id);
 
+  if (n != NULL)
+    *n += r == CUPTI_SUCCESS;
   return r == CUPTI_ERROR_INVALID_PARAMETER ? CUPTI_SUCCESS : r;
 }
 
@@ -504,6 +517,7 @@ gboolean
 tg__check_cupti_on (GError **error)
 {
   CUptiResult r;
+  guint n_driver = 0;
 
   if (cupti.subscriber != NULL)
     return TRUE;
@@ -525,11 +539,14 @@ tg__check_cupti_on (GError **error)
   for (CUpti_CallbackId id = 0; r == CUPTI_SUCCESS && id < CUPTI_RUNTIME_TRACE_CBID_SIZE;
        id++)
     if (note_runtime (NULL, id, NULL))
-      r = enable (CUPTI_CB_DOMAIN_RUNTIME_API, id);
+      r = enable (CUPTI_CB_DOMAIN_RUNTIME_API, id, NULL);
   for (CUpti_CallbackId id = 0; r == CUPTI_SUCCESS && id < CUPTI_DRIVER_TRACE_CBID_SIZE;
        id++)
     if (note_driver (NULL, id, NULL))
-      r = enable (CUPTI_CB_DOMAIN_DRIVER_API, id);
+      r = enable (CUPTI_CB_DOMAIN_DRIVER_API, id, &n_driver);
+  /* A CUPTI that knows none of the driver's calls would check nothing. */
+  if (r == CUPTI_SUCCESS && n_driver == 0)
+    r = CUPTI_ERROR_INVALID_PARAMETER;
   if (r != CUPTI_SUCCESS)
     {
       cupti.unsubscribe (cupti.subscriber);
