@@ -13,6 +13,7 @@
 #include "config.h"
 #include "tg-test.h"
 
+#include <cuda.h>
 #include <string.h>
 
 #define N 1024
@@ -22,6 +23,7 @@ typedef enum
   ON_STAGE,  /* seed on the stage's stream: right */
   ON_SIDE,   /* seed on another stream, not joined: escapes */
   ON_LEGACY, /* copy src to out on the legacy stream: escapes */
+  ON_OLD_ABI, /* copy src to out on another stream, CUDA 12.8's form: escapes */
   ON_CALLER, /* seed on the caller's stream, capturing under RECORD: escapes */
   FORKED,    /* seed on another stream forked from the stage's and joined: right */
 } Where;
@@ -36,6 +38,40 @@ typedef struct
   TgProducer *producer;
   gboolean checks; /* tg_get_checks() before the case, restored after */
 } Fixture;
+
+/* Copies src to out on the test's other stream through CUDA 12.8's
+ * cuMemcpyBatchAsync (the form Warp 1.19 calls), reached as a library built
+ * then reaches it (the driver's entry point of that version): CUPTI reports
+ * it under its own id, not the current form's. */
+static gboolean
+copy_batch_old_abi (Fixture *f, GError **error)
+{
+#if CUDART_VERSION >= 12080
+  CUresult (*copy) (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                    size_t *, size_t, size_t *, CUstream)
+      = NULL;
+  enum cudaDriverEntryPointQueryResult found;
+  CUdeviceptr dst = (CUdeviceptr)f->out, src = (CUdeviceptr)f->src;
+  size_t size = N * sizeof (guint32), first = 0, failed = 0;
+  CUmemcpyAttributes attr = { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM };
+
+  if (!tg_test_launched (cudaGetDriverEntryPointByVersion ("cuMemcpyBatchAsync",
+                                                          (void **)&copy, 12080,
+                                                          cudaEnableDefault, &found),
+                         error))
+    return FALSE;
+  g_assert_cmpint (found, ==, cudaDriverEntryPointSuccess);
+  return tg_test_launched (copy (&dst, &src, &size, 1, &attr, &first, 1, &failed,
+                                 (CUstream)f->side)
+                                   == CUDA_SUCCESS
+                               ? cudaSuccess
+                               : cudaErrorUnknown,
+                           error);
+#else
+  (void)f;
+  return tg_test_launched (cudaErrorNotSupported, error); /* the test skipped */
+#endif
+}
 
 static gboolean
 escape_stage (const TgLaunch *launch, gpointer data, GError **error)
@@ -55,6 +91,8 @@ escape_stage (const TgLaunch *launch, gpointer data, GError **error)
                                                 cudaMemcpyDeviceToDevice,
                                                 cudaStreamLegacy),
                                error);
+    case ON_OLD_ABI:
+      return copy_batch_old_abi (f, error);
     case FORKED:
       return tg_test_launched (cudaEventRecord (f->fork, stream), error)
              && tg_test_launched (cudaStreamWaitEvent (f->side, f->fork, 0), error)
@@ -162,7 +200,9 @@ assert_escaped (Fixture *f, const GError *error)
   g_assert_nonnull (strstr (error->message, stream));
   if (f->where == ON_CALLER)
     g_assert_nonnull (strstr (error->message, "the caller's capture holds it now"));
-  if (f->where != ON_LEGACY)
+  if (f->where == ON_OLD_ABI) /* the older form's name: not cuMemcpyBatchAsync_v2 */
+    g_assert_nonnull (strstr (error->message, "cuMemcpyBatchAsync on stream"));
+  else if (f->where != ON_LEGACY)
     {
       /* CUPTI's name of the call, and the kernel's (mangled) name. */
       g_assert_nonnull (strstr (error->message, "aunchKernel"));
@@ -235,6 +275,18 @@ test_replay_refused (Fixture *f, gconstpointer data)
       g_assert_no_error (error);
       expect_out (f, param);
     }
+}
+
+/* REPLAY: a copy made by the driver's CUDA 12.8 form of cuMemcpyBatchAsync
+ * (a library built then calls it so) refused as any other. */
+static void
+test_old_abi_refused (Fixture *f, gconstpointer data)
+{
+#if CUDART_VERSION >= 12080
+  test_replay_refused (f, data);
+#else
+  g_test_skip ("cuMemcpyBatchAsync needs CUDA 12.8");
+#endif
 }
 
 /* REPLAY, the other stream capturing into another graph (begun before the
@@ -416,6 +468,7 @@ main (int argc, char **argv)
   g_test_add_func ("/check/switch/no-cupti", test_no_cupti);
   ADD ("/check/replay/side-stream-refused", ON_SIDE, test_replay_refused);
   ADD ("/check/replay/legacy-copy-refused", ON_LEGACY, test_replay_refused);
+  ADD ("/check/replay/old-abi-copy-refused", ON_OLD_ABI, test_old_abi_refused);
   ADD ("/check/replay/other-capture-refused", ON_SIDE, test_replay_other_capture);
   ADD ("/check/replay/side-stream-stale-when-off", ON_SIDE, test_replay_stale);
   ADD ("/check/replay/legacy-copy-stale-when-off", ON_LEGACY, test_replay_stale);
