@@ -252,6 +252,13 @@ test_stage_breaks_caller (Fixture *fx, gconstpointer data)
       tg_producer_run (p, blocking, TG_POLICY_RECORD, tg_unconditional (), &error));
   g_assert_nonnull (error);
   g_test_message ("%s: %s", breaker_names[c.how], error->message);
+  g_test_message (
+      "stage-breaks-caller/%s returned %s code %d (%s)", breaker_names[c.how],
+      g_quark_to_string (error->domain), error->code,
+      g_error_matches (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED) ? "FAILED"
+      : g_error_matches (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE)
+          ? "NOT_CAPTURABLE"
+          : "another code");
   g_assert_true (tg_stream_get_capture_state (blocking, &state, NULL, NULL));
   stage = g_strdup_printf ("stage '%s'", breaker_names[c.how]);
   if (g_error_matches (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
