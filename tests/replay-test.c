@@ -111,8 +111,9 @@ test_conditional_with_host_stage (Fixture *f, gconstpointer data)
 }
 
 /* A conditional call bakes its flag's pointer into its own graph: a call
- * with another flag captures again, one with the same flag does not.  The
- * flags differ in value, so the counter shows which one each call read. */
+ * with another flag captures again, one with the same flag does not, and
+ * neither is a rebind (the flag is the call's, not a binding).  The flags
+ * differ in value, so the counter shows which one each call read. */
 static void
 test_conditional_flag_pointer (Fixture *f, gconstpointer data)
 {
@@ -147,6 +148,7 @@ test_conditional_flag_pointer (Fixture *f, gconstpointer data)
       tg_producer_get_runner_stats (p, &stats);
       g_assert_cmpuint (stats.n_captures, ==, calls[i].n_captures);
       g_assert_cmpuint (stats.n_replays, ==, i + 1);
+      g_assert_cmpuint (stats.n_rebinds, ==, 0);
     }
   g_clear_pointer (&p, tg_producer_unref);
   tg_test_device_free (flags);
