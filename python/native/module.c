@@ -137,7 +137,7 @@ native_exec (PyObject *module)
       || tgpy_launch_init_types (module, state) < 0
       || tgpy_host_ops_init_type (module, state) < 0
       || tgpy_condition_init_type (module, state) < 0
-      || tgpy_seeds_init_type (module, state) < 0
+      || tgpy_seeds_init_type (module, state) < 0 || tgpy_seed_math_init (module) < 0
       || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0
       || tgpy_stream_init (module) < 0 || tgpy_functions_init (module) < 0
       || tgpy_errors_init (module) < 0

@@ -307,6 +307,10 @@ int tgpy_ambient (TgpyState *state, int device, TgCallStream *call);
  * the converters _count(), _int32_array(), _pack_uints(), ...). */
 int tgpy_functions_init (PyObject *module);
 
+/* seeds-math.c: the seed math on the host (effective_seed(), mix64(),
+ * env_seed()). */
+int tgpy_seed_math_init (PyObject *module);
+
 /* tracks.c: the example track producer, a C producer built into the module */
 int tgpy_tracks_init (PyObject *module, TgpyState *state);
 

@@ -1,65 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Hostile input, a table: every entry point of the package given what a user
-gets wrong -- integers out of range, malformed arrays, objects used after
-their call -- ends in the documented exception class with a message that
-names the argument, never a crash, a SystemError or a silent wrap.
-
-Each row is one test: (name, call, exception class, words the message must
-hold).  A call takes the fixture (producers, arrays, and torch on a GPU);
-rows marked gpu skip without one, rows marked subprocess run in a child
-interpreter, where a crash fails the row instead of the whole file.
+"""Hostile arguments, a table (hostile.py says how a row runs): integers out
+of range (seeds, epochs, env ids, a producer's sizes, flags and policies,
+streams, devices, timeouts), names, and the rest of each entry point's
+arguments, interop's and tracks' among them, each end in the documented
+exception class with a message that names the argument.  Malformed arrays
+are in test_hostile_arrays.py; objects used inside or after their call, and
+stages calling back into their own producer, in test_hostile_lifetimes.py.
 """
 import math
-import subprocess
 import sys
-import textwrap
 import unittest
 
+import hostile
 import tap
-import tgtest
+from hostile import BIG, HUGE, guarded
 from track_gen import _native
 from track_gen import exec as tx
 from track_gen import seeds
 from track_gen import tracks
 
-
-class Row:
-    def __init__(self, name, call, exc, *words, gpu=False, subprocess=None):
-        self.name, self.call, self.exc, self.words = name, call, exc, words
-        self.gpu = gpu
-        #: Code run in a child interpreter instead of call: it must exit
-        #: cleanly, printing the exception's class (unless None) and words.
-        self.subprocess = subprocess
-
-
-class Fixture:
-    """What rows take: fresh objects for each row."""
-
-    def __init__(self, torch=None):
-        self.torch = torch
-
-    def producer(self, name="hostile"):
-        """A producer with one DEVICE stage declaring binding "buf"."""
-        p = tx.Producer(name)
-        s = p.add_device_stage("stage", lambda ctx: None, capture_safe=True)
-        p.declare_binding(s, "buf", 16)
-        return p
-
-    def tensor(self, n=4, dtype="int32"):
-        return self.torch.zeros(n, dtype=getattr(self.torch, dtype), device="cuda")
-
-    def seed_state(self, n=4):
-        return seeds.SeedState(n, 1)
-
-
-BIG = 2 ** 64
-HUGE = 2 ** 200
-
-ROWS = []
-
-
-def row(*args, **kwargs):
-    ROWS.append(Row(*args, **kwargs))
+ROWS = hostile.Rows()
+row = ROWS.add
 
 
 # -- integers: seeds, epochs, env ids ----------------------------------------
@@ -268,403 +229,7 @@ row("family_name 2**40", lambda f: tracks.family_name(2 ** 40), ValueError, "fam
 row("write_svg n_tracks -1",
     lambda f: tracks.write_svg("/dev/null", b"", b"", -1, 4, 1.0), ValueError, "n_tracks")
 
-
-# -- arrays --------------------------------------------------------------------
-class Interface:
-    """An object whose __cuda_array_interface__ is *interface* (or raises it,
-    when it is an exception)."""
-
-    def __init__(self, interface):
-        self.interface = interface
-
-    @property
-    def __cuda_array_interface__(self):
-        if isinstance(self.interface, BaseException):
-            raise self.interface
-        return self.interface
-
-
-class DLPack:
-    """An object with __dlpack__ returning *capsule* and, unless None,
-    __dlpack_device__ returning *device* (either raises an exception given)."""
-
-    def __init__(self, capsule, device=None):
-        self.capsule, self.device = capsule, device
-
-    def __dlpack__(self, stream=None):
-        if isinstance(self.capsule, BaseException):
-            raise self.capsule
-        return self.capsule
-
-    def __getattr__(self, name):
-        if name != "__dlpack_device__" or self.device is None:
-            raise AttributeError(name)
-
-        def device():
-            if isinstance(self.device, BaseException):
-                raise self.device
-            return self.device
-        return device
-
-
-def cai(**changes):
-    """A well-formed interface of 4 int32 at 0x10000, with *changes* (None
-    deletes a key)."""
-    d = {"data": (0x10000, False), "shape": (4,), "typestr": "<i4", "strides": None,
-         "version": 3}
-    for key, value in changes.items():
-        if value is None:
-            d.pop(key)
-        else:
-            d[key] = value
-    return d
-
-
-MALFORMED = [
-    ("not a dict", [("data", 0x10000)], "not a dict"),
-    ("no data", cai(data=None), "data"),
-    ("data a list", cai(data=[0x10000, False]), "data"),
-    ("data of one", cai(data=(0x10000,)), "data"),
-    ("data address a str", cai(data=("0x10000", False)), "data"),
-    ("data address -1", cai(data=(-1, False)), "address"),
-    ("data address 2**64", cai(data=(BIG, False)), "address"),
-    ("data address 0", cai(data=(0, False)), "NULL"),
-    ("no shape", cai(shape=None), "shape"),
-    ("shape a list", cai(shape=[4]), "shape"),
-    ("shape negative", cai(shape=(-4,)), "shape"),
-    ("shape a float", cai(shape=(4.0,)), "shape"),
-    ("shape past memory", cai(shape=(2 ** 40, 2 ** 40)), "more bytes"),
-    ("shape empty", cai(shape=(0,)), "no element"),
-    ("shape empty 2-d", cai(shape=(4, 0)), "no element"),
-    ("no typestr", cai(typestr=None), "typestr"),
-    ("typestr not str", cai(typestr=4), "typestr"),
-    ("typestr big-endian", cai(typestr=">i4"), "byte order"),
-    ("typestr no size", cai(typestr="<i"), "byte order"),
-    ("typestr bad size", cai(typestr="<i4x"), "byte order"),
-    ("strides too short", cai(shape=(2, 2), strides=(8,)), "strides"),
-    ("strides a list", cai(strides=[4]), "strides"),
-    ("strides transposed", cai(shape=(2, 3), strides=(4, 8)), ".contiguous()"),
-    ("strides negative", cai(shape=(4,), strides=(-4,)), ".contiguous()"),
-    ("strides every other", cai(shape=(4,), strides=(8,)), ".contiguous()"),
-    ("version 4", cai(version=4), "version"),
-    ("version str", cai(version="3"), "version"),
-    ("masked", cai(mask=Interface(cai())), "mask"),
-]
-for label, interface, word in MALFORMED:
-    row("conditional " + label, lambda f, i=interface: tx.conditional(Interface(i)),
-        tx.ArgumentError, "flag", word)
-    row("bind " + label, lambda f, i=interface: f.producer("maker").bind("buf", Interface(i)),
-        tx.ArgumentError, "binding 'buf' of producer 'maker'", word)
-row("array_info malformed", lambda f: _native.array_info(Interface([1])),
-    tx.ArgumentError, "array", "not a dict")
-row("run condition malformed",
-    lambda f: f.producer().run(None, tx.Policy.AUTO, Interface(cai(shape=(0,)))),
-    tx.ArgumentError, "flag", "no element")
-row("bind strided names the fix",
-    lambda f: f.producer("strided").bind("buf", Interface(cai(shape=(4,), strides=(8,)))),
-    tx.ArgumentError, "binding 'buf'", "producer 'strided'", ".contiguous()",
-    "Interface")
-for label, typestr in (("bool", "|b1"), ("uint8", "|u1"), ("int8", "|i1"),
-                       ("int64", "<i8"), ("float32", "<f4")):
-    row("conditional flag of " + label,
-        lambda f, t=typestr: tx.conditional(Interface(cai(typestr=t))),
-        tx.ArgumentError, "flag", label, ".int()")
-    row("loop flag binding of " + label,
-        lambda f, t=typestr: looped(f).bind("go", Interface(cai(typestr=t))),
-        tx.ArgumentError, "binding 'go'", label, ".int()")
-row("switch index binding of bool",
-    lambda f: switched(f).bind("index", Interface(cai(typestr="|b1"))),
-    tx.ArgumentError, "binding 'index'", ".int()")
-row("stage condition binding of uint8",
-    lambda f: guarded(f).bind("flag", Interface(cai(typestr="|u1"))),
-    tx.ArgumentError, "binding 'flag'", ".int()")
-row("flag smaller than an int32",
-    lambda f: tx.conditional(Interface(cai(typestr="|V2", shape=(1,)))),
-    tx.ArgumentError, "flag", "fewer")
-row("declared float32, bound int32",
-    lambda f: declared(f, "float32").bind("x", Interface(cai())), tx.ArgumentError,
-    "binding 'x'", "float32")
-row("declared twice", lambda f: declared(declared(f, "float32"), "int32"), ValueError,
-    "dtype", "float32")
-for label, exc in (("KeyboardInterrupt", KeyboardInterrupt("mine")),
-                   ("RuntimeError", RuntimeError("mine")), ("ValueError", ValueError("mine")),
-                   ("TypeError", TypeError("mine"))):
-    row("interface raising " + label, lambda f, e=exc: tx.conditional(Interface(e)),
-        type(exc), "mine")
-    row("__dlpack__ raising " + label, lambda f, e=exc: tx.conditional(DLPack(e)),
-        type(exc), "mine")
-    row("__dlpack_device__ raising " + label,
-        lambda f, e=exc: f.producer().bind("buf", DLPack(None, e)), type(exc), "mine")
-row("interface AttributeError, no DLPack", lambda f: tx.conditional(
-    Interface(AttributeError("mine"))), TypeError, "flag", "device memory")
-row("__dlpack__ returns no capsule", lambda f: tx.conditional(DLPack(b"capsule")),
-    tx.ArgumentError, "flag", "capsule")
-row("__dlpack_device__ CPU", lambda f: f.producer().bind("buf", DLPack(None, (1, 0))),
-    tx.ArgumentError, "binding 'buf'", "CPU", ".cuda()")
-row("__dlpack_device__ pinned host",
-    lambda f: f.producer().bind("buf", DLPack(None, (3, 0))), tx.ArgumentError,
-    "pinned host", ".cuda()")
-row("__dlpack_device__ not a pair",
-    lambda f: f.producer().bind("buf", DLPack(None, "cuda")), tx.ArgumentError,
-    "__dlpack_device__")
-row("numpy array (CPU)", lambda f: f.producer().bind("buf", numpy_or_skip().zeros(4)),
-    tx.ArgumentError, "binding 'buf'", "numpy.ndarray", "CPU", ".cuda()")
-row("numpy flag (CPU)", lambda f: tx.conditional(numpy_or_skip().zeros(1, "int32")),
-    tx.ArgumentError, "flag", "CPU")
-row("a str as an array", lambda f: f.producer().bind("buf", "tensor"), TypeError,
-    "binding 'buf'", "device memory")
-row("a list as a flag", lambda f: tx.conditional([1]), TypeError, "flag")
-row("torch CPU tensor", lambda f: f.producer().bind("buf", f.torch.zeros(4)),
-    tx.ArgumentError, "binding 'buf'", "torch.Tensor", "CPU", ".cuda()", gpu=True)
-row("torch transposed tensor",
-    lambda f: f.producer().bind("buf", f.tensor(16).view(4, 4).t()), tx.ArgumentError,
-    "binding 'buf'", ".contiguous()", gpu=True)
-row("torch sliced tensor", lambda f: f.producer().bind("buf", f.tensor(16)[::2]),
-    tx.ArgumentError, ".contiguous()", gpu=True)
-row("torch empty tensor", lambda f: f.producer().bind("buf", f.tensor(0)),
-    tx.ArgumentError, "no element", gpu=True)
-row("torch bool flag (done.any())",
-    lambda f: tx.conditional(f.tensor(4, "bool").any()), tx.ArgumentError, "flag",
-    "bool", ".int()", gpu=True)
-row("torch uint8 flag", lambda f: tx.conditional(f.tensor(1, "uint8")),
-    tx.ArgumentError, "uint8", ".int()", gpu=True)
-row("torch int64 flag", lambda f: tx.conditional(f.tensor(1, "int64")),
-    tx.ArgumentError, "int64", gpu=True)
-row("torch tensor requiring grad: torch's refusal, unchanged",
-    lambda f: f.producer().bind("buf", f.torch.zeros(4, device="cuda",
-                                                      requires_grad=True)),
-    RuntimeError, "detach", gpu=True)
-row("SeedState.advance CPU mask",
-    lambda f: f.seed_state().advance(mask=f.torch.ones(4, dtype=f.torch.uint8)),
-    tx.ArgumentError, "mask", "CPU", gpu=True)
-row("SeedState.fill_effective strided out",
-    lambda f: f.seed_state().fill_effective(f.tensor(8, "int64")[::2]),
-    tx.ArgumentError, "out", ".contiguous()", gpu=True)
-row("SeedState.set_seeds_device empty ids",
-    lambda f: f.seed_state().set_seeds_device(f.tensor(0), f.tensor(0, "int64")),
-    tx.ArgumentError, "env_ids", "no element", gpu=True)
-
-
-# -- lifetimes and re-entrancy ---------------------------------------------------
-def ran(f, func, host=False):
-    """Runs a producer (EAGER) whose one stage calls func(ctx); returns what
-    the stage returned.  An exception the stage raised is re-raised as is."""
-    seen = {}
-    p = tx.Producer("lifetime")
-
-    def stage(ctx):
-        try:
-            seen["value"] = func(ctx)
-        except BaseException as e:  # the exception itself, not StageError
-            seen["raised"] = e
-
-    if host:
-        p.add_host_stage("host", stage)
-    else:
-        p.add_device_stage("device", stage)
-    p.run(f.torch.cuda.current_stream(), tx.Policy.EAGER)
-    p.close()
-    if "raised" in seen:
-        raise seen["raised"]
-    return seen.get("value")
-
-
-for label, use in (("stream", lambda ctx: ctx.stream),
-                   ("binding", lambda ctx: ctx.binding("buf")),
-                   ("keep", lambda ctx: ctx.keep(1)),
-                   ("if_", lambda ctx: ctx.if_(None, lambda c: None)),
-                   ("while_", lambda ctx: ctx.while_(0x10000, 1, 0x10000, lambda c: 0))):
-    row("LaunchContext kept: " + label, lambda f, u=use: u(ran(f, lambda ctx: ctx)),
-        tx.StateError, "LaunchContext", "returned", gpu=True)
-for label, use in (("synchronize", lambda ops: ops.synchronize()),
-                   ("enqueue", lambda ops: ops.enqueue(print)),
-                   ("copy_to_host", lambda ops: ops.copy_to_host(bytearray(4), 0x10000))):
-    row("HostOps kept: " + label,
-        lambda f, u=use: u(ran(f, lambda ops: ops, host=True)), tx.StateError,
-        "HostOps", "returned", gpu=True)
-row("HostOps.copy_to_host to address 0",
-    lambda f: ran(f, lambda ops: ops.copy_to_host(0, f.tensor(4), 16), host=True),
-    ValueError, "dst", "NULL", gpu=True)
-row("HostOps.copy_to_device from address 0",
-    lambda f: ran(f, lambda ops: ops.copy_to_device(f.tensor(4), 0, 16), host=True),
-    ValueError, "src", "NULL", gpu=True)
-row("HostOps.copy_to_host size -1",
-    lambda f: ran(f, lambda ops: ops.copy_to_host(bytearray(4), f.tensor(1), -1),
-                  host=True), ValueError, "size", gpu=True)
-row("HostOps.copy_to_host past the destination",
-    lambda f: ran(f, lambda ops: ops.copy_to_host(bytearray(4), f.tensor(4), 16),
-                  host=True), ValueError, "size", gpu=True)
-row("HostOps.copy_to_device from a str",
-    lambda f: ran(f, lambda ops: ops.copy_to_device(f.tensor(4), "data"), host=True),
-    TypeError, "src", gpu=True)
-row("HostOps.enqueue not callable",
-    lambda f: ran(f, lambda ops: ops.enqueue(42), host=True), TypeError, "func",
-    gpu=True)
-row("ctx.if_ then not callable",
-    lambda f: ran(f, lambda ctx: ctx.if_(None, 42)), TypeError, "then", gpu=True)
-row("ctx.if_ otherwise not callable",
-    lambda f: ran(f, lambda ctx: ctx.if_(None, print, 42)), TypeError, "otherwise",
-    gpu=True)
-row("ctx.while_ body not callable",
-    lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1), 2, f.tensor(2), 42)),
-    TypeError, "body", gpu=True)
-# The C width is checked here, the cap's range by libtrackgen (ArgumentError).
-for value, exc in ((0, tx.ArgumentError), (2 ** 31, tx.ArgumentError),
-                   (-1, OverflowError), (2 ** 32, OverflowError)):
-    row("ctx.while_ max_iters %d" % value,
-        lambda f, v=value: ran(f, lambda ctx: ctx.while_(f.tensor(1), v, f.tensor(2),
-                                                          print)),
-        exc, "max_iters", gpu=True)
-row("ctx.while_ bool flag",
-    lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1, "bool"), 2, f.tensor(2), print)),
-    tx.ArgumentError, "flag", ".int()", gpu=True)
-row("ctx.while_ status of one int32",
-    lambda f: ran(f, lambda ctx: ctx.while_(f.tensor(1), 2, f.tensor(1), print)),
-    tx.ArgumentError, "status", "fewer", gpu=True)
-row("ctx.switch uint8 index",
-    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1, "uint8"), [print])),
-    tx.ArgumentError, "index", ".int()", gpu=True)
-row("ctx.switch no case",
-    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1), [])), tx.ArgumentError,
-    "n_cases", gpu=True)
-row("ctx.switch case not callable",
-    lambda f: ran(f, lambda ctx: ctx.switch(f.tensor(1), [print, 3])), TypeError,
-    "cases", gpu=True)
-row("ctx.binding undeclared",
-    lambda f: ran(f, lambda ctx: ctx.binding("nothing")), KeyError, "nothing", gpu=True)
-row("ctx.binding not a str",
-    lambda f: ran(f, lambda ctx: ctx.binding(3)), TypeError, "name", gpu=True)
-row("a stage re-runs its own producer",
-    lambda f: reentrant(f, lambda p, ctx: p.run(ctx.stream)), tx.StateError,
-    "already running", gpu=True)
-row("a stage rebinds its own producer",
-    lambda f: reentrant(f, lambda p, ctx: p.bind("buf", f.tensor(8))), tx.StateError,
-    "already running", gpu=True)
-row("a stage adds a stage to its own producer",
-    lambda f: reentrant(f, lambda p, ctx: p.add_device_stage("late", print)),
-    tx.StateError, "running", gpu=True)
-
-CHILD = """
-import gc, sys, torch, weakref
-from track_gen import exec as tx
-from track_gen import seeds
-stream = torch.cuda.current_stream()
-buf = torch.zeros(4, dtype=torch.int32, device="cuda")
-
-def report(e):
-    print("%s: %s" % (type(e).__name__, e))
-"""
-row("a stage closes its own producer: freed after the call",
-    None, ValueError, "closed", "after: True", gpu=True, subprocess=CHILD + """
-p = tx.Producer("self-closing")
-def stage(ctx):
-    p.close()
-    ctx.binding("buf").add_(1)  # the call goes on: the producer is freed after it
-s = p.add_device_stage("close", stage)
-p.declare_binding(s, "buf", 16)
-p.bind("buf", buf)
-p.run(stream, tx.Policy.EAGER)
-torch.cuda.synchronize()
-print("after:", p.closed, int(buf[0]) == 1)
-try:
-    p.run(stream)
-except ValueError as e:
-    report(e)
-""")
-row("a producer released from its own stage",
-    None, None, "freed: True", gpu=True, subprocess=CHILD + """
-holder = [tx.Producer("released")]
-ref = weakref.ref(holder[0])
-def stage(ctx):
-    ref().close()
-    holder.clear()  # the last reference but the call's own
-holder[0].add_device_stage("release", stage, capture_safe=True)
-holder[0].run(stream, tx.Policy.REPLAY)
-gc.collect()
-print("freed:", ref() is None)
-""")
-row("objects released from __del__ during a torch capture",
-    None, ValueError, "closed", "replayed: True", gpu=True, subprocess=CHILD + """
-class Dropper:
-    def __init__(self, *objs):
-        self.objs = objs
-    def __del__(self):
-        for o in self.objs:
-            o.close()
-victim = tx.Producer("victim")
-victim.add_device_stage("add", lambda ctx: ctx.binding("buf").add_(1), capture_safe=True)
-victim.declare_binding(0, "buf", 16)
-victim.bind("buf", buf)
-victim.run(stream, tx.Policy.REPLAY)  # own graphs, pinned buffers
-state = seeds.SeedState(16, 1)
-dropper = Dropper(victim, state)
-x = torch.zeros(4, device="cuda")
-g = torch.cuda.CUDAGraph()
-with torch.cuda.graph(g):
-    x.add_(1)
-    del dropper  # releases both during the capture
-    x.mul_(3)
-g.replay()
-torch.cuda.synchronize()
-print("replayed:", x.tolist() == [3.0] * 4)
-del g
-try:
-    victim.run(stream)
-except ValueError as e:
-    report(e)
-""")
-
-
-def reentrant(f, call):
-    """Runs a producer whose stage does call(producer, ctx): a TrackGenError
-    the inner call raised comes out of the outer one in its own class."""
-    p = tx.Producer("reentrant")
-    p.add_device_stage("inner", lambda ctx: call(p, ctx))
-    p.declare_binding(0, "buf", 16)
-    p.bind("buf", f.tensor(4))
-    try:
-        p.run(f.torch.cuda.current_stream(), tx.Policy.EAGER)
-    finally:
-        p.close()
-
-row("SeedState.fill_effective to address 0",
-    lambda f: f.seed_state().fill_effective(0, out_len=4), ValueError, "out", "NULL",
-    gpu=True)
-row("SeedState.set_seeds_device ids at address 0",
-    lambda f: f.seed_state().set_seeds_device(0, f.tensor(1, "int64"), n=1), ValueError,
-    "env_ids", "NULL", gpu=True)
-row("SeedState.advance mask at address 0",
-    lambda f: f.seed_state().advance(mask=0, mask_len=4), ValueError, "mask", "NULL",
-    gpu=True)
-
-row("declare_binding like a CPU array",
-    lambda f: f.producer().declare_binding(0, "x", like=numpy_or_skip().zeros(4)),
-    tx.ArgumentError, "like", "CPU")
-row("declare_binding like a malformed array",
-    lambda f: f.producer().declare_binding(0, "x", like=Interface(cai(shape=(0,)))),
-    tx.ArgumentError, "like", "no element")
-row("declare_binding like not an array",
-    lambda f: f.producer().declare_binding(0, "x", like="tensor"), TypeError, "like")
-row("declare_binding like and min_size",
-    lambda f: f.producer().declare_binding(0, "x", 4, like=Interface(cai())), TypeError,
-    "min_size", "like")
-row("declare_binding like of another dtype",
-    lambda f: f.producer().declare_binding(0, "x", like=Interface(cai()), dtype="float32"),
-    ValueError, "dtype", "int32")
-row("declare_binding shape without dtype",
-    lambda f: f.producer().declare_binding(0, "x", shape=(4,)), TypeError, "dtype")
-row("declare_binding shape negative",
-    lambda f: f.producer().declare_binding(0, "x", shape=(4, -1), dtype="int32"),
-    ValueError, "shape")
-row("declare_binding shape of floats",
-    lambda f: f.producer().declare_binding(0, "x", shape=(4.0,), dtype="int32"),
-    ValueError, "shape")
-row("declare_binding unknown dtype",
-    lambda f: f.producer().declare_binding(0, "x", shape=(4,), dtype="int33"),
-    ValueError, "dtype")
-
-
-# -- names, closed objects, the rest of the producer's methods -------------------
+# -- names, the rest of the producer's methods ---------------------------------
 for label, value, exc in (("with a NUL", "a\0b", ValueError), ("an int", 3, TypeError),
                           ("bytes", b"name", TypeError), ("None", None, TypeError)):
     row("Producer name " + label, lambda f, v=value: tx.Producer(v), exc, "name")
@@ -718,19 +283,6 @@ row("run four arguments", lambda f: f.producer().run(None, None, None, None), Ty
 row("run unknown keyword", lambda f: f.producer().run(strean=None), TypeError, "strean")
 row("run keyword twice", lambda f: f.producer().run(None, stream=None), TypeError,
     "stream")
-for label, call in (("run", lambda p: p.run()), ("resolve", lambda p: p.resolve()),
-                    ("bind", lambda p: p.bind("buf", None)),
-                    ("add_device_stage", lambda p: p.add_device_stage("x", print)),
-                    ("declare_binding", lambda p: p.declare_binding(0, "x", 4)),
-                    ("name", lambda p: p.name), ("n_stages", lambda p: p.n_stages),
-                    ("runner.stats", lambda p: p.runner.stats),
-                    ("set_stream", lambda p: p.set_stream(None))):
-    row("closed producer: " + label, lambda f, c=call: c(closed(f.producer())),
-        ValueError, "closed")
-for label, call in (("advance", lambda s: s.advance()), ("n_envs", lambda s: s.n_envs),
-                    ("snapshot", lambda s: s.snapshot()), ("read", lambda s: s.read())):
-    row("closed SeedState: " + label, lambda f, c=call: c(closed(f.seed_state())),
-        ValueError, "closed", gpu=True)
 row("SeedState snapshot garbage", lambda f: f.seed_state().restore(b"garbage"),
     tx.ArgumentError, "SeedState.snapshot()", gpu=True)
 # libtrackgen's messages name the C API; Python callers read Python's names.
@@ -791,76 +343,13 @@ row("write_svg points of the wrong size",
 row("family_name a str", lambda f: tracks.family_name("polar"), TypeError, "family")
 
 
-def closed(obj):
-    obj.close()
-    return obj
-
-
 def torch_interop():
     from track_gen.interop import torch as interop_torch
     return interop_torch
 
 
-def numpy_or_skip():
-    try:
-        import numpy
-    except ImportError:
-        raise unittest.SkipTest("no numpy")
-    return numpy
-
-
-def looped(f):
-    p = f.producer()
-    p.add_loop_stage("loop", lambda ctx: None, flag="go", status="status", max_iters=2)
-    return p
-
-
-def switched(f):
-    p = f.producer()
-    p.add_switch_stage("switch", [lambda ctx: None], index="index")
-    return p
-
-
-def guarded(f):
-    p = f.producer()
-    p.set_stage_condition(0, "flag")
-    return p
-
-
-def declared(f_or_p, dtype):
-    p = f_or_p.producer() if isinstance(f_or_p, Fixture) else f_or_p
-    p.declare_binding(0, "x", 4, dtype=dtype)
-    return p
-
-
-class Table(unittest.TestCase):
+class Table(hostile.Table):
     """One test per row (added below)."""
-
-    def row(self, r):
-        if r.gpu:
-            torch = tgtest.require_gpu()
-        else:
-            torch = None
-        if r.subprocess is not None:
-            return self.child(r)
-        with self.assertRaises(r.exc) as caught:
-            r.call(Fixture(torch))
-        # The documented class itself, not one of its subclasses.
-        self.assertIs(type(caught.exception), r.exc, caught.exception)
-        for word in r.words:
-            self.assertIn(word, str(caught.exception))
-
-    def child(self, r):
-        """Runs the row's code in a child interpreter: it must exit cleanly,
-        having printed the exception's class and message."""
-        code = textwrap.dedent(r.subprocess)
-        child = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                               text=True, timeout=120)
-        self.assertEqual(child.returncode, 0, child.stdout + child.stderr)
-        if r.exc is not None:
-            self.assertIn(r.exc.__name__, child.stdout, child.stdout + child.stderr)
-        for word in r.words:
-            self.assertIn(word, child.stdout)
 
 
 class OneCallableMessage(unittest.TestCase):
@@ -889,9 +378,7 @@ class OneCallableMessage(unittest.TestCase):
                                  % (what, " or None" if optional else "", int))
 
 
-for i, r in enumerate(ROWS):
-    name = "".join(c if c.isalnum() else "_" for c in r.name)
-    setattr(Table, "test_%03d_%s" % (i, name), lambda self, r=r: self.row(r))
+hostile.add_tests(Table, ROWS)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 under EAGER, under a capture Warp does not know, under one it knows, in a
 condition or loop body, when a stage raises, and under a registered torch
 capture, checked against a fake of Warp that records each call.  Runs
-wherever warp is installed (the real thing runs in test_warp.py on a
-GPU)."""
+wherever warp is installed (the real thing runs in test_warp.py and
+test_warp_stages.py on a GPU)."""
 import contextlib
 import sys
 import unittest
