@@ -261,24 +261,25 @@ nested_assert_registered (Nested *n)
 }
 
 /* Ends the inner scope, then the outer one, each cleanly; frees both, ends
- * both captures. */
+ * both captures; destroys their graphs once neither capture is open (a
+ * destroy is not among the calls a capture in progress allows). */
 static void
 nested_end (Nested *n)
 {
   g_autoptr (GError) error = NULL;
+  cudaGraph_t graphs[2] = { NULL, NULL };
 
   for (guint i = 2; i-- > 0;)
     {
-      cudaGraph_t graph = NULL;
-
       g_assert_true (tg_capture_scope_end (n->scopes[i], &error));
       g_assert_no_error (error);
       g_assert_false (tg_capture_is_registered (n->streams[i]));
       tg_capture_scope_free (n->scopes[i]);
-      TG_TEST_CUDA (cudaStreamEndCapture (n->streams[i], &graph));
-      TG_TEST_CUDA (cudaGraphDestroy (graph));
+      TG_TEST_CUDA (cudaStreamEndCapture (n->streams[i], &graphs[i]));
       tg_test_assert_not_capturing (n->streams[i]);
     }
+  for (guint i = 0; i < 2; i++)
+    TG_TEST_CUDA (cudaGraphDestroy (graphs[i]));
   g_assert_false (tg_capture_is_registered (TG_STREAM_AUTO));
   TG_TEST_CUDA (cudaStreamDestroy (n->streams[1]));
 }
