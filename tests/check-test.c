@@ -9,7 +9,8 @@
  * the next call working; with it off the same stage
  * replays stale results silently, which is what proves the check is what
  * catches it.  Under EAGER unjoined work on another stream is an error too.
- * Turning the mode on where CUPTI cannot be loaded is a clear error. */
+ * Turning the mode on where CUPTI cannot be loaded is a clear error, and
+ * with TG_CHECK=1 a checked stage then fails with it rather than run. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -436,16 +437,59 @@ test_switch (void)
     g_assert_true (tg_set_checks (was, &error));
 }
 
+/* With TG_CHECK=1 and CUPTI missing, a checked stage fails with why rather
+ * than run unchecked: its REPLAY call fails, nothing captured or launched.
+ * Once the mode is turned off, the same call runs. */
+static void
+no_cupti_stage_fails (void)
+{
+  guint32 *counter = tg_test_device_alloc (sizeof (guint32));
+  cudaStream_t stream = tg_test_stream_new ();
+  TgProducer *p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE,
+                                            tg_test_count_bound_stage);
+  g_autoptr (GError) error = NULL;
+  TgRunnerStats stats;
+
+  g_assert_false (
+      tg_producer_run (p, stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "TG_CUPTI_PATH=/nonexistent/cupti"));
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "count");
+  g_clear_error (&error);
+  tg_test_assert_not_capturing (stream);
+  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 0);
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpuint (stats.n_captures, ==, 0);
+
+  g_assert_true (tg_set_checks (FALSE, &error));
+  g_assert_true (
+      tg_producer_run (p, stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 1);
+  tg_producer_unref (p);
+  TG_TEST_CUDA (cudaStreamDestroy (stream));
+  tg_test_device_free (counter);
+}
+
 /* TG_CUPTI_PATH naming no library: a clear error, never a crash; with
- * TG_CHECK=1 the mode is asked for, and a stage would fail with it. */
+ * TG_CHECK=1 the mode is asked for, and a stage fails with it (on a GPU). */
 static void
 test_no_cupti (void)
 {
   if (g_test_subprocess ())
     {
       g_autoptr (GError) error = NULL;
+      TgLiveObjects before;
 
       g_assert_true (tg_get_checks ()); /* TG_CHECK=1, CUPTI missing */
+      if (tg_test_have_gpu ())
+        {
+          tg_test_live_snapshot (&before);
+          no_cupti_stage_fails ();
+          tg_test_assert_no_leaks (&before);
+        }
       g_assert_false (tg_set_checks (TRUE, &error));
       g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
       g_assert_nonnull (strstr (error->message, "TG_CUPTI_PATH=/nonexistent/cupti"));
@@ -454,7 +498,9 @@ test_no_cupti (void)
     }
   g_assert_true (g_setenv ("TG_CUPTI_PATH", "/nonexistent/cupti", TRUE));
   g_assert_true (g_setenv ("TG_CHECK", "1", TRUE));
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  /* The child runs a producer on a GPU: its own messages shown, and a hang
+   * ended (60 s). */
+  g_test_trap_subprocess (NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
   g_unsetenv ("TG_CUPTI_PATH");
   g_unsetenv ("TG_CHECK");
   g_test_trap_assert_passed ();
