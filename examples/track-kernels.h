@@ -83,6 +83,8 @@ typedef struct
   TrackSlots *slots;     /* per env */
   uint32_t *ids;         /* the refill's two lists, E each */
   TrackRefill *refill;
+  uint32_t *claims;      /* a word per env (track-lookahead.cuh): what a call
+                            fused into a simulator's kernel guards envs with */
 } TrackSpares;
 
 /* One call of the lookahead: with *@family in range, every env whose @mask
@@ -103,6 +105,30 @@ TRACK_EXTERN_C cudaError_t track_launch_lookahead (
     cudaStream_t stream, TrackShape shape, uint32_t n_refill_blocks, uint32_t max_iters,
     const uint8_t *mask, const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
     TrackRows current, TrackSpares spares);
+
+/* A fused call: the lookahead's switch and refill inside the simulator's
+ * own step kernel, instead of the producer's call on the step (one kernel
+ * node fewer a step: on a light step, that node is most of what the
+ * lookahead costs).  The simulator's kernel, right after its agents moved,
+ * calls lookahead_call() (track-lookahead.cuh) with what this holds, each
+ * thread with whether its env ended, on ceil(n_envs / TRACK_BLOCK) switch
+ * blocks then n_refill_blocks refill blocks, TRACK_BLOCK threads and
+ * track_env_smem() bytes of dynamic shared memory each, the env of thread t
+ * of block b being b * TRACK_BLOCK + t.  The tracks are those of the
+ * producer's own calls, bit for bit: the same protocol runs, the envs that
+ * end in the very call that refills them guarded by their claims.  The
+ * producer's own calls (a reset, a first call) and fused calls may take
+ * turns on one stream.  Made by track_fused_init() (track-producer.h). */
+typedef struct
+{
+  TrackShape shape;
+  uint32_t max_iters;
+  uint32_t n_refill_blocks;
+  const uint64_t *seeds; /* the seed state's */
+  uint32_t *epochs;
+  TrackRows current;
+  TrackSpares spares;
+} TrackFused;
 
 /* How many blocks of the lookahead's kernel for @shape one SM holds at once,
  * into *@n: a refill's blocks up to that many a SM make their tracks side by

@@ -95,6 +95,8 @@
  *   "slots"       TrackSlots[E]  each env's ring of spares
  *   "refill_ids"  guint32[2E]    the refill's two lists of envs
  *   "refill"      TrackRefill    what decides it
+ *   "claims"      guint32[E]     fused into a simulator's kernel: who holds
+ *                                each env (track_lookahead_fused(), 0 between calls)
  * and with overlap, instead of the last two (track-shape.h):
  *   "refill_ids"  guint32[E*L]   the refill's list of the slots it makes
  *   "slot_states" guint64[E*L]   each slot's state word (track-overlap.cu)
@@ -109,6 +111,7 @@
 
 #include <trackgen/trackgen.h>
 
+#include "track-kernels.h"
 #include "track-shape.h"
 
 G_BEGIN_DECLS
@@ -156,6 +159,14 @@ TgProducer *track_producer_new (const TrackConfig *config, TgSeedState *seeds,
  * do on demand.  Returns FALSE with TG_CUDA_ERROR. */
 gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
                                GError **error);
+
+/* Fills @fused (track-kernels.h: a fused call) for @producer, made by track_producer_new() with @config
+ * (lookahead, no overlap) and @seeds; valid as long as the producer.
+ * FALSE with TG_ARGUMENT_ERROR naming what does not match, or
+ * TG_CUDA_ERROR. */
+gboolean track_fused_init (TrackFused *fused, TgProducer *producer,
+                           const TrackConfig *config, TgSeedState *seeds,
+                           GError **error);
 
 /* The overlapped refill (config.overlap): the spares are made beside the
  * steps, by a refill on a low-priority stream of its own, which the host

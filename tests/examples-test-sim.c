@@ -7,6 +7,8 @@
 #include "examples-test.h"
 #include "simloop-shard.h"
 
+#include <string.h>
+
 #define SIM_ENVS 128
 #define SIM_STEPS 120
 /* With lookahead (the default), a new family reaches an env's tracks
@@ -181,6 +183,79 @@ test_lookahead_invisible (TgTestGpu *gpu, gconstpointer data)
     sim_snapshot_clear (&snaps[i]);
 }
 
+/* The step kernel that makes the producer's lookahead call (fused) leaves
+ * every env and counter as the producer's own call after the step does,
+ * bit for bit, in the step graph and driven from the host: short laps (many
+ * ends), a refill every 4 spent spares (envs end in the very call that
+ * refills them: their claims), a family that changes. */
+static void
+test_fused_invisible (TgTestGpu *gpu, gconstpointer data)
+{
+  static const int device0 = 0;
+  g_autoptr (GError) error = NULL;
+  SimOptions options;
+  SimSnapshot snaps[3];
+  SimShardRun runs[2];
+  SimCounters host_counters;
+  SimShard *shard;
+  TrackConfig config;
+  guint max_epoch = 0;
+  double wall = 0;
+
+  TG_TEST_REQUIRE_GPU ();
+  sim_options_init (&options);
+  options.lap_steps = 30.f;
+  options.curriculum_steps = 16;
+  options.refill_batch = 4;
+  track_config_init (&config, SIM_ENVS);
+  for (guint i = 0; i < 3; i++)
+    sim_snapshot_init (&snaps[i], SIM_ENVS, config.shape.n_points);
+  for (guint i = 0; i < 2; i++)
+    {
+      options.fused = i == 1;
+      g_assert_true (sim_run_sharded (SIM_ENVS, 2024, &options, 1, &device0,
+                                      SHARD_STEPS, &snaps[i], &runs[i], &wall, &error));
+      g_assert_no_error (error);
+    }
+  shard = sim_shard_new (0, 0, SIM_ENVS, 2024, &options, &error);
+  g_assert_no_error (error);
+  g_assert_true (sim_shard_reset (shard, &error)
+                 && sim_shard_run_host (shard, SHARD_STEPS, &error)
+                 && sim_shard_read (shard, &snaps[2], &host_counters, &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (sim_shard_get_stream (shard)));
+  sim_shard_free (shard);
+
+  for (guint e = 0; e < SIM_ENVS; e++)
+    max_epoch = MAX (max_epoch, snaps[0].epochs[e]);
+  g_assert_cmpuint (max_epoch, >=, 4);
+  g_assert_cmpuint (runs[0].counters.laps, >=, SIM_ENVS);
+  g_assert_cmpmem (&runs[0].counters, sizeof (SimCounters), &runs[1].counters,
+                   sizeof (SimCounters));
+  g_assert_cmpmem (&runs[0].counters, sizeof (SimCounters), &host_counters,
+                   sizeof (SimCounters));
+  g_assert_cmpuint (sim_snapshot_count_equal (&snaps[0], &snaps[1]), ==, SIM_ENVS);
+  g_assert_cmpuint (sim_snapshot_count_equal (&snaps[0], &snaps[2]), ==, SIM_ENVS);
+  for (guint i = 0; i < 3; i++)
+    sim_snapshot_clear (&snaps[i]);
+}
+
+/* A fused call needs lookahead in the step graph: refused, naming it. */
+static void
+test_fused_refused (void)
+{
+  g_autoptr (GError) error = NULL;
+  SimOptions options;
+
+  TG_TEST_REQUIRE_GPU ();
+  sim_options_init (&options);
+  options.fused = TRUE;
+  options.lookahead = 0;
+  g_assert_null (sim_shard_new (0, 0, SIM_ENVS, 2024, &options, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "lookahead"));
+}
+
 void
 examples_test_add_sim (void)
 {
@@ -188,4 +263,6 @@ examples_test_add_sim (void)
   TG_TEST_ADD_GPU ("/examples/sim/sharded-one-device", test_sharded_one_device);
   TG_TEST_ADD_GPU ("/examples/sim/sharded-two-devices", test_sharded_two_devices);
   TG_TEST_ADD_GPU ("/examples/sim/lookahead-invisible", test_lookahead_invisible);
+  TG_TEST_ADD_GPU ("/examples/sim/fused-invisible", test_fused_invisible);
+  g_test_add_func ("/examples/sim/fused-refused", test_fused_refused);
 }
