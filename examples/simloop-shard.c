@@ -209,6 +209,12 @@ sim_shard_get_config (const SimShard *shard)
   return &shard->config;
 }
 
+TgProducer *
+sim_shard_get_track (const SimShard *shard)
+{
+  return shard->track;
+}
+
 cudaStream_t
 sim_shard_get_stream (const SimShard *shard)
 {

@@ -71,6 +71,8 @@ void sim_shard_free (SimShard *shard);
 
 const TrackConfig *sim_shard_get_config (const SimShard *shard);
 cudaStream_t sim_shard_get_stream (const SimShard *shard);
+/* The shard's track producer (its bindings: the tracks, the spares). */
+TgProducer *sim_shard_get_track (const SimShard *shard);
 
 /* Captures the step graph: step, tally, and the track producer recorded,
  * under tg_conditional(any-done) on demand, unconditionally with lookahead

@@ -114,16 +114,17 @@ TRACK_EXTERN_C cudaError_t track_launch_lookahead (
  * thread with whether its env ended, on ceil(n_envs / TRACK_BLOCK) switch
  * blocks then n_refill_blocks refill blocks, TRACK_BLOCK threads and
  * track_env_smem() bytes of dynamic shared memory each, the env of thread t
- * of block b being b * TRACK_BLOCK + t.  The tracks are those of the
- * producer's own calls, bit for bit: the same protocol runs, the envs that
- * end in the very call that refills them guarded by their claims.  The
- * producer's own calls (a reset, a first call) and fused calls may take
- * turns on one stream.  Made by track_fused_init() (track-producer.h). */
+ * of block b being b * TRACK_BLOCK + t.  The tracks, epochs and counters
+ * are those of the producer's own calls, bit for bit (the envs that end in
+ * the very call that refills them guarded by their claims; when refills
+ * run may differ).  The producer's own calls (a reset, a first call) and
+ * fused calls may take turns on one stream.  Made by track_fused_init()
+ * (track-producer.h). */
 typedef struct
 {
   TrackShape shape;
   uint32_t max_iters;
-  uint32_t n_refill_blocks;
+  uint32_t n_refill_blocks; /* as the producer's own kernel: its occupancy's */
   const uint64_t *seeds; /* the seed state's */
   uint32_t *epochs;
   TrackRows current;

@@ -24,8 +24,11 @@
 // step kernel (sp.claims set), an env may end in the very call that
 // refills it: then each side claims the env (a word of sp.claims) around
 // what it reads and writes of it.  A refill that finds it claimed leaves it
-// for the next refill, as an ended one; a switch waits for the refill that
-// holds it (a block already running, which makes its tracks and lets go).
+// for the next refill, as an ended one; one that claims it after its switch
+// refills it; a switch waits for the refill that holds it (a block already
+// running, which makes its tracks and lets go).  The tracks, epochs and
+// counters are the producer's own calls', bit for bit; when the refills
+// run may differ.
 
 // An env's slots, its epoch and its spares' families are read from L2
 // (__ldcg): fused, the other side may have changed them in this very kernel
@@ -150,7 +153,10 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
       sp.slots[e] = s;
     }
 
-  // Every lane takes part, those past n_envs too: the warp copies together.
+  // Every lane takes part, those past n_envs too: the warp copies together,
+  // fused, after the claims of its ended lanes (their acquires).
+  if (sp.claims != nullptr)
+    __syncwarp ();
   take_rows (shape, current, sp.spares, e, from);
   if (at >= 0)
     sp.ids[(size_t)list * sp.n_envs + at] = e;
@@ -163,11 +169,22 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
   return spent;
 }
 
+// Env @e, still listed, joins list @next (the one ends append to), by the
+// block's thread 0.
+static __device__ void
+relist (const TrackSpares &sp, uint32_t next, uint32_t e)
+{
+  if (threadIdx.x == 0)
+    sp.ids[(size_t)next * sp.n_envs + atomicAdd (&sp.refill->n[next], 1u)] = e;
+}
+
 // The refill blocks' part: the envs of list @list, a block per env at a
 // time, each one's empty slots, of the families they are owed, for the
 // epochs after the one its seed state holds.  An env that ends in this call
 // is left for the next refill (its switch block has its slots): by its
-// @mask byte, or, fused (claims), when its switch holds its claim.
+// @mask byte, or, fused (claims), when its switch holds its claim; fused,
+// one whose switch already let it go is refilled now, past its end (its
+// tracks are the same: they depend on (seed, epoch, family) alone).
 static __device__ void
 refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_blocks,
              const uint8_t *mask, int32_t f, const uint64_t *seeds,
@@ -179,20 +196,22 @@ refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_bl
   for (uint32_t i = block; i < n; i += n_blocks)
     {
       const uint32_t e = sp.ids[(size_t)list * sp.n_envs + i];
-      const bool busy = !claim_for_refill (sp, mask, e);
+
+      if (!claim_for_refill (sp, mask, e))
+        {
+          relist (sp, next, e);
+          continue;
+        }
       const uint64_t seed = seeds[e];
       const uint32_t base = __ldcg (epochs + e);
       TrackSlots s = load_slots (sp.slots + e);
       const bool stale = !follows (s, seed, base);
 
-      if (busy || (stale && !family_in_range (f)))
+      if (stale && !family_in_range (f))
         {
-          if (threadIdx.x == 0) // still listed, in the list ends append to
-            {
-              sp.ids[(size_t)next * sp.n_envs + atomicAdd (&sp.refill->n[next], 1u)] = e;
-              if (!busy)
-                release (sp, e);
-            }
+          relist (sp, next, e);
+          if (threadIdx.x == 0)
+            release (sp, e);
           continue;
         }
       if (stale) // set since it was listed: every slot anew, of the family of now
@@ -238,6 +257,8 @@ lookahead_call (TrackShape shape, uint32_t max_iters, uint32_t n_switch, bool en
   const uint32_t cur = sp.refill->cur, go = sp.refill->go;
   int spent = 0, urgent = 0;
 
+  if (!go) // no refill in this call: no env to guard
+    sp.claims = nullptr;
   if (blockIdx.x < n_switch)
     spent = switch_env (shape, max_iters, e, can_make && ended, f, seeds, epochs,
                         current, sp, cur, smem, &urgent);

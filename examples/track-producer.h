@@ -95,8 +95,8 @@
  *   "slots"       TrackSlots[E]  each env's ring of spares
  *   "refill_ids"  guint32[2E]    the refill's two lists of envs
  *   "refill"      TrackRefill    what decides it
- *   "claims"      guint32[E]     fused into a simulator's kernel: who holds
- *                                each env (track_lookahead_fused(), 0 between calls)
+ *   "claims"      guint32[E]     a call fused into a simulator's kernel
+ *                                (TrackFused): who holds each env, 0 between calls
  * and with overlap, instead of the last two (track-shape.h):
  *   "refill_ids"  guint32[E*L]   the refill's list of the slots it makes
  *   "slot_states" guint64[E*L]   each slot's state word (track-overlap.cu)
@@ -160,10 +160,12 @@ TgProducer *track_producer_new (const TrackConfig *config, TgSeedState *seeds,
 gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
                                GError **error);
 
-/* Fills @fused (track-kernels.h: a fused call) for @producer, made by track_producer_new() with @config
- * (lookahead, no overlap) and @seeds; valid as long as the producer.
- * FALSE with TG_ARGUMENT_ERROR naming what does not match, or
- * TG_CUDA_ERROR. */
+/* Fills @fused (track-kernels.h: a fused call) for @producer, made by
+ * track_producer_new() with @config (lookahead, no overlap) and @seeds;
+ * valid as long as the producer.  The bindings' sizes are checked against
+ * @config; its shape's other fields and max_iters cannot be: pass the very
+ * config the producer was made with.  FALSE with TG_ARGUMENT_ERROR naming
+ * what does not match, or TG_CUDA_ERROR. */
 gboolean track_fused_init (TrackFused *fused, TgProducer *producer,
                            const TrackConfig *config, TgSeedState *seeds,
                            GError **error);
