@@ -6,6 +6,7 @@
 #include "launch.cuh"
 #include "simloop-kernels.h"
 #include "track-lookahead.cuh"
+#include "track-overlap.cuh"
 
 // Philox subsequences of an agent's key: the start, then one per step.
 #define SUBSEQ_INIT 0ull
@@ -76,7 +77,7 @@ move_agent (const SimParams &params, const uint64_t *seeds, const uint32_t *epoc
 
 // The shape family of step @step's new tracks.
 static __device__ int32_t
-family_of (const SimParams &params, uint64_t step)
+step_family (const SimParams &params, uint64_t step)
 {
   return (int32_t) (step / params.curriculum_steps % TRACK_N_FAMILIES);
 }
@@ -93,9 +94,10 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
                 counters->steps, e);
 }
 
-// The step with the lookahead's call fused in: the agents move, then the
-// envs that ended switch and the refill runs, as the track producer's call
-// after the tally does, with the family the tally gives this step.
+// The step with the track producer's call fused in: the agents move, then
+// the envs that ended switch (and, in the step graph, the refill runs), as
+// the producer's call after the tally does, with the family the tally
+// gives this step.
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
     step_fused_kernel (SimParams params, float *progress, uint8_t *mask,
@@ -108,9 +110,14 @@ __launch_bounds__ (TRACK_BLOCK)
                      && move_agent (params, fused.seeds, fused.epochs, fused.current.valid,
                                     progress, mask, any_done, counters, step, e);
 
-  lookahead_call (fused.shape, fused.max_iters, n_switch, ended, nullptr,
-                  family_of (params, step), fused.seeds, fused.epochs, fused.current,
-                  fused.spares);
+  const int32_t f = step_family (params, step);
+
+  if (fused.overlap)
+    overlap_switch_call (fused.shape, fused.max_iters, ended, f, fused.seeds, fused.epochs,
+                         fused.current, fused.overlap_spares);
+  else
+    lookahead_call (fused.shape, fused.max_iters, n_switch, ended, nullptr, f, fused.seeds,
+                    fused.epochs, fused.current, fused.spares);
 }
 
 static __global__ void
@@ -121,7 +128,7 @@ tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
     counters->regen_steps++;
   else
     counters->skipped_steps++;
-  *family = family_of (params, counters->steps);
+  *family = step_family (params, counters->steps);
   counters->steps++;
 }
 
@@ -151,7 +158,8 @@ sim_launch_step_fused (cudaStream_t stream, SimParams params, float *progress,
 {
   const uint32_t n_switch = (params.n_envs + TRACK_BLOCK - 1) / TRACK_BLOCK;
 
-  return launch_kernel (step_fused_kernel, n_switch + fused.n_refill_blocks, TRACK_BLOCK,
+  return launch_kernel (step_fused_kernel,
+                        n_switch + (fused.overlap ? 0 : fused.n_refill_blocks), TRACK_BLOCK,
                         track_env_smem (fused.shape), stream, params, progress, mask,
                         any_done, counters, fused);
 }

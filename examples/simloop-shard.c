@@ -435,11 +435,11 @@ sim_shard_run_host (SimShard *shard, guint n_steps, GError **error)
     {
       if (!enqueue_step (shard, shard->params, shard->fuse, error))
         return FALSE;
-      if (shard->fuse) /* the step kernel made the producer's call */
-        continue;
       if (shard->refiller != NULL
           && !track_refiller_poll (shard->refiller, NULL, error))
         return FALSE;
+      if (shard->fuse) /* the step kernel made the producer's call */
+        continue;
       /* On demand the host decides, from a readback of any-done. */
       if (!lookahead
           && (!TRACK_CUDA_OK (cudaMemcpyAsync (shard->any_done_host, shard->any_done,

@@ -30,9 +30,9 @@ typedef struct
   guint lookahead;        /* spare tracks per env (0: generated on demand) */
   guint refill_batch;     /* with lookahead: spent spares that start a refill */
   gboolean overlap;       /* with lookahead: refills beside the steps (TrackRefiller) */
-  gboolean fused;         /* with lookahead, no overlap: the producer's call fused into
-                             the step kernel (sim_launch_step_fused()), no node of its
-                             own on the step (simloop --fused) */
+  gboolean fused;         /* with lookahead: the producer's call fused into the step
+                             kernel (sim_launch_step_fused()), no node of its own on
+                             the step (simloop --fused) */
   guint heavy;            /* a relaxation cap for a heavy generator (0: the default
                              one): turns tighter than the default allows, made
                              smooth in up to this many iterations */

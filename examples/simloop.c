@@ -335,11 +335,10 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
               "points\n",
               n_envs, n_steps, prop.name, c->shape.n_points, c->shape.n_control);
       if (c->lookahead > 0)
-        printf ("  lookahead: %u spare tracks per env, refilled %u at a time%s\n",
+        printf ("  lookahead: %u spare tracks per env, refilled %u at a time%s%s\n",
                 c->lookahead, c->refill_batch,
-                c->overlap          ? ", beside the steps"
-                : options->fused ? " in the step kernel (fused)"
-                                 : " in the step graph");
+                c->overlap ? ", beside the steps" : " in the step graph",
+                options->fused ? "; its call fused into the step kernel" : "");
       else
         printf ("  on demand: tracks generated when an episode ends\n");
       if (options->heavy > 0)
@@ -502,8 +501,8 @@ main (int argc, char **argv)
       "by the host loop's poll (TrackRefiller); times the steps",
       NULL },
     { "fused", 0, 0, G_OPTION_ARG_NONE, &fused,
-      "With lookahead, no overlap: the producer's call made inside the step kernel, "
-      "no kernel of its own on the step",
+      "With lookahead: the producer's call made inside the step kernel, no kernel of "
+      "its own on the step",
       NULL },
     { "heavy", 0, 0, G_OPTION_ARG_INT, &heavy,
       "A heavy generator: tighter turns, smoothed in up to N relaxation iterations "
@@ -551,10 +550,10 @@ main (int argc, char **argv)
                TRACK_MAX_LOOKAHEAD);
       return 2;
     }
-  if (heavy < 0 || ((overlap || fused) && lookahead == 0) || (overlap && fused))
+  if (heavy < 0 || ((overlap || fused) && lookahead == 0))
     {
-      fprintf (stderr, "simloop: --heavy must be 0 (off) or more; --overlap and --fused "
-                       "each need --lookahead of 1 or more, and exclude each other\n");
+      fprintf (stderr, "simloop: --heavy must be 0 (off) or more, and --overlap and "
+                       "--fused need --lookahead of 1 or more\n");
       return 2;
     }
   options.lookahead = (guint)lookahead;

@@ -147,15 +147,21 @@ track_spares (const TgLaunch *launch, const TrackConfig *c)
 }
 
 TrackOverlapSpares
-track_overlap_spares (const TgLaunch *launch, const TrackConfig *c)
+track_overlap_spares_found (TrackFind find, gconstpointer where, const TrackConfig *c)
 {
   return (TrackOverlapSpares){ .n_envs = c->n_envs,
                                .lookahead = c->lookahead,
-                               .spares = track_rows (launch, TRUE),
-                               .states = track_binding (launch, BUF_SLOT_STATES),
-                               .slots = track_binding (launch, BUF_SLOTS),
-                               .owed = track_binding (launch, BUF_REFILL_IDS),
-                               .overlap = track_binding (launch, BUF_OVERLAP) };
+                               .spares = track_rows_found (find, where, TRUE),
+                               .states = find (where, BUF_SLOT_STATES),
+                               .slots = find (where, BUF_SLOTS),
+                               .owed = find (where, BUF_REFILL_IDS),
+                               .overlap = find (where, BUF_OVERLAP) };
+}
+
+TrackOverlapSpares
+track_overlap_spares (const TgLaunch *launch, const TrackConfig *c)
+{
+  return track_overlap_spares_found (launch_find, launch, c);
 }
 
 gboolean

@@ -78,6 +78,8 @@ TrackSpares track_spares_found (TrackFind find, gconstpointer where, const Track
 
 /* The spares as an overlapped refill and its switch share them. */
 TrackOverlapSpares track_overlap_spares (const TgLaunch *launch, const TrackConfig *c);
+TrackOverlapSpares track_overlap_spares_found (TrackFind find, gconstpointer where,
+                                               const TrackConfig *c);
 
 /* What track_enter_device() changed on this thread. */
 typedef struct

@@ -21,7 +21,8 @@ __launch_bounds__ (TRACK_BLOCK)
   const int32_t f = *family;
 
   sp.claims = nullptr; // the mask says which envs ended
-  lookahead_call (shape, max_iters, n_switch, masked, mask, f, seeds, epochs, current, sp);
+  lookahead_call (shape, max_iters, n_switch, masked, mask, f, seeds, epochs, current,
+                  sp);
 }
 
 extern "C" cudaError_t

@@ -486,10 +486,10 @@ track_fused_init (TrackFused *fused, TgProducer *producer, const TrackConfig *co
                         FALSE);
   if (!track_config_check (config, error))
     return FALSE;
-  if (config->lookahead == 0 || config->overlap)
+  if (config->lookahead == 0)
     return invalid (error, "lookahead",
-                    "above 0 with overlap off for a fused call: it switches and "
-                    "refills in the simulator's step kernel");
+                    "above 0 for a fused call: it switches ended envs to their "
+                    "spares in the simulator's step kernel");
   if (tg_seed_state_get_n_envs (seeds) != config->n_envs)
     return invalid (error, "n_envs", "the seed state's number of envs");
   /* Each binding as the config sizes it: the producer was made with it. */
@@ -522,7 +522,11 @@ track_fused_init (TrackFused *fused, TgProducer *producer, const TrackConfig *co
   fused->seeds = tg_seed_state_get_seeds (seeds);
   fused->epochs = tg_seed_state_get_epochs (seeds);
   fused->current = track_rows_found (producer_find, producer, FALSE);
-  fused->spares = track_spares_found (producer_find, producer, config);
+  fused->overlap = config->overlap;
+  if (config->overlap)
+    fused->overlap_spares = track_overlap_spares_found (producer_find, producer, config);
+  else
+    fused->spares = track_spares_found (producer_find, producer, config);
   return TRUE;
 }
 

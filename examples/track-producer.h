@@ -161,7 +161,7 @@ gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
                                GError **error);
 
 /* Fills @fused (track-kernels.h: a fused call) for @producer, made by
- * track_producer_new() with @config (lookahead, no overlap) and @seeds;
+ * track_producer_new() with @config (lookahead, overlap or not) and @seeds;
  * valid as long as the producer.  The bindings' sizes are checked against
  * @config; its shape's other fields and max_iters cannot be: pass the very
  * config the producer was made with.  FALSE with TG_ARGUMENT_ERROR naming
