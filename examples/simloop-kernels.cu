@@ -97,7 +97,9 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
 // The step with the track producer's call fused in: the agents move, then
 // the envs that ended switch (and, in the step graph, the refill runs), as
 // the producer's call after the tally does, with the family the tally
-// gives this step.
+// gives this step.  One kernel a mode: the other's code would cost every
+// step its shared memory and registers.
+template <bool Overlap>
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
     step_fused_kernel (SimParams params, float *progress, uint8_t *mask,
@@ -112,7 +114,7 @@ __launch_bounds__ (TRACK_BLOCK)
 
   const int32_t f = step_family (params, step);
 
-  if (fused.overlap)
+  if constexpr (Overlap)
     overlap_switch_call (fused.shape, fused.max_iters, ended, f, fused.seeds, fused.epochs,
                          fused.current, fused.overlap_spares);
   else
@@ -157,11 +159,16 @@ sim_launch_step_fused (cudaStream_t stream, SimParams params, float *progress,
                        TrackFused fused)
 {
   const uint32_t n_switch = (params.n_envs + TRACK_BLOCK - 1) / TRACK_BLOCK;
+  const size_t smem = track_env_smem (fused.shape);
 
-  return launch_kernel (step_fused_kernel,
-                        n_switch + (fused.overlap ? 0 : fused.n_refill_blocks), TRACK_BLOCK,
-                        track_env_smem (fused.shape), stream, params, progress, mask,
-                        any_done, counters, fused);
+  // With overlap, the switch blocks alone: every block of the kernel takes
+  // part in its last block's ticket.
+  return fused.overlap
+             ? launch_kernel (step_fused_kernel<true>, n_switch, TRACK_BLOCK, smem, stream,
+                              params, progress, mask, any_done, counters, fused)
+             : launch_kernel (step_fused_kernel<false>, n_switch + fused.n_refill_blocks,
+                              TRACK_BLOCK, smem, stream, params, progress, mask, any_done,
+                              counters, fused);
 }
 
 extern "C" cudaError_t

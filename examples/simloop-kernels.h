@@ -59,8 +59,9 @@ TRACK_EXTERN_C cudaError_t sim_launch_step (cudaStream_t stream, SimParams param
 /* The step of sim_launch_step() with the track producer's lookahead call
  * fused in (a TrackFused, track-kernels.h, of the producer whose "valid",
  * "mask" and seed state the step reads): the envs that ended switch to
- * their next tracks in the same kernel, the refill runs there, with the
- * family sim_launch_tally() gives this step; the same tracks, epochs and
+ * their next tracks in the same kernel, with the family sim_launch_tally()
+ * gives this step, and the refill runs there too (with overlap, beside the
+ * steps, started by the refiller's poll); the same tracks, epochs and
  * counters as sim_launch_step(), sim_launch_tally() and the producer's call
  * after them, bit for bit, with one kernel fewer on the step. */
 TRACK_EXTERN_C cudaError_t sim_launch_step_fused (cudaStream_t stream, SimParams params,

@@ -92,7 +92,8 @@ gboolean sim_shard_run_floor (SimShard *shard, guint n_steps, GError **error);
 /* The same steps driven from the host: on demand, any-done read back after
  * each step and the producer run eagerly when an episode ended; with
  * lookahead, the producer run eagerly every step (it waits for its switch
- * kernel's decision); fused, the step's kernels alone.  Blocks. */
+ * kernel's decision); fused, the step's kernels alone (and, with overlap,
+ * the refiller's poll).  Blocks. */
 gboolean sim_shard_run_host (SimShard *shard, guint n_steps, GError **error);
 /* With overlap, the shard's refiller (NULL otherwise). */
 TrackRefiller *sim_shard_get_refiller (const SimShard *shard);

@@ -137,9 +137,10 @@ typedef struct
  *     blocks alone (the refill runs beside, started by a TrackRefiller).
  * The tracks, epochs and counters are those of the producer's own calls,
  * bit for bit (in the step graph, the envs that end in the very call that
- * refills them guarded by their claims: when refills run may differ).  The
- * producer's own calls (a reset, a first call) and fused calls may take
- * turns on one stream.  Made by track_fused_init() (track-producer.h). */
+ * refills them are guarded by their claims; in either mode, when refills
+ * run may differ).  The producer's own calls (a reset, a first call) and
+ * fused calls may take turns on one stream.  Made by track_fused_init()
+ * (track-producer.h). */
 typedef struct
 {
   TrackShape shape;

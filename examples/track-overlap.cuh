@@ -160,6 +160,8 @@ overlap_switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended
 // One switch call, by the block that runs it: of a kernel of a thread per
 // env (TRACK_BLOCK threads and track_env_smem() bytes of dynamic shared
 // memory a block), @ended whether this thread's env ended, with family @f.
+// Every block of the kernel calls it once, with all its threads: its last
+// block (a ticket over gridDim) publishes the totals.
 // The track producer's own switch kernel runs it, and so may a simulator's
 // step kernel right after its agents moved (fused: TrackFused); a refill
 // may run beside either.

@@ -510,10 +510,12 @@ track_fused_init (TrackFused *fused, TgProducer *producer, const TrackConfig *co
     }
   if (!track_enter_device (tg_seed_state_get_device (seeds), &saved, error))
     return FALSE;
-  ok = TRACK_CUDA_OK (cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount,
-                                              tg_seed_state_get_device (seeds)),
-                      error)
-       && refill_blocks (config, n_sms, &fused->n_refill_blocks, error);
+  *fused = (TrackFused){ 0 };
+  ok = config->overlap /* no refill blocks: the refill runs beside */
+       || (TRACK_CUDA_OK (cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount,
+                                                  tg_seed_state_get_device (seeds)),
+                          error)
+           && refill_blocks (config, n_sms, &fused->n_refill_blocks, error));
   track_leave_device (&saved);
   if (!ok)
     return FALSE;

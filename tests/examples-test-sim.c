@@ -194,7 +194,8 @@ typedef struct
 
 /* Runs @c's envs fused on one shard, in the step graph (@graph) or driven
  * from the host, into @snap and @counters; every claim let go at the end
- * (in the step graph: with overlap, the refill has no claims). */
+ * (with overlap there is no "claims" binding: nothing to check), and with
+ * overlap, refills ran beside (the fused switch published its totals). */
 static void
 run_fused (const FusedCase *c, SimOptions *options, gboolean graph, SimSnapshot *snap,
            SimCounters *counters)
@@ -212,6 +213,18 @@ run_fused (const FusedCase *c, SimOptions *options, gboolean graph, SimSnapshot 
                            : sim_shard_run_host (shard, SHARD_STEPS, &error))
                  && sim_shard_read (shard, snap, counters, &error));
   g_assert_no_error (error);
+  if (c->overlap)
+    {
+      TrackRefiller *refiller = sim_shard_get_refiller (shard);
+      TrackRefillerStats stats;
+
+      g_assert_true (track_refiller_wait (refiller, &error));
+      g_assert_no_error (error);
+      track_refiller_get_stats (refiller, &stats);
+      g_assert_cmpuint (stats.started, >, 1);
+      g_assert_cmpuint (stats.totals.made, >, 0);
+      g_assert_cmpuint (stats.totals.misses, <, stats.totals.freed);
+    }
   device = tg_producer_get_binding (sim_shard_get_track (shard), "claims", &size);
   g_assert_cmpuint (size, ==, c->overlap ? 0 : c->n_envs * sizeof (guint32));
   if (size > 0)
@@ -271,7 +284,7 @@ test_fused_invisible (TgTestGpu *gpu, gconstpointer data)
     sim_snapshot_clear (&snaps[i]);
 }
 
-/* A fused call needs lookahead in the step graph: refused, naming it. */
+/* A fused call needs lookahead: refused, naming it. */
 static void
 test_fused_refused (void)
 {
