@@ -295,15 +295,8 @@ run (Probe &p, How how, double floor_us, double *mean_us)
   if (how == ALWAYS_ON)
     always_kernel<<<grid + p.n_sms, BLOCK, 10 * 1024, s>>> (p.d, grid);
   CHECK (cudaStreamEndCapture (s, &graph));
-  CHECK (cudaGraphInstantiate (&exec, graph, 0));
-  CHECK (cudaGraphUpload (exec, s));
-  if (!events_create (ev, p.steps))
+  if (!replay_timed (graph, s, p.steps, &exec, ev))
     return false;
-  for (int t = 0; t < p.steps; t++)
-    {
-      CHECK (cudaGraphLaunch (exec, s));
-      CHECK (cudaEventRecord (ev[t], s));
-    }
   CHECK (cudaStreamSynchronize (s));
   CHECK (cudaGetLastError ());
   CHECK (cudaEventElapsedTime (&total_ms, ev.front (), ev.back ()));
@@ -315,10 +308,7 @@ run (Probe &p, How how, double floor_us, double *mean_us)
           "rows copied %u, made %u, launches refused %u\n",
           names[how], quantile (times, 0.5), quantile (times, 0.99), *mean_us,
           floor_us > 0 ? floor_us / *mean_us : 1.0, c.copies, c.made, c.refused);
-  CHECK (cudaGraphExecDestroy (exec));
-  CHECK (cudaGraphDestroy (graph));
-  CHECK (cudaStreamDestroy (s));
-  return true;
+  return replay_free (exec, graph, s);
 }
 
 static bool

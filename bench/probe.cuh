@@ -2,9 +2,9 @@
 // probe.cuh: what the plain-CUDA probes share (fuse-probe.cu,
 // overlap-probe.cu, switch-probe.cu, tail-probe.cu): CHECK, which names a
 // CUDA call that fails, with PROBE before it, and returns false; a spin of
-// a known length, and a kernel of one to bring the clocks up; their step
-// times (events after each step) and the quantiles of them; a graph for
-// device launch.
+// a known length, and a kernel of one to bring the clocks up; a step graph
+// replayed with an event after each step, the step times and their
+// quantiles; a graph for device launch.
 #ifndef BENCH_PROBE_CUH
 #define BENCH_PROBE_CUH
 
@@ -71,6 +71,34 @@ events_destroy (std::vector<cudaEvent_t> &ev)
   for (auto &e : ev)
     CHECK (cudaEventDestroy (e));
   ev.clear ();
+  return true;
+}
+
+// @graph instantiated into *@exec and uploaded, then replayed @steps times
+// on @s, an event of @ev (made here) recorded after each step; no wait.
+static inline bool
+replay_timed (cudaGraph_t graph, cudaStream_t s, size_t steps, cudaGraphExec_t *exec,
+              std::vector<cudaEvent_t> &ev)
+{
+  CHECK (cudaGraphInstantiate (exec, graph, 0));
+  CHECK (cudaGraphUpload (*exec, s));
+  if (!events_create (ev, steps))
+    return false;
+  for (auto &e : ev)
+    {
+      CHECK (cudaGraphLaunch (*exec, s));
+      CHECK (cudaEventRecord (e, s));
+    }
+  return true;
+}
+
+// What a timed replay leaves: @exec, @graph and its stream @s.
+static inline bool
+replay_free (cudaGraphExec_t exec, cudaGraph_t graph, cudaStream_t s)
+{
+  CHECK (cudaGraphExecDestroy (exec));
+  CHECK (cudaGraphDestroy (graph));
+  CHECK (cudaStreamDestroy (s));
   return true;
 }
 

@@ -235,15 +235,8 @@ run (Probe &p, How how, int every)
   CHECK (cudaMemset (p.counts, 0, 3 * sizeof (unsigned)));
   if (!build (p, how, every, &graph))
     return false;
-  CHECK (cudaGraphInstantiate (&exec, graph, 0));
-  CHECK (cudaGraphUpload (exec, s));
-  if (!events_create (ev, p.steps))
+  if (!replay_timed (graph, s, p.steps, &exec, ev))
     return false;
-  for (int t = 0; t < p.steps; t++)
-    {
-      CHECK (cudaGraphLaunch (exec, s));
-      CHECK (cudaEventRecord (ev[t], s));
-    }
   if (!finish (s, 10, how, every))
     return false;
   CHECK (cudaGetLastError ());
@@ -259,10 +252,7 @@ run (Probe &p, How how, int every)
           "launches refused %u, steps that missed one %u\n",
           names[how], every > 0 ? "often" : "never", quantile (times, 0.5),
           quantile (times, 0.99), counts[1], counts[2], missed);
-  CHECK (cudaGraphExecDestroy (exec));
-  CHECK (cudaGraphDestroy (graph));
-  CHECK (cudaStreamDestroy (s));
-  return true;
+  return replay_free (exec, graph, s);
 }
 
 static bool
