@@ -173,9 +173,10 @@ first_call (gpointer data)
   tg_producer_unref (fresh.producer);
 }
 
-/* Checked mode's cost: on, every CUDA call of the process passes CUPTI's
- * callback, and each stage a call runs is checked.  Measured one after the
- * other: turning the mode on and off is no per-call cost. */
+/* Checked mode's cost: on, every CUDA call of the process that enqueues
+ * work or orders streams passes CUPTI's callback, and each stage a call
+ * runs is checked.  Measured one after the other: turning the mode on and
+ * off is no per-call cost. */
 static void
 add_checked_rows (TgBench *bench, Ctx *c, guint rounds)
 {

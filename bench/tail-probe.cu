@@ -108,6 +108,14 @@ launch (cudaGraphExec_t refill, cudaStream_t how, unsigned *counts)
   atomicAdd (counts + 2, 1u);
 }
 
+// Whether step @s (counted from 0) is due a refill: every @every steps, or
+// never for 0.
+static __device__ bool
+due_at (unsigned s, int every)
+{
+  return every > 0 && s % every == (unsigned)every - 1;
+}
+
 // The tally: counts the step; due every @every steps (0: never), as @how
 // says: the IF's handle set, or the refill launched from here.
 static __global__ void
@@ -115,7 +123,7 @@ tally_kernel (unsigned *counts, int every, int how, cudaGraphConditionalHandle h
               cudaGraphExec_t refill)
 {
   unsigned s = counts[0]++;
-  bool due = every > 0 && s % every == (unsigned)every - 1;
+  bool due = due_at (s, every);
 
   if (how == IF_NODE)
     cudaGraphSetConditional (handle, due);
@@ -132,7 +140,7 @@ plain_tally_kernel (unsigned *counts, int every, cudaGraphConditionalHandle hand
 {
   unsigned s = counts[0]++;
 
-  cudaGraphSetConditional (handle, every > 0 && s % every == (unsigned)every - 1);
+  cudaGraphSetConditional (handle, due_at (s, every));
 }
 
 // A node of its own after the tally, as a library's kernel that decides
@@ -142,7 +150,7 @@ decide_kernel (unsigned *counts, int every, cudaGraphExec_t refill)
 {
   unsigned s = counts[0] - 1;
 
-  if (every > 0 && s % every == (unsigned)every - 1)
+  if (due_at (s, every))
     launch (refill, cudaStreamGraphTailLaunch, counts);
 }
 

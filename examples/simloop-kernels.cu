@@ -5,6 +5,8 @@
 
 #include "launch.cuh"
 #include "simloop-kernels.h"
+#include "track-lookahead.cuh"
+#include "track-overlap.cuh"
 
 // Philox subsequences of an agent's key: the start, then one per step.
 #define SUBSEQ_INIT 0ull
@@ -36,18 +38,15 @@ init_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
   progress[e] = (float) params.n_points * (1.f - curand_uniform (&rng)); // [0, n)
 }
 
-static __global__ void
-step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
-             const uint8_t *valid, float *progress, uint8_t *mask, int32_t *any_done,
-             SimCounters *counters)
+// Env @e's agent moves on at step @step; whether its episode ended.
+static __device__ bool
+move_agent (const SimParams &params, const uint64_t *seeds, const uint32_t *epochs,
+            const uint8_t *valid, float *progress, uint8_t *mask, int32_t *any_done,
+            SimCounters *counters, uint64_t step, uint32_t e)
 {
-  uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
   uint64_t *cause = NULL;
-  float p;
+  float p = progress[e];
 
-  if (e >= params.n_envs)
-    return;
-  p = progress[e];
   if (!valid[e])
     cause = &counters->invalid;
   else
@@ -56,7 +55,7 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
       float4 u;
 
       curand_init (agent_key (seeds[e], epochs[e], params.first_env + e),
-                   SUBSEQ_STEP + counters->steps, 0, &rng);
+                   SUBSEQ_STEP + step, 0, &rng);
       u = curand_uniform4 (&rng);
       p += params.mean_speed * (0.5f + u.x);
       if (u.y < params.crash_prob)
@@ -73,6 +72,54 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
     }
   progress[e] = p;
   mask[e] = cause != NULL;
+  return cause != NULL;
+}
+
+// The shape family of step @step's new tracks.
+static __device__ int32_t
+step_family (const SimParams &params, uint64_t step)
+{
+  return (int32_t) (step / params.curriculum_steps % TRACK_N_FAMILIES);
+}
+
+static __global__ void
+step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
+             const uint8_t *valid, float *progress, uint8_t *mask, int32_t *any_done,
+             SimCounters *counters)
+{
+  uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (e < params.n_envs)
+    move_agent (params, seeds, epochs, valid, progress, mask, any_done, counters,
+                counters->steps, e);
+}
+
+// The step with the track producer's call fused in: the agents move, then
+// the envs that ended switch (and, in the step graph, the refill runs), as
+// the producer's call after the tally does, with the family the tally
+// gives this step.  One kernel a mode: the other's code would cost every
+// step its shared memory and registers.
+template <bool Overlap>
+static __global__ void
+__launch_bounds__ (TRACK_BLOCK)
+    step_fused_kernel (SimParams params, float *progress, uint8_t *mask,
+                       int32_t *any_done, SimCounters *counters, TrackFused fused)
+{
+  const uint32_t n_switch = (params.n_envs + TRACK_BLOCK - 1) / TRACK_BLOCK;
+  const uint32_t e = blockIdx.x * TRACK_BLOCK + threadIdx.x;
+  const uint64_t step = counters->steps;
+  const bool ended = blockIdx.x < n_switch && e < params.n_envs
+                     && move_agent (params, fused.seeds, fused.epochs, fused.current.valid,
+                                    progress, mask, any_done, counters, step, e);
+
+  const int32_t f = step_family (params, step);
+
+  if constexpr (Overlap)
+    overlap_switch_call (fused.shape, fused.max_iters, ended, f, fused.seeds, fused.epochs,
+                         fused.current, fused.overlap_spares);
+  else
+    lookahead_call (fused.shape, fused.max_iters, n_switch, ended, nullptr, f, fused.seeds,
+                    fused.epochs, fused.current, fused.spares);
 }
 
 static __global__ void
@@ -83,7 +130,7 @@ tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
     counters->regen_steps++;
   else
     counters->skipped_steps++;
-  *family = (int32_t) (counters->steps / params.curriculum_steps % TRACK_N_FAMILIES);
+  *family = step_family (params, counters->steps);
   counters->steps++;
 }
 
@@ -104,6 +151,24 @@ sim_launch_step (cudaStream_t stream, SimParams params, const uint64_t *seeds,
 {
   return launch_kernel (step_kernel, GRID (params.n_envs), 0, stream, params, seeds,
                         epochs, valid, progress, mask, any_done, counters);
+}
+
+extern "C" cudaError_t
+sim_launch_step_fused (cudaStream_t stream, SimParams params, float *progress,
+                       uint8_t *mask, int32_t *any_done, SimCounters *counters,
+                       TrackFused fused)
+{
+  const uint32_t n_switch = (params.n_envs + TRACK_BLOCK - 1) / TRACK_BLOCK;
+  const size_t smem = track_env_smem (fused.shape);
+
+  // With overlap, the switch blocks alone: every block of the kernel takes
+  // part in its last block's ticket.
+  return fused.overlap
+             ? launch_kernel (step_fused_kernel<true>, n_switch, TRACK_BLOCK, smem, stream,
+                              params, progress, mask, any_done, counters, fused)
+             : launch_kernel (step_fused_kernel<false>, n_switch + fused.n_refill_blocks,
+                              TRACK_BLOCK, smem, stream, params, progress, mask, any_done,
+                              counters, fused);
 }
 
 extern "C" cudaError_t

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+#include "track-kernels.h"
 #include "track-shape.h"
 
 /* Counters of a run, on the device; the step kernel adds to them with
@@ -54,6 +55,19 @@ TRACK_EXTERN_C cudaError_t sim_launch_step (cudaStream_t stream, SimParams param
                                             const uint8_t *valid, float *progress,
                                             uint8_t *mask, int32_t *any_done,
                                             SimCounters *counters);
+
+/* The step of sim_launch_step() with the track producer's lookahead call
+ * fused in (a TrackFused, track-kernels.h, of the producer whose "valid",
+ * "mask" and seed state the step reads): the envs that ended switch to
+ * their next tracks in the same kernel, with the family sim_launch_tally()
+ * gives this step, and the refill runs there too (with overlap, beside the
+ * steps, started by the refiller's poll); the same tracks, epochs and
+ * counters as sim_launch_step(), sim_launch_tally() and the producer's call
+ * after them, bit for bit, with one kernel fewer on the step. */
+TRACK_EXTERN_C cudaError_t sim_launch_step_fused (cudaStream_t stream, SimParams params,
+                                                  float *progress, uint8_t *mask,
+                                                  int32_t *any_done, SimCounters *counters,
+                                                  TrackFused fused);
 
 /* One thread: counts the step as regenerating or skipped, sets the shape
  * family of this step's regeneration, *family := (steps / curriculum_steps)

@@ -26,6 +26,8 @@ struct _SimShard
   cudaGraphExec_t step_graph;
   cudaGraphExec_t floor_graph; /* the step graph that never regenerates */
   TrackRefiller *refiller;     /* with overlap */
+  gboolean fuse;               /* the producer's call in the step kernel: */
+  TrackFused fused;            /* what it takes */
   /* Step timing: an event after each step of a timed replay, and the GPU
    * time between consecutive ones of the last. */
   cudaEvent_t *events;
@@ -42,6 +44,7 @@ sim_options_init (SimOptions *options)
   options->lookahead = 2;
   options->refill_batch = 64;
   options->overlap = FALSE;
+  options->fused = FALSE;
   options->heavy = 0;
   options->step_times = FALSE;
 }
@@ -147,7 +150,11 @@ sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
        && (!options->overlap
            || (shard->refiller = track_refiller_new (shard->track, &shard->config,
                                                      shard->seeds, error))
-                  != NULL);
+                  != NULL)
+       && (!options->fused
+           || track_fused_init (&shard->fused, shard->track, &shard->config,
+                                shard->seeds, error));
+  shard->fuse = options->fused;
   if (!ok)
     {
       sim_shard_free (shard);
@@ -200,6 +207,12 @@ const TrackConfig *
 sim_shard_get_config (const SimShard *shard)
 {
   return &shard->config;
+}
+
+TgProducer *
+sim_shard_get_track (const SimShard *shard)
+{
+  return shard->track;
 }
 
 cudaStream_t
@@ -284,19 +297,23 @@ sim_shard_reset (SimShard *shard, GError **error)
 }
 
 /* The agents' part of a step, with @params; the episodes that ended are in
- * "mask", the family of their new tracks in "family". */
+ * "mask", the family of their new tracks in "family".  @fused: the step
+ * kernel makes the producer's call too. */
 static gboolean
-enqueue_step (SimShard *shard, SimParams params, GError **error)
+enqueue_step (SimShard *shard, SimParams params, gboolean fused, GError **error)
 {
   cudaStream_t s = shard->stream;
 
   return TRACK_CUDA_OK (cudaMemsetAsync (shard->any_done, 0, sizeof (gint32), s), error)
-         && TRACK_CUDA_OK (sim_launch_step (s, params,
-                                            tg_seed_state_get_seeds (shard->seeds),
-                                            tg_seed_state_get_epochs (shard->seeds),
-                                            shard->valid, shard->progress, shard->mask,
-                                            shard->any_done, shard->counters),
-                           error)
+         && TRACK_CUDA_OK (
+             fused ? sim_launch_step_fused (s, params, shard->progress, shard->mask,
+                                            shard->any_done, shard->counters,
+                                            shard->fused)
+                   : sim_launch_step (s, params, tg_seed_state_get_seeds (shard->seeds),
+                                      tg_seed_state_get_epochs (shard->seeds),
+                                      shard->valid, shard->progress, shard->mask,
+                                      shard->any_done, shard->counters),
+             error)
          && TRACK_CUDA_OK (sim_launch_tally (s, params, shard->any_done,
                                              shard->counters, shard->family),
                            error);
@@ -329,8 +346,8 @@ capture (SimShard *shard, SimParams params, gboolean floor, cudaGraphExec_t *exe
           cudaStreamBeginCapture (shard->stream, cudaStreamCaptureModeThreadLocal),
           error))
     return FALSE;
-  ok = enqueue_step (shard, params, error)
-       && (floor || regenerate (shard, TG_POLICY_RECORD, error));
+  ok = enqueue_step (shard, params, !floor && shard->fuse, error)
+       && (floor || shard->fuse || regenerate (shard, TG_POLICY_RECORD, error));
   /* End the capture whatever happened, so the stream is left usable. */
   ended = cudaStreamEndCapture (shard->stream, &graph);
   ok = TRACK_CUDA_OK (ended, ok ? error : NULL) && ok;
@@ -416,11 +433,13 @@ sim_shard_run_host (SimShard *shard, guint n_steps, GError **error)
 
   for (guint t = 0; t < n_steps; t++)
     {
-      if (!enqueue_step (shard, shard->params, error))
+      if (!enqueue_step (shard, shard->params, shard->fuse, error))
         return FALSE;
       if (shard->refiller != NULL
           && !track_refiller_poll (shard->refiller, NULL, error))
         return FALSE;
+      if (shard->fuse) /* the step kernel made the producer's call */
+        continue;
       /* On demand the host decides, from a readback of any-done. */
       if (!lookahead
           && (!TRACK_CUDA_OK (cudaMemcpyAsync (shard->any_done_host, shard->any_done,

@@ -30,6 +30,9 @@ typedef struct
   guint lookahead;        /* spare tracks per env (0: generated on demand) */
   guint refill_batch;     /* with lookahead: spent spares that start a refill */
   gboolean overlap;       /* with lookahead: refills beside the steps (TrackRefiller) */
+  gboolean fused;         /* with lookahead: the producer's call fused into the step
+                             kernel (sim_launch_step_fused()), no node of its own on
+                             the step (simloop --fused) */
   guint heavy;            /* a relaxation cap for a heavy generator (0: the default
                              one): turns tighter than the default allows, made
                              smooth in up to this many iterations */
@@ -68,10 +71,13 @@ void sim_shard_free (SimShard *shard);
 
 const TrackConfig *sim_shard_get_config (const SimShard *shard);
 cudaStream_t sim_shard_get_stream (const SimShard *shard);
+/* The shard's track producer (its bindings: the tracks, the spares). */
+TgProducer *sim_shard_get_track (const SimShard *shard);
 
 /* Captures the step graph: step, tally, and the track producer recorded,
  * under tg_conditional(any-done) on demand, unconditionally with lookahead
- * (its always-on switch kernel decides its refill). */
+ * (its always-on switch kernel decides its refill); fused, the step and the
+ * tally alone, the step kernel making the producer's call. */
 gboolean sim_shard_capture (SimShard *shard, GError **error);
 /* Captures the loop's floor: the same step graph with no regeneration and
  * no track switch (no producer call; its step kernel never sets any-done). */
@@ -86,7 +92,8 @@ gboolean sim_shard_run_floor (SimShard *shard, guint n_steps, GError **error);
 /* The same steps driven from the host: on demand, any-done read back after
  * each step and the producer run eagerly when an episode ended; with
  * lookahead, the producer run eagerly every step (it waits for its switch
- * kernel's decision).  Blocks. */
+ * kernel's decision); fused, the step's kernels alone (and, with overlap,
+ * the refiller's poll).  Blocks. */
 gboolean sim_shard_run_host (SimShard *shard, guint n_steps, GError **error);
 /* With overlap, the shard's refiller (NULL otherwise). */
 TrackRefiller *sim_shard_get_refiller (const SimShard *shard);

@@ -36,7 +36,9 @@
  * timed then too, with or without --overlap (a refill in the step graph
  * stalls its step: the p99 shows it).  --step-times times them in any
  * mode: the median step against the floor's is what every step pays, the
- * mean beyond the median what refills add.
+ * mean beyond the median what refills add.  --fused makes the producer's
+ * lookahead call inside the step kernel (sim_launch_step_fused()): the
+ * step graph then has the floor's nodes, and the same tracks.
  *
  * With --devices N > 1, the same E envs run on one device, then sharded over
  * N devices: a seed state per device made by tg_seed_state_new_shard(), its
@@ -333,9 +335,10 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
               "points\n",
               n_envs, n_steps, prop.name, c->shape.n_points, c->shape.n_control);
       if (c->lookahead > 0)
-        printf ("  lookahead: %u spare tracks per env, refilled %u at a time%s\n",
+        printf ("  lookahead: %u spare tracks per env, refilled %u at a time%s%s\n",
                 c->lookahead, c->refill_batch,
-                c->overlap ? ", beside the steps" : " in the step graph");
+                c->overlap ? ", beside the steps" : " in the step graph",
+                options->fused ? "; its call fused into the step kernel" : "");
       else
         printf ("  on demand: tracks generated when an episode ends\n");
       if (options->heavy > 0)
@@ -468,7 +471,7 @@ main (int argc, char **argv)
 {
   gint envs = 0, steps = 2000, n_devices = 1, count = 0, lookahead, refill_batch,
        heavy = 0;
-  gboolean overlap = FALSE;
+  gboolean overlap = FALSE, fused = FALSE;
   gint64 seed = 42;
   g_autofree char *output = NULL;
   g_autoptr (GError) error = NULL;
@@ -496,6 +499,10 @@ main (int argc, char **argv)
     { "overlap", 0, 0, G_OPTION_ARG_NONE, &overlap,
       "With lookahead: refill beside the steps, on a low-priority stream, started "
       "by the host loop's poll (TrackRefiller); times the steps",
+      NULL },
+    { "fused", 0, 0, G_OPTION_ARG_NONE, &fused,
+      "With lookahead: the producer's call made inside the step kernel, no kernel of "
+      "its own on the step",
       NULL },
     { "heavy", 0, 0, G_OPTION_ARG_INT, &heavy,
       "A heavy generator: tighter turns, smoothed in up to N relaxation iterations "
@@ -543,15 +550,16 @@ main (int argc, char **argv)
                TRACK_MAX_LOOKAHEAD);
       return 2;
     }
-  if (heavy < 0 || (overlap && lookahead == 0))
+  if (heavy < 0 || ((overlap || fused) && lookahead == 0))
     {
-      fprintf (stderr, "simloop: --heavy must be 0 (off) or more, and --overlap needs "
-                       "--lookahead of 1 or more\n");
+      fprintf (stderr, "simloop: --heavy must be 0 (off) or more, and --overlap and "
+                       "--fused need --lookahead of 1 or more\n");
       return 2;
     }
   options.lookahead = (guint)lookahead;
   options.refill_batch = (guint)refill_batch;
   options.overlap = overlap;
+  options.fused = fused;
   options.heavy = (guint)heavy;
   if (output == NULL)
     output = g_strdup ("tracks.svg");

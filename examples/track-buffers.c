@@ -25,6 +25,7 @@ const char *const track_buffer_names[] = {
   "slots",
   "refill_ids",
   "refill",
+  "claims",
   "slot_states",
   "overlap",
 };
@@ -36,7 +37,8 @@ track_buffer_size (const TrackConfig *c, TrackBuffer b)
   gsize spares = (gsize)c->n_envs * c->lookahead;
 
   if ((b >= BUF_FLAG && b <= BUF_LIST && c->lookahead > 0)
-      || (b >= BUF_SPARE_POINTS && c->lookahead == 0) || (b == BUF_REFILL && c->overlap)
+      || (b >= BUF_SPARE_POINTS && c->lookahead == 0)
+      || ((b == BUF_REFILL || b == BUF_CLAIMS) && c->overlap)
       || (b >= BUF_SLOT_STATES && !c->overlap))
     return 0;
   switch (b)
@@ -52,6 +54,8 @@ track_buffer_size (const TrackConfig *c, TrackBuffer b)
     case BUF_SHARPNESS:
       return c->n_envs * sizeof (float);
     case BUF_IDS:
+      return c->n_envs * sizeof (guint32);
+    case BUF_CLAIMS:
       return c->n_envs * sizeof (guint32);
     case BUF_REFILL_IDS: /* the envs of two lists, or the slots of one */
       return (c->overlap ? spares : 2 * (gsize)c->n_envs) * sizeof (guint32);
@@ -99,40 +103,65 @@ track_declare (TgProducer *p, guint stage, const TrackConfig *config, guint set)
                                    track_buffer_size (config, b), NULL);
 }
 
+static gpointer
+launch_find (gconstpointer launch, TrackBuffer b)
+{
+  return track_binding (launch, b);
+}
+
+TrackRows
+track_rows_found (TrackFind find, gconstpointer where, gboolean spare)
+{
+  return (TrackRows){
+    .points = find (where, spare ? BUF_SPARE_POINTS : BUF_POINTS),
+    .control = find (where, spare ? BUF_SPARE_CONTROL : BUF_CONTROL),
+    .families = find (where, spare ? BUF_SPARE_FAMILIES : BUF_FAMILIES),
+    .valid = find (where, spare ? BUF_SPARE_VALID : BUF_VALID),
+    .sharpness = find (where, spare ? BUF_SPARE_SHARPNESS : BUF_SHARPNESS),
+  };
+}
+
 TrackRows
 track_rows (const TgLaunch *launch, gboolean spare)
 {
-  return (TrackRows){
-    .points = track_binding (launch, spare ? BUF_SPARE_POINTS : BUF_POINTS),
-    .control = track_binding (launch, spare ? BUF_SPARE_CONTROL : BUF_CONTROL),
-    .families = track_binding (launch, spare ? BUF_SPARE_FAMILIES : BUF_FAMILIES),
-    .valid = track_binding (launch, spare ? BUF_SPARE_VALID : BUF_VALID),
-    .sharpness = track_binding (launch, spare ? BUF_SPARE_SHARPNESS : BUF_SHARPNESS),
-  };
+  return track_rows_found (launch_find, launch, spare);
+}
+
+TrackSpares
+track_spares_found (TrackFind find, gconstpointer where, const TrackConfig *c)
+{
+  return (TrackSpares){ .n_envs = c->n_envs,
+                        .lookahead = c->lookahead,
+                        .refill_batch = c->refill_batch,
+                        .spares = track_rows_found (find, where, TRUE),
+                        .slots = find (where, BUF_SLOTS),
+                        .ids = find (where, BUF_REFILL_IDS),
+                        .refill = find (where, BUF_REFILL),
+                        .claims = find (where, BUF_CLAIMS) };
 }
 
 TrackSpares
 track_spares (const TgLaunch *launch, const TrackConfig *c)
 {
-  return (TrackSpares){ .n_envs = c->n_envs,
-                        .lookahead = c->lookahead,
-                        .refill_batch = c->refill_batch,
-                        .spares = track_rows (launch, TRUE),
-                        .slots = track_binding (launch, BUF_SLOTS),
-                        .ids = track_binding (launch, BUF_REFILL_IDS),
-                        .refill = track_binding (launch, BUF_REFILL) };
+  return track_spares_found (launch_find, launch, c);
+}
+
+TrackOverlapSpares
+track_overlap_spares_found (TrackFind find, gconstpointer where, const TrackConfig *c)
+{
+  return (TrackOverlapSpares){ .n_envs = c->n_envs,
+                               .lookahead = c->lookahead,
+                               .spares = track_rows_found (find, where, TRUE),
+                               .states = find (where, BUF_SLOT_STATES),
+                               .slots = find (where, BUF_SLOTS),
+                               .owed = find (where, BUF_REFILL_IDS),
+                               .overlap = find (where, BUF_OVERLAP) };
 }
 
 TrackOverlapSpares
 track_overlap_spares (const TgLaunch *launch, const TrackConfig *c)
 {
-  return (TrackOverlapSpares){ .n_envs = c->n_envs,
-                               .lookahead = c->lookahead,
-                               .spares = track_rows (launch, TRUE),
-                               .states = track_binding (launch, BUF_SLOT_STATES),
-                               .slots = track_binding (launch, BUF_SLOTS),
-                               .owed = track_binding (launch, BUF_REFILL_IDS),
-                               .overlap = track_binding (launch, BUF_OVERLAP) };
+  return track_overlap_spares_found (launch_find, launch, c);
 }
 
 gboolean

@@ -34,6 +34,7 @@ typedef enum
   BUF_REFILL_IDS, /* the refill's lists: of envs in the step graph, of slots beside */
   /* With an in-graph refill only */
   BUF_REFILL,
+  BUF_CLAIMS,
   /* With an overlapped refill only */
   BUF_SLOT_STATES,
   BUF_OVERLAP,
@@ -62,15 +63,23 @@ void track_declare (TgProducer *p, guint stage, const TrackConfig *config, guint
  * checked it is bound and large enough. */
 gpointer track_binding (const TgLaunch *launch, TrackBuffer b);
 
-/* The envs' current tracks, or their spare slots, as the running stage's
- * bindings. */
-TrackRows track_rows (const TgLaunch *launch, gboolean spare);
+/* The buffer bound as @b where @where (a TgLaunch, a TgProducer) holds it. */
+typedef gpointer (*TrackFind) (gconstpointer where, TrackBuffer b);
 
-/* The spares as the in-graph refill's kernel takes them. */
+/* The envs' current tracks, or their spare slots, as the running stage's
+ * bindings; _found: as @find finds them. */
+TrackRows track_rows (const TgLaunch *launch, gboolean spare);
+TrackRows track_rows_found (TrackFind find, gconstpointer where, gboolean spare);
+
+/* The spares as the in-graph refill's kernel takes them (with the claims
+ * only a fused call uses: the producer's own kernel ignores them). */
 TrackSpares track_spares (const TgLaunch *launch, const TrackConfig *c);
+TrackSpares track_spares_found (TrackFind find, gconstpointer where, const TrackConfig *c);
 
 /* The spares as an overlapped refill and its switch share them. */
 TrackOverlapSpares track_overlap_spares (const TgLaunch *launch, const TrackConfig *c);
+TrackOverlapSpares track_overlap_spares_found (TrackFind find, gconstpointer where,
+                                               const TrackConfig *c);
 
 /* What track_enter_device() changed on this thread. */
 typedef struct

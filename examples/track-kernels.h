@@ -83,6 +83,8 @@ typedef struct
   TrackSlots *slots;     /* per env */
   uint32_t *ids;         /* the refill's two lists, E each */
   TrackRefill *refill;
+  uint32_t *claims;      /* a word per env (track-lookahead.cuh): what a call
+                            fused into a simulator's kernel guards envs with */
 } TrackSpares;
 
 /* One call of the lookahead: with *@family in range, every env whose @mask
@@ -104,6 +106,7 @@ TRACK_EXTERN_C cudaError_t track_launch_lookahead (
     const uint8_t *mask, const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
     TrackRows current, TrackSpares spares);
 
+
 /* How many blocks of the lookahead's kernel for @shape one SM holds at once,
  * into *@n: a refill's blocks up to that many a SM make their tracks side by
  * side. */
@@ -120,6 +123,36 @@ typedef struct
   uint32_t *owed;     /* the refill's list: E * L slots at most */
   TrackOverlap *overlap;
 } TrackOverlapSpares;
+
+/* A fused call: the producer's call of a step made inside the simulator's
+ * own step kernel (one kernel node fewer a step: on a light step, that
+ * node is most of what the lookahead costs).  The simulator's kernel, right
+ * after its agents moved, calls with what this holds, each thread with
+ * whether its env ended, the env of thread t of block b being
+ * b * TRACK_BLOCK + t, on blocks of TRACK_BLOCK threads with
+ * track_env_smem() bytes of dynamic shared memory:
+ *   - lookahead_call() (track-lookahead.cuh): ceil(n_envs / TRACK_BLOCK)
+ *     switch blocks, then n_refill_blocks refill blocks;
+ *   - with overlap, overlap_switch_call() (track-overlap.cuh): the switch
+ *     blocks alone (the refill runs beside, started by a TrackRefiller).
+ * The tracks, epochs and counters are those of the producer's own calls,
+ * bit for bit (in the step graph, the envs that end in the very call that
+ * refills them are guarded by their claims; in either mode, when refills
+ * run may differ).  The producer's own calls (a reset, a first call) and
+ * fused calls may take turns on one stream.  Made by track_fused_init()
+ * (track-producer.h). */
+typedef struct
+{
+  TrackShape shape;
+  uint32_t max_iters;
+  uint32_t n_refill_blocks; /* in the step graph, as the producer's own kernel */
+  const uint64_t *seeds;    /* the seed state's */
+  uint32_t *epochs;
+  TrackRows current;
+  uint32_t overlap; /* which of the two below */
+  TrackSpares spares;
+  TrackOverlapSpares overlap_spares;
+} TrackFused;
 
 /* One call of the lookahead with an overlapped refill, a thread per env:
  * with *@family in range, every env whose @mask byte is set moves on to its

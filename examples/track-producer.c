@@ -172,12 +172,31 @@ init_overlap (TrackContext *ctx, TrackOverlap *overlap, cudaStream_t stream,
                            error);
 }
 
+/* The lookahead's refill blocks in the step graph, into *@n: a block per
+ * env of a batch, up to as many as @n_sms SMs hold at once.  A refill
+ * usually lists about refill_batch envs (fewer when an env ran out), whose
+ * tracks are then made side by side, a refill taking about one track's
+ * time (a block makes a track alone, latency-bound).  Every block of every
+ * call takes part in the call's tally (its last block decides), refill or
+ * not: a larger batch costs every step its blocks' launch. */
+static gboolean
+refill_blocks (const TrackConfig *c, int n_sms, guint *n, GError **error)
+{
+  int per_sm = 1;
+
+  if (c->lookahead > 0
+      && !TRACK_CUDA_OK (track_lookahead_blocks_per_sm (c->shape, &per_sm), error))
+    return FALSE;
+  *n = MIN (MIN (c->n_envs, c->refill_batch), (guint)MAX (n_sms, 1) * (guint)MAX (per_sm, 1));
+  return TRUE;
+}
+
 static gboolean
 allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
 {
   TrackDeviceScope saved;
   TrackOverlap overlap; /* copied from till the synchronization below */
-  int n_sms = 0, per_sm = 1;
+  int n_sms = 0;
   gboolean ok;
 
   if (!track_enter_device (tg_seed_state_get_device (ctx->seeds), &saved, error))
@@ -189,18 +208,7 @@ allocate (TrackContext *ctx, cudaStream_t stream, GError **error)
                                               tg_seed_state_get_device (ctx->seeds)),
                       error);
   ctx->n_blocks = MIN (ctx->config.n_envs, (guint)MAX (n_sms, 1));
-  /* A block per env of a batch, up to as many as the SMs hold at once: a
-   * refill usually lists about refill_batch envs (fewer when an env ran
-   * out), whose tracks are then made side by side, a refill taking about
-   * one track's time (a block makes a track alone, latency-bound).  Every
-   * block of every call takes part in the call's tally (its last block
-   * decides), refill or not: a larger batch costs every step its blocks'
-   * launch. */
-  ok = ok && (ctx->config.lookahead == 0
-              || TRACK_CUDA_OK (track_lookahead_blocks_per_sm (ctx->config.shape, &per_sm),
-                                error));
-  ctx->n_refill_blocks = MIN (MIN (ctx->config.n_envs, ctx->config.refill_batch),
-                              (guint)MAX (n_sms, 1) * (guint)MAX (per_sm, 1));
+  ok = ok && refill_blocks (&ctx->config, n_sms, &ctx->n_refill_blocks, error);
   for (guint b = 0; ok && b < N_BUFFERS; b++)
     {
       gsize size = track_buffer_size (&ctx->config, b);
@@ -404,7 +412,7 @@ add_lookahead_stages (TgProducer *p, TrackContext *ctx)
                | TRACK_SPARE_BUFFERS
                | TRACK_BIT (BUF_REFILL_IDS)
                | (ctx->config.overlap ? TRACK_BIT (BUF_SLOT_STATES) | TRACK_BIT (BUF_OVERLAP)
-                                      : TRACK_BIT (BUF_REFILL)));
+                                      : TRACK_BIT (BUF_REFILL) | TRACK_BIT (BUF_CLAIMS)));
 }
 
 TgProducer *
@@ -457,6 +465,71 @@ track_producer_new (const TrackConfig *config, TgSeedState *seeds, cudaStream_t 
     }
   context_release (ctx);
   return ok ? g_steal_pointer (&p) : NULL;
+}
+
+static gpointer
+producer_find (gconstpointer producer, TrackBuffer b)
+{
+  return tg_producer_get_binding ((TgProducer *)producer, track_buffer_names[b], NULL);
+}
+
+gboolean
+track_fused_init (TrackFused *fused, TgProducer *producer, const TrackConfig *config,
+                  TgSeedState *seeds, GError **error)
+{
+  TrackDeviceScope saved;
+  int n_sms = 0;
+  gboolean ok;
+
+  g_return_val_if_fail (fused != NULL && producer != NULL && config != NULL
+                            && seeds != NULL,
+                        FALSE);
+  if (!track_config_check (config, error))
+    return FALSE;
+  if (config->lookahead == 0)
+    return invalid (error, "lookahead",
+                    "above 0 for a fused call: it switches ended envs to their "
+                    "spares in the simulator's step kernel");
+  if (tg_seed_state_get_n_envs (seeds) != config->n_envs)
+    return invalid (error, "n_envs", "the seed state's number of envs");
+  /* Each binding as the config sizes it: the producer was made with it. */
+  for (guint b = 0; b < N_BUFFERS; b++)
+    {
+      gsize want = track_buffer_size (config, b), bound = 0;
+
+      (void)tg_producer_get_binding (producer, track_buffer_names[b], &bound);
+      if (want != 0 && bound != want)
+        {
+          g_set_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+                       "track_fused_init: the producer's binding '%s' holds %" G_GSIZE_FORMAT
+                       " bytes, the config's %" G_GSIZE_FORMAT
+                       ": pass the config the producer was made with",
+                       track_buffer_names[b], bound, want);
+          return FALSE;
+        }
+    }
+  if (!track_enter_device (tg_seed_state_get_device (seeds), &saved, error))
+    return FALSE;
+  *fused = (TrackFused){ 0 };
+  ok = config->overlap /* no refill blocks: the refill runs beside */
+       || (TRACK_CUDA_OK (cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount,
+                                                  tg_seed_state_get_device (seeds)),
+                          error)
+           && refill_blocks (config, n_sms, &fused->n_refill_blocks, error));
+  track_leave_device (&saved);
+  if (!ok)
+    return FALSE;
+  fused->shape = config->shape;
+  fused->max_iters = config->max_iters;
+  fused->seeds = tg_seed_state_get_seeds (seeds);
+  fused->epochs = tg_seed_state_get_epochs (seeds);
+  fused->current = track_rows_found (producer_find, producer, FALSE);
+  fused->overlap = config->overlap;
+  if (config->overlap)
+    fused->overlap_spares = track_overlap_spares_found (producer_find, producer, config);
+  else
+    fused->spares = track_spares_found (producer_find, producer, config);
+  return TRUE;
 }
 
 gboolean

@@ -95,9 +95,11 @@
  *   "slots"       TrackSlots[E]  each env's ring of spares
  *   "refill_ids"  guint32[2E]    the refill's two lists of envs
  *   "refill"      TrackRefill    what decides it
+ *   "claims"      guint32[E]     a call fused into a simulator's kernel
+ *                                (TrackFused): who holds each env, 0 between calls
  * and with overlap, instead of the last two (track-shape.h):
  *   "refill_ids"  guint32[E*L]   the refill's list of the slots it makes
- *   "slot_states" guint64[E*L]   each slot's state word (track-overlap.cu)
+ *   "slot_states" guint64[E*L]   each slot's state word (track-overlap.cuh)
  *   "overlap"     TrackOverlap   the totals, and where the refiller reads them
  *
  * Every kernel is deterministic: no float atomics, no order-dependent sums,
@@ -109,6 +111,7 @@
 
 #include <trackgen/trackgen.h>
 
+#include "track-kernels.h"
 #include "track-shape.h"
 
 G_BEGIN_DECLS
@@ -157,6 +160,17 @@ TgProducer *track_producer_new (const TrackConfig *config, TgSeedState *seeds,
 gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
                                GError **error);
 
+/* Fills @fused (track-kernels.h: a fused call) for @producer, made by
+ * track_producer_new() with @config (lookahead, overlap or not) and @seeds;
+ * valid as long as the producer.  The bindings' sizes are checked against
+ * @config; its shape's other fields and max_iters cannot be here (with
+ * overlap, track_refiller_new() checks them): pass the very config the
+ * producer was made with.  FALSE with TG_ARGUMENT_ERROR naming
+ * what does not match, or TG_CUDA_ERROR. */
+gboolean track_fused_init (TrackFused *fused, TgProducer *producer,
+                           const TrackConfig *config, TgSeedState *seeds,
+                           GError **error);
+
 /* The overlapped refill (config.overlap): the spares are made beside the
  * steps, by a refill on a low-priority stream of its own, which the host
  * loop starts when the device says enough slots are owed.
@@ -166,7 +180,7 @@ gboolean track_producer_reset (TgProducer *producer, cudaStream_t stream,
  * (the same track, of the family the slot is owed: an env's tracks do not
  * depend on when refills run, and a run is reproducible whatever the
  * timing).  Each slot has a state word that both sides change with atomics
- * (track-overlap.cu), so a refill may run beside any number of steps.
+ * (track-overlap.cuh), so a refill may run beside any number of steps.
  *
  * The host loop calls track_refiller_poll() after launching each step (a
  * read of mapped host memory the steps' kernels write, no CUDA call, no

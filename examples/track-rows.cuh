@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // track-rows.cuh: rows of tracks (TrackRows) as the lookahead's kernels
 // handle them: one made whole by a block, one copied by a warp.  C++, for
-// the lookahead's .cu files (track-lookahead.cu, track-overlap.cu).
+// the lookahead's calls (track-lookahead.cuh, track-overlap.cuh).
 #ifndef TRACK_ROWS_CUH
 #define TRACK_ROWS_CUH
 

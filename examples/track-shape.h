@@ -90,7 +90,7 @@ typedef struct
 /* The overlapped refill (TrackConfig.overlap): a refill that runs beside
  * the steps, on a stream of its own, while the steps' kernels switch ended
  * envs to their spares.  Each spare slot has a state word
- * ("slot_states", 64 bits a slot, track-overlap.cu) that both sides change
+ * ("slot_states", 64 bits a slot, track-overlap.cuh) that both sides change
  * with atomics; these are the running totals both report. */
 typedef struct
 {

@@ -9,10 +9,12 @@
  * the next call working; with it off the same stage
  * replays stale results silently, which is what proves the check is what
  * catches it.  Under EAGER unjoined work on another stream is an error too.
- * Turning the mode on where CUPTI cannot be loaded is a clear error. */
+ * Turning the mode on where CUPTI cannot be loaded is a clear error, and
+ * with TG_CHECK=1 a checked stage then fails with it rather than run. */
 #include "config.h"
 #include "tg-test.h"
 
+#include <cuda.h>
 #include <string.h>
 
 #define N 1024
@@ -22,6 +24,7 @@ typedef enum
   ON_STAGE,  /* seed on the stage's stream: right */
   ON_SIDE,   /* seed on another stream, not joined: escapes */
   ON_LEGACY, /* copy src to out on the legacy stream: escapes */
+  ON_OLD_ABI, /* copy src to out on another stream, CUDA 12.8's form: escapes */
   ON_CALLER, /* seed on the caller's stream, capturing under RECORD: escapes */
   FORKED,    /* seed on another stream forked from the stage's and joined: right */
 } Where;
@@ -36,6 +39,40 @@ typedef struct
   TgProducer *producer;
   gboolean checks; /* tg_get_checks() before the case, restored after */
 } Fixture;
+
+/* Copies src to out on the test's other stream through CUDA 12.8's
+ * cuMemcpyBatchAsync (the form Warp 1.19 calls), reached as a library built
+ * then reaches it (the driver's entry point of that version): CUPTI reports
+ * it under its own id, not the current form's. */
+static gboolean
+copy_batch_old_abi (Fixture *f, GError **error)
+{
+#if CUDART_VERSION >= 12080
+  CUresult (*copy) (CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *,
+                    size_t *, size_t, size_t *, CUstream)
+      = NULL;
+  enum cudaDriverEntryPointQueryResult found;
+  CUdeviceptr dst = (CUdeviceptr)f->out, src = (CUdeviceptr)f->src;
+  size_t size = N * sizeof (guint32), first = 0, failed = 0;
+  CUmemcpyAttributes attr = { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM };
+
+  if (!tg_test_launched (cudaGetDriverEntryPointByVersion ("cuMemcpyBatchAsync",
+                                                          (void **)&copy, 12080,
+                                                          cudaEnableDefault, &found),
+                         error))
+    return FALSE;
+  g_assert_cmpint (found, ==, cudaDriverEntryPointSuccess);
+  return tg_test_launched (copy (&dst, &src, &size, 1, &attr, &first, 1, &failed,
+                                 (CUstream)f->side)
+                                   == CUDA_SUCCESS
+                               ? cudaSuccess
+                               : cudaErrorUnknown,
+                           error);
+#else
+  (void)f;
+  return tg_test_launched (cudaErrorNotSupported, error); /* the test skipped */
+#endif
+}
 
 static gboolean
 escape_stage (const TgLaunch *launch, gpointer data, GError **error)
@@ -55,6 +92,8 @@ escape_stage (const TgLaunch *launch, gpointer data, GError **error)
                                                 cudaMemcpyDeviceToDevice,
                                                 cudaStreamLegacy),
                                error);
+    case ON_OLD_ABI:
+      return copy_batch_old_abi (f, error);
     case FORKED:
       return tg_test_launched (cudaEventRecord (f->fork, stream), error)
              && tg_test_launched (cudaStreamWaitEvent (f->side, f->fork, 0), error)
@@ -162,7 +201,9 @@ assert_escaped (Fixture *f, const GError *error)
   g_assert_nonnull (strstr (error->message, stream));
   if (f->where == ON_CALLER)
     g_assert_nonnull (strstr (error->message, "the caller's capture holds it now"));
-  if (f->where != ON_LEGACY)
+  if (f->where == ON_OLD_ABI) /* the older form's name: not cuMemcpyBatchAsync_v2 */
+    g_assert_nonnull (strstr (error->message, "cuMemcpyBatchAsync on stream"));
+  else if (f->where != ON_LEGACY)
     {
       /* CUPTI's name of the call, and the kernel's (mangled) name. */
       g_assert_nonnull (strstr (error->message, "aunchKernel"));
@@ -235,6 +276,18 @@ test_replay_refused (Fixture *f, gconstpointer data)
       g_assert_no_error (error);
       expect_out (f, param);
     }
+}
+
+/* REPLAY: a copy made by the driver's CUDA 12.8 form of cuMemcpyBatchAsync
+ * (a library built then calls it so) refused as any other. */
+static void
+test_old_abi_refused (Fixture *f, gconstpointer data)
+{
+#if CUDART_VERSION >= 12080
+  test_replay_refused (f, data);
+#else
+  g_test_skip ("cuMemcpyBatchAsync needs CUDA 12.8");
+#endif
 }
 
 /* REPLAY, the other stream capturing into another graph (begun before the
@@ -384,16 +437,59 @@ test_switch (void)
     g_assert_true (tg_set_checks (was, &error));
 }
 
+/* With TG_CHECK=1 and CUPTI missing, a checked stage fails with why rather
+ * than run unchecked: its REPLAY call fails, nothing captured or launched.
+ * Once the mode is turned off, the same call runs. */
+static void
+no_cupti_stage_fails (void)
+{
+  guint32 *counter = tg_test_device_alloc (sizeof (guint32));
+  cudaStream_t stream = tg_test_stream_new ();
+  TgProducer *p = tg_test_counter_producer (counter, TG_STAGE_CAPTURE_SAFE,
+                                            tg_test_count_bound_stage);
+  g_autoptr (GError) error = NULL;
+  TgRunnerStats stats;
+
+  g_assert_false (
+      tg_producer_run (p, stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "TG_CUPTI_PATH=/nonexistent/cupti"));
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "count");
+  g_clear_error (&error);
+  tg_test_assert_not_capturing (stream);
+  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 0);
+  tg_producer_get_runner_stats (p, &stats);
+  g_assert_cmpuint (stats.n_captures, ==, 0);
+
+  g_assert_true (tg_set_checks (FALSE, &error));
+  g_assert_true (
+      tg_producer_run (p, stream, TG_POLICY_REPLAY, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (stream));
+  g_assert_cmpuint (tg_test_read_u32 (counter), ==, 1);
+  tg_producer_unref (p);
+  TG_TEST_CUDA (cudaStreamDestroy (stream));
+  tg_test_device_free (counter);
+}
+
 /* TG_CUPTI_PATH naming no library: a clear error, never a crash; with
- * TG_CHECK=1 the mode is asked for, and a stage would fail with it. */
+ * TG_CHECK=1 the mode is asked for, and a stage fails with it (on a GPU). */
 static void
 test_no_cupti (void)
 {
   if (g_test_subprocess ())
     {
       g_autoptr (GError) error = NULL;
+      TgLiveObjects before;
 
       g_assert_true (tg_get_checks ()); /* TG_CHECK=1, CUPTI missing */
+      if (tg_test_have_gpu ())
+        {
+          tg_test_live_snapshot (&before);
+          no_cupti_stage_fails ();
+          tg_test_assert_no_leaks (&before);
+        }
       g_assert_false (tg_set_checks (TRUE, &error));
       g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED);
       g_assert_nonnull (strstr (error->message, "TG_CUPTI_PATH=/nonexistent/cupti"));
@@ -402,7 +498,9 @@ test_no_cupti (void)
     }
   g_assert_true (g_setenv ("TG_CUPTI_PATH", "/nonexistent/cupti", TRUE));
   g_assert_true (g_setenv ("TG_CHECK", "1", TRUE));
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  /* The child runs a producer on a GPU: its own messages shown, and a hang
+   * ended (60 s). */
+  g_test_trap_subprocess (NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
   g_unsetenv ("TG_CUPTI_PATH");
   g_unsetenv ("TG_CHECK");
   g_test_trap_assert_passed ();
@@ -416,6 +514,7 @@ main (int argc, char **argv)
   g_test_add_func ("/check/switch/no-cupti", test_no_cupti);
   ADD ("/check/replay/side-stream-refused", ON_SIDE, test_replay_refused);
   ADD ("/check/replay/legacy-copy-refused", ON_LEGACY, test_replay_refused);
+  ADD ("/check/replay/old-abi-copy-refused", ON_OLD_ABI, test_old_abi_refused);
   ADD ("/check/replay/other-capture-refused", ON_SIDE, test_replay_other_capture);
   ADD ("/check/replay/side-stream-stale-when-off", ON_SIDE, test_replay_stale);
   ADD ("/check/replay/legacy-copy-stale-when-off", ON_LEGACY, test_replay_stale);

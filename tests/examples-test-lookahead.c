@@ -4,9 +4,9 @@
  * for a family that stays: over a long run of episode ends, an env that ends
  * twice before a refill, every env at once, a family out of range, epochs
  * reset under it; eagerly and replayed from a caller's graph.  Its refills
- * batch, and a new family reaches an env's tracks L episodes later.  The
- * pair of producers stepped side by side serves examples-test-overlap.c
- * too. */
+ * batch, and a new family reaches an env's tracks L episodes later.  A
+ * recorded call is one kernel and no conditional node.  The pair of
+ * producers stepped side by side serves examples-test-overlap.c too. */
 #include "config.h"
 #include "examples-test.h"
 
@@ -326,6 +326,78 @@ test_own_ends_alone (TgTestGpu *gpu, gconstpointer data)
   g_assert_cmpuint (epochs_b[0], ==, 1 + ends);
 }
 
+/* The nodes of @graph, those of its child graphs included, by type. */
+static void
+count_node_types (cudaGraph_t graph, guint counts[cudaGraphNodeTypeCount])
+{
+  g_autofree cudaGraphNode_t *nodes = NULL;
+  size_t n = 0;
+
+  TG_TEST_CUDA (cudaGraphGetNodes (graph, NULL, &n));
+  nodes = g_new0 (cudaGraphNode_t, MAX (n, 1));
+  TG_TEST_CUDA (cudaGraphGetNodes (graph, nodes, &n));
+  for (size_t i = 0; i < n; i++)
+    {
+      enum cudaGraphNodeType type;
+      cudaGraph_t child = NULL;
+
+      TG_TEST_CUDA (cudaGraphNodeGetType (nodes[i], &type));
+      g_assert_cmpint (type, <, cudaGraphNodeTypeCount);
+      counts[type]++;
+      if (type == cudaGraphNodeTypeGraph)
+        {
+          TG_TEST_CUDA (cudaGraphChildGraphNodeGetGraph (nodes[i], &child));
+          count_node_types (child, counts);
+        }
+    }
+}
+
+/* A recorded lookahead call is one kernel and no conditional node: the
+ * caller's graph holds the kernel (in the child graph RECORD embeds) and
+ * nothing else that runs.  Its first call and a later one alike. */
+static void
+test_recorded_one_kernel (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  cudaStream_t s = gpu->stream;
+  g_autoptr (TgSeedState) seeds = NULL;
+  g_autoptr (TgProducer) p = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  seeds = tg_seed_state_new (0, N_ENVS, 5, &error);
+  g_assert_no_error (error);
+  p = lookahead_new (seeds, s, 2, 8);
+  g_assert_cmpuint (tg_producer_get_n_stages (p), ==, 1);
+  for (guint call = 0; call < 2; call++)
+    {
+      guint counts[cudaGraphNodeTypeCount] = { 0 }, total = 0;
+      cudaGraph_t graph = NULL;
+      cudaGraphExec_t exec = NULL;
+      gboolean ok;
+
+      TG_TEST_CUDA (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+      ok = tg_producer_run (p, s, TG_POLICY_RECORD, tg_unconditional (), &error);
+      TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      count_node_types (graph, counts);
+      for (guint t = 0; t < cudaGraphNodeTypeCount; t++)
+        {
+          if (counts[t] > 0)
+            g_test_message ("call %u: %u nodes of type %u", call, counts[t], t);
+          total += counts[t];
+        }
+      g_assert_cmpuint (counts[cudaGraphNodeTypeKernel], ==, 1);
+      g_assert_cmpuint (counts[cudaGraphNodeTypeConditional], ==, 0);
+      /* Nothing else but the child graphs that hold the kernel. */
+      g_assert_cmpuint (total, ==, 1 + counts[cudaGraphNodeTypeGraph]);
+      TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));
+      TG_TEST_CUDA (cudaGraphDestroy (graph));
+      launch (exec, s);
+      TG_TEST_CUDA (cudaGraphExecDestroy (exec));
+    }
+}
+
 static void
 test_config (void)
 {
@@ -391,4 +463,6 @@ examples_test_add_lookahead (void)
   ADD_CASE ("/examples/lookahead/equals-on-demand/long-rows", &long_rows);
   TG_TEST_ADD_GPU ("/examples/lookahead/family-lags", test_family_lags);
   TG_TEST_ADD_GPU ("/examples/lookahead/own-ends-alone", test_own_ends_alone);
+  TG_TEST_ADD_GPU ("/examples/lookahead/recorded-one-kernel-no-conditional",
+                   test_recorded_one_kernel);
 }

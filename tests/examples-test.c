@@ -184,6 +184,84 @@ test_config (void)
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_EMPTY);
 }
 
+/* Each option's bounds as doc/tracks.md gives them: a value just outside is
+ * refused with an error naming the option, the bound itself taken (an open
+ * bound: the least value past it).  Host code: runs everywhere. */
+#define OFFSET(field) G_STRUCT_OFFSET (TrackConfig, field)
+static void
+test_config_bounds (void)
+{
+  const float past_zero = nextafterf (0.f, 1.f);
+  const float past_radius = nextafterf (0.9f, 1.f),
+              past_angle = nextafterf (0.95f, 1.f);
+  const struct
+  {
+    const char *option;
+    gsize offset;
+    gboolean is_float;
+    float value; /* a count when !is_float */
+    gboolean taken;
+  } cases[] = {
+    { "n_points", OFFSET (shape.n_points), FALSE, 0, FALSE },
+    { "n_points", OFFSET (shape.n_points), FALSE, 16, FALSE },
+    { "n_points", OFFSET (shape.n_points), FALSE, TRACK_MAX_POINTS + 32, FALSE },
+    { "n_points", OFFSET (shape.n_points), FALSE, 32, TRUE },
+    { "n_points", OFFSET (shape.n_points), FALSE, TRACK_MAX_POINTS, TRUE },
+    { "n_control", OFFSET (shape.n_control), FALSE, 3, FALSE },
+    { "n_control", OFFSET (shape.n_control), FALSE, TRACK_MAX_CONTROL + 1, FALSE },
+    { "n_control", OFFSET (shape.n_control), FALSE, 4, TRUE },
+    { "n_control", OFFSET (shape.n_control), FALSE, TRACK_MAX_CONTROL, TRUE },
+    { "radius", OFFSET (shape.radius), TRUE, 0.f, FALSE },
+    { "radius", OFFSET (shape.radius), TRUE, past_zero, TRUE },
+    { "radius_jitter", OFFSET (shape.radius_jitter), TRUE, -past_zero, FALSE },
+    { "radius_jitter", OFFSET (shape.radius_jitter), TRUE, past_radius, FALSE },
+    { "radius_jitter", OFFSET (shape.radius_jitter), TRUE, NAN, FALSE },
+    { "radius_jitter", OFFSET (shape.radius_jitter), TRUE, 0.f, TRUE },
+    { "radius_jitter", OFFSET (shape.radius_jitter), TRUE, 0.9f, TRUE },
+    { "angle_jitter", OFFSET (shape.angle_jitter), TRUE, -past_zero, FALSE },
+    { "angle_jitter", OFFSET (shape.angle_jitter), TRUE, past_angle, FALSE },
+    { "angle_jitter", OFFSET (shape.angle_jitter), TRUE, NAN, FALSE },
+    { "angle_jitter", OFFSET (shape.angle_jitter), TRUE, 0.f, TRUE },
+    { "angle_jitter", OFFSET (shape.angle_jitter), TRUE, 0.95f, TRUE },
+    { "width", OFFSET (shape.width), TRUE, 0.f, FALSE },
+    { "width", OFFSET (shape.width), TRUE, -1.f, FALSE },
+    { "width", OFFSET (shape.width), TRUE, NAN, FALSE },
+    { "width", OFFSET (shape.width), TRUE, past_zero, TRUE },
+    { "min_turn_radius", OFFSET (shape.min_turn_radius), TRUE, 0.f, FALSE },
+    { "min_turn_radius", OFFSET (shape.min_turn_radius), TRUE, -1.f, FALSE },
+    { "min_turn_radius", OFFSET (shape.min_turn_radius), TRUE, NAN, FALSE },
+    { "min_turn_radius", OFFSET (shape.min_turn_radius), TRUE, past_zero, TRUE },
+    { "max_iters", OFFSET (max_iters), FALSE, 0, FALSE },
+    { "max_iters", OFFSET (max_iters), FALSE, 1, TRUE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *option = cases[i].option;
+      g_autofree char *named = NULL;
+      g_autoptr (GError) error = NULL;
+      TrackConfig config;
+
+      track_config_init (&config, N_ENVS);
+      if (cases[i].is_float)
+        G_STRUCT_MEMBER (float, &config, cases[i].offset) = cases[i].value;
+      else
+        G_STRUCT_MEMBER (guint32, &config, cases[i].offset) = (guint32)cases[i].value;
+      g_test_message ("%s = %.9g", option, cases[i].value);
+      if (cases[i].taken)
+        {
+          g_assert_true (track_config_check (&config, &error));
+          g_assert_no_error (error);
+          continue;
+        }
+      g_assert_false (track_config_check (&config, &error));
+      g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+      named = g_strdup_printf ("track config: %s must be ", option);
+      g_assert_true (g_str_has_prefix (error->message, named));
+    }
+}
+#undef OFFSET
+
 static guint
 count (const char *haystack, const char *needle)
 {
@@ -527,6 +605,7 @@ main (int argc, char **argv)
 {
   tg_test_init (&argc, &argv);
   g_test_add_func ("/examples/track/config", test_config);
+  g_test_add_func ("/examples/track/config-bounds", test_config_bounds);
   g_test_add_func ("/examples/track/svg-writer", test_svg_writer);
   TG_TEST_ADD_GPU ("/examples/track/policies-bit-identical", test_policies);
   TG_TEST_ADD_GPU ("/examples/track/conditional-record", test_conditional_record);

@@ -221,6 +221,103 @@ test_scope_misuse (Fixture *f, gconstpointer data)
   TG_TEST_CUDA (cudaGraphDestroy (graph));
 }
 
+/* Nested scopes: two captures of this thread, on two streams, each
+ * registered, the second inside the first. */
+typedef struct
+{
+  cudaStream_t streams[2]; /* outer (the fixture's), inner */
+  TgCaptureScope *scopes[2];
+} Nested;
+
+static void
+nested_begin (Nested *n, cudaStream_t outer)
+{
+  g_autoptr (GError) error = NULL;
+
+  n->streams[0] = outer;
+  n->streams[1] = tg_test_stream_new ();
+  for (guint i = 0; i < 2; i++)
+    {
+      TG_TEST_CUDA (
+          cudaStreamBeginCapture (n->streams[i], cudaStreamCaptureModeThreadLocal));
+      n->scopes[i] = tg_capture_scope_begin (n->streams[i],
+                                             cudaStreamCaptureModeThreadLocal, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (n->scopes[i]);
+    }
+}
+
+/* Both still registered, the inner one innermost: a call naming no stream
+ * goes to it. */
+static void
+nested_assert_registered (Nested *n)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (tg_capture_is_registered (n->streams[0]));
+  g_assert_true (tg_capture_is_registered (n->streams[1]));
+  g_assert_true (tg_stream_resolve (TG_STREAM_AUTO, 0, &error) == n->streams[1]);
+  g_assert_no_error (error);
+}
+
+/* Ends the inner scope, then the outer one, each cleanly; frees both, ends
+ * both captures; destroys their graphs once neither capture is open (a
+ * destroy is not among the calls a capture in progress allows). */
+static void
+nested_end (Nested *n)
+{
+  g_autoptr (GError) error = NULL;
+  cudaGraph_t graphs[2] = { NULL, NULL };
+
+  for (guint i = 2; i-- > 0;)
+    {
+      g_assert_true (tg_capture_scope_end (n->scopes[i], &error));
+      g_assert_no_error (error);
+      g_assert_false (tg_capture_is_registered (n->streams[i]));
+      tg_capture_scope_free (n->scopes[i]);
+      TG_TEST_CUDA (cudaStreamEndCapture (n->streams[i], &graphs[i]));
+      tg_test_assert_not_capturing (n->streams[i]);
+    }
+  for (guint i = 0; i < 2; i++)
+    TG_TEST_CUDA (cudaGraphDestroy (graphs[i]));
+  g_assert_false (tg_capture_is_registered (TG_STREAM_AUTO));
+  TG_TEST_CUDA (cudaStreamDestroy (n->streams[1]));
+}
+
+/* Ending the outer scope first: NESTING, and it stays registered. */
+static void
+test_scope_nesting (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  Nested n;
+
+  TG_TEST_REQUIRE_GPU ();
+  nested_begin (&n, f->stream);
+  g_assert_false (tg_capture_scope_end (n.scopes[0], &error));
+  g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_NESTING);
+  g_test_message ("refused as expected: %s", error->message);
+  nested_assert_registered (&n);
+  nested_end (&n);
+}
+
+/* Freeing the outer scope first: a critical, and the scope is leaked, still
+ * registered (so it can still be ended, and freed, after the inner one). */
+static void
+test_scope_free_not_innermost (Fixture *f, gconstpointer data)
+{
+  Nested n;
+
+  TG_TEST_REQUIRE_GPU ();
+  nested_begin (&n, f->stream);
+  g_test_expect_message (
+      "TrackGen", G_LOG_LEVEL_CRITICAL,
+      "tg_capture_scope_free: *not the innermost*the scope is leaked");
+  tg_capture_scope_free (n.scopes[0]);
+  g_test_assert_expected_messages ();
+  nested_assert_registered (&n);
+  nested_end (&n);
+}
+
 /* A capture the caller's own call invalidated: every call that needs a
  * capture in progress says it is invalidated (tg_retained_new() said "no
  * capture in progress" until 0.5), and takes nothing. */
@@ -333,6 +430,9 @@ main (int argc, char **argv)
                    test_scope_records_and_retains);
   TG_TEST_ADD_GPU ("/interop/retain/explicit", test_retain_explicit);
   TG_TEST_ADD_GPU ("/interop/scope/misuse", test_scope_misuse);
+  TG_TEST_ADD_GPU ("/interop/scope/nesting-outer-ended-first", test_scope_nesting);
+  TG_TEST_ADD_GPU ("/interop/scope/free-not-innermost-leaks",
+                   test_scope_free_not_innermost);
   TG_TEST_ADD_GPU ("/interop/capture/invalidated", test_invalidated_capture);
   g_test_add_func ("/interop/auto-stream/without-scope",
                    test_auto_stream_without_scope);

@@ -371,6 +371,17 @@ test_retain_values (void)
   tg_test_assert_no_leaks (&before);
 }
 
+/* TG_STREAM_AUTO names no stream, and tg_stream_is_capturing() has no
+ * GError to refuse it with: a critical, and FALSE. */
+static void
+test_is_capturing_auto (void)
+{
+  g_test_expect_message ("TrackGen", G_LOG_LEVEL_CRITICAL,
+                         "*tg_stream_is_capturing*stream != TG_STREAM_AUTO*failed*");
+  g_assert_false (tg_stream_is_capturing (TG_STREAM_AUTO));
+  g_test_assert_expected_messages ();
+}
+
 static void
 test_release_wait_negative (void)
 {
@@ -533,6 +544,7 @@ main (int argc, char **argv)
                    test_refusal_without_error_is_critical);
   g_test_add_func ("/misuse/policy/unknown", test_unknown_policy);
   g_test_add_func ("/misuse/retain/null-graph-auto-stream", test_retain_values);
+  g_test_add_func ("/misuse/stream/is-capturing-auto", test_is_capturing_auto);
   g_test_add_func ("/misuse/release-wait/negative", test_release_wait_negative);
   g_test_add_func ("/misuse/names/empty", test_empty_names);
   g_test_add_func ("/misuse/stage/refused-keeps-data", test_refused_stage_keeps_data);

@@ -3,8 +3,8 @@
  * before anything runs, a lookup of one it did not declare is a critical, a
  * stage's condition must be bound, and bound sizes are checked against the
  * allocation.  The rebind handler and counter.  A call from inside its own
- * stage fails; calls nest ten deep.  The cases that run kernels check what they counted
- * on the device. */
+ * stage fails, and so do a resolve and a stream binding; calls nest ten
+ * deep.  The cases that run kernels check what they counted on the device. */
 #include "config.h"
 #include "tg-test.h"
 
@@ -325,6 +325,65 @@ test_reentrant_call_fails (TgTestGpu *f, gconstpointer data)
   g_assert_error (error, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
 }
 
+/* A stage that asks its own producer to resolve a call, and to bind a
+ * stream (named, or TG_STREAM_AUTO): BUSY each time, nothing resolved or
+ * bound.  Counts its calls in *@data. */
+static gboolean
+resolving_stage (const TgLaunch *launch, gpointer data, GError **error)
+{
+  TgProducer *p = tg_launch_get_producer (launch);
+  const cudaStream_t streams[] = { tg_launch_get_stream (launch), TG_STREAM_AUTO };
+  TgPolicy policy = (TgPolicy)-1;
+  cudaStream_t resolved = (cudaStream_t)&policy;
+  g_autoptr (GError) local = NULL;
+
+  (*(guint *)data)++;
+  g_assert_false (tg_producer_resolve (p, tg_launch_get_stream (launch), TG_POLICY_AUTO,
+                                       tg_unconditional (), &policy, &resolved,
+                                       &local));
+  g_assert_error (local, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
+  g_assert_cmpstr (tg_error_get_producer (local), ==, tg_producer_get_name (p));
+  g_assert_cmpint (policy, ==, (TgPolicy)-1);
+  g_assert_true (resolved == (cudaStream_t)&policy);
+  g_clear_error (&local);
+  for (guint i = 0; i < G_N_ELEMENTS (streams); i++)
+    {
+      g_assert_false (tg_producer_set_stream (p, streams[i], &local));
+      g_assert_error (local, TG_STATE_ERROR, TG_STATE_ERROR_BUSY);
+      g_clear_error (&local);
+    }
+  return TRUE;
+}
+
+static void
+test_resolve_set_stream_from_own_stage (Fixture *f, gconstpointer data)
+{
+  const TgPolicy policies[] = { TG_POLICY_EAGER, TG_POLICY_REPLAY };
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (GError) error = NULL;
+  guint calls = 0;
+
+  TG_TEST_REQUIRE_GPU ();
+  p = tg_test_counter_producer (f->counts, TG_STAGE_CAPTURE_SAFE,
+                                tg_test_count_bound_stage);
+  tg_producer_add_device_stage (p, "resolving", TG_STAGE_CAPTURE_SAFE, resolving_stage,
+                                &calls, NULL, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (policies); i++)
+    {
+      g_assert_true (
+          tg_producer_run (p, f->gpu.stream, policies[i], tg_unconditional (), &error));
+      g_assert_no_error (error);
+    }
+  TG_TEST_CUDA (cudaStreamSynchronize (f->gpu.stream));
+  /* The stage ran under EAGER and in REPLAY's capture, and each call's
+   * work ran once. */
+  g_assert_cmpuint (calls, ==, 2);
+  g_assert_cmpuint (tg_test_read_u32 (&f->counts[0]), ==, 2);
+  /* Nothing was bound: the calls still resolve as before. */
+  g_assert_true (tg_producer_get_stream (p) == TG_STREAM_AUTO);
+}
+
 /* Calls nested deeper than a thread's record holds inline: each stage runs
  * the next producer, the last one counts; every producer is released on the
  * way out (a second call takes them again), and a call back into one of the
@@ -456,6 +515,8 @@ main (int argc, char **argv)
   TG_TEST_ADD_FIXTURE ("/producer/rebind/handler-counter-destroy", NULL,
                        test_rebind_handler);
   TG_TEST_ADD_GPU ("/producer/run/reentrant-call-fails", test_reentrant_call_fails);
+  TG_TEST_ADD_FIXTURE ("/producer/run/resolve-set-stream-from-own-stage-busy", NULL,
+                       test_resolve_set_stream_from_own_stage);
   TG_TEST_ADD_GPU ("/producer/run/nested-ten-deep", test_nested_calls);
   g_test_add_func ("/producer/nvtx/env-and-switch", test_nvtx_switch);
   TG_TEST_ADD_GPU ("/producer/nvtx/ranges-change-nothing",

@@ -186,27 +186,6 @@ end_outer (cudaStream_t side, Outer outer, Dev *d, cudaGraphConditionalHandle h)
   TG_TEST_CUDA (cudaStreamEndCapture (side, &body));
 }
 
-/* How many nodes of @graph have type @type (not looking into children). */
-static guint
-count_nodes (cudaGraph_t graph, enum cudaGraphNodeType type)
-{
-  g_autofree cudaGraphNode_t *nodes = NULL;
-  size_t n = tg_test_graph_n_nodes (graph);
-  guint count = 0;
-
-  nodes = g_new (cudaGraphNode_t, MAX (n, 1));
-  if (n > 0)
-    TG_TEST_CUDA (cudaGraphGetNodes (graph, nodes, &n));
-  for (size_t i = 0; i < n; i++)
-    {
-      enum cudaGraphNodeType t;
-
-      TG_TEST_CUDA (cudaGraphNodeGetType (nodes[i], &t));
-      count += t == type;
-    }
-  return count;
-}
-
 /* Replays @exec REPLAYS times, the outer node's input changing each time,
  * and runs the eager producer as often as the outer node runs its body:
  * both sides must agree after every replay. */
@@ -271,14 +250,15 @@ record_in_body (Fixture *f, Outer outer, gboolean conditions, gboolean call_flag
     {
       /* Unconditional work joins the body as one child graph node. */
       g_assert_cmpuint (tg_test_graph_n_nodes (body), ==, 1);
-      g_assert_cmpuint (count_nodes (body, cudaGraphNodeTypeGraph), ==, 1);
+      g_assert_cmpuint (tg_test_graph_count_nodes (body, cudaGraphNodeTypeGraph), ==,
+                        1);
     }
   else
     /* The producer's conditional nodes sit in the caller's body: the
      * call's IF, which holds the rest, or the guarded stage's IF and the
      * loop's WHILE. */
-    g_assert_cmpuint (count_nodes (body, cudaGraphNodeTypeConditional), ==,
-                      call_flag ? 1 : 2);
+    g_assert_cmpuint (tg_test_graph_count_nodes (body, cudaGraphNodeTypeConditional),
+                      ==, call_flag ? 1 : 2);
   end_outer (side, outer, &f->dev[0], h);
   TG_TEST_CUDA (cudaStreamEndCapture (s, &graph));
   TG_TEST_CUDA (cudaGraphInstantiate (&exec, graph, 0));

@@ -89,6 +89,70 @@ test_record_refuses_what_stages_hide (Fixture *f, gconstpointer data)
   tg_test_device_free (counter);
 }
 
+/* A HOST stage declared capture-safe whose copy to the device reads
+ * pageable memory: refused under RECORD (every replay would read the source
+ * again), naming the stage and the operation, with nothing recorded; outside
+ * a capture the same copy runs. */
+typedef struct
+{
+  guint32 *dst; /* device */
+  guint32 *src; /* pageable host memory */
+} PageableCopy;
+
+static gboolean
+pageable_copy_stage (TgHostOps *ops, gpointer data, GError **error)
+{
+  PageableCopy *c = data;
+
+  return tg_host_ops_copy_to_device (ops, c->dst, c->src, sizeof (guint32), error);
+}
+
+static void
+test_record_refuses_pageable_copy (Fixture *f, gconstpointer data)
+{
+  PageableCopy c;
+  TgProducer *p;
+  cudaGraph_t graph = NULL;
+  g_autoptr (GError) error = NULL;
+
+  TG_TEST_REQUIRE_GPU ();
+  c.dst = tg_test_device_alloc (sizeof (guint32));
+  c.src = g_new (guint32, 1);
+  *c.src = 0x5EED;
+  p = tg_producer_new ("pageable", 0);
+  tg_producer_add_host_stage (p, "upload", TG_STAGE_CAPTURE_SAFE, pageable_copy_stage,
+                              &c, NULL, NULL);
+  tg_test_expect_refusal (p, f->stream, TG_POLICY_AUTO, tg_unconditional (),
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  tg_test_expect_refusal (p, f->stream, TG_POLICY_RECORD, tg_unconditional (),
+                          TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+
+  /* What the refusal says, and that the capture holds nothing of it. */
+  TG_TEST_CUDA (cudaStreamBeginCapture (f->stream, cudaStreamCaptureModeThreadLocal));
+  g_assert_false (
+      tg_producer_run (p, f->stream, TG_POLICY_RECORD, tg_unconditional (), &error));
+  g_assert_true (tg_stream_is_capturing (f->stream));
+  TG_TEST_CUDA (cudaStreamEndCapture (f->stream, &graph));
+  g_assert_error (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE);
+  g_assert_cmpstr (tg_error_get_producer (error), ==, "pageable");
+  g_assert_cmpstr (tg_error_get_stage (error), ==, "upload");
+  g_assert_nonnull (strstr (error->message, "copy_to_device from pageable memory"));
+  g_clear_error (&error);
+  g_assert_cmpuint (tg_test_graph_n_nodes (graph), ==, 0);
+  TG_TEST_CUDA (cudaGraphDestroy (graph));
+  g_assert_cmpuint (tg_test_read_u32 (c.dst), ==, 0);
+
+  /* Outside a capture the HOST stage runs on the host: the copy is made. */
+  g_assert_true (
+      tg_producer_run (p, f->stream, TG_POLICY_AUTO, tg_unconditional (), &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaStreamSynchronize (f->stream));
+  g_assert_cmpuint (tg_test_read_u32 (c.dst), ==, 0x5EED);
+  tg_producer_unref (p);
+  g_free (c.src);
+  tg_test_device_free (c.dst);
+}
+
 /* ------------------------------------------------------------------------ */
 /* HOST stages as host nodes                                                 */
 
@@ -252,6 +316,13 @@ test_stage_breaks_caller (Fixture *fx, gconstpointer data)
       tg_producer_run (p, blocking, TG_POLICY_RECORD, tg_unconditional (), &error));
   g_assert_nonnull (error);
   g_test_message ("%s: %s", breaker_names[c.how], error->message);
+  g_test_message (
+      "stage-breaks-caller/%s returned %s code %d (%s)", breaker_names[c.how],
+      g_quark_to_string (error->domain), error->code,
+      g_error_matches (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED) ? "FAILED"
+      : g_error_matches (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_NOT_CAPTURABLE)
+          ? "NOT_CAPTURABLE"
+          : "another code");
   g_assert_true (tg_stream_get_capture_state (blocking, &state, NULL, NULL));
   stage = g_strdup_printf ("stage '%s'", breaker_names[c.how]);
   if (g_error_matches (error, TG_CAPTURE_ERROR, TG_CAPTURE_ERROR_FAILED))
@@ -474,6 +545,8 @@ main (int argc, char **argv)
   TG_TEST_ADD_GPU ("/record/refuses/host-stage", test_record_refuses_host_stage);
   TG_TEST_ADD_GPU ("/record/refuses/what-stages-hide",
                    test_record_refuses_what_stages_hide);
+  TG_TEST_ADD_GPU ("/record/refuses/pageable-copy-to-device",
+                   test_record_refuses_pageable_copy);
   TG_TEST_ADD_GPU ("/record/host-stage/host-function-once-per-replay",
                    test_record_host_function_once_per_replay);
   TG_TEST_ADD_GPU ("/record/trial/stage-calls-per-call", test_stage_calls);

@@ -46,6 +46,11 @@ test_known_answers (void)
       G_GUINT64_CONSTANT (0x8985E64ECFCFDE94) },
     { G_GUINT64_CONSTANT (0x8000000000000000), 7,
       G_GUINT64_CONSTANT (0x6250485B3CDEFBBD) },
+    /* doc/seeds.md's: tg_effective_seed (tg_env_seed (42, 0), 0), the env
+     * seed as the env table below has it, and tg_effective_seed (42, 7). */
+    { G_GUINT64_CONSTANT (0xBDD732262FEB6E95), 0,
+      G_GUINT64_CONSTANT (0xE37241C09304F97F) },
+    { 42, 7, G_GUINT64_CONSTANT (0xB4346C5A4AC089C3) },
   };
   static const struct
   {

@@ -134,6 +134,25 @@ tg_test_graph_n_nodes (cudaGraph_t graph)
   return n;
 }
 
+guint
+tg_test_graph_count_nodes (cudaGraph_t graph, enum cudaGraphNodeType type)
+{
+  size_t n = tg_test_graph_n_nodes (graph);
+  g_autofree cudaGraphNode_t *nodes = g_new (cudaGraphNode_t, MAX (n, 1));
+  guint count = 0;
+
+  if (n > 0)
+    TG_TEST_CUDA (cudaGraphGetNodes (graph, nodes, &n));
+  for (size_t i = 0; i < n; i++)
+    {
+      enum cudaGraphNodeType t;
+
+      TG_TEST_CUDA (cudaGraphNodeGetType (nodes[i], &t));
+      count += t == type;
+    }
+  return count;
+}
+
 gpointer
 tg_test_device_alloc (gsize size)
 {

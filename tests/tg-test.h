@@ -133,6 +133,8 @@ gboolean tg_test_launched (cudaError_t status, GError **error);
 
 /* Number of nodes of @graph. */
 gsize tg_test_graph_n_nodes (cudaGraph_t graph);
+/* How many nodes of @graph have type @type (not looking into children). */
+guint tg_test_graph_count_nodes (cudaGraph_t graph, enum cudaGraphNodeType type);
 
 /* Device buffer helpers (abort on failure); allocations start zeroed. */
 gpointer tg_test_device_alloc (gsize size);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // kernel-decisions.cu: kernels that decide their own condition and loop
 // (doc/capture.md).  Device code on <trackgen/kernel.h> alone: make check
-// compiles it with every nvcc warning an error; nothing links it.
+// compiles it with every nvcc warning an error; tests/snippets-test links it.
 #include <trackgen/kernel.h>
 
 //! [kernels]

@@ -75,11 +75,11 @@ record_into_own_capture (TgProducer *producer, cudaStream_t stream, GError **err
                    cudaGetErrorName (status));
       return NULL;
     }
-  /* The stage functions run now, never at replay.  This producer's loop is a
-   * WHILE node, which CUDA cannot embed as a child graph: its stages run
-   * twice, into a trial capture of TrackGen's own, then into this capture.
-   * Without conditions, loops or allocations they would run once, and join
-   * the capture as one child-graph node. */
+  /* The stage functions run now, once each, never at replay: into a trial
+   * capture of TrackGen's own, whose work then joins this capture (this
+   * producer's loop as a WHILE node made here, its body's captured work
+   * placed in it; without conditions, loops or allocations, one child-graph
+   * node). */
   recorded = tg_producer_run (producer, stream, TG_POLICY_RECORD, tg_unconditional (),
                               error);
   /* End the capture whatever happened: a refused call left it as it was, a

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* snippets.h: what the examples of the narrative pages in doc/ share.
  * The snippet files are compiled by `make check` (doc/libsnippets.a) so that
- * every example the pages show builds against the public headers; nothing
- * links or runs them. */
+ * every example the pages show builds against the public headers;
+ * tests/snippets-test links them with a simulator of its own and runs them. */
 #ifndef TG_DOC_SNIPPETS_H
 #define TG_DOC_SNIPPETS_H
 
@@ -12,8 +12,8 @@ G_BEGIN_DECLS
 
 //! [simulator]
 /* The simulator's own kernels, each behind an extern "C" launcher in a .cu
- * file of the simulator (declared here, never defined: the pages only need
- * them to compile). */
+ * file of the simulator (declared here; the pages' test defines trivial
+ * ones). */
 /* Steps every env; done[i] = 1 when env i finished its episode, and
  * *any_done = 1 when some env did (else 0). */
 cudaError_t sim_launch_step (cudaStream_t stream, guint n_envs, guint8 *done,

@@ -1469,7 +1469,8 @@ gboolean tg_get_nvtx (void);
  * CUPTI callback API, loaded with `dlopen` only when the mode is turned on
  * (`libcupti.so.13`; the environment variable `TG_CUPTI_PATH` names the file
  * or its folder).  Off by default, at the cost of a predictable branch before
- * and after each stage; on, every CUDA call of the process passes CUPTI's callback.  The
+ * and after each stage; on, every CUDA call of the process that enqueues device
+ * work or orders streams passes CUPTI's callback.  The
  * environment variable `TG_CHECK=1` turns it on when the first producer is
  * made, until this is called; when CUPTI cannot be loaded then, every checked stage fails
  * with the reason.  See @ref capture-rules.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check-cupti.c: checked mode's side in CUPTI: loading it with dlopen,
- * subscribing to the runtime's and the driver's API calls, and noting, in
+ * subscribing to the runtime's and the driver's calls that enqueue device
+ * work or order streams (those alone), and noting, in
  * the callback, every call of a stage's thread that enqueues device work or
  * orders streams (check.c checks the notes).
  *
@@ -34,12 +35,32 @@ tg__check_cupti_off (void)
 #include <cupti.h>
 #include <dlfcn.h>
 
+/* cuda.h maps these names onto their current forms; CUPTI reports the
+ * older forms under these names (a library may still reach them through
+ * cuGetProcAddress with an older version).  This file calls none of them. */
+#undef cuStreamWaitValue32
+#undef cuStreamWaitValue64
+#undef cuStreamWriteValue32
+#undef cuStreamWriteValue64
+#undef cuStreamBatchMemOp
+#undef cuStreamBeginCapture
+#undef cuMemPrefetchAsync
+#undef cuMemcpyHtoDAsync
+#undef cuMemcpyDtoHAsync
+#undef cuMemcpyDtoDAsync
+#undef cuMemcpyHtoAAsync
+#undef cuMemcpyAtoHAsync
+#undef cuMemcpy2DAsync
+#undef cuMemcpy3DAsync
+#undef cuMemcpyBatchAsync
+#undef cuMemcpy3DBatchAsync
+
 /* CUPTI, once loaded; check.c serializes every use. */
 typedef CUptiResult (*SubscribeFunc) (CUpti_SubscriberHandle *, CUpti_CallbackFunc,
                                       void *);
 typedef CUptiResult (*UnsubscribeFunc) (CUpti_SubscriberHandle);
-typedef CUptiResult (*EnableDomainFunc) (uint32_t, CUpti_SubscriberHandle,
-                                         CUpti_CallbackDomain);
+typedef CUptiResult (*EnableCallbackFunc) (uint32_t, CUpti_SubscriberHandle,
+                                           CUpti_CallbackDomain, CUpti_CallbackId);
 typedef CUptiResult (*ResultStringFunc) (CUptiResult, const char **);
 
 static struct
@@ -47,7 +68,7 @@ static struct
   void *library;
   SubscribeFunc subscribe;
   UnsubscribeFunc unsubscribe;
-  EnableDomainFunc enable_domain;
+  EnableCallbackFunc enable_callback;
   ResultStringFunc result_string;
   CUpti_SubscriberHandle subscriber;
 } cupti;
@@ -104,7 +125,31 @@ note (TgCheckFrame *f, TgNoteKind kind, const CUpti_CallbackData *cb, void *stre
   X (cuStreamWaitValue64_v2, stream)     \
   X (cuStreamWriteValue32_v2, stream)    \
   X (cuStreamWriteValue64_v2, stream)    \
-  X (cuStreamBatchMemOp_v2, stream)
+  X (cuStreamBatchMemOp_v2, stream)       \
+  X (cuStreamWaitValue32, stream)        \
+  X (cuStreamWaitValue64, stream)        \
+  X (cuStreamWriteValue32, stream)       \
+  X (cuStreamWriteValue64, stream)       \
+  X (cuStreamBatchMemOp, stream)         \
+  X (cuMemPrefetchAsync, hStream)        \
+  X (cuStreamAttachMemAsync, hStream)    \
+  X (cuSignalExternalSemaphoresAsync, stream) \
+  X (cuWaitExternalSemaphoresAsync, stream)   \
+  X (cuMemMapArrayAsync, hStream)        \
+  X (cuGraphicsMapResources, hStream)    \
+  X (cuGraphicsUnmapResources, hStream)
+
+/* The older ABI's forms of the asynchronous copies, which have no per-thread
+ * form: X1 (name, field). */
+#define DRIVER_WORK_OLD(X1)          \
+  X1 (cuMemcpyHtoDAsync, hStream)    \
+  X1 (cuMemcpyDtoHAsync, hStream)    \
+  X1 (cuMemcpyDtoDAsync, hStream)    \
+  X1 (cuMemcpyHtoAAsync, hStream)    \
+  X1 (cuMemcpyAtoHAsync, hStream)    \
+  X1 (cuMemcpy2DAsync, hStream)      \
+  X1 (cuMemcpy3DAsync, hStream)      \
+  X1 (cuLaunchGridAsync, hStream)
 
 /* Synchronous copies and sets, on the null stream: X (name) for a driver
  * call and its name_ptds; X (name, per-thread name) and X1 (name) for the
@@ -154,7 +199,14 @@ note (TgCheckFrame *f, TgNoteKind kind, const CUpti_CallbackData *cb, void *stre
   X (cudaMallocAsync_v11020, cudaMallocAsync_ptsz_v11020, hStream)                      \
   X (cudaFreeAsync_v11020, cudaFreeAsync_ptsz_v11020, hStream)                          \
   X (cudaMallocFromPoolAsync_v11020, cudaMallocFromPoolAsync_ptsz_v11020, stream)       \
-  X (cudaMemPrefetchAsync_v12020, cudaMemPrefetchAsync_ptsz_v12020, stream)
+  X (cudaMemPrefetchAsync_v12020, cudaMemPrefetchAsync_ptsz_v12020, stream)             \
+  X (cudaStreamAttachMemAsync_v6000, cudaStreamAttachMemAsync_ptsz_v7000, stream)       \
+  X (cudaSignalExternalSemaphoresAsync_v11020,                                          \
+     cudaSignalExternalSemaphoresAsync_ptsz_v11020, stream)                             \
+  X (cudaWaitExternalSemaphoresAsync_v11020,                                            \
+     cudaWaitExternalSemaphoresAsync_ptsz_v11020, stream)                               \
+  X1 (cudaGraphicsMapResources_v3020, stream)                                           \
+  X1 (cudaGraphicsUnmapResources_v3020, stream)
 
 #define RUNTIME_DONE(X, X1)                                               \
   X (cudaMemcpy_v3020, cudaMemcpy_ptds_v7000)                             \
@@ -175,18 +227,34 @@ note (TgCheckFrame *f, TgNoteKind kind, const CUpti_CallbackData *cb, void *stre
   X (cudaMemset3D_v3020, cudaMemset3D_ptds_v7000)
 /* clang-format on */
 
+/* The calls CUDA 12.8 added (Warp 1.19 copies with cuMemcpyBatchAsync's
+ * form of then); an older toolkit misses these. */
+#if CUDA_VERSION >= 12080
+#define DRIVER_WORK_12080(X)                                                           \
+  X (cuMemcpyBatchAsync, hStream) X (cuMemcpy3DBatchAsync, hStream)                     \
+  X (cuMemBatchDecompressAsync, stream)
+#else
+#define DRIVER_WORK_12080(X)
+#endif
+
 /* The calls CUDA 13 added: CUDA 13's <<<>>> calls __cudaLaunchKernel, whose
  * parameters are cudaLaunchKernel's (crt/device_functions.h; CUPTI's headers
  * give them no struct of their own).  An older toolkit misses these. */
 #if CUDA_VERSION >= 13000
 typedef cudaLaunchKernel_v7000_params __cudaLaunchKernel_v13000_params;
 #define DRIVER_WORK_13(X)                                                              \
-  X (cuMemcpyBatchAsync_v2, hStream) X (cuMemcpy3DBatchAsync_v2, hStream)
+  X (cuMemcpyBatchAsync_v2, hStream) X (cuMemcpy3DBatchAsync_v2, hStream)               \
+  X (cuMemPrefetchBatchAsync, hStream) X (cuMemDiscardBatchAsync, hStream)              \
+  X (cuMemDiscardAndPrefetchBatchAsync, hStream)
 #define DRIVER_SYNC_13 case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
 #define RUNTIME_WORK_13(X)                                                             \
   X (cudaMemcpyBatchAsync_v13000, cudaMemcpyBatchAsync_ptsz_v13000, stream)            \
   X (cudaMemcpy3DBatchAsync_v13000, cudaMemcpy3DBatchAsync_ptsz_v13000, stream)        \
-  X (__cudaLaunchKernel_v13000, __cudaLaunchKernel_ptsz_v13000, stream)
+  X (__cudaLaunchKernel_v13000, __cudaLaunchKernel_ptsz_v13000, stream)                 \
+  X (cudaMemPrefetchBatchAsync_v13000, cudaMemPrefetchBatchAsync_ptsz_v13000, stream)  \
+  X (cudaMemDiscardBatchAsync_v13000, cudaMemDiscardBatchAsync_ptsz_v13000, stream)    \
+  X (cudaMemDiscardAndPrefetchBatchAsync_v13000,                                       \
+     cudaMemDiscardAndPrefetchBatchAsync_ptsz_v13000, stream)
 #else
 #define DRIVER_WORK_13(X)
 #define DRIVER_SYNC_13
@@ -196,29 +264,39 @@ typedef cudaLaunchKernel_v7000_params __cudaLaunchKernel_v13000_params;
 #define P(name) ((const name##_params *)cb->functionParams)
 
 /* A call and its per-thread form, noted as @kind with the stream and the
- * event (or NULL) its parameters name; a call with no per-thread form. */
+ * event (or NULL) its parameters name; a call with no per-thread form.
+ * With no @cb, nothing is noted: the switch only says which calls it notes
+ * (those whose callbacks are enabled). */
 #define CASE_PAIR(kind, prefix, name, pt_name, stream, event)                          \
   case prefix##name:                                                                   \
   case prefix##pt_name:                                                                \
-    note (f, kind, cb, stream, cbid == prefix##pt_name, event);                        \
-    return;
+    if (cb != NULL)                                                                    \
+      note (f, kind, cb, stream, cbid == prefix##pt_name, event);                      \
+    return TRUE;
 #define CASE_ONE(kind, prefix, name, stream)                                           \
   case prefix##name:                                                                   \
-    note (f, kind, cb, stream, FALSE, NULL);                                           \
-    return;
+    if (cb != NULL)                                                                    \
+      note (f, kind, cb, stream, FALSE, NULL);                                         \
+    return TRUE;
 
 #define DRIVER_PAIR(kind, name, stream, event)                                         \
   CASE_PAIR (kind, CUPTI_DRIVER_TRACE_CBID_, name, name##_ptsz, P (name)->stream, event)
 #define DRIVER_CASE_WORK(name, field) DRIVER_PAIR (TG_NOTE_WORK, name, field, NULL)
+#define DRIVER_CASE_WORK1(name, field)                                                 \
+  CASE_ONE (TG_NOTE_WORK, CUPTI_DRIVER_TRACE_CBID_, name, P (name)->field)
 #define DRIVER_CASE_DONE(name)                                                         \
   CASE_PAIR (TG_NOTE_DONE, CUPTI_DRIVER_TRACE_CBID_, name, name##_ptds, NULL, NULL)
 
-static void
+/* Notes driver call @cbid in @f, from @cb; whether it is one checked mode
+ * notes (with no @cb, only that). */
+static gboolean
 note_driver (TgCheckFrame *f, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
   switch (cbid)
     {
       DRIVER_WORK (DRIVER_CASE_WORK)
+      DRIVER_WORK_OLD (DRIVER_CASE_WORK1)
+      DRIVER_WORK_12080 (DRIVER_CASE_WORK)
       DRIVER_WORK_13 (DRIVER_CASE_WORK)
       DRIVER_DONE (DRIVER_CASE_DONE)
       DRIVER_PAIR (TG_NOTE_WORK, cuLaunchKernelEx, config->hStream, NULL)
@@ -228,18 +306,21 @@ note_driver (TgCheckFrame *f, CUpti_CallbackId cbid, const CUpti_CallbackData *c
       DRIVER_PAIR (TG_NOTE_WAIT, cuStreamWaitEvent, hStream,
                    P (cuStreamWaitEvent)->hEvent)
       DRIVER_PAIR (TG_NOTE_BEGIN, cuStreamBeginCapture_v2, hStream, NULL)
+      DRIVER_PAIR (TG_NOTE_BEGIN, cuStreamBeginCapture, hStream, NULL)
       DRIVER_PAIR (TG_NOTE_BEGIN, cuStreamBeginCaptureToGraph, hStream, NULL)
       DRIVER_PAIR (TG_NOTE_END, cuStreamEndCapture, hStream, NULL)
       DRIVER_PAIR (TG_NOTE_SYNC, cuStreamSynchronize, hStream, NULL)
     case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
-      note (f, TG_NOTE_SYNC_EVENT, cb, NULL, FALSE, P (cuEventSynchronize)->hEvent);
-      return;
+      if (cb != NULL)
+        note (f, TG_NOTE_SYNC_EVENT, cb, NULL, FALSE, P (cuEventSynchronize)->hEvent);
+      return TRUE;
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
       DRIVER_SYNC_13
-      note (f, TG_NOTE_SYNC_ALL, cb, NULL, FALSE, NULL);
-      return;
+      if (cb != NULL)
+        note (f, TG_NOTE_SYNC_ALL, cb, NULL, FALSE, NULL);
+      return TRUE;
     default:
-      return;
+      return FALSE;
     }
 }
 
@@ -254,7 +335,8 @@ note_driver (TgCheckFrame *f, CUpti_CallbackId cbid, const CUpti_CallbackData *c
 #define RUNTIME_CASE_DONE1(name)                                                       \
   CASE_ONE (TG_NOTE_DONE, CUPTI_RUNTIME_TRACE_CBID_, name, NULL)
 
-static void
+/* Notes runtime call @cbid as note_driver() does a driver call. */
+static gboolean
 note_runtime (TgCheckFrame *f, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
   switch (cbid)
@@ -281,21 +363,26 @@ note_runtime (TgCheckFrame *f, CUpti_CallbackId cbid, const CUpti_CallbackData *
       RUNTIME_PAIR (TG_NOTE_SYNC, cudaStreamSynchronize_v3020,
                     cudaStreamSynchronize_ptsz_v7000, stream, NULL)
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
-      note (f, TG_NOTE_SYNC_EVENT, cb, NULL, FALSE,
-            P (cudaEventSynchronize_v3020)->event);
-      return;
+      if (cb != NULL)
+        note (f, TG_NOTE_SYNC_EVENT, cb, NULL, FALSE,
+              P (cudaEventSynchronize_v3020)->event);
+      return TRUE;
     case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
-      note (f, TG_NOTE_SYNC_ALL, cb, NULL, FALSE, NULL);
-      return;
+      if (cb != NULL)
+        note (f, TG_NOTE_SYNC_ALL, cb, NULL, FALSE, NULL);
+      return TRUE;
     default:
-      return;
+      return FALSE;
     }
 }
 
-/* Every API call of every thread comes here while the mode is on; only the
- * thread of a running stage notes anything.  A runtime call's own driver
- * calls are noted as the runtime call (whether CUPTI reports them or not).
- * A call whose parameters CUPTI does not give is not noted. */
+/* Every call of every thread that checked mode notes comes here while the
+ * mode is on (only their callbacks are enabled: every call of a process
+ * passing CUPTI made a checked REPLAY 7x slower); only the thread of a
+ * running stage notes anything.  A runtime call's own driver calls are
+ * noted as the runtime call (whether CUPTI reports them or not); those of
+ * a runtime call it does not note (one whose parameters CUPTI does not
+ * give, as cudaMemPrefetchAsync's CUDA 8 form) are noted themselves. */
 static void CUPTIAPI
 on_call (void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
          const void *data)
@@ -397,10 +484,10 @@ cupti_load (GError **error)
     return FALSE;
   cupti.subscribe = (SubscribeFunc)dlsym (library, "cuptiSubscribe");
   cupti.unsubscribe = (UnsubscribeFunc)dlsym (library, "cuptiUnsubscribe");
-  cupti.enable_domain = (EnableDomainFunc)dlsym (library, "cuptiEnableDomain");
+  cupti.enable_callback = (EnableCallbackFunc)dlsym (library, "cuptiEnableCallback");
   cupti.result_string = (ResultStringFunc)dlsym (library, "cuptiGetResultString");
   if (cupti.subscribe == NULL || cupti.unsubscribe == NULL
-      || cupti.enable_domain == NULL || cupti.result_string == NULL)
+      || cupti.enable_callback == NULL || cupti.result_string == NULL)
     {
       tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
                      "checked mode: the CUPTI loaded lacks the callback API "
@@ -413,10 +500,24 @@ cupti_load (GError **error)
   return TRUE;
 }
 
+/* Enables the callback of call @id, counting it in *@n (when given): one a
+ * CUPTI older than the headers TrackGen was built with does not know, it
+ * cannot report either. */
+static CUptiResult
+enable (CUpti_CallbackDomain domain, CUpti_CallbackId id, guint *n)
+{
+  CUptiResult r = cupti.enable_callback (1, cupti.subscriber, domain, id);
+
+  if (n != NULL)
+    *n += r == CUPTI_SUCCESS;
+  return r == CUPTI_ERROR_INVALID_PARAMETER ? CUPTI_SUCCESS : r;
+}
+
 gboolean
 tg__check_cupti_on (GError **error)
 {
   CUptiResult r;
+  guint n_driver = 0;
 
   if (cupti.subscriber != NULL)
     return TRUE;
@@ -435,15 +536,23 @@ tg__check_cupti_on (GError **error)
                      result_name (r));
       return FALSE;
     }
-  if ((r = cupti.enable_domain (1, cupti.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API))
-          != CUPTI_SUCCESS
-      || (r = cupti.enable_domain (1, cupti.subscriber, CUPTI_CB_DOMAIN_DRIVER_API))
-             != CUPTI_SUCCESS)
+  for (CUpti_CallbackId id = 0; r == CUPTI_SUCCESS && id < CUPTI_RUNTIME_TRACE_CBID_SIZE;
+       id++)
+    if (note_runtime (NULL, id, NULL))
+      r = enable (CUPTI_CB_DOMAIN_RUNTIME_API, id, NULL);
+  for (CUpti_CallbackId id = 0; r == CUPTI_SUCCESS && id < CUPTI_DRIVER_TRACE_CBID_SIZE;
+       id++)
+    if (note_driver (NULL, id, NULL))
+      r = enable (CUPTI_CB_DOMAIN_DRIVER_API, id, &n_driver);
+  /* A CUPTI that knows none of the driver's calls would check nothing. */
+  if (r == CUPTI_SUCCESS && n_driver == 0)
+    r = CUPTI_ERROR_INVALID_PARAMETER;
+  if (r != CUPTI_SUCCESS)
     {
       cupti.unsubscribe (cupti.subscriber);
       cupti.subscriber = NULL;
       tg__set_error (error, TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
-                     "checked mode: cuptiEnableDomain failed (%s)", result_name (r));
+                     "checked mode: cuptiEnableCallback failed (%s)", result_name (r));
       return FALSE;
     }
   return TRUE;

@@ -1,13 +1,38 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* seeds-private.h: the pure host checks of the seed calls (seeds-check.c),
- * which the tests call directly.  Private to libtrackgen: shipped by make
- * dist, never installed. */
+/* seeds-private.h: what the parts of lib/seeds share: the seed state and how
+ * a call enters it (seeds.c), which its blocking calls (seeds-blocking.c) and
+ * its enqueued ones (seeds-enqueued.c) use; the pure host checks of the seed
+ * calls (seeds-check.c), which the tests call directly.  Private to
+ * libtrackgen: shipped by make dist, never installed. */
 #ifndef TG_SEEDS_PRIVATE_H
 #define TG_SEEDS_PRIVATE_H
 
 #include <trackgen/seeds.h>
 
+#include "../exec/device-private.h"
+
 G_BEGIN_DECLS
+
+struct _TgSeedState
+{
+  gatomicrefcount ref;
+  int device;
+  guint n_envs;
+  guint first_env; /* global index of env 0 */
+  guint64 *seeds;  /* device; never reallocated: graphs bake the pointers in */
+  guint32 *epochs; /* device; likewise */
+};
+
+/* Enters the state's device and resolves @call's stream by the stream rule,
+ * like every call, then applies the policy table's rules for work that can
+ * be captured: a broken capture and the legacy stream joined to a blocking
+ * stream's capture (where a launch would invalidate it) are refused, as a
+ * producer run refuses them.  With @blocking, a capturing stream is refused
+ * too (a capturing ambient stream already by the rule): the call waits for
+ * its stream.  NULL (and left) on error. */
+cudaStream_t tg__seeds_state_enter (int device, const TgCallStream *call,
+                                    gboolean blocking, TgDeviceGuard *guard,
+                                    GError **error);
 
 /* Snapshot format (see tg_seed_state_snapshot): a header (16 bytes in
  * version 1, 24 in version 2, which adds the first env and padding), then the

@@ -179,7 +179,7 @@ int tgpy_enums_init (PyObject *module, TgpyState *state);
 PyObject *tgpy_enum_value (PyObject *cls, long value);
 
 /* ------------------------------------------------------------------------ */
-/* objects.c: streams and arrays as the ecosystem passes them                */
+/* objects-streams.c: streams as the ecosystem passes them                   */
 
 /* None is TG_STREAM_AUTO; an int is a cudaStream_t (0: the legacy default
  * stream); a torch stream (cuda_stream), an object with __cuda_stream__
@@ -187,6 +187,9 @@ PyObject *tgpy_enum_value (PyObject *cls, long value);
  * its handle.  @what names the argument in errors.  0 on success. */
 int tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream);
 PyObject *tgpy_stream_to_object (cudaStream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* objects.c: arrays as the ecosystem passes them                            */
 
 /* A device array: its address, its size in bytes (0 for an int address,
  * whose size is not known), the dtype's name ("float32", ...; "" when

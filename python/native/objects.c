@@ -1,108 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* objects.c: streams and device arrays as the ecosystem passes them: raw
- * handles as ints, torch streams and tensors, CUDA's stream protocol
- * (__cuda_stream__), the CUDA array interface and DLPack.  Nothing here
- * imports torch, or touches a stream: reading an array's address must not
- * enqueue anything (a capture may be in progress). */
-#include "native.h"
+/* objects.c: device arrays as the ecosystem passes them: addresses as ints,
+ * torch tensors, the CUDA array interface and DLPack (streams are
+ * objects-streams.c's).  Nothing here imports torch, or touches a stream:
+ * reading an array's address must not enqueue anything (a capture may be in
+ * progress). */
+#include "objects-private.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* @obj's attribute @name: 1 with it, 0 when @obj has none, -1 when asking
- * raised anything but AttributeError (that exception stays, unchanged: a
- * KeyboardInterrupt, or torch's own refusal, reaches the caller as is). */
-static int
-protocol (PyObject *obj, const char *name, PyObject **value)
-{
-  if ((*value = PyObject_GetAttrString (obj, name)) != NULL)
-    return 1;
-  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
-    return -1;
-  PyErr_Clear ();
-  return 0;
-}
-
-/* An int attribute's value as a handle; -1 when @obj lacks it, -2 on error. */
-static int
-pointer_attr (PyObject *obj, const char *name, const char *what, void **out)
-{
-  PyObject *v;
-  int found = protocol (obj, name, &v), rc;
-
-  if (found <= 0)
-    return found == 0 ? -1 : -2;
-  rc = tgpy_address (v, what, out) < 0 ? -2 : 0;
-  Py_DECREF (v);
-  return rc;
-}
-
-int
-tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
-{
-  void *handle = NULL;
-  PyObject *method, *pair, *h;
-  int found;
-
-  if (obj == NULL || obj == Py_None)
-    {
-      *stream = TG_STREAM_AUTO;
-      return 0;
-    }
-  if (PyLong_Check (obj))
-    return tgpy_address (obj, what, (void **)stream);
-  /* CUDA's stream protocol: __cuda_stream__() gives (version, handle). */
-  if ((found = protocol (obj, "__cuda_stream__", &method)) < 0)
-    return -1;
-  if (found == 1)
-    {
-      pair = PyObject_CallNoArgs (method);
-      Py_DECREF (method);
-      if (pair == NULL)
-        return -1;
-      if (!PyTuple_Check (pair) || PyTuple_Size (pair) != 2
-          || !PyLong_Check (h = PyTuple_GetItem (pair, 1)))
-        {
-          Py_DECREF (pair);
-          tgpy_argument_error (PyExc_TypeError, what,
-                               "__cuda_stream__() must return (version, handle)");
-          return -1;
-        }
-      found = tgpy_address (h, what, &handle);
-      Py_DECREF (pair);
-      if (found < 0)
-        return -1;
-      *stream = handle;
-      return 0;
-    }
-  /* torch.cuda.Stream and ExternalStream, then CuPy's streams. */
-  if ((found = pointer_attr (obj, "cuda_stream", what, &handle)) == -1)
-    found = pointer_attr (obj, "ptr", what, &handle);
-  if (found == 0)
-    {
-      *stream = handle;
-      return 0;
-    }
-  if (found == -1)
-    tgpy_argument_error (PyExc_TypeError, what,
-                         "expected None (TrackGen chooses), an int cudaStream_t (0 is "
-                         "the legacy default stream), a torch.cuda.Stream, or an "
-                         "object with __cuda_stream__");
-  return -1;
-}
-
-/* A stream handed back to Python: None for TG_STREAM_AUTO, and 0 for the
- * legacy default stream, which lib names cudaStreamLegacy: 0 is the name
- * torch gives it (torch.cuda.default_stream().cuda_stream) and the one
- * Python callers pass in. */
-PyObject *
-tgpy_stream_to_object (cudaStream_t stream)
-{
-  if (stream == TG_STREAM_AUTO)
-    Py_RETURN_NONE;
-  return PyLong_FromVoidPtr (stream == cudaStreamLegacy ? NULL : stream);
-}
 
 /* The name of @obj's type as Python code writes it ("torch.Tensor"). */
 static char *
@@ -530,12 +436,12 @@ tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array)
     return tgpy_address (obj, what, &array->ptr);
   /* torch raises AttributeError for a CPU tensor's interface: DLPack then
    * says where its memory is. */
-  if ((found = protocol (obj, "__cuda_array_interface__", &value)) == 1)
+  if ((found = tgpy_protocol (obj, "__cuda_array_interface__", &value)) == 1)
     {
       rc = from_cuda_array_interface (state, obj, value, what, array);
       Py_DECREF (value);
     }
-  else if (found == 0 && (found = protocol (obj, "__dlpack__", &value)) == 1)
+  else if (found == 0 && (found = tgpy_protocol (obj, "__dlpack__", &value)) == 1)
     {
       rc = from_dlpack (state, obj, value, what, array);
       Py_DECREF (value);

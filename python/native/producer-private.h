@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* producer-private.h: the Producer object, shared by producer.c (the type,
- * bindings, calls) and producer-stages.c (its stage builders). */
+/* producer-private.h: the Producer object, shared by producer.c (the type),
+ * producer-stages.c (its stage builders), producer-bindings.c (its bindings)
+ * and producer-calls.c (its calls). */
 #ifndef TGPY_PRODUCER_PRIVATE_H
 #define TGPY_PRODUCER_PRIVATE_H
 
@@ -24,8 +25,8 @@ struct TgpyProducer
 };
 
 /* @obj (a Producer) while it is open, else NULL with ValueError.  Inline:
- * producer.c and producer-stages.c ask it, and producer.c's method table
- * holds producer-stages.c's builders. */
+ * every file of the Producer asks it, and producer.c's method table holds
+ * the other files' methods. */
 static inline TgpyProducer *
 tgpy_producer_open (PyObject *obj)
 {
@@ -48,5 +49,25 @@ PyObject *tgpy_producer_add_switch_stage (PyObject *obj, PyObject *args,
 PyObject *tgpy_producer_declare_binding (PyObject *obj, PyObject *args);
 PyObject *tgpy_producer_set_stage_condition (PyObject *obj, PyObject *args);
 PyObject *tgpy_producer_set_stage_else (PyObject *obj, PyObject *args);
+
+/* The bindings (producer-bindings.c): the rebind handler that producer.c
+ * gives each producer, with its data's destroy notify, and the methods. */
+gboolean tgpy_producer_on_rebind (TgProducer *producer, const char *binding,
+                                  gpointer old_ptr, gpointer new_ptr, gpointer data);
+void tgpy_producer_binds_free (gpointer data);
+PyObject *tgpy_producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs);
+PyObject *tgpy_producer_get_binding (PyObject *obj, PyObject *name_obj);
+PyObject *tgpy_producer_binding_owner (PyObject *obj, PyObject *name);
+
+/* The calls (producer-calls.c), methods of Producer, and its stream getter. */
+PyObject *tgpy_producer_set_stream (PyObject *obj, PyObject *stream_obj);
+PyObject *tgpy_producer_get_stream (PyObject *obj, void *closure);
+PyObject *tgpy_producer_run (PyObject *obj, PyTypeObject *defining_class,
+                             PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames);
+PyObject *tgpy_producer_resolve (PyObject *obj, PyTypeObject *defining_class,
+                                 PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames);
+PyObject *tgpy_producer_runner_stats (PyObject *obj, PyObject *unused);
 
 #endif

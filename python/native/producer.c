@@ -1,58 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* producer.c: Producer, one Python object per TgProducer: the type, its
- * bindings and its calls (its stage builders are producer-stages.c, stages
- * written in Python TgpyStage trampolines).  The objects bound to the producer
- * (tensors, arrays) are kept in a dict that the C producer owns through its
- * rebind handler's data, so they live as long as the producer does -- also
- * when a graph that retained the producer outlives the Python object.  An
- * object rebound after the producer was captured is retired, not dropped:
- * graphs of the caller that recorded it may still use it. */
+/* producer.c: Producer, one Python object per TgProducer: the type, its life
+ * and attributes, and its method table, which holds its stage builders
+ * (producer-stages.c), its bindings (producer-bindings.c) and its calls
+ * (producer-calls.c).  Stages written in Python are TgpyStage trampolines. */
 #include "producer-private.h"
 
-#include <string.h>
 #include <structmember.h>
-
-/* A rebind seen by on_rebind() during this thread's bind. */
-static _Thread_local gboolean rebound;
-
-static void
-binds_free (gpointer data)
-{
-  Binds *b = data;
-
-  if (!tgpy_is_finalizing ())
-    {
-      PyGILState_STATE gil = PyGILState_Ensure ();
-      Py_XDECREF (b->owners);
-      Py_XDECREF (b->retired);
-      Py_XDECREF (b->warning);
-      PyGILState_Release (gil);
-    }
-  g_free (b);
-}
-
-/* Called by tg_producer_bind() for a rebind after capture: a Python warning
- * (RebindAfterCaptureWarning), which warnings filters may make an error. */
-static gboolean
-on_rebind (TgProducer *producer, const char *binding, gpointer old_ptr,
-           gpointer new_ptr, gpointer data)
-{
-  Binds *b = data;
-  PyGILState_STATE gil = PyGILState_Ensure ();
-  char *message = g_strdup_printf (
-      "binding '%s' of producer '%s' changed from %p to %p after the producer was "
-      "captured: its own graphs are updated at the next call, and every graph of "
-      "yours that recorded it (a torch.cuda.graph) still uses the old buffer and must "
-      "be captured again",
-      binding, tg_producer_get_name (producer), old_ptr, new_ptr);
-
-  rebound = TRUE;
-  if (PyErr_WarnEx (b->warning, message, 2) < 0)
-    tgpy_exception_stash (NULL);
-  g_free (message);
-  PyGILState_Release (gil);
-  return TRUE;
-}
 
 TgProducer *
 tgpy_producer_get (TgpyState *state, PyObject *obj)
@@ -86,7 +39,8 @@ attach (TgpyProducer *self, TgpyState *state, TgProducer *producer)
   self->binds = b;
   self->stages = g_ptr_array_new ();
   /* The handler's data lives as long as the C producer. */
-  tg_producer_set_rebind_handler (producer, on_rebind, b, binds_free);
+  tg_producer_set_rebind_handler (producer, tgpy_producer_on_rebind, b,
+                                  tgpy_producer_binds_free);
   return 0;
 }
 
@@ -191,296 +145,6 @@ producer_dealloc (TgpyProducer *self)
   Py_DECREF (type);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Bindings                                                                  */
-
-static PyObject *
-producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
-{
-  static char *names[] = { "name", "array", "size", "dtype", NULL };
-  TgpyProducer *self = tgpy_producer_open (obj);
-  TgpyState *state = tgpy_state_of (obj);
-  PyObject *name_obj, *array_obj, *size_obj = Py_None, *owner, *old;
-  TgProducer *producer;
-  Binds *b;
-  gint64 size;
-  const char *name, *dtype = NULL;
-  GError *error = NULL;
-  TgpyArray a;
-  TgpyCall call;
-  gboolean ok;
-
-  /* tg_producer_bind() takes an empty name as misuse. */
-  if (self == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Oz:bind", names, &name_obj,
-                                       &array_obj, &size_obj, &dtype)
-      || tgpy_name (name_obj, "name", FALSE, &name) < 0
-      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0)
-    return NULL;
-  if (array_obj == Py_None)
-    a = (TgpyArray){ NULL, 0, "", -1 };
-  else
-    {
-      char *what = g_strdup_printf ("binding '%s' of producer '%s'", name,
-                                    tg_producer_get_name (self->producer));
-      int rc = tgpy_array (state, array_obj, what, &a);
-
-      if (rc == 0 && dtype != NULL)
-        rc = tgpy_array_dtype_check (state, array_obj, what, &a, dtype);
-      g_free (what);
-      if (rc < 0)
-        {
-          tgpy_error_about (state, tg_producer_get_name (self->producer), name);
-          return NULL;
-        }
-    }
-  if (size < 0)
-    size = (gint64)a.nbytes;
-  else if (a.nbytes != 0 && (guint64)size > a.nbytes)
-    {
-      GError *e
-          = g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                         "binding '%s' of producer '%s': size=%" G_GINT64_FORMAT
-                         " bytes, but the array holds %zu; pass at most its size",
-                         name, tg_producer_get_name (self->producer), size, a.nbytes);
-
-      tg_error_set_fields (e, tg_producer_get_name (self->producer), NULL, name);
-      return tgpy_raise (state, e, NULL);
-    }
-  if (a.ptr != NULL && size == 0)
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "the size of an int address is not known: pass size=");
-  rebound = FALSE;
-  /* Held, with its Binds, for the call: the rebind warning runs Python code,
-   * and another thread may close the producer meanwhile. */
-  producer = tg_producer_ref (self->producer);
-  b = self->binds;
-  tgpy_call_begin (&call);
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_bind (producer, name, a.ptr, (gsize)size, &error);
-  Py_END_ALLOW_THREADS;
-  if (ok)
-    {
-      PyObject *key = PyUnicode_FromString (name);
-
-      /* The old object: still needed by graphs that recorded it after a
-       * rebind, else no longer. */
-      old = key != NULL ? PyDict_GetItem (b->owners, key) : NULL;
-      if (old != NULL && rebound && old != Py_None)
-        ok = PyList_Append (b->retired, old) == 0;
-      owner = PyLong_Check (array_obj) ? Py_None : array_obj;
-      if (ok && key != NULL)
-        ok = (array_obj == Py_None ? (old == NULL ? 0 : PyDict_DelItem (b->owners, key))
-                                   : PyDict_SetItem (b->owners, key, owner))
-             == 0;
-      Py_XDECREF (key);
-      if (!ok)
-        {
-          tg_producer_unref (producer);
-          (void)tgpy_call_end (state, &call, TRUE, NULL);
-          return NULL;
-        }
-    }
-  tg_producer_unref (producer);
-  if (tgpy_call_end (state, &call, ok, error) < 0)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-producer_get_binding (PyObject *obj, PyObject *name_obj)
-{
-  TgpyProducer *self = tgpy_producer_open (obj);
-  const char *name;
-  gpointer ptr;
-  gsize size = 0;
-
-  if (self == NULL || tgpy_name (name_obj, "name", FALSE, &name) < 0)
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ptr = tg_producer_get_binding (self->producer, name, &size);
-  Py_END_ALLOW_THREADS;
-  if (ptr == NULL)
-    Py_RETURN_NONE;
-  return Py_BuildValue ("(Nn)", PyLong_FromVoidPtr (ptr), (Py_ssize_t)size);
-}
-
-static PyObject *
-producer_binding_owner (PyObject *obj, PyObject *name)
-{
-  TgpyProducer *self = tgpy_producer_open (obj);
-  PyObject *owner;
-  const char *s;
-
-  if (self == NULL || tgpy_name (name, "name", FALSE, &s) < 0)
-    return NULL;
-  owner = PyDict_GetItem (self->binds->owners, name);
-  if (owner == NULL)
-    Py_RETURN_NONE;
-  Py_INCREF (owner);
-  return owner;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Streams, calls, counters                                                  */
-
-static PyObject *
-producer_set_stream (PyObject *obj, PyObject *stream_obj)
-{
-  TgpyProducer *self = tgpy_producer_open (obj);
-  cudaStream_t stream;
-  GError *error = NULL;
-  gboolean ok;
-
-  if (self == NULL || tgpy_stream (stream_obj, "stream", &stream) < 0)
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_set_stream (self->producer, stream, &error);
-  Py_END_ALLOW_THREADS;
-  if (!ok)
-    return tgpy_raise (tgpy_state_of (obj), error, NULL);
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-producer_get_stream (PyObject *obj, void *closure)
-{
-  TgpyProducer *self = tgpy_producer_open (obj);
-  cudaStream_t stream;
-
-  if (self == NULL)
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  stream = tg_producer_get_stream (self->producer);
-  Py_END_ALLOW_THREADS;
-  return tgpy_stream_to_object (stream);
-}
-
-/* run and resolve take (stream=None, policy=0, condition=None), positional
- * or by keyword, parsed by hand: run is the hot path of REPLAY.  The policy
- * is converted to a C int; libtrackgen refuses one that is no TgPolicy. */
-static int
-call_args (TgpyState *state, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-           cudaStream_t *stream, TgPolicy *policy, TgCondition *condition)
-{
-  static const char *const names[] = { "stream", "policy", "condition" };
-  PyObject *values[3] = { NULL, NULL, NULL };
-  gint64 p = TG_POLICY_AUTO;
-
-  if (nargs > 3)
-    {
-      PyErr_SetString (PyExc_TypeError,
-                       "at most 3 arguments: stream, policy, condition");
-      return -1;
-    }
-  for (Py_ssize_t i = 0; i < nargs; i++)
-    values[i] = args[i];
-  if (kwnames != NULL)
-    for (Py_ssize_t k = 0; k < PyTuple_Size (kwnames); k++)
-      {
-        const char *key = PyUnicode_AsUTF8AndSize (PyTuple_GetItem (kwnames, k), NULL);
-        guint i = 0;
-
-        while (i < 3 && strcmp (key, names[i]) != 0)
-          i++;
-        if (i == 3 || values[i] != NULL)
-          {
-            PyErr_Format (PyExc_TypeError, "%s keyword argument '%s'",
-                          i == 3 ? "unexpected" : "repeated", key);
-            return -1;
-          }
-        values[i] = args[nargs + k];
-      }
-  if (tgpy_stream (values[0], "stream", stream) < 0)
-    return -1;
-  if (values[1] != NULL && values[1] != Py_None
-      && tgpy_count (values[1], "policy", G_MININT, G_MAXINT, &p) < 0)
-    return -1;
-  *policy = (TgPolicy)p;
-  return tgpy_condition (state, values[2], condition);
-}
-
-/* run and resolve are METH_METHOD: the hot path reads the module state
- * from the class that defines them, with no walk up a subclass's bases. */
-static PyObject *
-producer_run (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
-              Py_ssize_t nargs, PyObject *kwnames)
-{
-  TgpyProducer *self = tgpy_producer_open (obj);
-  TgProducer *producer;
-  TgpyState *state = PyType_GetModuleState (defining_class);
-  TgCallStream stream = TG_CALL_STREAM (TG_STREAM_AUTO);
-  TgPolicy policy;
-  TgCondition condition;
-  GError *error = NULL;
-  TgpyCall call;
-  gboolean ok;
-
-  if (self == NULL
-      || call_args (state, args, nargs, kwnames, &stream.stream, &policy, &condition)
-             < 0
-      || tgpy_ambient (state, tg_producer_get_device (self->producer), &stream) < 0)
-    return NULL;
-  /* Held for the call: a stage that closes its own producer (or another
-   * thread that does) frees it only once the call is over. */
-  producer = tg_producer_ref (self->producer);
-  tgpy_call_begin (&call);
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_run_full (producer, &stream, policy, condition, &error);
-  Py_END_ALLOW_THREADS;
-  /* The last reference calls the stages' destroy notifies: under the GIL. */
-  tg_producer_unref (producer);
-  if (tgpy_call_end (state, &call, ok, error) < 0)
-    return NULL;
-  Py_RETURN_NONE;
-}
-
-static PyObject *
-producer_resolve (PyObject *obj, PyTypeObject *defining_class, PyObject *const *args,
-                  Py_ssize_t nargs, PyObject *kwnames)
-{
-  TgpyProducer *self = tgpy_producer_open (obj);
-  TgpyState *state = PyType_GetModuleState (defining_class);
-  TgCallStream stream = TG_CALL_STREAM (TG_STREAM_AUTO);
-  cudaStream_t resolved = NULL;
-  TgPolicy policy, decided = TG_POLICY_AUTO;
-  TgCondition condition;
-  GError *error = NULL;
-  gboolean ok;
-
-  if (self == NULL
-      || call_args (state, args, nargs, kwnames, &stream.stream, &policy, &condition)
-             < 0
-      || tgpy_ambient (state, tg_producer_get_device (self->producer), &stream) < 0)
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_resolve_full (self->producer, &stream, policy, condition, &decided,
-                                 &resolved, &error);
-  Py_END_ALLOW_THREADS;
-  if (!ok)
-    return tgpy_raise (state, error, NULL);
-  return Py_BuildValue ("(NN)", tgpy_enum_value (state->policy_enum, decided),
-                        tgpy_stream_to_object (resolved));
-}
-
-static PyObject *
-producer_runner_stats (PyObject *obj, PyObject *unused)
-{
-  TgpyProducer *self = tgpy_producer_open (obj);
-  TgRunnerStats s;
-
-  if (self == NULL)
-    return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  tg_producer_get_runner_stats (self->producer, &s);
-  Py_END_ALLOW_THREADS;
-  return Py_BuildValue (
-      "(IKKKKKN)", s.n_segments, (unsigned long long)s.n_captures,
-      (unsigned long long)s.n_replays, (unsigned long long)s.n_updates,
-      (unsigned long long)s.n_recaptures, (unsigned long long)s.n_rebinds,
-      tgpy_enum_value (tgpy_state_of (obj)->rebind_outcome_enum, s.last_rebind));
-}
-
 static PyObject *
 producer_close (PyObject *obj, PyObject *unused)
 {
@@ -561,17 +225,18 @@ static PyMethodDef producer_methods[] = {
     "(written in "
     "Python) an else branch, ``func(ctx)``, run when its flag is 0; None removes it "
     "(tg_producer_set_stage_else())." },
-  { "_bind", (PyCFunction)(void (*) (void))producer_bind, METH_VARARGS | METH_KEYWORDS,
+  { "_bind", (PyCFunction)(void (*) (void))tgpy_producer_bind,
+    METH_VARARGS | METH_KEYWORDS,
     "_bind($self, name, array, size=None, dtype=None)\n--\n\ntg_producer_bind(); None "
     "unbinds; an array that carries a dtype other than *dtype* is refused." },
-  { "get_binding", producer_get_binding, METH_O,
+  { "get_binding", tgpy_producer_get_binding, METH_O,
     "get_binding($self, name, /)\n--\n\n(address, size) bound as *name*, or None." },
-  { "binding_owner", producer_binding_owner, METH_O,
+  { "binding_owner", tgpy_producer_binding_owner, METH_O,
     "binding_owner($self, name, /)\n--\n\nThe object bound as *name*, or None." },
-  { "set_stream", producer_set_stream, METH_O,
+  { "set_stream", tgpy_producer_set_stream, METH_O,
     "set_stream($self, stream, /)\n--\n\nBinds the stream that calls passing None use "
     "(tg_producer_set_stream()); None unbinds." },
-  { "run", (PyCFunction)(void (*) (void))producer_run,
+  { "run", (PyCFunction)(void (*) (void))tgpy_producer_run,
     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
     /* No text signature: inspect cannot evaluate Policy.AUTO, so the first
      * line, which help() and Sphinx show as it is, is the signature. */
@@ -603,7 +268,7 @@ static PyMethodDef producer_methods[] = {
     "    CudaError: A CUDA call failed.\n"
     "    StageError: A stage written in Python raised; its exception is the\n"
     "        cause.\n" },
-  { "resolve", (PyCFunction)(void (*) (void))producer_resolve,
+  { "resolve", (PyCFunction)(void (*) (void))tgpy_producer_resolve,
     METH_METHOD | METH_FASTCALL | METH_KEYWORDS,
     "resolve(stream=None, policy=Policy.AUTO, condition=None)\n\n"
     "The policy and the stream a run would use, without running\n"
@@ -614,7 +279,7 @@ static PyMethodDef producer_methods[] = {
     "    condition (Condition | ArrayLike | None): As :meth:`run` takes it.\n\n"
     "Returns:\n"
     "    tuple[Policy, int]: The policy the call would take and its stream.\n" },
-  { "_runner_stats", producer_runner_stats, METH_NOARGS,
+  { "_runner_stats", tgpy_producer_runner_stats, METH_NOARGS,
     "_runner_stats($self)\n--\n\ntg_producer_get_runner_stats() as a tuple." },
   { "close", producer_close, METH_NOARGS,
     "close($self)\n--\n\nDrops this object's reference to the C producer now; graphs "
@@ -627,7 +292,7 @@ static PyGetSetDef producer_getset[] = {
   { "name", producer_get_name, NULL, "The producer's name.", NULL },
   { "device", producer_get_device, NULL, "The producer's CUDA device.", NULL },
   { "n_stages", producer_get_n_stages, NULL, "The number of stages.", NULL },
-  { "stream", producer_get_stream, NULL,
+  { "stream", tgpy_producer_get_stream, NULL,
     "The bound stream (an int), or None when none is bound.", NULL },
   { "closed", producer_get_closed, NULL, "Whether close() was called.", NULL },
   { "_handle", producer_get_handle, NULL, "The TgProducer * (an int).", NULL },

@@ -2,8 +2,9 @@
 """The Python snippets of doc/python.md, doc/torch.md, doc/tracks.md,
 doc/warp.md and doc/simulators.md, each page's run in order in one
 namespace on a GPU (the last two with warp too; each one compiled
-everywhere), so the pages cannot show code that does not work; and a
-docstring for every public name, which the Sphinx reference shows."""
+everywhere), and those of doc/seeds.md, host Python, run everywhere, so
+the pages cannot show code that does not work; and a docstring for every
+public name, which the Sphinx reference shows."""
 import enum
 import gc
 import importlib
@@ -22,6 +23,8 @@ DOC = os.path.join(os.environ.get("abs_top_srcdir",
                    "doc")
 PAGES = ("python.md", "torch.md", "tracks.md")
 WARP_PAGES = ("warp.md", "simulators.md")
+# Pages whose snippets need neither torch nor a device.
+HOST_PAGES = ("seeds.md",)
 
 
 def snippets(page):
@@ -38,7 +41,6 @@ class Pages(unittest.TestCase):
                 compile(block, "%s, snippet %d" % (page, i + 1), "exec")
 
     def run_pages(self, pages):
-        tgtest.require_gpu()
         for page in pages:
             namespace = {"__name__": "doc_" + page[:-3]}
             for i, block in enumerate(snippets(page)):
@@ -53,13 +55,20 @@ class Pages(unittest.TestCase):
             gc.collect()
 
     def test_snippets_run(self):
+        tgtest.require_gpu()
         self.run_pages(PAGES)
+
+    def test_host_snippets_run(self):
+        for page in HOST_PAGES:
+            self.assertTrue(snippets(page), page)
+        self.run_pages(HOST_PAGES)
 
     def test_warp_snippets_run(self):
         try:
             import warp  # noqa: F401
         except ImportError:
             raise unittest.SkipTest("no warp (pip install warp-lang)")
+        tgtest.require_gpu()
         self.run_pages(WARP_PAGES)
 
 

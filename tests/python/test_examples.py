@@ -7,7 +7,8 @@ on demand) and examples/race_mjwarp.py (the loop on MuJoCo Warp, in a torch
 graph and a Warp capture); their determinism checks and counters.
 Without torch or a GPU they skip.  race_mjwarp.py's model, controller and
 episodes are also checked on Warp's CPU device wherever mujoco_warp is
-installed (simloop_warp.py's kernels: test_warp_tracks)."""
+installed (simloop_warp.py's kernels: test_warp_tracks).  Without a GPU,
+the C loop examples/simloop is checked to say so and exit 77."""
 import os
 import re
 import subprocess
@@ -17,6 +18,7 @@ import unittest
 
 import tap
 import tgtest
+from track_gen import exec as tx
 from track_gen import seeds
 
 try:
@@ -34,6 +36,10 @@ except ImportError:
 EXAMPLES = os.path.join(os.environ.get("abs_top_srcdir",
                                        os.path.join(os.path.dirname(__file__), "..", "..")),
                         "examples")
+BUILT_EXAMPLES = os.path.join(os.environ.get("abs_top_builddir",
+                                             os.path.join(os.path.dirname(__file__), "..",
+                                                          "..")),
+                              "examples")
 
 
 def run(args, timeout=600):
@@ -208,6 +214,20 @@ class Examples(unittest.TestCase):
             if not have or needs.get(name, False):
                 r = run([os.path.join(EXAMPLES, name)])
                 self.assertEqual(r.returncode, 77, name + ": " + r.stderr)
+
+    def test_c_simloop_without_a_gpu(self):
+        """The README's promise: without a GPU, examples/simloop says so and
+        exits with status 77."""
+        try:
+            tx.device_check(0)
+        except tx.TrackGenError:
+            pass
+        else:
+            self.skipTest("a device runs TrackGen's kernels here: simloop would run")
+        r = subprocess.run([os.path.join(BUILT_EXAMPLES, "simloop")], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 77, r.stdout + r.stderr)
+        self.assertIn("simloop: needs a CUDA GPU", r.stderr)
 
 
 class RaceMjwarpCpu(unittest.TestCase):

@@ -51,7 +51,12 @@ class Host(unittest.TestCase):
                 (0x0123456789ABCDEF, 42, 0x95F2F51FE5430CE8),
                 (42, 0, 0xBDD732262FEB6E95),
                 (0xDEADBEEFCAFEBABE, 0x80000000, 0x8985E64ECFCFDE94),
-                (0x8000000000000000, 7, 0x6250485B3CDEFBBD)]:
+                (0x8000000000000000, 7, 0x6250485B3CDEFBBD),
+                # doc/seeds.md's: effective_seed(env_seed(42, 0), 0), the
+                # env seed as the env table below has it, and
+                # effective_seed(42, 7).
+                (0xBDD732262FEB6E95, 0, 0xE37241C09304F97F),
+                (42, 7, 0xB4346C5A4AC089C3)]:
             self.assertEqual(seeds.effective_seed(seed, epoch), out)
         for base, env, out in [(0, 0, 0xE220A8397B1DCDAF), (42, 0, 0xBDD732262FEB6E95),
                                (42, 1, 0x28EFE333B266F103), (42, 63, 0x0B7DCBD429A0BAAA),

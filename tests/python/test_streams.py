@@ -408,6 +408,52 @@ class TorchRule(tgtest.GpuCase):
         state.close()
         del g
 
+    def test_legacy_plugin_stage_raises_its_error(self):
+        # A stage that launches only on the legacy stream (torch's default
+        # stream) is refused with LegacyPluginStreamError, before it runs:
+        # on another stream, under an explicit REPLAY on the legacy stream,
+        # and inside a torch capture, which goes on.  Eagerly on the legacy
+        # stream it runs.
+        torch = self.torch
+        buf = torch.zeros(4, dtype=torch.int64, device="cuda")
+        calls = []
+
+        def plugin(ctx):
+            calls.append(ctx.stream)
+            with torch.cuda.stream(torch.cuda.default_stream()):
+                buf.add_(1)
+
+        p = tx.Producer("legacy-plugin")
+        p.add_device_stage("plugin", plugin, capture_safe=True, legacy_stream=True)
+        side = torch.cuda.Stream()
+
+        def refused(call):
+            with self.assertRaises(tx.LegacyPluginStreamError) as caught:
+                call()
+            e = caught.exception
+            self.assertIsInstance(e, tx.CaptureError)
+            self.assertIs(e.code, tx.CaptureErrorCode.LEGACY_PLUGIN_STREAM)
+            self.assertEqual((e.producer, e.stage), ("legacy-plugin", "plugin"))
+
+        refused(lambda: p.run(side))
+        refused(lambda: p.run(0, policy=tx.Policy.REPLAY))
+        x = torch.zeros(4, device="cuda")
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            refused(p.run)
+            x.add_(1)  # the capture goes on
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertEqual(x.tolist(), [1.0] * 4)
+        self.assertEqual(calls, [])
+        self.assertEqual(buf.tolist(), [0] * 4)
+        p.run(0)
+        torch.cuda.synchronize()
+        self.assertEqual(calls, [0])
+        self.assertEqual(buf.tolist(), [1] * 4)
+        p.close()
+        del g
+
     def test_calls_in_a_stage_go_to_its_stream_under_registered(self):
         # The registered capture is the caller's: inside a stage, a call that
         # names no stream goes to the stage's stream (torch's current one),
