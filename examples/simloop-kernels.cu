@@ -97,7 +97,8 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
 // The step with the track producer's call fused in: the agents move, then
 // the envs that ended switch (and, in the step graph, the refill runs), as
 // the producer's call after the tally does, with the family the tally
-// gives this step.  One kernel a mode: the other's code would cost every
+// gives this step; the tally kernel, which runs after it anyway, decides
+// the next refill.  One kernel a mode: the other's code would cost every
 // step its shared memory and registers.
 template <bool Overlap>
 static __global__ void
@@ -119,18 +120,24 @@ __launch_bounds__ (TRACK_BLOCK)
                          fused.current, fused.overlap_spares);
   else
     lookahead_call (fused.shape, fused.max_iters, n_switch, ended, nullptr, f, fused.seeds,
-                    fused.epochs, fused.current, fused.spares);
+                    fused.epochs, fused.current, fused.spares, false);
 }
 
+// @refill, with the lookahead's call fused into the step (no overlap):
+// the next refill is decided here, once every block of the step tallied.
 static __global__ void
 tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
-              int32_t *family)
+              int32_t *family, TrackRefill *refill, uint32_t refill_batch)
 {
+  const int32_t f = step_family (params, counters->steps);
+
+  if (refill != nullptr)
+    lookahead_decide (refill, refill_batch, f);
   if (*any_done)
     counters->regen_steps++;
   else
     counters->skipped_steps++;
-  *family = step_family (params, counters->steps);
+  *family = f;
   counters->steps++;
 }
 
@@ -173,7 +180,11 @@ sim_launch_step_fused (cudaStream_t stream, SimParams params, float *progress,
 
 extern "C" cudaError_t
 sim_launch_tally (cudaStream_t stream, SimParams params, const int32_t *any_done,
-                  SimCounters *counters, int32_t *family)
+                  SimCounters *counters, int32_t *family, const TrackFused *fused)
 {
-  return launch_kernel (tally_kernel, 1, 1, 0, stream, params, any_done, counters, family);
+  const bool decide = fused != nullptr && !fused->overlap;
+
+  return launch_kernel (tally_kernel, 1, 1, 0, stream, params, any_done, counters, family,
+                        decide ? fused->spares.refill : nullptr,
+                        decide ? fused->spares.refill_batch : 0u);
 }

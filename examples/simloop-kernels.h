@@ -63,7 +63,9 @@ TRACK_EXTERN_C cudaError_t sim_launch_step (cudaStream_t stream, SimParams param
  * gives this step, and the refill runs there too (with overlap, beside the
  * steps, started by the refiller's poll); the same tracks, epochs and
  * counters as sim_launch_step(), sim_launch_tally() and the producer's call
- * after them, bit for bit, with one kernel fewer on the step. */
+ * after them, bit for bit, with one kernel fewer on the step.  Without
+ * overlap, the next refill is decided by sim_launch_tally() given @fused,
+ * which must follow before the next step. */
 TRACK_EXTERN_C cudaError_t sim_launch_step_fused (cudaStream_t stream, SimParams params,
                                                   float *progress, uint8_t *mask,
                                                   int32_t *any_done, SimCounters *counters,
@@ -74,9 +76,12 @@ TRACK_EXTERN_C cudaError_t sim_launch_step_fused (cudaStream_t stream, SimParams
  * mod TRACK_N_FAMILIES, then steps + 1.  The curriculum follows the step
  * number, the same in every shard of a population, where a count of
  * regenerations would not be: a shard regenerates when one of its own envs
- * ends. */
+ * ends.  @fused: after sim_launch_step_fused() (no overlap), the tally
+ * decides the lookahead's next refill too (lookahead_decide(): its call in
+ * the step kernel leaves that to a later kernel); NULL otherwise. */
 TRACK_EXTERN_C cudaError_t sim_launch_tally (cudaStream_t stream, SimParams params,
                                              const int32_t *any_done,
-                                             SimCounters *counters, int32_t *family);
+                                             SimCounters *counters, int32_t *family,
+                                             const TrackFused *fused);
 
 #endif /* SIMLOOP_KERNELS_H */

@@ -315,7 +315,8 @@ enqueue_step (SimShard *shard, SimParams params, gboolean fused, GError **error)
                                       shard->any_done, shard->counters),
              error)
          && TRACK_CUDA_OK (sim_launch_tally (s, params, shard->any_done,
-                                             shard->counters, shard->family),
+                                             shard->counters, shard->family,
+                                             fused ? &shard->fused : NULL),
                            error);
 }
 

@@ -132,7 +132,10 @@ typedef struct
  * b * TRACK_BLOCK + t, on blocks of TRACK_BLOCK threads with
  * track_env_smem() bytes of dynamic shared memory:
  *   - lookahead_call() (track-lookahead.cuh): ceil(n_envs / TRACK_BLOCK)
- *     switch blocks, then n_refill_blocks refill blocks;
+ *     switch blocks, then n_refill_blocks refill blocks; with decide
+ *     false, one thread of a kernel the simulator runs after it (before
+ *     the next step) calls lookahead_decide() on spares.refill: the last
+ *     block's ticket then leaves the step kernel;
  *   - with overlap, overlap_switch_call() (track-overlap.cuh): the switch
  *     blocks alone (the refill runs beside, started by a TrackRefiller).
  * The tracks, epochs and counters are those of the producer's own calls,

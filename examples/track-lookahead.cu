@@ -22,7 +22,7 @@ __launch_bounds__ (TRACK_BLOCK)
 
   sp.claims = nullptr; // the mask says which envs ended
   lookahead_call (shape, max_iters, n_switch, masked, mask, f, seeds, epochs, current,
-                  sp);
+                  sp, true);
 }
 
 extern "C" cudaError_t

@@ -238,17 +238,47 @@ refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_bl
     }
 }
 
+// The next call's refill, decided once every block of this call tallied,
+// by one thread, for family @f: an env listed, and an env with no spare
+// left or at least @batch slots spent since the last refill.  The words
+// were changed with atomics in this call: read together (both lists'
+// lengths, none waiting for @cur), one round trip.
+static __device__ void
+lookahead_decide (TrackRefill *r, uint32_t batch, int32_t f)
+{
+  const uint32_t cur = relaxed (r->cur), go = relaxed (r->go);
+  const uint32_t n0 = relaxed (r->n[0]), n1 = relaxed (r->n[1]);
+  const uint32_t spent = relaxed (r->spent), listed = cur ? n1 : n0;
+  const int32_t urgent = relaxed (r->urgent);
+  const bool next = family_in_range (f) && listed > 0 && (urgent != 0 || spent >= batch);
+
+  if (go)
+    r->n[1 - cur] = 0; // refilled, or moved to the list ends append to
+  if (next)            // the next call refills what this one listed
+    {
+      r->cur = 1 - cur;
+      r->spent = 0;
+    }
+  r->go = next;
+  r->urgent = 0;
+}
+
 // One call of the lookahead, by the block that runs it: of a kernel of
 // n_switch switch blocks (a thread per env: @ended, whether this thread's
 // env ended) and refill blocks after them, TRACK_BLOCK threads and
 // track_env_smem() bytes of dynamic shared memory each, with family @f.
 // @mask: the ended envs, known before the kernel ran (the producer's own
 // kernel), or NULL when sp.claims guards them (a simulator's step kernel
-// that calls this once its agents moved).  See track_launch_lookahead().
+// that calls this once its agents moved).  @decide: the kernel's last block
+// decides the next refill (lookahead_decide(), after a ticket every block
+// takes); false: one thread of a later kernel calls lookahead_decide(),
+// before the next call (a simulator's kernel that runs after its step
+// kernel anyway: the ticket's round trips leave the step).  See
+// track_launch_lookahead().
 static __device__ void
 lookahead_call (TrackShape shape, uint32_t max_iters, uint32_t n_switch, bool ended,
                 const uint8_t *mask, int32_t f, const uint64_t *seeds, uint32_t *epochs,
-                TrackRows current, TrackSpares sp)
+                TrackRows current, TrackSpares sp, bool decide)
 {
   extern __shared__ float2 smem[];
   const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
@@ -275,25 +305,8 @@ lookahead_call (TrackShape shape, uint32_t max_iters, uint32_t n_switch, bool en
       if (urgent)
         atomicOr (&sp.refill->urgent, 1);
       // This block's lists, tallies and slots land before its ticket.
-      if (last_block (&sp.refill->blocks, spent || go))
-        {
-          TrackRefill *r = sp.refill;
-          // Read together: one round trip, not one after another.
-          const uint32_t listed = relaxed (r->n[cur]), spent_all = relaxed (r->spent);
-          const int32_t urgent_any = relaxed (r->urgent);
-          const bool next = can_make && listed > 0
-                            && (urgent_any != 0 || spent_all >= sp.refill_batch);
-
-          if (go)
-            r->n[1 - cur] = 0; // refilled, or moved to the list ends append to
-          if (next) // the next call refills what this one listed
-            {
-              r->cur = 1 - cur;
-              r->spent = 0;
-            }
-          r->go = next;
-          r->urgent = 0;
-        }
+      if (decide && last_block (&sp.refill->blocks, spent || go))
+        lookahead_decide (sp.refill, sp.refill_batch, f);
     }
 }
 
