@@ -97,9 +97,9 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
 // The step with the track producer's call fused in: the agents move, then
 // the envs that ended switch (and, in the step graph, the refill runs), as
 // the producer's call after the tally does, with the family the tally
-// gives this step; the tally kernel, which runs after it anyway, decides
-// the next refill.  One kernel a mode: the other's code would cost every
-// step its shared memory and registers.
+// gives this step; without overlap, the tally kernel, which runs after it
+// anyway, decides the next refill.  One kernel a mode: the other's code
+// would cost every step its shared memory and registers.
 template <bool Overlap>
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
@@ -129,16 +129,19 @@ static __global__ void
 tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
               int32_t *family, TrackRefill *refill, uint32_t refill_batch)
 {
-  const int32_t f = step_family (params, counters->steps);
+  // Loaded before the decision's loads: one round trip for all.
+  const uint64_t steps = counters->steps;
+  const int32_t done = *any_done;
+  const int32_t f = step_family (params, steps);
 
   if (refill != nullptr)
     lookahead_decide (refill, refill_batch, f);
-  if (*any_done)
+  if (done)
     counters->regen_steps++;
   else
     counters->skipped_steps++;
   *family = f;
-  counters->steps++;
+  counters->steps = steps + 1;
 }
 
 #define GRID(n) ((n) + 255) / 256, 256

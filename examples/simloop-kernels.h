@@ -76,9 +76,10 @@ TRACK_EXTERN_C cudaError_t sim_launch_step_fused (cudaStream_t stream, SimParams
  * mod TRACK_N_FAMILIES, then steps + 1.  The curriculum follows the step
  * number, the same in every shard of a population, where a count of
  * regenerations would not be: a shard regenerates when one of its own envs
- * ends.  @fused: after sim_launch_step_fused() (no overlap), the tally
- * decides the lookahead's next refill too (lookahead_decide(): its call in
- * the step kernel leaves that to a later kernel); NULL otherwise. */
+ * ends.  @fused: right after each sim_launch_step_fused() with it, the
+ * tally decides the lookahead's next refill too (lookahead_decide(): the
+ * call in the step kernel leaves that to a later kernel); ignored with
+ * overlap (its refill runs beside); NULL after sim_launch_step(). */
 TRACK_EXTERN_C cudaError_t sim_launch_tally (cudaStream_t stream, SimParams params,
                                              const int32_t *any_done,
                                              SimCounters *counters, int32_t *family,

@@ -133,16 +133,19 @@ typedef struct
  * track_env_smem() bytes of dynamic shared memory:
  *   - lookahead_call() (track-lookahead.cuh): ceil(n_envs / TRACK_BLOCK)
  *     switch blocks, then n_refill_blocks refill blocks; with decide
- *     false, one thread of a kernel the simulator runs after it (before
- *     the next step) calls lookahead_decide() on spares.refill: the last
- *     block's ticket then leaves the step kernel;
+ *     false, one thread of a kernel the simulator runs after it calls
+ *     lookahead_decide() on spares.refill, exactly once after each such
+ *     call and before the next call of either kind (missed, the next call
+ *     refills the last list again; twice, a decided list is dropped): the
+ *     last block's ticket then leaves the step kernel;
  *   - with overlap, overlap_switch_call() (track-overlap.cuh): the switch
  *     blocks alone (the refill runs beside, started by a TrackRefiller).
  * The tracks, epochs and counters are those of the producer's own calls,
  * bit for bit (in the step graph, the envs that end in the very call that
  * refills them are guarded by their claims; in either mode, when refills
  * run may differ).  The producer's own calls (a reset, a first call) and
- * fused calls may take turns on one stream.  Made by track_fused_init()
+ * fused calls may take turns on one stream, each fused call of decide
+ * false decided before the next.  Made by track_fused_init()
  * (track-producer.h). */
 typedef struct
 {

@@ -277,13 +277,14 @@ lookahead_decide (TrackRefill *r, uint32_t batch, int32_t f)
 // track_launch_lookahead().
 static __device__ void
 lookahead_call (TrackShape shape, uint32_t max_iters, uint32_t n_switch, bool ended,
-                const uint8_t *mask, int32_t f, const uint64_t *seeds, uint32_t *epochs,
-                TrackRows current, TrackSpares sp, bool decide)
+                const uint8_t *mask, int32_t f, const uint64_t *seeds,
+                uint32_t *epochs, TrackRows current, TrackSpares sp, bool decide)
 {
   extern __shared__ float2 smem[];
   const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
   const bool can_make = family_in_range (f);
-  // Written by the last block alone, after every block read them.
+  // Written only by the decision, after every block read them (the last
+  // block's, or a later kernel's).
   const uint32_t cur = sp.refill->cur, go = sp.refill->go;
   int spent = 0, urgent = 0;
 

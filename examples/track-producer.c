@@ -177,8 +177,9 @@ init_overlap (TrackContext *ctx, TrackOverlap *overlap, cudaStream_t stream,
  * usually lists about refill_batch envs (fewer when an env ran out), whose
  * tracks are then made side by side, a refill taking about one track's
  * time (a block makes a track alone, latency-bound).  Every block of every
- * call takes part in the call's tally (its last block decides), refill or
- * not: a larger batch costs every step its blocks' launch. */
+ * call takes part in the call's tally (its last block, or a fused call's
+ * later kernel, decides), refill or not: a larger batch costs every step
+ * its blocks' launch. */
 static gboolean
 refill_blocks (const TrackConfig *c, int n_sms, guint *n, GError **error)
 {

@@ -192,6 +192,35 @@ typedef struct
   gboolean overlap;
 } FusedCase;
 
+/* The fused calls' refills were decided (by the tally kernel, after each
+ * step kernel): the tracks alone cannot tell, as an env with no spare
+ * makes its own track, the same one.  Decided, most envs hold a spare
+ * at the end; never decided (or decided twice, its list dropped), the
+ * envs' spares run out within L ends.  The lists hold each env once. */
+static void
+check_refills_decided (SimShard *shard, guint n_envs)
+{
+  TgProducer *track = sim_shard_get_track (shard);
+  g_autofree TrackSlots *slots = g_new (TrackSlots, n_envs);
+  TrackRefill refill;
+  gsize size = 0;
+  gpointer device = tg_producer_get_binding (track, "slots", &size);
+  guint ready = 0;
+
+  g_assert_cmpuint (size, ==, n_envs * sizeof (TrackSlots));
+  TG_TEST_CUDA (cudaMemcpy (slots, device, size, cudaMemcpyDeviceToHost));
+  device = tg_producer_get_binding (track, "refill", &size);
+  g_assert_cmpuint (size, ==, sizeof refill);
+  TG_TEST_CUDA (cudaMemcpy (&refill, device, size, cudaMemcpyDeviceToHost));
+  for (guint e = 0; e < n_envs; e++)
+    ready += slots[e].ready > 0;
+  g_test_message ("%u of %u envs hold a spare; lists of %u and %u envs", ready, n_envs,
+                  refill.n[0], refill.n[1]);
+  g_assert_cmpuint (ready, >=, n_envs / 4);
+  g_assert_cmpuint (refill.n[0], <=, n_envs);
+  g_assert_cmpuint (refill.n[1], <=, n_envs);
+}
+
 /* Runs @c's envs fused on one shard, in the step graph (@graph) or driven
  * from the host, into @snap and @counters; every claim let go at the end
  * (with overlap there is no "claims" binding: nothing to check), and with
@@ -231,6 +260,8 @@ run_fused (const FusedCase *c, SimOptions *options, gboolean graph, SimSnapshot 
     TG_TEST_CUDA (cudaMemcpy (claims, device, size, cudaMemcpyDeviceToHost));
   for (guint e = 0; e < size / sizeof (guint32); e++)
     g_assert_cmpuint (claims[e], ==, 0);
+  if (!c->overlap)
+    check_refills_decided (shard, c->n_envs);
   sim_shard_free (shard);
 }
 
