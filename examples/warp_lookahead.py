@@ -10,22 +10,25 @@ kernel, spare_row() in a kernel after it for the points), its epoch advanced
 by one in the SeedState's own array.  The spent slots are refilled by a
 Producer of two kernels, gated by a refill flag that the step sets on the
 device (refill_due()): the generation of every empty slot's points, then
-the relaxation iterated inside one kernel, a thread per slot, each stopping
-when its track is smooth as the WHILE does for it, and the test and
-measure.  No WHILE node: no iteration costs a node.  The simulator runs it
+the relaxation iterated inside one kernel, a warp per slot (a tiled kernel:
+its lanes relax the track's points together, pass by pass), each slot
+stopping when its track is smooth as the WHILE does for it, and the test
+and measure.  No WHILE node: no iteration costs a node.  The simulator runs it
 under conditional(refill), or at every step, where its kernels return at
 once while the flag is 0: no conditional node at all.  Or fused: no node of
 its own, the refill made by the simulator's second kernel in the step after
 the one that decided it, a thread a slot (see "lookahead, fused" below).
 """
+import functools
+
 import warp as wp
 
 # Warp resolves a kernel's functions and constants in its own module's
 # globals: those of warp_tracks.py that this module's kernels and functions
 # call, by name.
 from warp_tracks import (A_JITTER, LANES, MIN_COS, R_JITTER, RADIUS, bind, copy_row,
-                         effective_seed, generate_row, make_row, measure_row, relax_row,
-                         track_arrays)
+                         effective_seed, generate_row, make_row, midpoint, segment_length,
+                         sharp, track_arrays)
 
 # As warp_tracks.py's, for the same reason: no gradients (half the
 # compiling), and no multiply-add contraction: a track is made by different
@@ -33,8 +36,11 @@ from warp_tracks import (A_JITTER, LANES, MIN_COS, R_JITTER, RADIUS, bind, copy_
 # function's products differently in each, so that one rounding could differ
 # and the same (seed, epoch) give another track.  Each product and sum
 # rounded on its own are the same everywhere.  warp_tracks.py's functions
-# compiled into this module's kernels round as they do there.
-wp.set_module_options({"enable_backward": False, "fuse_fp": False})
+# compiled into this module's kernels round as they do there.  The refill's
+# relaxation kernels (refill_relax_kernel()) each have a module of their own,
+# with the same options.
+MODULE_OPTIONS = {"enable_backward": False, "fuse_fp": False}
+wp.set_module_options(MODULE_OPTIONS)
 
 # The lookahead's counts (Lookahead's "counts"): the slots spent and the envs
 # left with no spare since the last refill, those envs over the run, and,
@@ -136,32 +142,84 @@ def refill_generate_kernel(refill: wp.array(dtype=wp.int32), seeds: wp.array(dty
                  LANES, n_control, radius, r_jitter, a_jitter)
 
 
-@wp.kernel
-def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
-                        ready: wp.array(dtype=wp.int32),
-                        spare_points: wp.array2d(dtype=wp.vec2),
-                        spare_relaxed: wp.array2d(dtype=wp.vec2),
-                        spare_valid: wp.array(dtype=wp.uint8),
-                        spare_lengths: wp.array(dtype=wp.float32),
-                        counts: wp.array(dtype=wp.int32), n_spares: int, max_iters: int,
-                        min_cos: float):
-    """When the refill flag is set, a filled slot's relaxation, at most
-    max_iters steps while a turn is sharp, as the WHILE runs them for it
-    (the first step always: a smooth track is left as it is), ping-ponging
-    between its points and its scratch; then its validity and length; every
-    env's spares ready again."""
-    row = wp.tid()
-    if refill[0] == 0:
-        return
-    if row == 0:
-        counts[SPENT] = 0
-        counts[DRAINED] = 0
-    if row % n_spares == 0:
-        ready[row // n_spares] = n_spares
-    if fill[row] == 0:
-        return
-    relax_row(spare_points, spare_relaxed, row, max_iters, min_cos)
-    measure_row(spare_points, row, spare_valid, spare_lengths, min_cos)
+@wp.func
+def sharp_flag(prev: wp.vec2, cur: wp.vec2, nxt: wp.vec2, min_cos: float):
+    """1 where the turn at cur is sharp (relax()'s test), else 0."""
+    return wp.where(sharp(prev, cur, nxt, min_cos), 1, 0)
+
+
+@wp.func
+def relaxed_flagged(turn: int, prev: wp.vec2, cur: wp.vec2, nxt: wp.vec2):
+    """relax() of a point whose turn's sharp_flag() is *turn*."""
+    if turn != 0:
+        return midpoint(prev, nxt)
+    return cur
+
+
+@functools.cache
+def refill_relax_kernel(n_points):
+    """The refill's relaxation kernel for tracks of *n_points* (a tile's
+    shape is a constant of its code), launched tiled, a block a slot: when
+    the refill flag is set, a filled slot's relaxation, at most max_iters
+    steps while a turn is sharp, as the WHILE runs them for it; then its
+    validity and length; every env's spares ready again."""
+    last, first = n_points - 1, 1 - n_points  # tile_arange() takes constants
+
+    @wp.kernel(module="unique", module_options=MODULE_OPTIONS)
+    def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
+                            ready: wp.array(dtype=wp.int32),
+                            spare_points: wp.array2d(dtype=wp.vec2),
+                            spare_valid: wp.array(dtype=wp.uint8),
+                            spare_lengths: wp.array(dtype=wp.float32),
+                            counts: wp.array(dtype=wp.int32), n_spares: int, max_iters: int,
+                            min_cos: float):
+        row, lane = wp.tid()
+        if refill[0] == 0:
+            return  # the whole block: the tile operations below need all its lanes
+        if lane == 0:
+            if row == 0:
+                counts[SPENT] = 0
+                counts[DRAINED] = 0
+            if row % n_spares == 0:
+                ready[row // n_spares] = n_spares
+        if fill[row] == 0:
+            return
+        pts = wp.tile_load(spare_points[row], shape=n_points, storage="shared")
+        # Point i's neighbours, i - 1 and i + 1 - n: an index below 0 counts
+        # from the end, so i + 1, and 0 after the last.
+        before = wp.tile_arange(-1, last, 1, dtype=int, storage="shared")
+        after = wp.tile_arange(first, 1, 1, dtype=int, storage="shared")
+        # A step replaces each point by relax() of the old ones.  A track is
+        # tested before each step (a step on a smooth track changes nothing,
+        # so the WHILE's first step is skipped then) and after the last.  A
+        # step's new points are made before the test's reduction: its
+        # result reaches a lane only once every lane has read what it needs,
+        # so no lane then writes a point that another still reads, and
+        # tile_assign() syncs before the next step's reads.
+        go = int(1)
+        for it in range(max_iters + 1):
+            prev = pts[before]
+            nxt = pts[after]
+            turns = wp.tile_map(sharp_flag, prev, pts, nxt, min_cos)
+            relaxed = wp.tile_map(relaxed_flagged, turns, prev, pts, nxt)
+            go = wp.tile_extract(wp.tile_max(turns), 0)
+            if go == 0 or it == max_iters:
+                break
+            wp.tile_assign(pts, relaxed)
+        wp.tile_store(spare_points[row], pts)
+        # Valid: no sharp turn left (the last test's); the length summed in
+        # measure_row()'s order, by one lane (a tree's sum would round
+        # otherwise).
+        segments = wp.tile_zeros(shape=n_points, dtype=float, storage="shared")
+        wp.tile_assign(segments, wp.tile_map(segment_length, pts, pts[after]))
+        if lane == 0:
+            total = float(0.0)
+            for i in range(n_points):
+                total += wp.tile_extract(segments, i)
+            spare_lengths[row] = total
+            spare_valid[row] = wp.uint8(1 - go)
+
+    return refill_relax_kernel
 
 
 # -- lookahead, fused: the refill inside the step's second kernel --------------
@@ -292,21 +350,24 @@ def refill_fused_slot(row: int, seeds: wp.array(dtype=wp.uint64),
 # The arrays of the refill's stages, in their kernels' order.
 REFILL_USES = {
     "generate": ("refill", "seeds", "epochs", "head", "ready", "fill", "spare_points"),
-    "relax": ("refill", "fill", "ready", "spare_points", "spare_relaxed", "spare_valid",
-              "spare_lengths", "counts"),
+    "relax": ("refill", "fill", "ready", "spare_points", "spare_valid", "spare_lengths",
+              "counts"),
 }
 
 
-def refill_launch(stage, array, slots, args):
-    """The launch of the refill's stage *stage* ("generate" or "relax") as
-    (kernel, dim, inputs), its arrays array(name) (Lookahead's, by name),
-    for *slots* spares per env and the track options of *args*."""
+def launch_refill(stage, array, slots, args, **where):
+    """Launches the refill's stage *stage* ("generate" or "relax"), its
+    arrays array(name) (Lookahead's, by name), for *slots* spares per env
+    and the track options of *args*; *where*: wp.launch()'s device or
+    stream, if any."""
     inputs = [array(name) for name in REFILL_USES[stage]]
-    rows = array("fill").shape[0]  # the slots, a row each
+    rows, n_points = array("spare_points").shape  # the slots, a row each
     if stage == "generate":
-        return (refill_generate_kernel, rows * LANES,
-                inputs + [slots, args.control, RADIUS, R_JITTER, A_JITTER])
-    return refill_relax_kernel, rows, inputs + [slots, args.max_iters, MIN_COS]
+        wp.launch(refill_generate_kernel, rows * LANES,
+                  inputs=inputs + [slots, args.control, RADIUS, R_JITTER, A_JITTER], **where)
+    else:  # a warp a slot
+        wp.launch_tiled(refill_relax_kernel(n_points), dim=rows, block_dim=LANES,
+                        inputs=inputs + [slots, args.max_iters, MIN_COS], **where)
 
 
 class Lookahead:
@@ -339,8 +400,7 @@ class Lookahead:
         def stage(name):
             @twarp.stage(device=state.device)
             def run(ctx):
-                kernel, dim, inputs = refill_launch(name, ctx.binding, slots, args)
-                wp.launch(kernel, dim, inputs=inputs)
+                launch_refill(name, ctx.binding, slots, args)
             return run
 
         p = self.producer = tg.exec.Producer("warp-refill", state.device)

@@ -33,6 +33,10 @@ def warp_examples():
         raise unittest.SkipTest("no warp (pip install warp-lang)")
     if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
         raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
+    # The refill's relaxation is a tiled kernel, a warp a slot: its lanes run
+    # as lanes (cooperative fibers) on the CPU only with this; else one
+    # thread a block.
+    wp.config.enable_cpu_blocks = True
     sys.path.insert(0, EXAMPLES)
     import warp_lookahead
     import warp_step
@@ -277,9 +281,7 @@ class CpuLoop:
     def refill_spares(self):
         """Lookahead's refill: its stages' launches."""
         for stage in self.wl.REFILL_USES:
-            kernel, dim, inputs = self.wl.refill_launch(stage, self.array, self.slots,
-                                                        self.args)
-            wp.launch(kernel, dim, inputs=inputs, device="cpu")
+            self.wl.launch_refill(stage, self.array, self.slots, self.args, device="cpu")
 
     def step(self):
         """Sim.step()'s launches, then the regeneration when the step's flag
@@ -431,8 +433,8 @@ class LookaheadKernels(unittest.TestCase):
             "fill", "ready", "counts", "spare_points", "spare_valid", "spare_lengths")}
         for due in (0, 1):  # not due: the kernels return at once
             a["refill"].assign([due])
-            launch(wl.refill_launch(stage, a.__getitem__, slots, args)
-                   for stage in wl.REFILL_USES)
+            for stage in wl.REFILL_USES:
+                wl.launch_refill(stage, a.__getitem__, slots, args, device="cpu")
             if not due:
                 for k, value in before.items():
                     self.assertTrue(a[k].numpy().tobytes() == value.tobytes(), k)
