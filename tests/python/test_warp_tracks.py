@@ -204,9 +204,15 @@ def on_demand(wt, keys, mask, points, relaxed, valid, lengths, go, n_control, ma
     """Regen's generate, relax and measure stages on the CPU, for the envs
     in *mask*: the loop stage's WHILE as the host's loop, at most
     *max_iters* bodies while the flag is set."""
-    dims = points.shape
-    wp.launch(wt.generate_kernel, dims, inputs=[
+    wp.launch(wt.generate_kernel, points.shape, inputs=[
         keys, mask, points, go, n_control, wt.RADIUS, wt.R_JITTER, wt.A_JITTER], device="cpu")
+    relax_on_demand(wt, mask, points, relaxed, valid, lengths, go, max_iters)
+
+
+def relax_on_demand(wt, mask, points, relaxed, valid, lengths, go, max_iters):
+    """Regen's relax and measure stages on the CPU, from *points* as they
+    are, the loop's flag *go* as generate_kernel leaves it."""
+    dims = points.shape
     it = 0
     while go.numpy()[0] and it < max_iters:
         for kernel in (wt.relax_kernel, wt.settle_kernel):
@@ -466,6 +472,60 @@ class LookaheadKernels(unittest.TestCase):
         for name in ("points", "valid", "lengths"):  # bit for bit
             got = a["spare_" + name].numpy()[filled]
             self.assertTrue(got.tobytes() == ref[name].numpy().tobytes(), name)
+
+    def test_refill_relaxation(self):
+        """The refill's relaxation (a tiled kernel, a warp a slot) against
+        the loop on demand, bit for bit, where the loops' runs may not take
+        it: point counts below, at and past a multiple of its lanes, tracks
+        smooth from the start (no step), still sharp after max_iters
+        (invalid), and no step allowed at all (max_iters 0)."""
+        wt, wl, lanes = self.wt, self.wl, self.wt.LANES
+        rng, rows = np.random.default_rng(11), 8
+        seen = set()  # (moved or kept, valid or invalid, whether a step was allowed)
+        for p in (5, 24, lanes, lanes + 1, 3 * lanes + 4):
+            keys = wp.array([seeds.effective_seed(seeds.env_seed(17, r), 1) for r in range(rows)],
+                            dtype=wp.uint64, device="cpu")
+            start = wp.zeros((rows, p), dtype=wp.vec2, device="cpu")
+            wp.launch(wt.generate_kernel, (rows, p), device="cpu", inputs=[
+                keys, wp.ones(rows, dtype=wp.uint8, device="cpu"), start,
+                wp.zeros(1, dtype=wp.int32, device="cpu"), CpuLoop.N_CONTROL, wt.RADIUS,
+                wt.R_JITTER, wt.A_JITTER])
+            start = start.numpy().copy()  # tracks; then a circle and noise
+            turn = np.float32(2.0 * np.pi) * np.arange(p, dtype=np.float32) / np.float32(p)
+            start[0] = np.stack([np.cos(turn), np.sin(turn)], axis=1) * np.float32(wt.RADIUS)
+            start[1] = rng.normal(scale=wt.RADIUS, size=(p, 2)).astype(np.float32)
+            for max_iters in (0, 1, CpuLoop.MAX_ITERS):
+                ref = {"points": wp.array(start, dtype=wp.vec2, device="cpu"),
+                       "valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
+                       "lengths": wp.zeros(rows, dtype=wp.float32, device="cpu")}
+                relax_on_demand(wt, wp.ones(rows, dtype=wp.uint8, device="cpu"),
+                                ref["points"], wp.zeros((rows, p), dtype=wp.vec2, device="cpu"),
+                                ref["valid"], ref["lengths"],
+                                wp.ones(1, dtype=wp.int32, device="cpu"), max_iters)
+                a = {"refill": wp.ones(1, dtype=wp.int32, device="cpu"),
+                     "fill": wp.ones(rows, dtype=wp.int32, device="cpu"),
+                     "ready": wp.zeros(rows, dtype=wp.int32, device="cpu"),
+                     "spare_points": wp.array(start, dtype=wp.vec2, device="cpu"),
+                     "spare_valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
+                     "spare_lengths": wp.zeros(rows, dtype=wp.float32, device="cpu"),
+                     "counts": wp.full(4, 5, dtype=wp.int32, device="cpu")}
+                wl.launch_refill("relax", a.__getitem__, 1,
+                                 argparse.Namespace(max_iters=max_iters), device="cpu")
+                how = "points %d, max_iters %d" % (p, max_iters)
+                for name in ("points", "valid", "lengths"):
+                    self.assertTrue(a["spare_" + name].numpy().tobytes()
+                                    == ref[name].numpy().tobytes(), "%s, %s" % (name, how))
+                self.assertEqual(a["ready"].numpy().tolist(), [1] * rows, how)
+                self.assertEqual(a["counts"].numpy().tolist(), [0, 0, 5, 5], how)
+                moved = (ref["points"].numpy() != start).any(axis=(1, 2))
+                valid = ref["valid"].numpy().astype(bool)
+                seen.update(("moved" if m else "kept", "valid" if v else "invalid", bool(max_iters))
+                            for m, v in zip(moved, valid))
+            if p >= 24:  # a circle's turns, 360 / p degrees, are not sharp
+                self.assertTrue(valid[0] and not moved[0], p)
+        self.assertEqual(seen, {("moved", "valid", True), ("moved", "invalid", True),
+                                ("kept", "valid", True), ("kept", "invalid", False),
+                                ("kept", "valid", False)})
 
     def test_lookahead_equals_on_demand(self):
         """Every env's epoch, key, agent and track after every step of a long
