@@ -208,14 +208,16 @@ def refill_relax_kernel(n_points):
             wp.tile_assign(pts, relaxed)
         wp.tile_store(spare_points[row], pts)
         # Valid: no sharp turn left (the last test's); the length summed in
-        # measure_row()'s order, by one lane (a tree's sum would round
-        # otherwise).
+        # measure_row()'s order, one segment after another (a tree's sum
+        # would round otherwise).  Every lane makes the same sum and lane 0
+        # stores it: no tile operation under a branch that some lanes do not
+        # take, whatever storage (and barriers) tile_extract() comes with.
         segments = wp.tile_zeros(shape=n_points, dtype=float, storage="shared")
         wp.tile_assign(segments, wp.tile_map(segment_length, pts, pts[after]))
+        total = float(0.0)
+        for i in range(n_points):
+            total += wp.tile_extract(segments, i)
         if lane == 0:
-            total = float(0.0)
-            for i in range(n_points):
-                total += wp.tile_extract(segments, i)
             spare_lengths[row] = total
             spare_valid[row] = wp.uint8(1 - go)
 
