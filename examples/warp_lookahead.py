@@ -184,28 +184,39 @@ def refill_relax_kernel(n_points):
                 ready[row // n_spares] = n_spares
         if fill[row] == 0:
             return
-        pts = wp.tile_load(spare_points[row], shape=n_points, storage="shared")
+        # The track ping-pongs between the two rows of *both*: a step reads
+        # row cur and writes the other, so no lane writes a point that
+        # another may still read in the same step.  The one barrier the
+        # steps need is the one tile_assign() of a register tile ends with
+        # (tile.h: WP_TILE_SYNC(), __syncthreads() on a GPU): its writes
+        # seen by every lane before the next step reads them, and every
+        # read of this step made before the next step writes its row.  No
+        # other: tile_max() of one warp is shuffles only on a GPU.
+        # test_warp_ptx.py checks that barrier in the kernel's sm_90 PTX.
+        both = wp.tile_empty(shape=(2, n_points), dtype=wp.vec2, storage="shared")
+        wp.tile_assign(wp.tile_view(both, offset=(0,)),
+                       wp.tile_load(spare_points[row], shape=n_points))
         # Point i's neighbours, i - 1 and i + 1 - n: an index below 0 counts
         # from the end, so i + 1, and 0 after the last.
         before = wp.tile_arange(-1, last, 1, dtype=int, storage="shared")
         after = wp.tile_arange(first, 1, 1, dtype=int, storage="shared")
         # A step replaces each point by relax() of the old ones.  A track is
         # tested before each step (a step on a smooth track changes nothing,
-        # so the WHILE's first step is skipped then) and after the last.  A
-        # step's new points are made before the test's reduction: its
-        # result reaches a lane only once every lane has read what it needs,
-        # so no lane then writes a point that another still reads, and
-        # tile_assign() syncs before the next step's reads.
+        # so the WHILE's first step is skipped then) and after the last.
+        cur = int(0)
         go = int(1)
         for it in range(max_iters + 1):
-            prev = pts[before]
-            nxt = pts[after]
-            turns = wp.tile_map(sharp_flag, prev, pts, nxt, min_cos)
-            relaxed = wp.tile_map(relaxed_flagged, turns, prev, pts, nxt)
+            src = wp.tile_view(both, offset=(cur,))
+            prev = src[before]
+            nxt = src[after]
+            turns = wp.tile_map(sharp_flag, prev, src, nxt, min_cos)
             go = wp.tile_extract(wp.tile_max(turns), 0)
             if go == 0 or it == max_iters:
                 break
-            wp.tile_assign(pts, relaxed)
+            wp.tile_assign(wp.tile_view(both, offset=(1 - cur,)),
+                           wp.tile_map(relaxed_flagged, turns, prev, src, nxt))
+            cur = 1 - cur
+        pts = wp.tile_view(both, offset=(cur,))
         wp.tile_store(spare_points[row], pts)
         # Valid: no sharp turn left (the last test's); the length summed in
         # measure_row()'s order, one segment after another (a tree's sum
