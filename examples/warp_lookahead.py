@@ -202,21 +202,26 @@ def refill_relax_kernel(n_points):
         after = wp.tile_arange(first, 1, 1, dtype=int, storage="shared")
         # A step replaces each point by relax() of the old ones.  A track is
         # tested before each step (a step on a smooth track changes nothing,
-        # so the WHILE's first step is skipped then) and after the last.
+        # so the WHILE's first step is skipped then) and, unless a test
+        # stopped it, once more after the last (none allowed: only that
+        # one).  range(max_iters): no bound overflows.
         cur = int(0)
         go = int(1)
-        for it in range(max_iters + 1):
+        for _ in range(max_iters):
             src = wp.tile_view(both, offset=(cur,))
             prev = src[before]
             nxt = src[after]
             turns = wp.tile_map(sharp_flag, prev, src, nxt, min_cos)
             go = wp.tile_extract(wp.tile_max(turns), 0)
-            if go == 0 or it == max_iters:
+            if go == 0:
                 break
             wp.tile_assign(wp.tile_view(both, offset=(1 - cur,)),
                            wp.tile_map(relaxed_flagged, turns, prev, src, nxt))
             cur = 1 - cur
         pts = wp.tile_view(both, offset=(cur,))
+        if go != 0:  # the same in every lane: the block takes this branch whole
+            go = wp.tile_extract(wp.tile_max(
+                wp.tile_map(sharp_flag, pts[before], pts, pts[after], min_cos)), 0)
         wp.tile_store(spare_points[row], pts)
         # Valid: no sharp turn left (the last test's); the length summed in
         # measure_row()'s order, one segment after another (a tree's sum

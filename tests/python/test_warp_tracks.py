@@ -478,8 +478,36 @@ class LookaheadKernels(unittest.TestCase):
         the loop on demand, bit for bit, where the loops' runs may not take
         it: point counts below, at and past a multiple of its lanes, tracks
         smooth from the start (no step), still sharp after max_iters
-        (invalid), and no step allowed at all (max_iters 0)."""
+        (invalid), no step allowed at all (max_iters 0 or below), and no
+        bound (the int32 maximum) on tracks that become smooth."""
         wt, wl, lanes = self.wt, self.wl, self.wt.LANES
+
+        def relax(start, max_iters):  # the loop on demand's, the refill's
+            rows, p = start.shape[:2]
+            ref = {"points": wp.array(start, dtype=wp.vec2, device="cpu"),
+                   "valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
+                   "lengths": wp.zeros(rows, dtype=wp.float32, device="cpu")}
+            relax_on_demand(wt, wp.ones(rows, dtype=wp.uint8, device="cpu"), ref["points"],
+                            wp.zeros((rows, p), dtype=wp.vec2, device="cpu"), ref["valid"],
+                            ref["lengths"], wp.ones(1, dtype=wp.int32, device="cpu"), max_iters)
+            a = {"refill": wp.ones(1, dtype=wp.int32, device="cpu"),
+                 "fill": wp.ones(rows, dtype=wp.int32, device="cpu"),
+                 "ready": wp.zeros(rows, dtype=wp.int32, device="cpu"),
+                 "spare_points": wp.array(start, dtype=wp.vec2, device="cpu"),
+                 "spare_valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
+                 "spare_lengths": wp.zeros(rows, dtype=wp.float32, device="cpu"),
+                 "counts": wp.full(4, 5, dtype=wp.int32, device="cpu")}
+            wl.launch_refill("relax", a.__getitem__, 1,
+                             argparse.Namespace(max_iters=max_iters), device="cpu")
+            how = "points %d, max_iters %d" % (p, max_iters)
+            for name in ("points", "valid", "lengths"):
+                self.assertTrue(a["spare_" + name].numpy().tobytes()
+                                == ref[name].numpy().tobytes(), "%s, %s" % (name, how))
+            self.assertEqual(a["ready"].numpy().tolist(), [1] * rows, how)
+            self.assertEqual(a["counts"].numpy().tolist(), [0, 0, 5, 5], how)
+            return ((ref["points"].numpy() != start).any(axis=(1, 2)),
+                    ref["valid"].numpy().astype(bool))
+
         rng, rows = np.random.default_rng(11), 8
         seen = set()  # (moved or kept, valid or invalid, whether a step was allowed)
         for p in (5, 24, lanes, lanes + 1, 3 * lanes + 4):
@@ -494,35 +522,16 @@ class LookaheadKernels(unittest.TestCase):
             turn = np.float32(2.0 * np.pi) * np.arange(p, dtype=np.float32) / np.float32(p)
             start[0] = np.stack([np.cos(turn), np.sin(turn)], axis=1) * np.float32(wt.RADIUS)
             start[1] = rng.normal(scale=wt.RADIUS, size=(p, 2)).astype(np.float32)
-            for max_iters in (0, 1, CpuLoop.MAX_ITERS):
-                ref = {"points": wp.array(start, dtype=wp.vec2, device="cpu"),
-                       "valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
-                       "lengths": wp.zeros(rows, dtype=wp.float32, device="cpu")}
-                relax_on_demand(wt, wp.ones(rows, dtype=wp.uint8, device="cpu"),
-                                ref["points"], wp.zeros((rows, p), dtype=wp.vec2, device="cpu"),
-                                ref["valid"], ref["lengths"],
-                                wp.ones(1, dtype=wp.int32, device="cpu"), max_iters)
-                a = {"refill": wp.ones(1, dtype=wp.int32, device="cpu"),
-                     "fill": wp.ones(rows, dtype=wp.int32, device="cpu"),
-                     "ready": wp.zeros(rows, dtype=wp.int32, device="cpu"),
-                     "spare_points": wp.array(start, dtype=wp.vec2, device="cpu"),
-                     "spare_valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
-                     "spare_lengths": wp.zeros(rows, dtype=wp.float32, device="cpu"),
-                     "counts": wp.full(4, 5, dtype=wp.int32, device="cpu")}
-                wl.launch_refill("relax", a.__getitem__, 1,
-                                 argparse.Namespace(max_iters=max_iters), device="cpu")
-                how = "points %d, max_iters %d" % (p, max_iters)
-                for name in ("points", "valid", "lengths"):
-                    self.assertTrue(a["spare_" + name].numpy().tobytes()
-                                    == ref[name].numpy().tobytes(), "%s, %s" % (name, how))
-                self.assertEqual(a["ready"].numpy().tolist(), [1] * rows, how)
-                self.assertEqual(a["counts"].numpy().tolist(), [0, 0, 5, 5], how)
-                moved = (ref["points"].numpy() != start).any(axis=(1, 2))
-                valid = ref["valid"].numpy().astype(bool)
-                seen.update(("moved" if m else "kept", "valid" if v else "invalid", bool(max_iters))
-                            for m, v in zip(moved, valid))
+            for max_iters in (-1, 0, 1, CpuLoop.MAX_ITERS):
+                moved, valid = relax(start, max_iters)
+                seen.update(("moved" if m else "kept", "valid" if v else "invalid",
+                             max_iters > 0) for m, v in zip(moved, valid))
             if p >= 24:  # a circle's turns, 360 / p degrees, are not sharp
                 self.assertTrue(valid[0] and not moved[0], p)
+                # The noise (row 1) never becomes smooth; the rest do, in a
+                # few steps: with no bound, a loop to max_iters + 1 overflowed.
+                moved, valid = relax(np.delete(start, 1, axis=0), 2**31 - 1)
+                self.assertTrue(valid.all() and moved.any(), p)
         self.assertEqual(seen, {("moved", "valid", True), ("moved", "invalid", True),
                                 ("kept", "valid", True), ("kept", "invalid", False),
                                 ("kept", "valid", False)})
