@@ -387,6 +387,10 @@ def main(argv=None):
               "must be positive, --points and --control at least 3, --lookahead at least 0",
               file=sys.stderr)
         return 2
+    why = args.lookahead and wl.refill_points_error(args.points, "cuda:0")
+    if why:
+        print("simloop_warp.py: " + why, file=sys.stderr)
+        return 2
     print("simloop_warp.py: %d envs x %d steps on %s, torch %s, warp %s, track_gen %s, %s"
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,
              wp.__version__, tg.__version__, "lookahead %d" % args.lookahead

@@ -388,6 +388,43 @@ def launch_refill(stage, array, slots, args, **where):
                         inputs=inputs + [slots, args.max_iters, MIN_COS], **where)
 
 
+# Static shared memory that Warp's tile kernels keep beside their tiles (128
+# bytes on sm_90 with Warp 1.19, by ptxas), with a margin.
+STATIC_SMEM = 1024
+
+
+def relax_smem_bytes(n_points):
+    """The dynamic shared memory of refill_relax_kernel(n_points), as Warp
+    counts it: the track's two rows of points, its neighbours' indices and
+    its segments' lengths, each tile 16-byte aligned, and tile_max()'s
+    two results (the steps' test and the last one)."""
+    def tile(size):
+        return -(-size // 16) * 16
+    return tile(2 * 8 * n_points) + 3 * tile(4 * n_points) + 2 * 16
+
+
+def max_refill_points(max_smem):
+    """The most points a track of the refill may have on a device of
+    *max_smem* bytes of shared memory a block (its opt-in maximum)."""
+    n = max(0, (max_smem - STATIC_SMEM) // 28)  # about 28 bytes a point
+    while n > 0 and relax_smem_bytes(n) + STATIC_SMEM > max_smem:
+        n -= 1
+    return n
+
+
+def refill_points_error(n_points, device):
+    """Why the refill's relaxation kernel cannot take tracks of *n_points*
+    on *device* (a block's shared memory holds the track), or None."""
+    d = wp.get_device(device)
+    limit = max_refill_points(d.max_shared_memory_per_block)
+    if n_points <= limit:
+        return None
+    return ("--points %d: with lookahead, the refill relaxes a track in a block's shared "
+            "memory, at most %d points a track on %s (%d bytes a block); use --points %d or "
+            "fewer, or --lookahead 0" % (n_points, limit, d.name,
+                                         d.max_shared_memory_per_block, limit))
+
+
 class Lookahead:
     """The spare tracks of the envs of *state*: a ring of *args.lookahead*
     slots per env (row e * L + r of the spare arrays; "head" the env's next
@@ -401,6 +438,9 @@ class Lookahead:
 
     def __init__(self, tg, twarp, state, args):
         n, slots, dev = state.n_envs, args.lookahead, "cuda:%d" % state.device
+        why = refill_points_error(args.points, dev)
+        if why:
+            raise ValueError(why)
         self.n, self.slots = n, slots
         rows = n * slots
         self.arrays = {

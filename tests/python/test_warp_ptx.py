@@ -6,9 +6,10 @@ tests (test_warp_tracks) cannot see, read from its PTX.  No multiply-add
 contraction (every float sum and product rounded on its own, as in
 warp_tracks.py's kernels), and the barrier the ping-pong of its steps needs
 between one step's shared-memory stores and the next step's loads and
-stores.  Without Warp, or where Warp cannot compile for sm_90 (no NVRTC),
-they skip."""
+stores; and its shared memory, which bounds --points.  Without Warp, or
+where Warp cannot compile for sm_90 (no NVRTC), they skip."""
 import contextlib
+import json
 import os
 import re
 import sys
@@ -36,10 +37,15 @@ UNROUNDED = re.compile(r"^(add|sub|mul)(\.ftz)?(\.sat)?\.f32\b")
 
 
 def compile_ptx(kernel, out):
-    """The PTX of *kernel*'s module for sm_90 at block_dim LANES."""
+    """The PTX of *kernel*'s module for sm_90, and its dynamic shared
+    memory (the .meta's figure)."""
     paths = wp.compile_aot_module(kernel.module, arch=ARCH, module_dir=out, use_ptx=True)
     with open(paths[-1], "rb") as f:
-        return f.read().replace(b"\0", b"").decode()
+        ptx = f.read().replace(b"\0", b"").decode()
+    meta = [os.path.join(out, name) for name in os.listdir(out) if name.endswith(".meta")]
+    with open(meta[0]) as f:
+        smem = [v for k, v in json.load(f).items() if k.endswith("_forward_smem_bytes")]
+    return ptx, smem[0]
 
 
 @contextlib.contextmanager
@@ -142,12 +148,12 @@ class RefillRelaxPtx(unittest.TestCase):
         except Exception as e:  # no NVRTC in this Warp, or no sm_90 in it
             cls.tmp.cleanup()
             raise unittest.SkipTest("Warp cannot compile for sm_%d here: %s" % (ARCH, e))
-        cls.ptx = {}
+        cls.ptx, cls.smem = {}, {}
         for n in cls.POINTS:
             module = wl.refill_relax_kernel(n).module
             with module_options(module, block_dim=wl.LANES):
-                cls.ptx[n] = compile_ptx(wl.refill_relax_kernel(n),
-                                         os.path.join(cls.tmp.name, str(n)))
+                cls.ptx[n], cls.smem[n] = compile_ptx(wl.refill_relax_kernel(n),
+                                                      os.path.join(cls.tmp.name, str(n)))
 
     @classmethod
     def tearDownClass(cls):
@@ -163,7 +169,7 @@ class RefillRelaxPtx(unittest.TestCase):
         """The check above sees contraction where the module allows it."""
         kernel = self.wl.refill_relax_kernel(self.POINTS[0])
         with module_options(kernel.module, block_dim=self.wl.LANES, fuse_fp=True):
-            ptx = compile_ptx(kernel, os.path.join(self.tmp.name, "fused"))
+            ptx, _ = compile_ptx(kernel, os.path.join(self.tmp.name, "fused"))
         self.assertTrue(any(line.startswith("fma.") for line in contractions(kernel_lines(ptx))))
 
     def test_step_barriers(self):
@@ -173,6 +179,12 @@ class RefillRelaxPtx(unittest.TestCase):
             # and the check sees the last one (tile_assign()'s) taken out
             last = max(i for i, b in enumerate(body) if BARRIER.match(b))
             self.assertNotEqual(missing_barriers(body[:last] + body[last + 1:]), [], n)
+
+    def test_shared_memory(self):
+        """The dynamic shared memory Lookahead's check of --points counts on
+        is Warp's."""
+        for n, smem in self.smem.items():
+            self.assertEqual(self.wl.relax_smem_bytes(n), smem, n)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import unittest
+from unittest import mock
 
 import tap
 from track_gen import seeds
@@ -535,6 +536,17 @@ class LookaheadKernels(unittest.TestCase):
         self.assertEqual(seen, {("moved", "valid", True), ("moved", "invalid", True),
                                 ("kept", "valid", True), ("kept", "invalid", False),
                                 ("kept", "valid", False)})
+
+    def test_refill_points_limit(self):
+        """Tracks too long for a block's shared memory (the relaxation's
+        tiles) are refused when the Lookahead is built, naming --points and
+        the limit: 8264 points with an H100's 227 KB a block."""
+        h100 = argparse.Namespace(name="NVIDIA H100", max_shared_memory_per_block=232448)
+        state = argparse.Namespace(n_envs=4, device=0)
+        with mock.patch.object(self.wl.wp, "get_device", return_value=h100):
+            self.assertIsNone(self.wl.refill_points_error(8264, "cuda:0"))
+            with self.assertRaisesRegex(ValueError, r"^--points 8265: .* at most 8264 points"):
+                self.wl.Lookahead(None, None, state, argparse.Namespace(lookahead=2, points=8265))
 
     def test_lookahead_equals_on_demand(self):
         """Every env's epoch, key, agent and track after every step of a long
