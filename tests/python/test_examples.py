@@ -151,6 +151,24 @@ class Examples(unittest.TestCase):
         self.assertRegex(out, r"lookahead vs on-demand: 256 of 256 envs bit-identical after "
                               r"each of 300 steps")
 
+    def test_simloop_warp_points(self):
+        """The refill's tiled relaxation (a warp a slot) on the GPU at point
+        counts the runs above (all 128) never take: 24, fewer than a warp's
+        lanes (a partial warp's tile_max()), and 100, not a multiple of
+        them; with the default refill (conditional), every env beside the
+        loop on demand after every step."""
+        tgtest.require_gpu()
+        for points in ("24", "100"):
+            with self.subTest(points=points):
+                out = self.run_simloop_warp("--envs", "256", "--steps", "200", "--points",
+                                            points, "--lap-steps", "200", "--crash-prob",
+                                            "0.005", "--refill-batch", "16",
+                                            "--check-on-demand", "--no-simloop")
+                m = re.search(r"lookahead vs on-demand: 256 of 256 envs bit-identical after "
+                              r"each of 200 steps \((\d+) and \1 episodes ended", out)
+                self.assertIsNotNone(m, out)
+                self.assertGreater(int(m.group(1)), 100)  # refills every few steps
+
     def test_simloop_warp_on_demand(self):
         out = self.run_simloop_warp("--short", "--no-simloop", "--lookahead", "0")
         self.assertIn("on demand", out.splitlines()[0])
