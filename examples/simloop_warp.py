@@ -137,7 +137,7 @@ class Sim:
         self.counters = wp.zeros(len(simloop.COUNTERS), dtype=wp.int64, device=dev)
         self.flag = torch.zeros(1, dtype=torch.int32, pin_memory=True)
         self.graph = self.floor = None
-        for module in (warp_step, wt):  # every kernel, before a capture
+        for module in (warp_step, wl, wt):  # every kernel, before a capture
             wp.load_module(module, device=dev)
 
     def array(self, name):
