@@ -139,6 +139,9 @@ class Sim:
         self.graph = self.floor = None
         for module in (warp_step, wl, wt):  # every kernel, before a capture
             wp.load_module(module, device=dev)
+        if self.ahead is not None:  # the refill's relaxation: a module of its own, tiled
+            wp.load_module(wl.refill_relax_kernel(args.points).module, device=dev,
+                           block_dim=wl.LANES)
 
     def array(self, name):
         """The array *name* of the step's kernels: the regeneration's, the
