@@ -157,33 +157,21 @@ def relaxed_flagged(turn: int, prev: wp.vec2, cur: wp.vec2, nxt: wp.vec2):
 
 
 @functools.cache
-def refill_relax_kernel(n_points):
-    """The refill's relaxation kernel for tracks of *n_points* (a tile's
-    shape is a constant of its code), launched tiled, a block a slot: when
-    the refill flag is set, a filled slot's relaxation, at most max_iters
-    steps while a turn is sharp, as the WHILE runs them for it; then its
-    validity and length; every env's spares ready again."""
+def relax_track(n_points):
+    """The refill's relaxation of a track of *n_points* (a tile's shape is a
+    constant of its code), by a block of LANES lanes together, every lane
+    calling it: the track *start* (a tile of its points) relaxed, at most
+    max_iters steps while a turn is sharp, as the WHILE runs them for it,
+    into row *row* of spare_points; then its validity and length, stored
+    by lane 0."""
     last, first = n_points - 1, 1 - n_points  # tile_arange() takes constants
 
-    @wp.kernel(module="unique", module_options=MODULE_OPTIONS)
-    def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
-                            ready: wp.array(dtype=wp.int32),
-                            spare_points: wp.array2d(dtype=wp.vec2),
-                            spare_valid: wp.array(dtype=wp.uint8),
-                            spare_lengths: wp.array(dtype=wp.float32),
-                            counts: wp.array(dtype=wp.int32), n_spares: int, max_iters: int,
-                            min_cos: float):
-        row, lane = wp.tid()
-        if refill[0] == 0:
-            return  # the whole block: the tile operations below need all its lanes
-        if lane == 0:
-            if row == 0:
-                counts[SPENT] = 0
-                counts[DRAINED] = 0
-            if row % n_spares == 0:
-                ready[row // n_spares] = n_spares
-        if fill[row] == 0:
-            return
+    @wp.func(module="unique")
+    def relax_track(start: wp.tile[wp.vec2, n_points], row: int, lane: int,
+                    spare_points: wp.array2d(dtype=wp.vec2),
+                    spare_valid: wp.array(dtype=wp.uint8),
+                    spare_lengths: wp.array(dtype=wp.float32), max_iters: int,
+                    min_cos: float):
         # The track ping-pongs between the two rows of *both*: a step reads
         # row cur and writes the other, so no lane writes a point that
         # another may still read in the same step.  The one barrier the
@@ -194,8 +182,7 @@ def refill_relax_kernel(n_points):
         # other: tile_max() of one warp is shuffles only on a GPU.
         # test_warp_ptx.py checks that barrier in the kernel's sm_90 PTX.
         both = wp.tile_empty(shape=(2, n_points), dtype=wp.vec2, storage="shared")
-        wp.tile_assign(wp.tile_view(both, offset=(0,)),
-                       wp.tile_load(spare_points[row], shape=n_points))
+        wp.tile_assign(wp.tile_view(both, offset=(0,)), start)
         # Point i's neighbours, i - 1 and i + 1 - n: an index below 0 counts
         # from the end, so i + 1, and 0 after the last.
         before = wp.tile_arange(-1, last, 1, dtype=int, storage="shared")
@@ -236,6 +223,39 @@ def refill_relax_kernel(n_points):
         if lane == 0:
             spare_lengths[row] = total
             spare_valid[row] = wp.uint8(1 - go)
+
+    return relax_track
+
+
+@functools.cache
+def refill_relax_kernel(n_points):
+    """The refill's relaxation kernel for tracks of *n_points*, launched
+    tiled, a block a slot: when the refill flag is set, a filled slot's
+    relaxation, validity and length (relax_track()); every env's spares
+    ready again."""
+    relax = relax_track(n_points)
+
+    @wp.kernel(module="unique", module_options=MODULE_OPTIONS)
+    def refill_relax_kernel(refill: wp.array(dtype=wp.int32), fill: wp.array(dtype=wp.int32),
+                            ready: wp.array(dtype=wp.int32),
+                            spare_points: wp.array2d(dtype=wp.vec2),
+                            spare_valid: wp.array(dtype=wp.uint8),
+                            spare_lengths: wp.array(dtype=wp.float32),
+                            counts: wp.array(dtype=wp.int32), n_spares: int, max_iters: int,
+                            min_cos: float):
+        row, lane = wp.tid()
+        if refill[0] == 0:
+            return  # the whole block: the tile operations below need all its lanes
+        if lane == 0:
+            if row == 0:
+                counts[SPENT] = 0
+                counts[DRAINED] = 0
+            if row % n_spares == 0:
+                ready[row // n_spares] = n_spares
+        if fill[row] == 0:
+            return
+        relax(wp.tile_load(spare_points[row], shape=n_points), row, lane, spare_points,
+              spare_valid, spare_lengths, max_iters, min_cos)
 
     return refill_relax_kernel
 
