@@ -17,7 +17,9 @@ and measure.  No WHILE node: no iteration costs a node.  The simulator runs it
 under conditional(refill), or at every step, where its kernels return at
 once while the flag is 0: no conditional node at all.  Or fused: no node of
 its own, the refill made by the simulator's second kernel in the step after
-the one that decided it, a thread a slot (see "lookahead, fused" below).
+the one that decided it, a warp 32 slots, the tracks its lanes' slots need
+made one after another with the same tiled relaxation (see "lookahead,
+fused" below).
 """
 import functools
 
@@ -28,7 +30,7 @@ import warp as wp
 # call, by name.
 from warp_tracks import (A_JITTER, LANES, MIN_COS, R_JITTER, RADIUS, bind, copy_row,
                          effective_seed, generate_row, make_row, midpoint, segment_length,
-                         sharp, track_arrays)
+                         sharp, track_arrays, track_point)
 
 # As warp_tracks.py's, for the same reason: no gradients (half the
 # compiling), and no multiply-add contraction: a track is made by different
@@ -37,8 +39,9 @@ from warp_tracks import (A_JITTER, LANES, MIN_COS, R_JITTER, RADIUS, bind, copy_
 # and the same (seed, epoch) give another track.  Each product and sum
 # rounded on its own are the same everywhere.  warp_tracks.py's functions
 # compiled into this module's kernels round as they do there.  The refill's
-# relaxation kernels (refill_relax_kernel()) each have a module of their own,
-# with the same options.
+# tiled kernels, made for a point count (refill_relax_kernel(), and
+# warp_step.switch_fused_kernel() with the refill fused), each have a module
+# of their own, with the same options.
 MODULE_OPTIONS = {"enable_backward": False, "fuse_fp": False}
 wp.set_module_options(MODULE_OPTIONS)
 
@@ -180,13 +183,21 @@ def relax_track(n_points):
         # seen by every lane before the next step reads them, and every
         # read of this step made before the next step writes its row.  No
         # other: tile_max() of one warp is shuffles only on a GPU.
-        # test_warp_ptx.py checks that barrier in the kernel's sm_90 PTX.
-        both = wp.tile_empty(shape=(2, n_points), dtype=wp.vec2, storage="shared")
-        wp.tile_assign(wp.tile_view(both, offset=(0,)), start)
+        # The first tile_assign() into *both* begins with no barrier either;
+        # the tiles written before it do: a shared tile assigned a register
+        # tile (tile_arange() into *before*) waits for every lane first
+        # (tile.h's assign(), once the tile is initialized, as a tile is
+        # when allocated).  So a block that makes one track after another
+        # (the fused refill) writes none of this track's shared memory,
+        # which held the last one's, before every lane is done reading it.
+        # test_warp_ptx.py checks these barriers in both kernels' sm_90 PTX.
+        #
         # Point i's neighbours, i - 1 and i + 1 - n: an index below 0 counts
         # from the end, so i + 1, and 0 after the last.
         before = wp.tile_arange(-1, last, 1, dtype=int, storage="shared")
         after = wp.tile_arange(first, 1, 1, dtype=int, storage="shared")
+        both = wp.tile_empty(shape=(2, n_points), dtype=wp.vec2, storage="shared")
+        wp.tile_assign(wp.tile_view(both, offset=(0,)), start)
         # A step replaces each point by relax() of the old ones.  A track is
         # tested before each step (a step on a smooth track changes nothing,
         # so the WHILE's first step is skipped then) and, unless a test
@@ -263,13 +274,17 @@ def refill_relax_kernel(n_points):
 # -- lookahead, fused: the refill inside the step's second kernel --------------
 #
 # With the refill fused (simloop_warp.py --refill fused) it has no node of its
-# own: the step's second kernel, beside its copy of the switched envs'
-# points, makes the refill that the step before decided, a thread per slot
-# making an empty slot's track whole.  No thread reads what another thread of
-# the same kernel writes: the flags and tallies are kept per parity of the
-# step's number ("phase", which the first kernel leaves), and the ready
-# counts a refill leaves are applied by the next step's first kernel
-# ("refilled", -1 for none).  The refill leaves alone the slot an env took in
+# own: the step's second kernel (tiled, a warp a block), beside its copy of
+# the switched envs' points, makes the refill that the step before decided:
+# each lane decides for a slot of its own whether it is to be made, and its
+# block makes its lanes' tracks one after another, all its lanes together,
+# each track's points generated into a tile and relaxed, tested and
+# measured by relax_track(), the conditional refill's own.  Beyond the tiles
+# a block's lanes share, no thread reads what another thread of the same
+# kernel writes: the flags and tallies are kept per parity of the step's
+# number ("phase", which the first kernel leaves), and the ready counts a
+# refill leaves are applied by the next step's first kernel ("refilled", -1
+# for none).  The refill leaves alone the slot an env took in
 # this very step (its copy reads it now): the next refill makes it.  An env
 # that ends with no spare left (its refill still to come) makes its next
 # track in its own thread of the first kernel, as Regen makes it: its tracks
@@ -364,14 +379,15 @@ def refill_fused_slot(row: int, seeds: wp.array(dtype=wp.uint64),
                       epochs: wp.array(dtype=wp.uint32), mask: wp.array(dtype=wp.uint8),
                       made: wp.array(dtype=wp.uint8), head: wp.array(dtype=wp.int32),
                       ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32),
-                      spare_points: wp.array2d(dtype=wp.vec2),
-                      spare_relaxed: wp.array2d(dtype=wp.vec2),
-                      spare_valid: wp.array(dtype=wp.uint8),
-                      spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
-                      n_control: int, max_iters: int):
-    """Slot *row*'s part of a fused refill: the track of its env's epoch + d,
-    d its place after the env's ready spares, if it is empty and was not
-    taken in this step; the env's ready count after, by its first slot."""
+                      n_rows: int, n_spares: int):
+    """Slot *row*'s part of a fused refill, decided by its own lane: its
+    track is the one of its env's epoch + d, d its place after the env's
+    ready spares, if it is empty and was not taken in this step; the env's
+    ready count after, by its first slot.  Returns 1 and that track's key
+    when its track is to be made, else 0 (and no slot past the last:
+    *n_rows*)."""
+    if row >= n_rows:
+        return 0, wp.uint64(0)
     e = row // n_spares
     took = int(0)  # a spare in this step: its copy reads the slot now
     if mask[e] != wp.uint8(0) and made[e] == wp.uint8(0):
@@ -380,9 +396,52 @@ def refill_fused_slot(row: int, seeds: wp.array(dtype=wp.uint64),
         refilled[e] = n_spares - took
     ahead = (row % n_spares - head[e] + n_spares) % n_spares
     if ahead < ready[e] or (took != 0 and ahead == n_spares - 1):
-        return
-    make_row(effective_seed(seeds[e], epochs[e] + wp.uint32(ahead + 1)), spare_points,
-             spare_relaxed, spare_valid, spare_lengths, row, n_control, max_iters)
+        return 0, wp.uint64(0)
+    return 1, effective_seed(seeds[e], epochs[e] + wp.uint32(ahead + 1))
+
+
+@wp.func
+def generated_point(i: int, key: wp.uint64, n: int, n_control: int):
+    """Point i of n of the track keyed *key*, as generate_row() makes it
+    (tile_map() takes the index first)."""
+    return track_point(key, i, n, n_control, RADIUS, R_JITTER, A_JITTER)
+
+
+@functools.cache
+def refill_fused_block(n_points):
+    """The fused refill's part of a block of the switch kernel
+    (warp_step.switch_fused_kernel(), launched tiled, LANES lanes a block),
+    for tracks of *n_points*, every lane of the block calling it."""
+    relax = relax_track(n_points)
+
+    @wp.func(module="unique")
+    def refill_fused_block(block: int, lane: int, seeds: wp.array(dtype=wp.uint64),
+                           epochs: wp.array(dtype=wp.uint32), mask: wp.array(dtype=wp.uint8),
+                           made: wp.array(dtype=wp.uint8), head: wp.array(dtype=wp.int32),
+                           ready: wp.array(dtype=wp.int32),
+                           refilled: wp.array(dtype=wp.int32),
+                           spare_points: wp.array2d(dtype=wp.vec2),
+                           spare_valid: wp.array(dtype=wp.uint8),
+                           spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
+                           n_control: int, max_iters: int):
+        # Each lane decides for its slot (row block * LANES + lane); then
+        # the block makes its lanes' tracks one after another, every lane
+        # taking part in each (the same tile operations in every lane, a
+        # branch on a value of the whole block's): its points generated
+        # straight into a tile, then relax_track(), the conditional
+        # refill's own.
+        need, key = refill_fused_slot(block * LANES + lane, seeds, epochs, mask, made, head,
+                                      ready, refilled, spare_points.shape[0], n_spares)
+        needs = wp.tile(need)
+        keys = wp.tile(key)
+        for i in range(LANES):
+            if wp.tile_extract(needs, i) != 0:
+                start = wp.tile_map(generated_point, wp.tile_arange(n_points, dtype=int),
+                                    wp.tile_extract(keys, i), n_points, n_control)
+                relax(start, block * LANES + i, lane, spare_points, spare_valid,
+                      spare_lengths, max_iters, MIN_COS)
+
+    return refill_fused_block
 
 
 # The arrays of the refill's stages, in their kernels' order.
@@ -413,36 +472,44 @@ def launch_refill(stage, array, slots, args, **where):
 STATIC_SMEM = 1024
 
 
-def relax_smem_bytes(n_points):
+def relax_smem_bytes(n_points, fused=False):
     """The dynamic shared memory of refill_relax_kernel(n_points), as Warp
     counts it: the track's two rows of points, its neighbours' indices and
     its segments' lengths, each tile 16-byte aligned, and tile_max()'s
-    two results (the steps' test and the last one)."""
+    two results (the steps' test and the last one), all relax_track()'s;
+    *fused*: of warp_step.switch_fused_kernel(n_points), which keeps its
+    lanes' flags and keys beside them (refill_fused_block())."""
     def tile(size):
         return -(-size // 16) * 16
-    return tile(2 * 8 * n_points) + 3 * tile(4 * n_points) + 2 * 16
+    smem = tile(2 * 8 * n_points) + 3 * tile(4 * n_points) + 2 * 16
+    if fused:
+        smem += tile(4 * LANES) + tile(8 * LANES)
+    return smem
 
 
-def max_refill_points(max_smem):
-    """The most points a track of the refill may have on a device of
-    *max_smem* bytes of shared memory a block (its opt-in maximum)."""
+def max_refill_points(max_smem, fused=False):
+    """The most points a track of the refill (*fused* or not) may have on a
+    device of *max_smem* bytes of shared memory a block (its opt-in
+    maximum)."""
     n = max(0, (max_smem - STATIC_SMEM) // 28)  # about 28 bytes a point
-    while n > 0 and relax_smem_bytes(n) + STATIC_SMEM > max_smem:
+    while n > 0 and relax_smem_bytes(n, fused) + STATIC_SMEM > max_smem:
         n -= 1
     return n
 
 
-def refill_points_error(n_points, device):
-    """Why the refill's relaxation kernel cannot take tracks of *n_points*
-    on *device* (a block's shared memory holds the track), or None."""
+def refill_points_error(n_points, device, fused=False):
+    """Why the refill's relaxation (refill_relax_kernel(), and with *fused*
+    the fused switch kernel too) cannot take tracks of *n_points* on
+    *device* (a block's shared memory holds the track), or None."""
     d = wp.get_device(device)
-    limit = max_refill_points(d.max_shared_memory_per_block)
+    limit = max_refill_points(d.max_shared_memory_per_block, fused)
     if n_points <= limit:
         return None
     return ("--points %d: with lookahead, the refill relaxes a track in a block's shared "
-            "memory, at most %d points a track on %s (%d bytes a block); use --points %d or "
-            "fewer, or --lookahead 0" % (n_points, limit, d.name,
-                                         d.max_shared_memory_per_block, limit))
+            "memory, at most %d points a track on %s (%d bytes a block)%s; use --points %d "
+            "or fewer, or --lookahead 0" % (n_points, limit, d.name,
+                                            d.max_shared_memory_per_block,
+                                            ", the refill fused" if fused else "", limit))
 
 
 class Lookahead:
@@ -458,7 +525,7 @@ class Lookahead:
 
     def __init__(self, tg, twarp, state, args):
         n, slots, dev = state.n_envs, args.lookahead, "cuda:%d" % state.device
-        why = refill_points_error(args.points, dev)
+        why = refill_points_error(args.points, dev, args.refill == "fused")
         if why:
             raise ValueError(why)
         self.n, self.slots = n, slots

@@ -293,9 +293,8 @@ class CpuLoop:
     def step(self):
         """Sim.step()'s launches, then the regeneration when the step's flag
         is set (or at every step: --refill always; never apart: fused)."""
-        for kernel, dim, inputs in self.sw.step_launches(self.array, self.n, self.slots,
-                                                          self.args):
-            wp.launch(kernel, dim, inputs=inputs, device="cpu")
+        self.sw.launch(self.sw.step_launches(self.array, self.n, self.slots, self.args),
+                       device="cpu")
         refill = self.args.refill
         if not self.slots:
             if self.any_done.numpy()[0]:
@@ -396,8 +395,7 @@ class LookaheadKernels(unittest.TestCase):
                                          crash_prob=0.0), refill_batch=1000)
 
         def launch(launches):
-            for kernel, dim, inputs in launches:
-                wp.launch(kernel, dim, inputs=inputs, device="cpu")
+            sw.launch(launches, device="cpu")
 
         launch(sw.step_launches(a.__getitem__, n, slots, args))
 
@@ -546,7 +544,14 @@ class LookaheadKernels(unittest.TestCase):
         with mock.patch.object(self.wl.wp, "get_device", return_value=h100):
             self.assertIsNone(self.wl.refill_points_error(8264, "cuda:0"))
             with self.assertRaisesRegex(ValueError, r"^--points 8265: .* at most 8264 points"):
-                self.wl.Lookahead(None, None, state, argparse.Namespace(lookahead=2, points=8265))
+                self.wl.Lookahead(None, None, state, argparse.Namespace(
+                    lookahead=2, points=8265, refill="conditional"))
+            # Fused, the switch kernel keeps its lanes' flags and keys beside
+            # the track: 8249 points at most.
+            self.assertIsNone(self.wl.refill_points_error(8249, "cuda:0", True))
+            with self.assertRaisesRegex(ValueError, r"^--points 8250: .* at most 8249 points"):
+                self.wl.Lookahead(None, None, state, argparse.Namespace(
+                    lookahead=2, points=8250, refill="fused"))
 
     def test_lookahead_equals_on_demand(self):
         """Every env's epoch, key, agent and track after every step of a long
