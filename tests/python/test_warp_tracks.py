@@ -237,10 +237,12 @@ class CpuLoop:
     ARGS = dict(points=N_POINTS, control=N_CONTROL, max_iters=MAX_ITERS, lap_steps=12.0,
                 crash_prob=0.02, refill="conditional")
 
-    def __init__(self, sw, wt, wl, env_seeds, lookahead, batch, refill="conditional"):
+    def __init__(self, sw, wt, wl, env_seeds, lookahead, batch, refill="conditional",
+                 points=N_POINTS):
         self.sw, self.wt, self.wl, self.slots = sw, wt, wl, lookahead
-        self.args = argparse.Namespace(**dict(self.ARGS, refill=refill), refill_batch=batch)
-        n, p = self.n, self.p = len(env_seeds), self.N_POINTS
+        self.args = argparse.Namespace(**dict(self.ARGS, refill=refill, points=points),
+                                       refill_batch=batch)
+        n, p = self.n, self.p = len(env_seeds), points
         self.env_seeds = env_seeds
 
         def zeros(shape, dtype):
@@ -270,7 +272,7 @@ class CpuLoop:
             self.refill.fill_(1)
             self.refill_spares()
         wp.launch(sw.start_kernel, n, inputs=[self.keys, self.salt, self.progress,
-                                              float(self.N_POINTS)], device="cpu")
+                                              float(p)], device="cpu")
         self.counters.zero_()
 
     def regenerate(self):
@@ -552,6 +554,30 @@ class LookaheadKernels(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, r"^--points 8250: .* at most 8249 points"):
                 self.wl.Lookahead(None, None, state, argparse.Namespace(
                     lookahead=2, points=8250, refill="fused"))
+
+    def test_fused_refill_points(self):
+        """The fused refill (its lanes' slots made one after another by their
+        block, a track's points generated and relaxed by its lanes
+        together) against the loop on demand, every env after every step,
+        bit for bit, at point counts below, at, past and well past a
+        multiple of its lanes, with blocks that make several tracks in a
+        refill (a block's 32 slots are 16 envs')."""
+        env_seeds = [seeds.env_seed(23, e) for e in range(48)]  # a block and a half
+        for p in (5, self.wt.LANES, self.wt.LANES + 1, 100):
+            with self.subTest(points=p):
+                demand = CpuLoop(self.sw, self.wt, self.wl, env_seeds, 0, 1, points=p)
+                fused = CpuLoop(self.sw, self.wt, self.wl, env_seeds, 2, 6, "fused", points=p)
+                for step in range(60):
+                    demand.step()
+                    fused.step()
+                    want = demand.state()
+                    for name, value in fused.state().items():
+                        self.assertTrue(value.tobytes() == want[name].tobytes(),
+                                        "%s after step %d" % (name, step))
+                # refills of 6 slots at least (or an env's last spare taken):
+                # a block makes several tracks in one
+                self.assertGreater(int(fused.counters.numpy()[3]), 5)
+                self.assertGreater(int(demand.counters.numpy()[:3].sum()), 60)
 
     def test_lookahead_equals_on_demand(self):
         """Every env's epoch, key, agent and track after every step of a long
