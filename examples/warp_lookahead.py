@@ -536,7 +536,7 @@ class Lookahead:
             "head": wp.zeros(n, dtype=wp.int32, device=dev),
             "ready": wp.zeros(n, dtype=wp.int32, device=dev),
             "fill": wp.zeros(rows, dtype=wp.int32, device=dev),
-            **track_arrays(rows, args.points, dev, "spare_"),
+            **track_arrays(rows, args.points, dev, "spare_", scratch=False),
             "counts": wp.zeros(4, dtype=wp.int32, device=dev),
             "refill": wp.zeros(1, dtype=wp.int32, device=dev),
             **fused_arrays(n, dev),

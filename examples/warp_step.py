@@ -184,7 +184,8 @@ def step_fused_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.u
 def switch_fused_kernel(n_points):
     """The fused switch kernel for tracks of *n_points* (its refill's tiles
     are shaped by it), launched tiled, LANES lanes a block (a warp), in a
-    module of its own."""
+    module of its own.  Its refill needs every block to have its LANES
+    lanes: on Warp's CPU, with wp.config.enable_cpu_blocks set."""
     refill = wl.refill_fused_block(n_points)
 
     @wp.kernel(module="unique", module_options=wl.MODULE_OPTIONS)
@@ -205,8 +206,8 @@ def switch_fused_kernel(n_points):
         decides the next step's refill, the warps copy the points of the
         envs that took a spare, and the refill the last step decided runs
         here, a block (a warp) its LANES slots, one track after another
-        (wl.fused_threads(): a lane a slot, so no block that no slot
-        needs)."""
+        (wl.fused_threads(): a lane a slot, and at least COPY_WARPS blocks
+        for the copy)."""
         block, lane = wp.tid()
         t = block * LANES + lane
         p = phase[0]

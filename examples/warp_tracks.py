@@ -391,13 +391,16 @@ class Regen:
         self.producer.close()
 
 
-def track_arrays(rows, n_points, dev, prefix=""):
+def track_arrays(rows, n_points, dev, prefix="", scratch=True):
     """The arrays of *rows* tracks of *n_points*, by name: their points, the
-    relaxation's scratch, their validity and length."""
-    return {prefix + "points": wp.zeros((rows, n_points), dtype=wp.vec2, device=dev),
-            prefix + "relaxed": wp.zeros((rows, n_points), dtype=wp.vec2, device=dev),
-            prefix + "valid": wp.zeros(rows, dtype=wp.uint8, device=dev),
-            prefix + "lengths": wp.zeros(rows, dtype=wp.float32, device=dev)}
+    relaxation's scratch (unless not *scratch*: the refills relax in shared
+    memory), their validity and length."""
+    arrays = {prefix + "points": wp.zeros((rows, n_points), dtype=wp.vec2, device=dev),
+              prefix + "valid": wp.zeros(rows, dtype=wp.uint8, device=dev),
+              prefix + "lengths": wp.zeros(rows, dtype=wp.float32, device=dev)}
+    if scratch:
+        arrays[prefix + "relaxed"] = wp.zeros((rows, n_points), dtype=wp.vec2, device=dev)
+    return arrays
 
 
 def bound(ctx, *names):
