@@ -14,6 +14,13 @@
 // step) and the refills that ran, and (a) whether a step after a device
 // launch waited for it.  Then what a graph made for device launch may hold,
 // as a refill would: a WHILE node (a relaxation's loop), an allocation.
+//
+// Then (issue 36's stall) what sharing an SM with a refill costs a step:
+// started by the host poll, a refill that keeps its SMs' schedulers busy
+// (multiply-adds, not a clock spin) on one block of 128 threads per SM, as
+// examples/track-overlap.cu's refill runs, against the same work on a
+// quarter of the SMs in blocks that fill an SM's register file (1024
+// threads of 64 registers), so that no step block fits beside one.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -34,12 +41,23 @@ struct Probe
   volatile unsigned *due = nullptr;  // mapped: the step asks for a refill
   volatile unsigned *done = nullptr; // mapped: refills run, for the host
   cudaGraphExec_t refill_exec = nullptr; // (a): device-launchable
+  float *sink = nullptr;                 // the busy refills' never-written result
 };
 
-static __global__ void
-refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns)
+// What a refill does on which SMs: spin on the clock, one block of 128
+// threads per SM; multiply-add so, keeping the SM's schedulers busy; or
+// multiply-add on a quarter of the SMs, each block filling its SM.
+enum Refill
 {
-  spin_ns (ns);
+  SPIN,
+  BUSY_SPREAD,
+  BUSY_PACKED
+};
+
+// The refill's end: its last block counts it, for the host's poll.
+static __device__ void
+refill_done (unsigned *refills, volatile unsigned *done)
+{
   __syncthreads ();
   if (threadIdx.x == 0 && atomicAdd (refills + 1, 1u) == gridDim.x - 1)
     {
@@ -47,6 +65,49 @@ refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns
       *done = atomicAdd (refills, 1u) + 1;
       __threadfence_system ();
     }
+}
+
+static __global__ void
+refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns)
+{
+  spin_ns (ns);
+  refill_done (refills, done);
+}
+
+// Independent multiply-add chains a thread keeps: enough for its warp to
+// issue at every cycle, and, at 1024 threads a block, about the 64
+// registers a thread that fill an SM's register file.
+#define CHAINS 48
+
+// A refill that keeps its SMs busy for @ns: every thread multiply-adds on
+// its chains, reading the clock once every 64 rounds.
+template <int Threads>
+static __global__ void
+__launch_bounds__ (Threads, 1)
+    busy_refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns,
+                        float *sink)
+{
+  float a[CHAINS];
+  unsigned long long start, now;
+
+  for (int i = 0; i < CHAINS; i++)
+    a[i] = threadIdx.x + i;
+  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    {
+      for (int k = 0; k < 64; k++)
+#pragma unroll
+        for (int i = 0; i < CHAINS; i++)
+          a[i] = fmaf (a[i], 0.999f, 1e-3f);
+      asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    }
+  while (now - start < ns);
+  float sum = 0.f;
+  for (int i = 0; i < CHAINS; i++)
+    sum += a[i];
+  if (sum == -1.f) // never: keeps the chains
+    *sink = sum;
+  refill_done (refills, done);
 }
 
 // One step: a little work on every element; every @every steps, thread 0
@@ -74,10 +135,25 @@ step_kernel (float *work, int n, unsigned *step, int every, int how,
     }
 }
 
+static void
+launch_refill (const Probe &p, Refill refill, cudaStream_t stream)
+{
+  const unsigned long long ns = (unsigned long long)p.refill_us * 1000;
+
+  if (refill == SPIN)
+    refill_kernel<<<p.n_sms, 128, 0, stream>>> (p.refills, p.done, ns);
+  else if (refill == BUSY_SPREAD)
+    busy_refill_kernel<128><<<p.n_sms, 128, 0, stream>>> (p.refills, p.done, ns, p.sink);
+  else
+    busy_refill_kernel<1024><<<std::max (1, p.n_sms / 4), 1024, 0, stream>>> (
+        p.refills, p.done, ns, p.sink);
+}
+
 // Replays a step graph made for variant @how (0: device launch, 1: host
-// poll, 2: in the step, 3: no refill) and prints its step times.
+// poll, 2: in the step, 3: no refill), with refills of kind @refill, and
+// prints its step times.
 static bool
-run (Probe &p, int how, const char *name)
+run (Probe &p, int how, const char *name, Refill refill = SPIN)
 {
   const int n = 4096;
   int least = 0, greatest = 0;
@@ -106,16 +182,14 @@ run (Probe &p, int how, const char *name)
   for (int t = 0; t < p.steps; t++)
     {
       if (how == 2 && t % p.every == p.every - 1)
-        refill_kernel<<<p.n_sms, 128, 0, s>>> (p.refills, p.done,
-                                               (unsigned long long)p.refill_us * 1000);
+        launch_refill (p, refill, s);
       CHECK (cudaGraphLaunch (exec, s));
       CHECK (cudaEventRecord (ev[t], s));
       // The host loop's poll: two reads; one refill at a time.
       if (how == 1 && *p.due != asked && *p.done == launched)
         {
           asked = *p.due;
-          refill_kernel<<<p.n_sms, 128, 0, side>>> (
-              p.refills, p.done, (unsigned long long)p.refill_us * 1000);
+          launch_refill (p, refill, side);
           launched++;
         }
     }
@@ -216,13 +290,16 @@ probe (Probe &p)
   CHECK (cudaMemset (p.work, 0, 4096 * sizeof (float)));
   CHECK (cudaMalloc (&p.step, 2 * sizeof (unsigned)));
   CHECK (cudaMalloc (&p.refills, 2 * sizeof (unsigned)));
+  CHECK (cudaMalloc (&p.sink, sizeof (float)));
   CHECK (cudaHostAlloc (&mapped, 2 * sizeof (unsigned), cudaHostAllocMapped));
   p.due = mapped;
   p.done = mapped + 1;
   printf ("overlap-probe: %d steps, a refill of %d us on %d blocks every %d steps\n",
           p.steps, p.refill_us, p.n_sms, p.every);
   if (!run (p, 3, "no refill (the floor)") || !run (p, 2, "(c) refill inside the step")
-      || !run (p, 1, "(b) host poll, least-priority stream"))
+      || !run (p, 1, "(b) host poll, least-priority stream")
+      || !run (p, 1, "(b) busy, 128 threads on every SM", BUSY_SPREAD)
+      || !run (p, 1, "(b) busy, SMs filled, a quarter", BUSY_PACKED))
     return false;
   if (!device_graph (&p.refill_exec,
                      [&p] (cudaStream_t s) {
