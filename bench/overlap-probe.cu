@@ -20,13 +20,18 @@
 // (multiply-adds, not a clock spin) on one block of 128 threads per SM, as
 // examples/track-overlap.cu's refill runs, against the same work on a
 // quarter of the SMs in blocks that fill an SM's register file (1024
-// threads of 64 registers), so that no step block fits beside one.
+// threads of 64 registers), so that no step block fits beside one; and
+// the 128-thread blocks confined to a quarter of the SMs by a green context
+// (CUDA's SM partition, a stream of its own), as many as fit there, so
+// that the refill fills its SMs whatever its block's shape.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #define PROBE "overlap-probe"
@@ -42,6 +47,9 @@ struct Probe
   volatile unsigned *done = nullptr; // mapped: refills run, for the host
   cudaGraphExec_t refill_exec = nullptr; // (a): device-launchable
   float *sink = nullptr;                 // the busy refills' never-written result
+  CUgreenCtx green = nullptr;            // a quarter of the SMs, and its stream
+  cudaStream_t green_stream = nullptr;
+  int green_sms = 0, green_blocks = 0; // its SMs, the busy blocks that fill them
 };
 
 // What a refill does on which SMs: spin on the clock, one block of 128
@@ -51,7 +59,8 @@ enum Refill
 {
   SPIN,
   BUSY_SPREAD,
-  BUSY_PACKED
+  BUSY_PACKED,
+  BUSY_GREEN
 };
 
 // The refill's end: its last block counts it, for the host's poll.
@@ -144,9 +153,83 @@ launch_refill (const Probe &p, Refill refill, cudaStream_t stream)
     refill_kernel<<<p.n_sms, 128, 0, stream>>> (p.refills, p.done, ns);
   else if (refill == BUSY_SPREAD)
     busy_refill_kernel<128><<<p.n_sms, 128, 0, stream>>> (p.refills, p.done, ns, p.sink);
-  else
+  else if (refill == BUSY_PACKED)
     busy_refill_kernel<1024><<<std::max (1, p.n_sms / 4), 1024, 0, stream>>> (
         p.refills, p.done, ns, p.sink);
+  else
+    busy_refill_kernel<128><<<p.green_blocks, 128, 0, p.green_stream>>> (
+        p.refills, p.done, ns, p.sink);
+}
+
+// A driver entry point, through the runtime (the probe links no libcuda).
+template <typename F>
+static bool
+driver_entry (const char *symbol, unsigned version, F *fn)
+{
+  cudaDriverEntryPointQueryResult found;
+
+  CHECK (cudaGetDriverEntryPointByVersion (symbol, (void **)fn, version, cudaEnableDefault,
+                                           &found));
+  if (found != cudaDriverEntryPointSuccess)
+    {
+      fprintf (stderr, PROBE ": the driver has no %s\n", symbol);
+      return false;
+    }
+  return true;
+}
+
+#define DRIVER(call)                                                                   \
+  do                                                                                   \
+    {                                                                                  \
+      CUresult status_ = (call);                                                       \
+      if (status_ != CUDA_SUCCESS)                                                     \
+        {                                                                              \
+          fprintf (stderr, PROBE ": %s failed: CUresult %d\n", #call, (int)status_);   \
+          return false;                                                                \
+        }                                                                              \
+    }                                                                                  \
+  while (0)
+
+// A green context of about a quarter of the SMs (the driver rounds to its
+// partition granularity), a least-priority stream of it, and how many busy
+// 128-thread blocks fill its SMs.
+static bool
+green_partition (Probe &p)
+{
+  PFN_cuDeviceGet_v2000 device_get;
+  PFN_cuDeviceGetDevResource_v12040 get_resource;
+  PFN_cuDevSmResourceSplitByCount_v12040 split;
+  PFN_cuDevResourceGenerateDesc_v12040 describe;
+  PFN_cuGreenCtxCreate_v12040 create;
+  PFN_cuGreenCtxStreamCreate_v12050 stream_create;
+  CUdevice device;
+  CUdevResource all, part, rest;
+  CUdevResourceDesc desc;
+  unsigned n_groups = 1;
+  int per_sm = 0, least = 0, greatest = 0;
+
+  if (!driver_entry ("cuDeviceGet", 2000, &device_get)
+      || !driver_entry ("cuDeviceGetDevResource", 12040, &get_resource)
+      || !driver_entry ("cuDevSmResourceSplitByCount", 12040, &split)
+      || !driver_entry ("cuDevResourceGenerateDesc", 12040, &describe)
+      || !driver_entry ("cuGreenCtxCreate", 12040, &create)
+      || !driver_entry ("cuGreenCtxStreamCreate", 12050, &stream_create))
+    return false;
+  CHECK (cudaDeviceGetStreamPriorityRange (&least, &greatest));
+  DRIVER (device_get (&device, 0));
+  DRIVER (get_resource (device, &all, CU_DEV_RESOURCE_TYPE_SM));
+  DRIVER (split (&part, &n_groups, &all, &rest, 0, std::max (1, p.n_sms / 4)));
+  DRIVER (describe (&desc, &part, 1));
+  DRIVER (create (&p.green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM));
+  DRIVER (stream_create ((CUstream *)&p.green_stream, p.green, CU_STREAM_NON_BLOCKING,
+                         least));
+  CHECK (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, busy_refill_kernel<128>,
+                                                        128, 0));
+  p.green_sms = (int)part.sm.smCount;
+  p.green_blocks = p.green_sms * per_sm;
+  printf ("green context: %u SM(s) of %d, %d busy blocks of 128 threads (%d an SM)\n",
+          part.sm.smCount, p.n_sms, p.green_blocks, per_sm);
+  return true;
 }
 
 // Replays a step graph made for variant @how (0: device launch, 1: host
@@ -299,7 +382,9 @@ probe (Probe &p)
   if (!run (p, 3, "no refill (the floor)") || !run (p, 2, "(c) refill inside the step")
       || !run (p, 1, "(b) host poll, least-priority stream")
       || !run (p, 1, "(b) busy, 128 threads on every SM", BUSY_SPREAD)
-      || !run (p, 1, "(b) busy, SMs filled, a quarter", BUSY_PACKED))
+      || !run (p, 1, "(b) busy, SMs filled, a quarter", BUSY_PACKED)
+      || !green_partition (p)
+      || !run (p, 1, "(b) busy, green quarter, filled", BUSY_GREEN))
     return false;
   if (!device_graph (&p.refill_exec,
                      [&p] (cudaStream_t s) {
