@@ -23,7 +23,8 @@
 // threads of 64 registers), so that no step block fits beside one; and
 // the 128-thread blocks confined to a quarter of the SMs by a green context
 // (CUDA's SM partition, a stream of its own), as many as fit there, so
-// that the refill fills its SMs whatever its block's shape.
+// that the refill fills its SMs whatever its block's shape (launched, and
+// captured elsewhere and its graph launched there).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,7 @@ struct Probe
   CUgreenCtx green = nullptr;            // a quarter of the SMs, and its stream
   cudaStream_t green_stream = nullptr;
   int green_sms = 0, green_blocks = 0; // its SMs, the busy blocks that fill them
+  cudaGraphExec_t green_exec = nullptr; // those blocks captured on another stream
 };
 
 // What a refill does on which SMs: spin on the clock, one block of 128
@@ -60,7 +62,8 @@ enum Refill
   SPIN,
   BUSY_SPREAD,
   BUSY_PACKED,
-  BUSY_GREEN
+  BUSY_GREEN,
+  BUSY_GREEN_GRAPH
 };
 
 // The refill's end: its last block counts it, for the host's poll.
@@ -156,9 +159,11 @@ launch_refill (const Probe &p, Refill refill, cudaStream_t stream)
   else if (refill == BUSY_PACKED)
     busy_refill_kernel<1024><<<std::max (1, p.n_sms / 4), 1024, 0, stream>>> (
         p.refills, p.done, ns, p.sink);
-  else
+  else if (refill == BUSY_GREEN)
     busy_refill_kernel<128><<<p.green_blocks, 128, 0, p.green_stream>>> (
         p.refills, p.done, ns, p.sink);
+  else // does a graph launched there run on the partition too?
+    (void)cudaGraphLaunch (p.green_exec, p.green_stream);
 }
 
 // A driver entry point, through the runtime (the probe links no libcuda).
@@ -227,6 +232,19 @@ green_partition (Probe &p)
                                                         128, 0));
   p.green_sms = (int)part.sm.smCount;
   p.green_blocks = p.green_sms * per_sm;
+  {
+    cudaStream_t s;
+    cudaGraph_t graph;
+
+    CHECK (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking));
+    CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
+    busy_refill_kernel<128><<<p.green_blocks, 128, 0, s>>> (
+        p.refills, p.done, (unsigned long long)p.refill_us * 1000, p.sink);
+    CHECK (cudaStreamEndCapture (s, &graph));
+    CHECK (cudaGraphInstantiate (&p.green_exec, graph, 0));
+    CHECK (cudaGraphDestroy (graph));
+    CHECK (cudaStreamDestroy (s));
+  }
   printf ("green context: %u SM(s) of %d, %d busy blocks of 128 threads (%d an SM)\n",
           part.sm.smCount, p.n_sms, p.green_blocks, per_sm);
   return true;
@@ -384,7 +402,8 @@ probe (Probe &p)
       || !run (p, 1, "(b) busy, 128 threads on every SM", BUSY_SPREAD)
       || !run (p, 1, "(b) busy, SMs filled, a quarter", BUSY_PACKED)
       || !green_partition (p)
-      || !run (p, 1, "(b) busy, green quarter, filled", BUSY_GREEN))
+      || !run (p, 1, "(b) busy, green quarter, filled", BUSY_GREEN)
+      || !run (p, 1, "(b) the same as a graph", BUSY_GREEN_GRAPH))
     return false;
   if (!device_graph (&p.refill_exec,
                      [&p] (cudaStream_t s) {
