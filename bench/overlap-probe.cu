@@ -23,8 +23,10 @@
 // threads of 64 registers), so that no step block fits beside one; and
 // the 128-thread blocks confined to a quarter of the SMs by a green context
 // (CUDA's SM partition, a stream of its own), as many as fit there, so
-// that the refill fills its SMs whatever its block's shape (launched, and
-// captured elsewhere and its graph launched there).
+// that the refill fills its SMs whatever its block's shape: launched there,
+// captured elsewhere and its graph launched there, and captured there and
+// its graph launched on an ordinary stream (which keeps a graph to the
+// partition: the stream it is launched on, or its kernels' context?).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +54,7 @@ struct Probe
   cudaStream_t green_stream = nullptr;
   int green_sms = 0, green_blocks = 0; // its SMs, the busy blocks that fill them
   cudaGraphExec_t green_exec = nullptr; // those blocks captured on another stream
+  cudaGraphExec_t green_captured = nullptr; // captured on the green stream
 };
 
 // What a refill does on which SMs: spin on the clock, one block of 128
@@ -63,7 +66,8 @@ enum Refill
   BUSY_SPREAD,
   BUSY_PACKED,
   BUSY_GREEN,
-  BUSY_GREEN_GRAPH
+  BUSY_GREEN_GRAPH,
+  BUSY_GREEN_CAPTURED
 };
 
 // The refill's end: its last block counts it, for the host's poll.
@@ -162,8 +166,10 @@ launch_refill (const Probe &p, Refill refill, cudaStream_t stream)
   else if (refill == BUSY_GREEN)
     busy_refill_kernel<128><<<p.green_blocks, 128, 0, p.green_stream>>> (
         p.refills, p.done, ns, p.sink);
-  else // does a graph launched there run on the partition too?
+  else if (refill == BUSY_GREEN_GRAPH) // does a graph launched there keep to it?
     (void)cudaGraphLaunch (p.green_exec, p.green_stream);
+  else // or does a graph captured there keep to it, launched anywhere?
+    (void)cudaGraphLaunch (p.green_captured, stream);
 }
 
 // A driver entry point, through the runtime (the probe links no libcuda).
@@ -194,6 +200,21 @@ driver_entry (const char *symbol, unsigned version, F *fn)
         }                                                                              \
     }                                                                                  \
   while (0)
+
+// The green quarter's busy blocks captured on @stream into *@exec.
+static bool
+busy_graph (const Probe &p, cudaStream_t stream, cudaGraphExec_t *exec)
+{
+  cudaGraph_t graph;
+
+  CHECK (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+  busy_refill_kernel<128><<<p.green_blocks, 128, 0, stream>>> (
+      p.refills, p.done, (unsigned long long)p.refill_us * 1000, p.sink);
+  CHECK (cudaStreamEndCapture (stream, &graph));
+  CHECK (cudaGraphInstantiate (exec, graph, 0));
+  CHECK (cudaGraphDestroy (graph));
+  return true;
+}
 
 // A green context of about a quarter of the SMs (the driver rounds to its
 // partition granularity), a least-priority stream of it, and how many busy
@@ -234,15 +255,11 @@ green_partition (Probe &p)
   p.green_blocks = p.green_sms * per_sm;
   {
     cudaStream_t s;
-    cudaGraph_t graph;
 
     CHECK (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking));
-    CHECK (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal));
-    busy_refill_kernel<128><<<p.green_blocks, 128, 0, s>>> (
-        p.refills, p.done, (unsigned long long)p.refill_us * 1000, p.sink);
-    CHECK (cudaStreamEndCapture (s, &graph));
-    CHECK (cudaGraphInstantiate (&p.green_exec, graph, 0));
-    CHECK (cudaGraphDestroy (graph));
+    if (!busy_graph (p, s, &p.green_exec)
+        || !busy_graph (p, p.green_stream, &p.green_captured))
+      return false;
     CHECK (cudaStreamDestroy (s));
   }
   printf ("green context: %u SM(s) of %d, %d busy blocks of 128 threads (%d an SM)\n",
@@ -406,7 +423,8 @@ probe (Probe &p)
   if (!green_partition (p))
     printf ("green context: none (above, why); its rows left out\n");
   else if (!run (p, 1, "(b) busy, green quarter, filled", BUSY_GREEN)
-           || !run (p, 1, "(b) the same as a graph", BUSY_GREEN_GRAPH))
+           || !run (p, 1, "(b) the same as a graph", BUSY_GREEN_GRAPH)
+           || !run (p, 1, "(b) captured green, launched plain", BUSY_GREEN_CAPTURED))
     return false;
   if (!device_graph (&p.refill_exec,
                      [&p] (cudaStream_t s) {
