@@ -14,12 +14,27 @@
 // step) and the refills that ran, and (a) whether a step after a device
 // launch waited for it.  Then what a graph made for device launch may hold,
 // as a refill would: a WHILE node (a relaxation's loop), an allocation.
+//
+// Then (issue 36's stall) what sharing an SM with a refill costs a step:
+// started by the host poll, a refill that keeps its SMs' schedulers busy
+// (multiply-adds, not a clock spin) on one block of 128 threads per SM, as
+// examples/track-overlap.cu's refill runs, against the same work on a
+// quarter of the SMs in blocks that fill an SM's register file (1024
+// threads of 64 registers), so that no step block fits beside one; and
+// the 128-thread blocks confined to a quarter of the SMs by a green context
+// (CUDA's SM partition, a stream of its own), as many as fit there, so
+// that the refill fills its SMs whatever its block's shape: launched there,
+// captured elsewhere and its graph launched there, and captured there and
+// its graph launched on an ordinary stream (which keeps a graph to the
+// partition: the stream it is launched on, or its kernels' context?).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #define PROBE "overlap-probe"
@@ -34,12 +49,31 @@ struct Probe
   volatile unsigned *due = nullptr;  // mapped: the step asks for a refill
   volatile unsigned *done = nullptr; // mapped: refills run, for the host
   cudaGraphExec_t refill_exec = nullptr; // (a): device-launchable
+  float *sink = nullptr;                 // the busy refills' never-written result
+  CUgreenCtx green = nullptr;            // a quarter of the SMs, and its stream
+  cudaStream_t green_stream = nullptr;
+  int green_sms = 0, green_blocks = 0; // its SMs, the busy blocks that fill them
+  cudaGraphExec_t green_exec = nullptr; // those blocks captured on another stream
+  cudaGraphExec_t green_captured = nullptr; // captured on the green stream
 };
 
-static __global__ void
-refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns)
+// What a refill does on which SMs: spin on the clock, one block of 128
+// threads per SM; multiply-add so, keeping the SM's schedulers busy; or
+// multiply-add on a quarter of the SMs, each block filling its SM.
+enum Refill
 {
-  spin_ns (ns);
+  SPIN,
+  BUSY_SPREAD,
+  BUSY_PACKED,
+  BUSY_GREEN,
+  BUSY_GREEN_GRAPH,
+  BUSY_GREEN_CAPTURED
+};
+
+// The refill's end: its last block counts it, for the host's poll.
+static __device__ void
+refill_done (unsigned *refills, volatile unsigned *done)
+{
   __syncthreads ();
   if (threadIdx.x == 0 && atomicAdd (refills + 1, 1u) == gridDim.x - 1)
     {
@@ -47,6 +81,49 @@ refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns
       *done = atomicAdd (refills, 1u) + 1;
       __threadfence_system ();
     }
+}
+
+static __global__ void
+refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns)
+{
+  spin_ns (ns);
+  refill_done (refills, done);
+}
+
+// Independent multiply-add chains a thread keeps: enough for its warp to
+// issue at every cycle, and, at 1024 threads a block, about the 64
+// registers a thread that fill an SM's register file.
+#define CHAINS 48
+
+// A refill that keeps its SMs busy for @ns: every thread multiply-adds on
+// its chains, reading the clock once every 64 rounds.
+template <int Threads>
+static __global__ void
+__launch_bounds__ (Threads, 1)
+    busy_refill_kernel (unsigned *refills, volatile unsigned *done, unsigned long long ns,
+                        float *sink)
+{
+  float a[CHAINS];
+  unsigned long long start, now;
+
+  for (int i = 0; i < CHAINS; i++)
+    a[i] = threadIdx.x + i;
+  asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    {
+      for (int k = 0; k < 64; k++)
+#pragma unroll
+        for (int i = 0; i < CHAINS; i++)
+          a[i] = fmaf (a[i], 0.999f, 1e-3f);
+      asm volatile ("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    }
+  while (now - start < ns);
+  float sum = 0.f;
+  for (int i = 0; i < CHAINS; i++)
+    sum += a[i];
+  if (sum == -1.f) // never: keeps the chains
+    *sink = sum;
+  refill_done (refills, done);
 }
 
 // One step: a little work on every element; every @every steps, thread 0
@@ -74,10 +151,127 @@ step_kernel (float *work, int n, unsigned *step, int every, int how,
     }
 }
 
-// Replays a step graph made for variant @how (0: device launch, 1: host
-// poll, 2: in the step, 3: no refill) and prints its step times.
+static void
+launch_refill (const Probe &p, Refill refill, cudaStream_t stream)
+{
+  const unsigned long long ns = (unsigned long long)p.refill_us * 1000;
+
+  if (refill == SPIN)
+    refill_kernel<<<p.n_sms, 128, 0, stream>>> (p.refills, p.done, ns);
+  else if (refill == BUSY_SPREAD)
+    busy_refill_kernel<128><<<p.n_sms, 128, 0, stream>>> (p.refills, p.done, ns, p.sink);
+  else if (refill == BUSY_PACKED)
+    busy_refill_kernel<1024><<<std::max (1, p.n_sms / 4), 1024, 0, stream>>> (
+        p.refills, p.done, ns, p.sink);
+  else if (refill == BUSY_GREEN)
+    busy_refill_kernel<128><<<p.green_blocks, 128, 0, p.green_stream>>> (
+        p.refills, p.done, ns, p.sink);
+  else if (refill == BUSY_GREEN_GRAPH) // does a graph launched there keep to it?
+    (void)cudaGraphLaunch (p.green_exec, p.green_stream);
+  else // or does a graph captured there keep to it, launched anywhere?
+    (void)cudaGraphLaunch (p.green_captured, stream);
+}
+
+// A driver entry point, through the runtime (the probe links no libcuda).
+template <typename F>
 static bool
-run (Probe &p, int how, const char *name)
+driver_entry (const char *symbol, unsigned version, F *fn)
+{
+  cudaDriverEntryPointQueryResult found;
+
+  CHECK (cudaGetDriverEntryPointByVersion (symbol, (void **)fn, version, cudaEnableDefault,
+                                           &found));
+  if (found != cudaDriverEntryPointSuccess)
+    {
+      fprintf (stderr, PROBE ": the driver has no %s\n", symbol);
+      return false;
+    }
+  return true;
+}
+
+#define DRIVER(call)                                                                   \
+  do                                                                                   \
+    {                                                                                  \
+      CUresult status_ = (call);                                                       \
+      if (status_ != CUDA_SUCCESS)                                                     \
+        {                                                                              \
+          fprintf (stderr, PROBE ": %s failed: CUresult %d\n", #call, (int)status_);   \
+          return false;                                                                \
+        }                                                                              \
+    }                                                                                  \
+  while (0)
+
+// The green quarter's busy blocks captured on @stream into *@exec.
+static bool
+busy_graph (const Probe &p, cudaStream_t stream, cudaGraphExec_t *exec)
+{
+  cudaGraph_t graph;
+
+  CHECK (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
+  busy_refill_kernel<128><<<p.green_blocks, 128, 0, stream>>> (
+      p.refills, p.done, (unsigned long long)p.refill_us * 1000, p.sink);
+  CHECK (cudaStreamEndCapture (stream, &graph));
+  CHECK (cudaGraphInstantiate (exec, graph, 0));
+  CHECK (cudaGraphDestroy (graph));
+  return true;
+}
+
+// A green context of about a quarter of the SMs (the driver rounds to its
+// partition granularity), a least-priority stream of it, and how many busy
+// 128-thread blocks fill its SMs.
+static bool
+green_partition (Probe &p)
+{
+  PFN_cuDeviceGet_v2000 device_get;
+  PFN_cuDeviceGetDevResource_v12040 get_resource;
+  PFN_cuDevSmResourceSplitByCount_v12040 split;
+  PFN_cuDevResourceGenerateDesc_v12040 describe;
+  PFN_cuGreenCtxCreate_v12040 create;
+  PFN_cuGreenCtxStreamCreate_v12050 stream_create;
+  CUdevice device;
+  CUdevResource all, part, rest;
+  CUdevResourceDesc desc;
+  unsigned n_groups = 1;
+  int per_sm = 0, least = 0, greatest = 0;
+
+  if (!driver_entry ("cuDeviceGet", 2000, &device_get)
+      || !driver_entry ("cuDeviceGetDevResource", 12040, &get_resource)
+      || !driver_entry ("cuDevSmResourceSplitByCount", 12040, &split)
+      || !driver_entry ("cuDevResourceGenerateDesc", 12040, &describe)
+      || !driver_entry ("cuGreenCtxCreate", 12040, &create)
+      || !driver_entry ("cuGreenCtxStreamCreate", 12050, &stream_create))
+    return false;
+  CHECK (cudaDeviceGetStreamPriorityRange (&least, &greatest));
+  DRIVER (device_get (&device, 0));
+  DRIVER (get_resource (device, &all, CU_DEV_RESOURCE_TYPE_SM));
+  DRIVER (split (&part, &n_groups, &all, &rest, 0, std::max (1, p.n_sms / 4)));
+  DRIVER (describe (&desc, &part, 1));
+  DRIVER (create (&p.green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM));
+  DRIVER (stream_create ((CUstream *)&p.green_stream, p.green, CU_STREAM_NON_BLOCKING,
+                         least));
+  CHECK (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, busy_refill_kernel<128>,
+                                                        128, 0));
+  p.green_sms = (int)part.sm.smCount;
+  p.green_blocks = p.green_sms * per_sm;
+  {
+    cudaStream_t s;
+
+    CHECK (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking));
+    if (!busy_graph (p, s, &p.green_exec)
+        || !busy_graph (p, p.green_stream, &p.green_captured))
+      return false;
+    CHECK (cudaStreamDestroy (s));
+  }
+  printf ("green context: %u SM(s) of %d, %d busy blocks of 128 threads (%d an SM)\n",
+          part.sm.smCount, p.n_sms, p.green_blocks, per_sm);
+  return true;
+}
+
+// Replays a step graph made for variant @how (0: device launch, 1: host
+// poll, 2: in the step, 3: no refill), with refills of kind @refill, and
+// prints its step times.
+static bool
+run (Probe &p, int how, const char *name, Refill refill = SPIN)
 {
   const int n = 4096;
   int least = 0, greatest = 0;
@@ -106,16 +300,14 @@ run (Probe &p, int how, const char *name)
   for (int t = 0; t < p.steps; t++)
     {
       if (how == 2 && t % p.every == p.every - 1)
-        refill_kernel<<<p.n_sms, 128, 0, s>>> (p.refills, p.done,
-                                               (unsigned long long)p.refill_us * 1000);
+        launch_refill (p, refill, s);
       CHECK (cudaGraphLaunch (exec, s));
       CHECK (cudaEventRecord (ev[t], s));
       // The host loop's poll: two reads; one refill at a time.
       if (how == 1 && *p.due != asked && *p.done == launched)
         {
           asked = *p.due;
-          refill_kernel<<<p.n_sms, 128, 0, side>>> (
-              p.refills, p.done, (unsigned long long)p.refill_us * 1000);
+          launch_refill (p, refill, side);
           launched++;
         }
     }
@@ -216,13 +408,23 @@ probe (Probe &p)
   CHECK (cudaMemset (p.work, 0, 4096 * sizeof (float)));
   CHECK (cudaMalloc (&p.step, 2 * sizeof (unsigned)));
   CHECK (cudaMalloc (&p.refills, 2 * sizeof (unsigned)));
+  CHECK (cudaMalloc (&p.sink, sizeof (float)));
   CHECK (cudaHostAlloc (&mapped, 2 * sizeof (unsigned), cudaHostAllocMapped));
   p.due = mapped;
   p.done = mapped + 1;
   printf ("overlap-probe: %d steps, a refill of %d us on %d blocks every %d steps\n",
           p.steps, p.refill_us, p.n_sms, p.every);
   if (!run (p, 3, "no refill (the floor)") || !run (p, 2, "(c) refill inside the step")
-      || !run (p, 1, "(b) host poll, least-priority stream"))
+      || !run (p, 1, "(b) host poll, least-priority stream")
+      || !run (p, 1, "(b) busy, 128 threads on every SM", BUSY_SPREAD)
+      || !run (p, 1, "(b) busy, SMs filled, a quarter", BUSY_PACKED))
+    return false;
+  // Rows of their own: a driver with no green context says so and goes on.
+  if (!green_partition (p))
+    printf ("green context: none (above, why); its rows left out\n");
+  else if (!run (p, 1, "(b) busy, green quarter, filled", BUSY_GREEN)
+           || !run (p, 1, "(b) the same as a graph", BUSY_GREEN_GRAPH)
+           || !run (p, 1, "(b) captured green, launched plain", BUSY_GREEN_CAPTURED))
     return false;
   if (!device_graph (&p.refill_exec,
                      [&p] (cudaStream_t s) {

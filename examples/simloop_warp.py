@@ -88,8 +88,9 @@ def parse_args(argv=None):
                    help="with lookahead, the refill under conditional(refill) (default), "
                         "launched at every step, its kernels returning at once unless due "
                         "(always), or made by the step's second kernel in the step after the "
-                        "one that decided it, a thread a slot, an env left with no spare "
-                        "making its own track (fused): no node of its own")
+                        "one that decided it, a warp 32 slots, their tracks one after "
+                        "another, each relaxed by the warp's lanes together, an env left "
+                        "with no spare making its own track (fused): no node of its own")
     p.add_argument("--check-on-demand", action="store_true",
                    help="also run the loop on demand (--lookahead 0) beside it and compare "
                         "every env after every step, bit for bit")
@@ -139,6 +140,13 @@ class Sim:
         self.graph = self.floor = None
         for module in (warp_step, wl, wt):  # every kernel, before a capture
             wp.load_module(module, device=dev)
+        tiled = []  # each a module of its own, tiled: the refill's relaxation, the fused switch
+        if self.ahead is not None:
+            tiled.append(wl.refill_relax_kernel(args.points))
+            if args.refill == "fused":
+                tiled.append(warp_step.switch_fused_kernel(args.points))
+        for kernel in tiled:
+            wp.load_module(kernel.module, device=dev, block_dim=wl.LANES)
 
     def array(self, name):
         """The array *name* of the step's kernels: the regeneration's, the
@@ -154,8 +162,7 @@ class Sim:
         switch, whatever the sim's mode."""
         ws = self.twarp.stream_of(self.stream.cuda_stream, 0)
         slots = 0 if floor or self.ahead is None else self.ahead.slots
-        for kernel, dim, inputs in step_launches(self.array, self.n, slots, self.args):
-            wp.launch(kernel, dim, stream=ws, inputs=inputs)
+        warp_step.launch(step_launches(self.array, self.n, slots, self.args), stream=ws)
 
     def regenerate(self, policy, conditional=False):
         """The regeneration the step decided, *conditional* on the device: on
@@ -386,6 +393,11 @@ def main(argv=None):
         print("simloop_warp.py: --envs, --steps, --max-iters, --shown and --refill-batch "
               "must be positive, --points and --control at least 3, --lookahead at least 0",
               file=sys.stderr)
+        return 2
+    why = args.lookahead and wl.refill_points_error(args.points, "cuda:0",
+                                                     args.refill == "fused")
+    if why:
+        print("simloop_warp.py: " + why, file=sys.stderr)
         return 2
     print("simloop_warp.py: %d envs x %d steps on %s, torch %s, warp %s, track_gen %s, %s"
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,

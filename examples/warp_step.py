@@ -11,18 +11,22 @@ track.  On demand, step_kernel marks the ended envs and tally_kernel sets
 the any-done flag; with lookahead, step_switch_kernel switches an ended env
 to its next spare and switch_kernel copies its points and decides the
 refill; with the refill fused, step_fused_kernel and switch_fused_kernel
-make it too.  start_kernel puts an agent at its start.  step_launches()
-gives a step's launches, for the simulator (simloop_warp.py's Sim) and the
-CPU tests (test_warp_tracks) alike.
+make it too (the latter tiled, made for the tracks' point count, as
+warp_lookahead.py's refill relaxation is).  start_kernel puts an agent at
+its start.  step_launches() gives a step's launches and launch() launches
+them, for the simulator (simloop_warp.py's Sim) and the CPU tests
+(test_warp_tracks) alike.
 """
+import functools
+
 import warp as wp
 
 # Warp resolves a kernel's functions and constants in its own module's
 # globals: those of warp_tracks.py and warp_lookahead.py that this module's
 # kernels call, by name.
 import warp_lookahead as wl
-from warp_lookahead import (apply_refilled, copy_taken, fused_due, refill_due,
-                            refill_fused_slot, spare_row, switch_env, switch_fused)
+from warp_lookahead import (apply_refilled, copy_taken, fused_due, refill_due, spare_row,
+                            switch_env, switch_fused)
 from warp_tracks import GOLDEN, LANES, copy_row, high_unit, low_unit, mix64
 
 # As warp_tracks.py's and warp_lookahead.py's, for the same reason: no
@@ -176,38 +180,49 @@ def step_fused_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.u
                                         max_iters))
 
 
-@wp.kernel
-def switch_fused_kernel(mask: wp.array(dtype=wp.uint8), made: wp.array(dtype=wp.uint8),
-                        took: wp.array(dtype=wp.int32), head: wp.array(dtype=wp.int32),
-                        spare_points: wp.array2d(dtype=wp.vec2),
-                        points: wp.array2d(dtype=wp.vec2), phase: wp.array(dtype=wp.int32),
-                        flags: wp.array(dtype=wp.int32), tallies: wp.array(dtype=wp.int32),
-                        acc: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
-                        step_no: wp.array(dtype=wp.int64),
-                        seeds: wp.array(dtype=wp.uint64),
-                        epochs: wp.array(dtype=wp.uint32), ready: wp.array(dtype=wp.int32),
-                        refilled: wp.array(dtype=wp.int32),
-                        spare_relaxed: wp.array2d(dtype=wp.vec2),
-                        spare_valid: wp.array(dtype=wp.uint8),
-                        spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
-                        batch: int, n_control: int, max_iters: int, n_warps: int):
-    """switch_kernel's copy and tally with the refill fused: thread 0
-    decides the next step's refill, the warps copy the points of the envs
-    that took a spare, and the refill the last step decided runs here, a
-    thread a slot (wl.fused_threads(): a refill's registers make few
-    blocks fit an SM, so no thread an env it does not need)."""
-    t = wp.tid()
-    p = phase[0]
-    running = flags[1 - p]
-    if t == 0:
-        due = fused_due(p, running, tallies, acc, n_spares, batch)
-        flags[p] = due
-        count_step(due, counters, step_no)
-    copy_taken(t, p, tallies, took, head, spare_points, points, n_spares, n_warps)
-    if running != 0 and t < spare_points.shape[0]:
-        refill_fused_slot(t, seeds, epochs, mask, made, head, ready, refilled, spare_points,
-                          spare_relaxed, spare_valid, spare_lengths, n_spares, n_control,
-                          max_iters)
+@functools.cache
+def switch_fused_kernel(n_points):
+    """The fused switch kernel for tracks of *n_points* (its refill's tiles
+    are shaped by it), launched tiled, LANES lanes a block (a warp), in a
+    module of its own.  Its refill needs every block to have its LANES
+    lanes: on Warp's CPU, with wp.config.enable_cpu_blocks set."""
+    refill = wl.refill_fused_block(n_points)
+
+    @wp.kernel(module="unique", module_options=wl.MODULE_OPTIONS)
+    def switch_fused_kernel(mask: wp.array(dtype=wp.uint8), made: wp.array(dtype=wp.uint8),
+                            took: wp.array(dtype=wp.int32), head: wp.array(dtype=wp.int32),
+                            spare_points: wp.array2d(dtype=wp.vec2),
+                            points: wp.array2d(dtype=wp.vec2), phase: wp.array(dtype=wp.int32),
+                            flags: wp.array(dtype=wp.int32), tallies: wp.array(dtype=wp.int32),
+                            acc: wp.array(dtype=wp.int32), counters: wp.array(dtype=wp.int64),
+                            step_no: wp.array(dtype=wp.int64),
+                            seeds: wp.array(dtype=wp.uint64),
+                            epochs: wp.array(dtype=wp.uint32), ready: wp.array(dtype=wp.int32),
+                            refilled: wp.array(dtype=wp.int32),
+                            spare_valid: wp.array(dtype=wp.uint8),
+                            spare_lengths: wp.array(dtype=wp.float32), n_spares: int,
+                            batch: int, n_control: int, max_iters: int, n_warps: int):
+        """switch_kernel's copy and tally with the refill fused: thread 0
+        decides the next step's refill, the warps copy the points of the
+        envs that took a spare, and the refill the last step decided runs
+        here, a block (a warp) its LANES slots, one track after another
+        (wl.fused_threads(): a lane a slot, and at least COPY_WARPS blocks
+        for the copy)."""
+        block, lane = wp.tid()
+        t = block * LANES + lane
+        p = phase[0]
+        running = flags[1 - p]  # thread 0 writes flags[p]: the same in every thread
+        if t == 0:
+            due = fused_due(p, running, tallies, acc, n_spares, batch)
+            flags[p] = due
+            count_step(due, counters, step_no)
+        copy_taken(t, p, tallies, took, head, spare_points, points, n_spares, n_warps)
+        if running == 0:
+            return  # every thread alike: the refill's tile operations need the whole block
+        refill(block, lane, seeds, epochs, mask, made, head, ready, refilled, spare_points,
+               spare_valid, spare_lengths, n_spares, n_control, max_iters)
+
+    return switch_fused_kernel
 
 
 @wp.kernel
@@ -232,26 +247,38 @@ STEP_USES = {
                            "tallies", "took", "phase", "counts"),
     "switch_fused": ("mask", "made", "took", "head", "spare_points", "points", "phase", "flags",
                      "tallies", "acc", "counters", "step_no", "seeds", "epochs", "ready",
-                     "refilled", "spare_relaxed", "spare_valid", "spare_lengths"),
+                     "refilled", "spare_valid", "spare_lengths"),
 }
 
 
 def step_launches(array, n, slots, args):
-    """A step's kernel launches, as (kernel, dim, inputs), their arrays
-    array(name), for *n* envs with *slots* spares each (0: on demand, or the
-    floor: no switch)."""
+    """A step's kernel launches, as (kernel, dim, inputs, block_dim), their
+    arrays array(name), for *n* envs with *slots* spares each (0: on demand,
+    or the floor: no switch); block_dim None for a launch of dim threads, or
+    the lanes of each of dim blocks of a tiled launch (launch())."""
     def inputs(name):
         return [array(a) for a in STEP_USES[name]]
 
     shape = [args.points / args.lap_steps, args.crash_prob, float(args.points)]
     if not slots:
-        return [(step_kernel, n, inputs("step") + shape), (tally_kernel, 1, inputs("tally"))]
+        return [(step_kernel, n, inputs("step") + shape, None),
+                (tally_kernel, 1, inputs("tally"), None)]
     if args.refill == "fused":
+        blocks = wl.fused_threads(n, slots) // LANES
         return [(step_fused_kernel, n,
-                 inputs("step_fused") + shape + [slots, args.control, args.max_iters]),
-                (switch_fused_kernel, wl.fused_threads(n, slots),
+                 inputs("step_fused") + shape + [slots, args.control, args.max_iters], None),
+                (switch_fused_kernel(args.points), blocks,
                  inputs("switch_fused") + [slots, args.refill_batch, args.control,
-                                           args.max_iters,
-                                           wl.fused_threads(n, slots) // LANES])]
-    return [(step_switch_kernel, n, inputs("step_switch") + shape + [slots]),
-            (switch_kernel, n * LANES, inputs("switch") + [slots, args.refill_batch])]
+                                           args.max_iters, blocks], LANES)]
+    return [(step_switch_kernel, n, inputs("step_switch") + shape + [slots], None),
+            (switch_kernel, n * LANES, inputs("switch") + [slots, args.refill_batch], None)]
+
+
+def launch(launches, **where):
+    """Launches step_launches()' *launches* in order; *where*: wp.launch()'s
+    device or stream, if any."""
+    for kernel, dim, inputs, block_dim in launches:
+        if block_dim is None:
+            wp.launch(kernel, dim, inputs=inputs, **where)
+        else:
+            wp.launch_tiled(kernel, dim=dim, block_dim=block_dim, inputs=inputs, **where)

@@ -125,11 +125,26 @@ def sharp_at(points: wp.array2d(dtype=wp.vec2), row: int, i: int, min_cos: float
 
 
 @wp.func
+def midpoint(a: wp.vec2, b: wp.vec2):
+    """Where a relaxation step moves a point of a sharp turn: its
+    neighbours' midpoint (every relaxation's one expression, so that each
+    rounds alike)."""
+    return 0.5 * (a + b)
+
+
+@wp.func
+def segment_length(a: wp.vec2, b: wp.vec2):
+    """The length of a track's segment from a to b (the measure's one
+    expression, likewise)."""
+    return wp.length(b - a)
+
+
+@wp.func
 def relax(prev: wp.vec2, cur: wp.vec2, nxt: wp.vec2, min_cos: float):
     """A point after a relaxation step: its neighbours' midpoint where its
     turn is sharp, else itself."""
     if sharp(prev, cur, nxt, min_cos):
-        return 0.5 * (prev + nxt)
+        return midpoint(prev, nxt)
     return cur
 
 
@@ -219,7 +234,7 @@ def measure_row(points: wp.array2d(dtype=wp.vec2), row: int, valid: wp.array(dty
         for j in range(BATCH):
             if base + j < n:
                 nxt = batch_point(q, j)
-                total += wp.length(nxt - cur)
+                total += segment_length(cur, nxt)
                 if sharp(prev, cur, nxt, min_cos):
                     smooth = 0
                 prev = cur
@@ -376,13 +391,16 @@ class Regen:
         self.producer.close()
 
 
-def track_arrays(rows, n_points, dev, prefix=""):
+def track_arrays(rows, n_points, dev, prefix="", scratch=True):
     """The arrays of *rows* tracks of *n_points*, by name: their points, the
-    relaxation's scratch, their validity and length."""
-    return {prefix + "points": wp.zeros((rows, n_points), dtype=wp.vec2, device=dev),
-            prefix + "relaxed": wp.zeros((rows, n_points), dtype=wp.vec2, device=dev),
-            prefix + "valid": wp.zeros(rows, dtype=wp.uint8, device=dev),
-            prefix + "lengths": wp.zeros(rows, dtype=wp.float32, device=dev)}
+    relaxation's scratch (unless not *scratch*: the refills relax in shared
+    memory), their validity and length."""
+    arrays = {prefix + "points": wp.zeros((rows, n_points), dtype=wp.vec2, device=dev),
+              prefix + "valid": wp.zeros(rows, dtype=wp.uint8, device=dev),
+              prefix + "lengths": wp.zeros(rows, dtype=wp.float32, device=dev)}
+    if scratch:
+        arrays[prefix + "relaxed"] = wp.zeros((rows, n_points), dtype=wp.vec2, device=dev)
+    return arrays
 
 
 def bound(ctx, *names):

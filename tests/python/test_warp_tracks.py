@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import unittest
+from unittest import mock
 
 import tap
 from track_gen import seeds
@@ -33,6 +34,10 @@ def warp_examples():
         raise unittest.SkipTest("no warp (pip install warp-lang)")
     if not wp.is_cpu_available():  # the GPU machine's staged Warp has no warp-clang
         raise unittest.SkipTest("Warp has no CPU backend here (warp-clang)")
+    # The refill's relaxation is a tiled kernel, a warp a slot: its lanes run
+    # as lanes (cooperative fibers) on the CPU only with this; else one
+    # thread a block.
+    wp.config.enable_cpu_blocks = True
     sys.path.insert(0, EXAMPLES)
     import warp_lookahead
     import warp_step
@@ -200,9 +205,15 @@ def on_demand(wt, keys, mask, points, relaxed, valid, lengths, go, n_control, ma
     """Regen's generate, relax and measure stages on the CPU, for the envs
     in *mask*: the loop stage's WHILE as the host's loop, at most
     *max_iters* bodies while the flag is set."""
-    dims = points.shape
-    wp.launch(wt.generate_kernel, dims, inputs=[
+    wp.launch(wt.generate_kernel, points.shape, inputs=[
         keys, mask, points, go, n_control, wt.RADIUS, wt.R_JITTER, wt.A_JITTER], device="cpu")
+    relax_on_demand(wt, mask, points, relaxed, valid, lengths, go, max_iters)
+
+
+def relax_on_demand(wt, mask, points, relaxed, valid, lengths, go, max_iters):
+    """Regen's relax and measure stages on the CPU, from *points* as they
+    are, the loop's flag *go* as generate_kernel leaves it."""
+    dims = points.shape
     it = 0
     while go.numpy()[0] and it < max_iters:
         for kernel in (wt.relax_kernel, wt.settle_kernel):
@@ -226,10 +237,12 @@ class CpuLoop:
     ARGS = dict(points=N_POINTS, control=N_CONTROL, max_iters=MAX_ITERS, lap_steps=12.0,
                 crash_prob=0.02, refill="conditional")
 
-    def __init__(self, sw, wt, wl, env_seeds, lookahead, batch, refill="conditional"):
+    def __init__(self, sw, wt, wl, env_seeds, lookahead, batch, refill="conditional",
+                 points=N_POINTS):
         self.sw, self.wt, self.wl, self.slots = sw, wt, wl, lookahead
-        self.args = argparse.Namespace(**dict(self.ARGS, refill=refill), refill_batch=batch)
-        n, p = self.n, self.p = len(env_seeds), self.N_POINTS
+        self.args = argparse.Namespace(**dict(self.ARGS, refill=refill, points=points),
+                                       refill_batch=batch)
+        n, p = self.n, self.p = len(env_seeds), points
         self.env_seeds = env_seeds
 
         def zeros(shape, dtype):
@@ -248,7 +261,6 @@ class CpuLoop:
             rows = n * lookahead
             self.head, self.ready, self.fill = (zeros(k, wp.int32) for k in (n, n, rows))
             self.spare_points = zeros((rows, p), wp.vec2)
-            self.spare_relaxed = zeros((rows, p), wp.vec2)
             self.spare_valid, self.spare_lengths = zeros(rows, wp.uint8), zeros(rows, wp.float32)
             self.counts, self.refill = zeros(4, wp.int32), zeros(1, wp.int32)
             for name, array in wl.fused_arrays(n, "cpu").items():
@@ -259,7 +271,7 @@ class CpuLoop:
             self.refill.fill_(1)
             self.refill_spares()
         wp.launch(sw.start_kernel, n, inputs=[self.keys, self.salt, self.progress,
-                                              float(self.N_POINTS)], device="cpu")
+                                              float(p)], device="cpu")
         self.counters.zero_()
 
     def regenerate(self):
@@ -277,16 +289,13 @@ class CpuLoop:
     def refill_spares(self):
         """Lookahead's refill: its stages' launches."""
         for stage in self.wl.REFILL_USES:
-            kernel, dim, inputs = self.wl.refill_launch(stage, self.array, self.slots,
-                                                        self.args)
-            wp.launch(kernel, dim, inputs=inputs, device="cpu")
+            self.wl.launch_refill(stage, self.array, self.slots, self.args, device="cpu")
 
     def step(self):
         """Sim.step()'s launches, then the regeneration when the step's flag
         is set (or at every step: --refill always; never apart: fused)."""
-        for kernel, dim, inputs in self.sw.step_launches(self.array, self.n, self.slots,
-                                                          self.args):
-            wp.launch(kernel, dim, inputs=inputs, device="cpu")
+        self.sw.launch(self.sw.step_launches(self.array, self.n, self.slots, self.args),
+                       device="cpu")
         refill = self.args.refill
         if not self.slots:
             if self.any_done.numpy()[0]:
@@ -380,15 +389,13 @@ class LookaheadKernels(unittest.TestCase):
             ("ready", ready, wp.int32), ("spare_valid", spare_valid, wp.uint8),
             ("spare_lengths", spare_lengths, wp.float32), ("counts", counts, wp.int32),
             ("spare_points", spare_points, wp.vec2), ("points", points, wp.vec2),
-            ("refill", [0], wp.int32), ("fill", np.zeros(rows), wp.int32),
-            ("spare_relaxed", np.zeros((rows, p, 2)), wp.vec2))}
+            ("refill", [0], wp.int32), ("fill", np.zeros(rows), wp.int32))}
         # No lap in sight, no crash: the envs with an invalid track end.
         args = argparse.Namespace(**dict(CpuLoop.ARGS, points=p, lap_steps=1e9,
                                          crash_prob=0.0), refill_batch=1000)
 
         def launch(launches):
-            for kernel, dim, inputs in launches:
-                wp.launch(kernel, dim, inputs=inputs, device="cpu")
+            sw.launch(launches, device="cpu")
 
         launch(sw.step_launches(a.__getitem__, n, slots, args))
 
@@ -431,8 +438,8 @@ class LookaheadKernels(unittest.TestCase):
             "fill", "ready", "counts", "spare_points", "spare_valid", "spare_lengths")}
         for due in (0, 1):  # not due: the kernels return at once
             a["refill"].assign([due])
-            launch(wl.refill_launch(stage, a.__getitem__, slots, args)
-                   for stage in wl.REFILL_USES)
+            for stage in wl.REFILL_USES:
+                wl.launch_refill(stage, a.__getitem__, slots, args, device="cpu")
             if not due:
                 for k, value in before.items():
                     self.assertTrue(a[k].numpy().tobytes() == value.tobytes(), k)
@@ -465,6 +472,117 @@ class LookaheadKernels(unittest.TestCase):
             got = a["spare_" + name].numpy()[filled]
             self.assertTrue(got.tobytes() == ref[name].numpy().tobytes(), name)
 
+    def test_refill_relaxation(self):
+        """The refill's relaxation (a tiled kernel, a warp a slot) against
+        the loop on demand, bit for bit, where the loops' runs may not take
+        it: point counts below, at and past a multiple of its lanes, tracks
+        smooth from the start (no step), still sharp after max_iters
+        (invalid), no step allowed at all (max_iters 0 or below), and no
+        bound (the int32 maximum) on tracks that become smooth."""
+        wt, wl, lanes = self.wt, self.wl, self.wt.LANES
+
+        def relax(start, max_iters):  # the loop on demand's, the refill's
+            rows, p = start.shape[:2]
+            ref = {"points": wp.array(start, dtype=wp.vec2, device="cpu"),
+                   "valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
+                   "lengths": wp.zeros(rows, dtype=wp.float32, device="cpu")}
+            relax_on_demand(wt, wp.ones(rows, dtype=wp.uint8, device="cpu"), ref["points"],
+                            wp.zeros((rows, p), dtype=wp.vec2, device="cpu"), ref["valid"],
+                            ref["lengths"], wp.ones(1, dtype=wp.int32, device="cpu"), max_iters)
+            a = {"refill": wp.ones(1, dtype=wp.int32, device="cpu"),
+                 "fill": wp.ones(rows, dtype=wp.int32, device="cpu"),
+                 "ready": wp.zeros(rows, dtype=wp.int32, device="cpu"),
+                 "spare_points": wp.array(start, dtype=wp.vec2, device="cpu"),
+                 "spare_valid": wp.zeros(rows, dtype=wp.uint8, device="cpu"),
+                 "spare_lengths": wp.zeros(rows, dtype=wp.float32, device="cpu"),
+                 "counts": wp.full(4, 5, dtype=wp.int32, device="cpu")}
+            wl.launch_refill("relax", a.__getitem__, 1,
+                             argparse.Namespace(max_iters=max_iters), device="cpu")
+            how = "points %d, max_iters %d" % (p, max_iters)
+            for name in ("points", "valid", "lengths"):
+                self.assertTrue(a["spare_" + name].numpy().tobytes()
+                                == ref[name].numpy().tobytes(), "%s, %s" % (name, how))
+            self.assertEqual(a["ready"].numpy().tolist(), [1] * rows, how)
+            self.assertEqual(a["counts"].numpy().tolist(), [0, 0, 5, 5], how)
+            return ((ref["points"].numpy() != start).any(axis=(1, 2)),
+                    ref["valid"].numpy().astype(bool))
+
+        rng, rows = np.random.default_rng(11), 8
+        seen = set()  # (moved or kept, valid or invalid, whether a step was allowed)
+        for p in (5, 24, lanes, lanes + 1, 3 * lanes + 4):
+            keys = wp.array([seeds.effective_seed(seeds.env_seed(17, r), 1) for r in range(rows)],
+                            dtype=wp.uint64, device="cpu")
+            start = wp.zeros((rows, p), dtype=wp.vec2, device="cpu")
+            wp.launch(wt.generate_kernel, (rows, p), device="cpu", inputs=[
+                keys, wp.ones(rows, dtype=wp.uint8, device="cpu"), start,
+                wp.zeros(1, dtype=wp.int32, device="cpu"), CpuLoop.N_CONTROL, wt.RADIUS,
+                wt.R_JITTER, wt.A_JITTER])
+            start = start.numpy().copy()  # tracks; then a circle and noise
+            turn = np.float32(2.0 * np.pi) * np.arange(p, dtype=np.float32) / np.float32(p)
+            start[0] = np.stack([np.cos(turn), np.sin(turn)], axis=1) * np.float32(wt.RADIUS)
+            start[1] = rng.normal(scale=wt.RADIUS, size=(p, 2)).astype(np.float32)
+            for max_iters in (-1, 0, 1, CpuLoop.MAX_ITERS):
+                moved, valid = relax(start, max_iters)
+                seen.update(("moved" if m else "kept", "valid" if v else "invalid",
+                             max_iters > 0) for m, v in zip(moved, valid))
+            if p >= 24:  # a circle's turns, 360 / p degrees, are not sharp
+                self.assertTrue(valid[0] and not moved[0], p)
+                # The noise (row 1) never becomes smooth; the rest do, in a
+                # few steps: with no bound, a loop to max_iters + 1 overflowed.
+                moved, valid = relax(np.delete(start, 1, axis=0), 2**31 - 1)
+                self.assertTrue(valid.all() and moved.any(), p)
+        self.assertEqual(seen, {("moved", "valid", True), ("moved", "invalid", True),
+                                ("kept", "valid", True), ("kept", "invalid", False),
+                                ("kept", "valid", False)})
+
+    def test_refill_points_limit(self):
+        """Tracks too long for a block's shared memory (the relaxation's
+        tiles) are refused when the Lookahead is built, naming --points and
+        the limit: 8264 points with an H100's 227 KB a block."""
+        h100 = argparse.Namespace(name="NVIDIA H100", max_shared_memory_per_block=232448)
+        state = argparse.Namespace(n_envs=4, device=0)
+        with mock.patch.object(self.wl.wp, "get_device", return_value=h100):
+            self.assertIsNone(self.wl.refill_points_error(8264, "cuda:0"))
+            with self.assertRaisesRegex(ValueError, r"^--points 8265: .* at most 8264 points"):
+                self.wl.Lookahead(None, None, state, argparse.Namespace(
+                    lookahead=2, points=8265, refill="conditional"))
+            # Fused, the switch kernel keeps its lanes' flags and keys beside
+            # the track: 8249 points at most.
+            self.assertIsNone(self.wl.refill_points_error(8249, "cuda:0", True))
+            with self.assertRaisesRegex(ValueError, r"^--points 8250: .* at most 8249 points"):
+                self.wl.Lookahead(None, None, state, argparse.Namespace(
+                    lookahead=2, points=8250, refill="fused"))
+
+    def test_fused_refill_points(self):
+        """The fused refill (its lanes' slots made one after another by their
+        block, a track's points generated and relaxed by its lanes
+        together) against the loop on demand, every env after every step,
+        bit for bit, at point counts below, at, past and well past a
+        multiple of its lanes, with blocks that make several tracks in a
+        refill (a block's 32 slots are 16 envs')."""
+        env_seeds = [seeds.env_seed(23, e) for e in range(48)]  # 96 slots: 3 blocks
+        for p in (5, self.wt.LANES, self.wt.LANES + 1, 100):
+            with self.subTest(points=p):
+                demand = CpuLoop(self.sw, self.wt, self.wl, env_seeds, 0, 1, points=p)
+                fused = CpuLoop(self.sw, self.wt, self.wl, env_seeds, 2, 6, "fused", points=p)
+                for step in range(60):
+                    demand.step()
+                    fused.step()
+                    want = demand.state()
+                    for name, value in fused.state().items():
+                        self.assertTrue(value.tobytes() == want[name].tobytes(),
+                                        "%s after step %d" % (name, step))
+                # refills of 6 slots at least (or an env's last spare taken):
+                # a block makes several tracks in one
+                self.assertGreater(int(fused.counters.numpy()[3]), 5)
+                ends = int(demand.counters.numpy()[:3].sum())
+                self.assertGreater(ends, 60)
+                # The refills made the spares: an env that found none made
+                # its own track, the same one, so the tracks alone cannot
+                # tell a refill that made nothing.
+                own = int(fused.counts.numpy()[self.wl.MADE_TOTAL])
+                self.assertLess(own, ends // 10, "own tracks")
+
     def test_lookahead_equals_on_demand(self):
         """Every env's epoch, key, agent and track after every step of a long
         run are those of the loop on demand, with envs that end twice (or L
@@ -495,7 +613,10 @@ class LookaheadKernels(unittest.TestCase):
             self.assertEqual(loop.counters.numpy()[:3].tolist(), ends.tolist(), how)
             refills = int(loop.counters.numpy()[3])
             drained = int(loop.counts.numpy()[self.wl.DRAINED_TOTAL])
-            made += int(loop.counts.numpy()[self.wl.MADE_TOTAL])
+            own = int(loop.counts.numpy()[self.wl.MADE_TOTAL])
+            made += own
+            # most ends took a spare a refill made (its own track otherwise)
+            self.assertLess(own, int(ends.sum()) // 2, how)
             self.assertGreater(refills, 5, how)
             self.assertGreater(drained, 0, how)  # an env ended L times before a refill
             if loop.args.refill_batch < 1000:
