@@ -151,6 +151,15 @@ step_kernel (float *work, int n, unsigned *step, int every, int how,
     }
 }
 
+// The green quarter's busy blocks, on @stream (the green context's, or a
+// stream whose capture makes the graph the green rows launch).
+static void
+launch_green_busy (const Probe &p, cudaStream_t stream)
+{
+  busy_refill_kernel<128><<<p.green_blocks, 128, 0, stream>>> (
+      p.refills, p.done, (unsigned long long)p.refill_us * 1000, p.sink);
+}
+
 static void
 launch_refill (const Probe &p, Refill refill, cudaStream_t stream)
 {
@@ -164,8 +173,7 @@ launch_refill (const Probe &p, Refill refill, cudaStream_t stream)
     busy_refill_kernel<1024><<<std::max (1, p.n_sms / 4), 1024, 0, stream>>> (
         p.refills, p.done, ns, p.sink);
   else if (refill == BUSY_GREEN)
-    busy_refill_kernel<128><<<p.green_blocks, 128, 0, p.green_stream>>> (
-        p.refills, p.done, ns, p.sink);
+    launch_green_busy (p, p.green_stream);
   else if (refill == BUSY_GREEN_GRAPH) // does a graph launched there keep to it?
     (void)cudaGraphLaunch (p.green_exec, p.green_stream);
   else // or does a graph captured there keep to it, launched anywhere?
@@ -208,8 +216,7 @@ busy_graph (const Probe &p, cudaStream_t stream, cudaGraphExec_t *exec)
   cudaGraph_t graph;
 
   CHECK (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal));
-  busy_refill_kernel<128><<<p.green_blocks, 128, 0, stream>>> (
-      p.refills, p.done, (unsigned long long)p.refill_us * 1000, p.sink);
+  launch_green_busy (p, stream);
   CHECK (cudaStreamEndCapture (stream, &graph));
   CHECK (cudaGraphInstantiate (exec, graph, 0));
   CHECK (cudaGraphDestroy (graph));
