@@ -64,35 +64,51 @@ COPY_WARPS = 32
 # -- lookahead: the switch and the refill --------------------------------------
 
 @wp.func
-def next_epoch(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
-               keys: wp.array(dtype=wp.uint64), head: wp.array(dtype=wp.int32), n_spares: int):
-    """Env e, which ended, moves on to its next epoch (its key with it) and
-    past its next slot.  Returns that slot's row and the new key."""
-    row = e * n_spares + head[e]
-    epoch = epochs[e] + wp.uint32(1)  # wraps as the SeedState's advance does
-    epochs[e] = epoch
-    key = effective_seed(seeds[e], epoch)
-    keys[e] = key
-    head[e] = (head[e] + 1) % n_spares
-    return row, key
+def env_words(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
+              head: wp.array(dtype=wp.int32), ready: wp.array(dtype=wp.int32)):
+    """Env e's seed, epoch, head and ready spares, which its switch reads:
+    loaded by every env's thread with the step's first loads, before the
+    agent's stores, so that an env that ends does not wait for them then
+    (warp_step.py's step kernels)."""
+    return seeds[e], epochs[e], head[e], ready[e]
 
 
 @wp.func
-def switch_env(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=wp.uint32),
-               keys: wp.array(dtype=wp.uint64), valid: wp.array(dtype=wp.uint8),
-               lengths: wp.array(dtype=wp.float32), head: wp.array(dtype=wp.int32),
-               ready: wp.array(dtype=wp.int32), spare_valid: wp.array(dtype=wp.uint8),
+def next_epoch(e: int, seed: wp.uint64, epoch: wp.uint32, h: int,
+               epochs: wp.array(dtype=wp.uint32), keys: wp.array(dtype=wp.uint64),
+               head: wp.array(dtype=wp.int32), n_spares: int):
+    """Env e, which ended (its *seed*, *epoch* and head *h* from
+    env_words()), moves on to its next epoch (its key with it) and past its
+    next slot.  Returns that slot's row and the new key."""
+    next_ = epoch + wp.uint32(1)  # wraps as the SeedState's advance does
+    epochs[e] = next_
+    key = effective_seed(seed, next_)
+    keys[e] = key
+    head[e] = (h + 1) % n_spares
+    return e * n_spares + h, key
+
+
+@wp.func
+def switch_env(e: int, seed: wp.uint64, epoch: wp.uint32, h: int, left: int,
+               epochs: wp.array(dtype=wp.uint32), keys: wp.array(dtype=wp.uint64),
+               valid: wp.array(dtype=wp.uint8), lengths: wp.array(dtype=wp.float32),
+               head: wp.array(dtype=wp.int32), ready: wp.array(dtype=wp.int32),
+               spare_valid: wp.array(dtype=wp.uint8),
                spare_lengths: wp.array(dtype=wp.float32), counts: wp.array(dtype=wp.int32),
                n_spares: int):
-    """Env e, which ended, switches to its next spare: its epoch grows by
-    one, its key, validity and length are the spare's, the spare's slot is
-    spent.  Its points follow in spare_row()'s kernel.  A refill runs before
-    the next step whenever an env is left with no spare, so an env that ends
+    """Env e, which ended (env_words(): *seed*, *epoch*, head *h*, *left*
+    spares ready), switches to its next spare: its epoch grows by one, its
+    key, validity and length are the spare's, the spare's slot is spent.
+    Its points follow in spare_row()'s kernel.  A refill runs before the
+    next step whenever an env is left with no spare, so an env that ends
     always has one."""
-    row, key = next_epoch(e, seeds, epochs, keys, head, n_spares)
-    valid[e] = spare_valid[row]
-    lengths[e] = spare_lengths[row]
-    left = ready[e] - 1
+    row = e * n_spares + h
+    spare_ok = spare_valid[row]  # both loads before next_epoch()'s stores
+    spare_length = spare_lengths[row]
+    next_epoch(e, seed, epoch, h, epochs, keys, head, n_spares)
+    valid[e] = spare_ok
+    lengths[e] = spare_length
+    left = left - 1
     ready[e] = left
     wp.atomic_add(counts, SPENT, 1)
     if left == 0:
@@ -101,18 +117,19 @@ def switch_env(e: int, seeds: wp.array(dtype=wp.uint64), epochs: wp.array(dtype=
 
 
 @wp.func
-def spare_row(e: int, head: wp.array(dtype=wp.int32), n_spares: int):
-    """The slot env e switched to in this step (switch_env() moved its
-    head past it)."""
-    return e * n_spares + (head[e] + n_spares - 1) % n_spares
+def spare_row(e: int, h: int, n_spares: int):
+    """The slot env e switched to in this step, from its head *h*, which
+    switch_env() moved past it."""
+    return e * n_spares + (h + n_spares - 1) % n_spares
 
 
 @wp.func
-def refill_due(counts: wp.array(dtype=wp.int32), batch: int):
-    """Whether the spent slots are to be refilled now: at least *batch* of
-    them, or an env has no spare left."""
+def refill_due(spent: int, drained: int, batch: int):
+    """Whether the spent slots are to be refilled now, from the counts'
+    SPENT and DRAINED: at least *batch* of them, or an env has no spare
+    left."""
     due = int(0)
-    if counts[SPENT] >= batch or counts[DRAINED] > 0:
+    if spent >= batch or drained > 0:
         due = 1
     return due
 
@@ -291,16 +308,20 @@ def refill_relax_kernel(n_points):
 # never depend on when a refill came, and a step waits for that thread.
 
 @wp.func
-def apply_refilled(e: int, ready: wp.array(dtype=wp.int32), refilled: wp.array(dtype=wp.int32)):
-    """Env e's ready spares as the last refill left them, if one ran."""
-    r = refilled[e]
+def apply_refilled(e: int, r: int, left: int, ready: wp.array(dtype=wp.int32),
+                   refilled: wp.array(dtype=wp.int32)):
+    """Env e's ready spares as the last refill left them (*r*, its
+    "refilled" word, loaded with the step's first loads), if one ran, else
+    *left* (its ready count, env_words()); returns them."""
     if r >= 0:
         ready[e] = r
         refilled[e] = -1
+        return r
+    return left
 
 
 @wp.func
-def switch_fused(e: int, p: int, seeds: wp.array(dtype=wp.uint64),
+def switch_fused(e: int, p: int, seed: wp.uint64, epoch: wp.uint32, h: int, left: int,
                  epochs: wp.array(dtype=wp.uint32), keys: wp.array(dtype=wp.uint64),
                  valid: wp.array(dtype=wp.uint8), lengths: wp.array(dtype=wp.float32),
                  points: wp.array2d(dtype=wp.vec2), relaxed: wp.array2d(dtype=wp.vec2),
@@ -309,20 +330,24 @@ def switch_fused(e: int, p: int, seeds: wp.array(dtype=wp.uint64),
                  tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
                  counts: wp.array(dtype=wp.int32), n_spares: int, n_control: int,
                  max_iters: int):
-    """Env e, which ended, switches to its next spare as switch_env() does,
-    tallied in parity p's tallies and, for the copy of its points, listed in
-    parity p's list (*took*); with none left, it makes its next track
-    itself.  Returns 1 when it did."""
-    row, key = next_epoch(e, seeds, epochs, keys, head, n_spares)
-    left = ready[e]
+    """Env e, which ended (env_words(), its ready count as apply_refilled()
+    left it), switches to its next spare as switch_env() does, tallied in
+    parity p's tallies and, for the copy of its points, its slot's row
+    listed in parity p's list (*took*); with none left, it makes its next
+    track itself.  Returns 1 when it did."""
+    row, key = next_epoch(e, seed, epoch, h, epochs, keys, head, n_spares)
     made = int(0)
     wp.atomic_add(tallies, p * 3 + F_SPENT, 1)
     if left > 0:
-        valid[e] = spare_valid[row]
-        lengths[e] = spare_lengths[row]
+        # The list's place and the spare's words, all in flight at once.
+        at = wp.atomic_add(tallies, p * 3 + F_TOOK, 1)
+        spare_ok = spare_valid[row]
+        spare_length = spare_lengths[row]
+        valid[e] = spare_ok
+        lengths[e] = spare_length
         left = left - 1
         ready[e] = left
-        took[p * seeds.shape[0] + wp.atomic_add(tallies, p * 3 + F_TOOK, 1)] = e
+        took[p * keys.shape[0] + at] = row
     else:
         make_row(key, points, relaxed, valid, lengths, e, n_control, max_iters)
         made = 1
@@ -334,43 +359,56 @@ def switch_fused(e: int, p: int, seeds: wp.array(dtype=wp.uint64),
 
 
 @wp.func
-def fused_due(p: int, running: int, tallies: wp.array(dtype=wp.int32),
+def fused_due(p: int, f0: int, f1: int, tallies: wp.array(dtype=wp.int32),
               acc: wp.array(dtype=wp.int32), n_spares: int, batch: int):
     """One thread: whether the next step makes a refill, from the spent slots
     and the envs with no spare (acc) after this step's switches (parity p's
-    tallies) and, when one runs in this step (*running*), its refill: it
-    leaves empty only the slots taken in this step.  Clears the next step's
-    tallies."""
-    spent = tallies[p * 3 + F_SPENT]
-    if running != 0:
-        taken = tallies[p * 3 + F_TOOK]
-        acc[0] = taken
-        acc[1] = 0
-        if n_spares == 1:  # a slot taken was its env's only one
-            acc[1] = taken
-    else:
-        acc[0] = acc[0] + spent
-        acc[1] = acc[1] + tallies[p * 3 + F_DRAINED]
+    tallies) and, when one runs in this step (flags[1 - p]: *f0*, *f1*), its
+    refill: it leaves empty only the slots taken in this step.  Clears the
+    next step's tallies.  Both parities' words loaded before p is used: one
+    round trip with the kernel's first loads."""
+    spent = tallies[F_SPENT]
+    drained = tallies[F_DRAINED]
+    taken = tallies[F_TOOK]
+    spent1 = tallies[3 + F_SPENT]
+    drained1 = tallies[3 + F_DRAINED]
+    taken1 = tallies[3 + F_TOOK]
+    a0 = acc[0]
+    a1 = acc[1]
+    running = f1
+    if p != 0:
+        spent = spent1
+        drained = drained1
+        taken = taken1
+        running = f0
+    # Selects, not branches: a load used on one branch only would be sunk
+    # into it, after the round trip that decides the branch.
+    a0 = wp.where(running != 0, taken, a0 + spent)
+    a1 = wp.where(running != 0, wp.where(n_spares == 1, taken, 0),  # a slot taken was
+                  a1 + drained)                                      # its env's only one
+    acc[0] = a0
+    acc[1] = a1
     for k in range(3):
         tallies[(1 - p) * 3 + k] = 0
     due = int(0)
-    if acc[0] >= batch or acc[1] > 0:
+    if a0 >= batch or a1 > 0:
         due = 1
     return due
 
 
 @wp.func
-def copy_taken(t: int, p: int, tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
-               head: wp.array(dtype=wp.int32), spare_points: wp.array2d(dtype=wp.vec2),
-               points: wp.array2d(dtype=wp.vec2), n_spares: int, n_warps: int):
-    """Thread t's part of the copy of the points of the envs that took a
-    spare in this step (parity p's list): a warp an env, LANES points at a
-    time, the *n_warps* warps of the kernel taking the list in turn."""
+def copy_taken(t: int, p: int, n_taken: int, took: wp.array(dtype=wp.int32),
+               spare_points: wp.array2d(dtype=wp.vec2), points: wp.array2d(dtype=wp.vec2),
+               n_spares: int, n_warps: int):
+    """Thread t's part of the copy of the points of the *n_taken* slots
+    taken in this step (parity p's list, their rows), each into its env's
+    track: a warp a slot, LANES points at a time, the *n_warps* warps of the
+    kernel taking the list in turn."""
     n = points.shape[0]
     j = t // LANES
-    while j < tallies[p * 3 + F_TOOK]:
-        e = took[p * n + j]
-        copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
+    while j < n_taken:
+        row = took[p * n + j]
+        copy_row(spare_points, row, points, row // n_spares, t % LANES, LANES)
         j += n_warps
 
 

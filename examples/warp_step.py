@@ -25,8 +25,8 @@ import warp as wp
 # globals: those of warp_tracks.py and warp_lookahead.py that this module's
 # kernels call, by name.
 import warp_lookahead as wl
-from warp_lookahead import (apply_refilled, copy_taken, fused_due, refill_due, spare_row,
-                            switch_env, switch_fused)
+from warp_lookahead import (DRAINED, F_TOOK, SPENT, apply_refilled, copy_taken, env_words,
+                            fused_due, refill_due, spare_row, switch_env, switch_fused)
 from warp_tracks import GOLDEN, LANES, copy_row, high_unit, low_unit, mix64
 
 # As warp_tracks.py's and warp_lookahead.py's, for the same reason: no
@@ -63,14 +63,26 @@ def move(e: int, keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64
     return done
 
 
+# A step is a few microseconds: each load that waits for another load, or
+# comes after a store (which the compiler cannot move it above), costs a
+# round trip to memory in a row.  So each kernel loads every word its
+# thread may need first, all at once, and computes and stores after.
+
 @wp.func
-def count_step(run: int, counters: wp.array(dtype=wp.int64),
-               step_no: wp.array(dtype=wp.int64)):
+def step_counts(counters: wp.array(dtype=wp.int64), step_no: wp.array(dtype=wp.int64)):
+    """The words count_step() moves on, loaded: the steps that regenerated,
+    those that skipped it, the step's number."""
+    return counters[3], counters[4], step_no[0]
+
+
+@wp.func
+def count_step(run: int, regen: wp.int64, skipped: wp.int64, step: wp.int64,
+               counters: wp.array(dtype=wp.int64), step_no: wp.array(dtype=wp.int64)):
     """A step that regenerates (run 1) or skips it, and the next step's
-    number."""
-    counters[3] = counters[3] + wp.int64(run)
-    counters[4] = counters[4] + wp.int64(1 - run)
-    step_no[0] = step_no[0] + wp.int64(1)
+    number, from step_counts()."""
+    counters[3] = regen + wp.int64(run)
+    counters[4] = skipped + wp.int64(1 - run)
+    step_no[0] = step + wp.int64(1)
 
 
 @wp.kernel
@@ -92,11 +104,13 @@ def step_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.uint64)
 def tally_kernel(n_done: wp.array(dtype=wp.int32), any_done: wp.array(dtype=wp.int32),
                  counters: wp.array(dtype=wp.int64), step_no: wp.array(dtype=wp.int64)):
     """One thread: the any-done flag, the steps that regenerate or skip."""
+    n = n_done[0]
+    regen, skipped, step = step_counts(counters, step_no)
     done = 0
-    if n_done[0] > 0:
+    if n > 0:
         done = 1
     any_done[0] = done
-    count_step(done, counters, step_no)
+    count_step(done, regen, skipped, step, counters, step_no)
     n_done[0] = 0
 
 
@@ -115,12 +129,13 @@ def step_switch_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.
     """One env's step with lookahead: an env that ends switches to its
     next spare track at once (its thread already knows it ended)."""
     e = wp.tid()
+    seed, epoch, h, left = env_words(e, seeds, epochs, head, ready)
     done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
                 crash_prob, lap)
     mask[e] = wp.uint8(done)
     if done != 0:
-        switch_env(e, seeds, epochs, keys, valid, lengths, head, ready, spare_valid,
-                   spare_lengths, counts, n_spares)
+        switch_env(e, seed, epoch, h, left, epochs, keys, valid, lengths, head, ready,
+                   spare_valid, spare_lengths, counts, n_spares)
 
 
 @wp.kernel
@@ -135,14 +150,19 @@ def switch_kernel(mask: wp.array(dtype=wp.uint8), head: wp.array(dtype=wp.int32)
     threads: a thread per point would be 4 times as many to launch at
     every step, for about one env that ends."""
     t = wp.tid()
-    if t == 0:
-        due = refill_due(counts, batch)
-        refill[0] = due
-        count_step(due, counters, step_no)
     e = t // LANES
-    if mask[e] == wp.uint8(0):
+    ended = mask[e]
+    h = head[e]
+    if t == 0:
+        spent = counts[SPENT]
+        drained = counts[DRAINED]
+        regen, skipped, step = step_counts(counters, step_no)
+        due = refill_due(spent, drained, batch)
+        refill[0] = due
+        count_step(due, regen, skipped, step, counters, step_no)
+    if ended == wp.uint8(0):
         return
-    copy_row(spare_points, spare_row(e, head, n_spares), points, e, t % LANES, LANES)
+    copy_row(spare_points, spare_row(e, h, n_spares), points, e, t % LANES, LANES)
 
 
 @wp.kernel
@@ -166,18 +186,20 @@ def step_fused_kernel(keys: wp.array(dtype=wp.uint64), salt: wp.array(dtype=wp.u
     count applied, then the step; an env that ends switches to its next
     spare, or makes its next track itself when it has none."""
     e = wp.tid()
+    seed, epoch, h, left = env_words(e, seeds, epochs, head, ready)
+    r = refilled[e]
+    done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
+                crash_prob, lap)
     p = int(step_no[0] % wp.int64(2))
     if e == 0:
         phase[0] = p  # for the next kernel, whose thread 0 moves step_no on
-    apply_refilled(e, ready, refilled)
-    done = move(e, keys, salt, step_no, valid, progress, counters, mean_speed,
-                crash_prob, lap)
+    left = apply_refilled(e, r, left, ready, refilled)
     mask[e] = wp.uint8(done)
     if done != 0:
-        made[e] = wp.uint8(switch_fused(e, p, seeds, epochs, keys, valid, lengths, points,
-                                        relaxed, head, ready, spare_valid, spare_lengths,
-                                        tallies, took, counts, n_spares, n_control,
-                                        max_iters))
+        made[e] = wp.uint8(switch_fused(e, p, seed, epoch, h, left, epochs, keys, valid,
+                                        lengths, points, relaxed, head, ready, spare_valid,
+                                        spare_lengths, tallies, took, counts, n_spares,
+                                        n_control, max_iters))
 
 
 @functools.cache
@@ -211,12 +233,18 @@ def switch_fused_kernel(n_points):
         block, lane = wp.tid()
         t = block * LANES + lane
         p = phase[0]
-        running = flags[1 - p]  # thread 0 writes flags[p]: the same in every thread
+        f0 = flags[0]
+        f1 = flags[1]
+        taken0 = tallies[F_TOOK]
+        taken1 = tallies[3 + F_TOOK]
         if t == 0:
-            due = fused_due(p, running, tallies, acc, n_spares, batch)
-            flags[p] = due
-            count_step(due, counters, step_no)
-        copy_taken(t, p, tallies, took, head, spare_points, points, n_spares, n_warps)
+            regen, skipped, step = step_counts(counters, step_no)
+            due = fused_due(p, f0, f1, tallies, acc, n_spares, batch)
+            flags[p] = due  # the next kernel's: flags[1 - p] stays as every thread read it
+            count_step(due, regen, skipped, step, counters, step_no)
+        running = wp.where(p == 0, f1, f0)
+        copy_taken(t, p, wp.where(p == 0, taken0, taken1), took, spare_points, points,
+                   n_spares, n_warps)
         if running == 0:
             return  # every thread alike: the refill's tile operations need the whole block
         refill(block, lane, seeds, epochs, mask, made, head, ready, refilled, spare_points,

@@ -320,39 +320,33 @@ class LookaheadKernels(unittest.TestCase):
         cls.sw, cls.wt, cls.wl = warp_examples()
 
     def test_copy_taken_walks_its_list(self):
-        """The fused switch kernel's copy: each env listed in the step's
-        parity's list gets the points of the slot it took, with fewer warps
-        than envs listed (the warps take the list in turn); no other env is
-        touched."""
+        """The fused switch kernel's copy: each slot listed in the step's
+        parity's list (its row) gives its points to its env, with fewer
+        warps than slots listed (the warps take the list in turn); no other
+        env is touched, nor anything past the list's count."""
         wt, wl = self.wt, self.wl
 
         @wp.kernel
-        def copy(p: int, tallies: wp.array(dtype=wp.int32), took: wp.array(dtype=wp.int32),
-                 head: wp.array(dtype=wp.int32), spare_points: wp.array2d(dtype=wp.vec2),
-                 points: wp.array2d(dtype=wp.vec2), n_spares: int, n_warps: int):
-            wl.copy_taken(wp.tid(), p, tallies, took, head, spare_points, points, n_spares,
-                          n_warps)
+        def copy(p: int, n_taken: int, took: wp.array(dtype=wp.int32),
+                 spare_points: wp.array2d(dtype=wp.vec2), points: wp.array2d(dtype=wp.vec2),
+                 n_spares: int, n_warps: int):
+            wl.copy_taken(wp.tid(), p, n_taken, took, spare_points, points, n_spares, n_warps)
 
         n, slots, n_points, n_warps = 12, 2, 40, 2
         rng = np.random.default_rng(9)
         spare = rng.normal(size=(n * slots, n_points, 2)).astype(np.float32)
         before = rng.normal(size=(n, n_points, 2)).astype(np.float32)
-        head = rng.integers(0, slots, n).astype(np.int32)
-        listed = [7, 2, 11, 0, 5]
+        listed = [7 * slots + 1, 2 * slots, 11 * slots + 1, 0, 5 * slots + 1]
         for p in (0, 1):
-            took = np.full(2 * n, 3, np.int32)  # env 3, unlisted, wherever the list ends
+            took = np.full(2 * n, 3 * slots, np.int32)  # env 3, unlisted, past the count
             took[p * n:p * n + len(listed)] = listed
-            tallies = np.zeros(6, np.int32)
-            tallies[p * 3 + wl.F_TOOK] = len(listed)
             points = wp.array(before, dtype=wp.vec2, device="cpu")
             wp.launch(copy, n_warps * wt.LANES, device="cpu", inputs=[
-                p, wp.array(tallies, dtype=wp.int32, device="cpu"),
-                wp.array(took, dtype=wp.int32, device="cpu"),
-                wp.array(head, dtype=wp.int32, device="cpu"),
+                p, len(listed), wp.array(took, dtype=wp.int32, device="cpu"),
                 wp.array(spare, dtype=wp.vec2, device="cpu"), points, slots, n_warps])
             want = before.copy()
-            for e in listed:  # the slot before its head: the one it took
-                want[e] = spare[e * slots + (head[e] + slots - 1) % slots]
+            for row in listed:
+                want[row // slots] = spare[row]
             np.testing.assert_array_equal(points.numpy(), want)
 
     def test_switch_and_refill(self):
