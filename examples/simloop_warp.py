@@ -17,11 +17,14 @@ its next L tracks ready, made ahead from (seed, epoch + 1) ...: an env that
 ends switches to its next one in the step kernel itself (its epoch, key,
 validity, length: its thread already knows it ended) and in the next kernel
 (its points, 32 threads an env, beside the one thread that tallies the
-step), and a track_gen Producer of Warp stages refills the spent spares in
-one batch, under conditional(refill): a flag the step sets when
---refill-batch spares are spent or an env has none left (--refill always: at
-every step, its kernels returning at once unless the flag is set).
-Regeneration leaves the step's critical path.  On demand (--lookahead 0),
+step).  The spent spares are refilled in one batch once --refill-batch of
+them are spent or an env has none left: by default (--refill fused) by the
+step's second kernel itself, in the step after the one that decided it, so
+the step graph has the floor's two kernels and no node of its own; or by a
+track_gen Producer of Warp stages under conditional(refill), a flag the step
+sets (--refill conditional), or launched at every step, its kernels
+returning at once unless the flag is set (--refill always).  Regeneration
+leaves the step's critical path.  On demand (--lookahead 0),
 a one-thread kernel sets the any-done flag, and under conditional(any_done)
 a Producer regenerates the ended envs' tracks: the SeedState advances their
 epochs, a kernel makes the points, a loop stage (a WHILE node) relaxes them,
@@ -84,13 +87,14 @@ def parse_args(argv=None):
                    help="spent spares that trigger a refill (default 64; an env left with "
                         "none triggers one too)")
     p.add_argument("--refill", choices=("conditional", "always", "fused"),
-                   default="conditional",
-                   help="with lookahead, the refill under conditional(refill) (default), "
-                        "launched at every step, its kernels returning at once unless due "
-                        "(always), or made by the step's second kernel in the step after the "
-                        "one that decided it, a warp 32 slots, their tracks one after "
-                        "another, each relaxed by the warp's lanes together, an env left "
-                        "with no spare making its own track (fused): no node of its own")
+                   default="fused",
+                   help="with lookahead, the refill made by the step's second kernel in the "
+                        "step after the one that decided it, a warp 32 slots, their tracks "
+                        "one after another, each relaxed by the warp's lanes together, an "
+                        "env left with no spare making its own track (fused, the default: "
+                        "no node of its own), a Producer under conditional(refill) "
+                        "(conditional), or that Producer launched at every step, its "
+                        "kernels returning at once unless due (always)")
     p.add_argument("--check-on-demand", action="store_true",
                    help="also run the loop on demand (--lookahead 0) beside it and compare "
                         "every env after every step, bit for bit")

@@ -120,10 +120,17 @@ class Examples(unittest.TestCase):
 
     def test_simloop_warp(self):
         out = self.run_simloop_warp("--short", "--no-compile")
-        self.assertRegex(out, r"lookahead 2, refill batch 64, refill conditional: an env "
-                              r"used up its spares before a refill \d+ times")
+        self.assertRegex(out, r"lookahead 2, refill batch 64, refill fused: an env used up "
+                              r"its spares before a refill \d+ times, made its own track \d+ "
+                              r"times")
         self.assertRegex(out, r"simloop.py: +\d+ env-steps/s")
         self.assertRegex(out, r"Warp loop / simloop.py in-graph: \d+\.\d\d")
+
+    def test_simloop_warp_refill_conditional(self):
+        """The refill by a Producer under conditional(refill): the same
+        checks."""
+        out = self.run_simloop_warp("--short", "--no-simloop", "--refill", "conditional")
+        self.assertRegex(out, r"refill conditional: an env used up its spares")
 
     def test_simloop_warp_refill_always(self):
         """The refill launched at every step, no conditional node: the same
@@ -181,16 +188,20 @@ class Examples(unittest.TestCase):
 
     def test_simloop_warp_lookahead_equals_on_demand(self):
         """A long run with lookahead beside the loop on demand, every env
-        compared after every step, with envs that end twice before a refill."""
-        out = self.run_simloop_warp("--envs", "256", "--steps", "1000", "--lap-steps", "200",
-                                    "--crash-prob", "0.003", "--refill-batch", "16",
-                                    "--check-on-demand", "--no-simloop")
-        m = re.search(r"lookahead vs on-demand: 256 of 256 envs bit-identical after each of "
-                      r"1000 steps \((\d+) and \1 episodes ended; an env used up its spares "
-                      r"(\d+) times\)", out)
-        self.assertIsNotNone(m, out)
-        self.assertGreater(int(m.group(1)), 1000)
-        self.assertGreater(int(m.group(2)), 0)
+        compared after every step, with envs that end twice before a refill:
+        with the refill fused (the default) and under its condition."""
+        for refill in ("fused", "conditional"):
+            with self.subTest(refill=refill):
+                out = self.run_simloop_warp("--envs", "256", "--steps", "1000", "--lap-steps",
+                                            "200", "--crash-prob", "0.003", "--refill-batch",
+                                            "16", "--refill", refill, "--check-on-demand",
+                                            "--no-simloop")
+                m = re.search(r"lookahead vs on-demand: 256 of 256 envs bit-identical after "
+                              r"each of 1000 steps \((\d+) and \1 episodes ended; an env used "
+                              r"up its spares (\d+) times\)", out)
+                self.assertIsNotNone(m, out)
+                self.assertGreater(int(m.group(1)), 1000)
+                self.assertGreater(int(m.group(2)), 0)
 
     def test_race_mjwarp(self):
         tgtest.require_gpu()
