@@ -6,16 +6,25 @@
  * example captures itself, on its own non-blocking stream: the step kernel
  * moves the agents and marks the envs whose episode ended in the track
  * producer's "mask", sets an any-done flag on the device, the tally kernel
- * writes the shape family of the step's regeneration to the producer's
- * "family" (a curriculum: each family in turn for 500 steps), and then,
- * under tg_conditional(any_done), the track producer is recorded: its
- * "generate" switch runs the case of that family, which advances the masked
- * envs' epochs and draws their control points, and the next stages relax
- * and validate their new tracks.  Replaying the graph T times runs the whole
- * loop without a host round trip; steps where no episode ended skip the
- * regeneration on the device.  A step's family applies to every env that
- * step regenerates (a SWITCH runs one case per launch); each env's family
- * is kept in "families".
+ * writes the shape family of the step's new tracks to the producer's
+ * "family" (a curriculum: each family in turn for 500 steps).  Replaying
+ * the graph T times runs the whole loop without a host round trip.
+ *
+ * By default each env keeps two tracks ready (--lookahead 2), made ahead for
+ * its next epochs, and the step kernel itself makes the track producer's
+ * lookahead call right after its agents moved (fused, sim_launch_step_fused()):
+ * an env that ended switches to its next spare, and the spent spares are
+ * refilled by the same kernel's refill blocks once 256 are spent
+ * (--refill-batch) or an env has none left, as the tally kernel decides; the
+ * step graph has the floor's nodes.  --producer-call records the producer's
+ * own call after the step instead (its kernel on every step, 64 spares a
+ * refill by default), as a simulator whose step kernel is not its own does.
+ * --lookahead 0 generates on demand: under tg_conditional(any_done) the
+ * producer is recorded, its "generate" switch runs the case of the step's
+ * family, which advances the masked envs' epochs and draws their control
+ * points, and the next stages relax and validate their new tracks; steps
+ * where no episode ended skip it on the device.  A step's family applies to
+ * every env that step regenerates; each env's family is kept in "families".
  *
  * Beside it, the loop's floor: the same graph replayed T times with the
  * step kernel never setting any-done, so the regeneration is skipped every
@@ -36,9 +45,8 @@
  * timed then too, with or without --overlap (a refill in the step graph
  * stalls its step: the p99 shows it).  --step-times times them in any
  * mode: the median step against the floor's is what every step pays, the
- * mean beyond the median what refills add.  --fused makes the producer's
- * lookahead call inside the step kernel (sim_launch_step_fused()): the
- * step graph then has the floor's nodes, and the same tracks.
+ * mean beyond the median what refills add.  Fused or not, the tracks are
+ * the same.
  *
  * With --devices N > 1, the same E envs run on one device, then sharded over
  * N devices: a seed state per device made by tg_seed_state_new_shard(), its
@@ -56,6 +64,12 @@
  * A step of 4096 envs is bound by launch latency (tens of microseconds,
  * whatever the number of envs), which no sharding can shorten. */
 #define SHARDED_ENVS 262144
+/* Spent spares that start a refill, fused: its refill blocks cost a step
+ * little, so larger batches (rarer refills) pay (H100, 2026-12-06: the loop
+ * at 0.58x to 0.60x its floor with 64, 0.63x to 0.64x with 128, 0.65x to
+ * 0.66x with 256, 0.64x to 0.65x with 512).  The producer's call keeps
+ * TrackConfig's 64: there every block takes the decision's ticket. */
+#define FUSED_REFILL_BATCH 256
 
 /* Ordered on @stream; from the host's stack too: the copy is staged before
  * the call returns. */
@@ -469,9 +483,9 @@ run_sharded (guint n_devices, guint n_envs, guint n_steps, guint64 base_seed,
 int
 main (int argc, char **argv)
 {
-  gint envs = 0, steps = 2000, n_devices = 1, count = 0, lookahead, refill_batch,
-       heavy = 0;
-  gboolean overlap = FALSE, fused = FALSE;
+  gint envs = 0, steps = 2000, n_devices = 1, count = 0, lookahead,
+       refill_batch = G_MININT /* not given */, heavy = 0;
+  gboolean overlap = FALSE, fused = FALSE, producer_call = FALSE;
   gint64 seed = 42;
   g_autofree char *output = NULL;
   g_autoptr (GError) error = NULL;
@@ -495,14 +509,20 @@ main (int argc, char **argv)
           TRACK_MAX_LOOKAHEAD) " (default 2; 0: generate on demand)",
       "L" },
     { "refill-batch", 'b', 0, G_OPTION_ARG_INT, &refill_batch,
-      "With lookahead: spent spares that start a refill (default 64)", "B" },
+      "With lookahead: spent spares that start a refill (default " G_STRINGIFY (
+          FUSED_REFILL_BATCH) " fused, 64 with --producer-call or --overlap)",
+      "B" },
     { "overlap", 0, 0, G_OPTION_ARG_NONE, &overlap,
       "With lookahead: refill beside the steps, on a low-priority stream, started "
       "by the host loop's poll (TrackRefiller); times the steps",
       NULL },
     { "fused", 0, 0, G_OPTION_ARG_NONE, &fused,
       "With lookahead: the producer's call made inside the step kernel, no kernel of "
-      "its own on the step",
+      "its own on the step (the default)",
+      NULL },
+    { "producer-call", 0, 0, G_OPTION_ARG_NONE, &producer_call,
+      "With lookahead: the producer's own call recorded after the step kernel, its "
+      "kernel on every step, instead",
       NULL },
     { "heavy", 0, 0, G_OPTION_ARG_INT, &heavy,
       "A heavy generator: tighter turns, smoothed in up to N relaxation iterations "
@@ -517,7 +537,6 @@ main (int argc, char **argv)
 
   sim_options_init (&options);
   lookahead = (gint)options.lookahead;
-  refill_batch = (gint)options.refill_batch;
   context
       = g_option_context_new ("- regenerate tracks inside a simulator's CUDA graph");
   g_option_context_set_summary (
@@ -542,7 +561,8 @@ main (int argc, char **argv)
                        "with at least one env per device\n");
       return 2;
     }
-  if (lookahead < 0 || lookahead > TRACK_MAX_LOOKAHEAD || refill_batch < 1)
+  if (lookahead < 0 || lookahead > TRACK_MAX_LOOKAHEAD
+      || (refill_batch < 1 && refill_batch != G_MININT))
     {
       fprintf (stderr,
                "simloop: --lookahead must be in [0, %d] and --refill-batch "
@@ -550,12 +570,22 @@ main (int argc, char **argv)
                TRACK_MAX_LOOKAHEAD);
       return 2;
     }
-  if (heavy < 0 || ((overlap || fused) && lookahead == 0))
+  if (heavy < 0 || ((overlap || fused || producer_call) && lookahead == 0))
     {
-      fprintf (stderr, "simloop: --heavy must be 0 (off) or more, and --overlap and "
-                       "--fused need --lookahead of 1 or more\n");
+      fprintf (stderr,
+               "simloop: --heavy must be 0 (off) or more, and --overlap, --fused "
+               "and --producer-call need --lookahead of 1 or more\n");
       return 2;
     }
+  if (fused && producer_call)
+    {
+      fprintf (stderr, "simloop: --fused and --producer-call are the two places of the "
+                       "producer's call: give one\n");
+      return 2;
+    }
+  fused = lookahead > 0 && !producer_call;
+  if (refill_batch == G_MININT)
+    refill_batch = fused && !overlap ? FUSED_REFILL_BATCH : (gint)options.refill_batch;
   options.lookahead = (guint)lookahead;
   options.refill_batch = (guint)refill_batch;
   options.overlap = overlap;

@@ -265,6 +265,24 @@ class Examples(unittest.TestCase):
         self.assertIn("simloop: needs a CUDA GPU", r.stderr)
 
 
+    def test_c_simloop_refuses_its_bad_options(self):
+        """examples/simloop's options checked before any device is touched:
+        a refused combination exits with status 2, naming the options."""
+        for args, names in ((["--fused", "--producer-call"], ("--fused", "--producer-call")),
+                            (["--lookahead", "0", "--producer-call"], ("--producer-call",
+                                                                       "--lookahead")),
+                            (["--lookahead", "0", "--fused"], ("--fused", "--lookahead")),
+                            (["--refill-batch", "0"], ("--refill-batch",)),
+                            (["--refill-batch", "-5"], ("--refill-batch",)),
+                            (["--heavy", "-1"], ("--heavy",))):
+            with self.subTest(args=args):
+                r = subprocess.run([os.path.join(BUILT_EXAMPLES, "simloop")] + args,
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                for name in names:
+                    self.assertIn(name, r.stderr)
+
+
 class RaceMjwarpCpu(unittest.TestCase):
     """race_mjwarp.py's model, controller, episodes and resets on Warp's CPU
     device, MuJoCo Warp included, with hand-made tracks: no GPU needed."""
