@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* simloop.c: a batched simulator that regenerates tracks inside its own
- * CUDA graph (the shards and their loops are in simloop-shard.c).
+ * CUDA graph (the shards and their loops are in simloop-shard.c, what it
+ * prints of timed steps in simloop-times.c).
  *
  * E envs each drive an agent around a track.  One step is a graph the
  * example captures itself, on its own non-blocking stream: the step kernel
@@ -10,21 +11,17 @@
  * "family" (a curriculum: each family in turn for 500 steps).  Replaying
  * the graph T times runs the whole loop without a host round trip.
  *
- * By default each env keeps two tracks ready (--lookahead 2), made ahead for
- * its next epochs, and the step kernel itself makes the track producer's
- * lookahead call right after its agents moved (fused, sim_launch_step_fused()):
- * an env that ended switches to its next spare, and the spent spares are
- * refilled by the same kernel's refill blocks once 256 are spent
- * (--refill-batch) or an env has none left, as the tally kernel decides; the
- * step graph has the floor's nodes.  --producer-call records the producer's
- * own call after the step instead (its kernel on every step, 64 spares a
- * refill by default), as a simulator whose step kernel is not its own does.
- * --lookahead 0 generates on demand: under tg_conditional(any_done) the
- * producer is recorded, its "generate" switch runs the case of the step's
- * family, which advances the masked envs' epochs and draws their control
- * points, and the next stages relax and validate their new tracks; steps
- * where no episode ended skip it on the device.  A step's family applies to
- * every env that step regenerates; each env's family is kept in "families".
+ * By default each env keeps two tracks ready (--lookahead 2) and the step
+ * kernel makes the producer's lookahead call itself (fused,
+ * sim_launch_step_fused()): an ended env switches to its next spare, and
+ * the kernel's refill blocks refill the spent spares once 256 are spent or
+ * an env has none left, as the tally kernel decides; the step graph has the
+ * floor's nodes.  --producer-call records the producer's own call after the
+ * step instead, as a simulator whose step kernel is not its own does.
+ * --lookahead 0 generates on demand: the producer is recorded under
+ * tg_conditional(any_done), its "generate" switch runs the case of the
+ * step's family (advancing the masked envs' epochs, drawing their control
+ * points) and its next stages relax and validate the new tracks.
  *
  * Beside it, the loop's floor: the same graph replayed T times with the
  * step kernel never setting any-done, so the regeneration is skipped every
@@ -58,17 +55,17 @@
 #include <string.h>
 
 #include "simloop-shard.h"
+#include "simloop-times.h"
 
 #define N_SHOWN 16 /* envs regenerated standalone and drawn */
 /* The default population with --devices: enough envs to keep a device busy.
  * A step of 4096 envs is bound by launch latency (tens of microseconds,
  * whatever the number of envs), which no sharding can shorten. */
 #define SHARDED_ENVS 262144
-/* Spent spares that start a refill, fused: its refill blocks cost a step
- * little, so larger batches (rarer refills) pay (H100, 2026-12-06: the loop
- * at 0.58x to 0.60x its floor with 64, 0.63x to 0.64x with 128, 0.65x to
- * 0.66x with 256, 0.64x to 0.65x with 512).  The producer's call keeps
- * TrackConfig's 64: there every block takes the decision's ticket. */
+/* Spent spares that start a refill, fused: rarer refills pay (H100,
+ * 2026-12-06: 0.58x to 0.60x the floor with 64, 0.65x to 0.66x with 256,
+ * 0.64x to 0.65x with 512).  The producer's call keeps TrackConfig's 64
+ * (each of its blocks takes the decision's ticket: 0.45x with 256). */
 #define FUSED_REFILL_BATCH 256
 
 /* Ordered on @stream; from the host's stack too: the copy is staged before
@@ -211,113 +208,6 @@ timed (gboolean (*loop) (SimShard *, guint, GError **), SimShard *shard, guint n
   return TRUE;
 }
 
-static int
-compare_floats (gconstpointer a, gconstpointer b)
-{
-  float x = *(const float *)a, y = *(const float *)b;
-
-  return (x > y) - (x < y);
-}
-
-/* The @q quantile (0 to 1) of the shard's step times of its last timed
- * replay; 0 when there are none. */
-static double
-step_quantile (SimShard *shard, double q)
-{
-  guint n = 0;
-  const float *times = sim_shard_get_step_times (shard, &n);
-  g_autofree float *sorted = g_memdup2 (times, n * sizeof (float));
-
-  if (n == 0)
-    return 0;
-  qsort (sorted, n, sizeof (float), compare_floats);
-  return sorted[MIN ((guint)(q * n), n - 1)];
-}
-
-/* The mean of the shard's step times of its last timed replay. */
-static double
-step_mean (SimShard *shard)
-{
-  guint n = 0;
-  const float *times = sim_shard_get_step_times (shard, &n);
-  double sum = 0;
-
-  for (guint i = 0; i < n; i++)
-    sum += times[i];
-  return n > 0 ? sum / n : 0;
-}
-
-/* The timed loop's step times against its floor's median: a stall shows
- * in the p99 (a refill in the step graph stalls its step; one beside should
- * not); the median is what every step pays, the mean beyond it what rarer
- * steps (refills) add. */
-static void
-print_step_times (SimShard *shard, double floor_median)
-{
-  const double median = step_quantile (shard, 0.5), p99 = step_quantile (shard, 0.99);
-
-  printf ("  step times: floor median %.2f us; loop median %.2f us (+%.2f), mean %.2f "
-          "us, p99 %.2f us = %.2fx the floor's median (target <= 1.2x)\n",
-          floor_median, median, median - floor_median, step_mean (shard), p99,
-          floor_median > 0 ? p99 / floor_median : 0.0);
-}
-
-/* The share of the GPU's SM time the refills' blocks (one an SM) held
- * between @from and @to, in @seconds, counted as if each held its SM whole. */
-static double
-sm_share (const TrackRefillerStats *from, const TrackRefillerStats *to, double seconds)
-{
-  return MIN ((to->totals.busy_ns - from->totals.busy_ns) / 1e9
-                  / (MAX (to->blocks, 1u) * seconds),
-              1.0);
-}
-
-/* The loop's speed against its floor's times (1 - @share); 0 with none left. */
-static double
-against_share (double floor_s, double graph_s, double share)
-{
-  return share < 1 ? floor_s / graph_s / (1 - share) : 0.0;
-}
-
-/* With overlap: the refills beside the timed loop (@before its run, @at_end
- * right after its last step, @after the last refill), against the issue's
- * other promises: only its share (the loop's speed against the floor's
- * times 1 - the refills' share of the GPU), and the ends that found no
- * spare ready.  A refill still running when the loop ends held the GPU
- * partly in it: its blocks' time counts once it is done, so the share is
- * between the one @at_end (it left out) and the one @after (it counted
- * whole), and so is the loop's figure against it. */
-static void
-print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *at_end,
-               const TrackRefillerStats *after, double floor_median, double floor_s,
-               double graph_s)
-{
-  guint refills = after->started - before->started;
-  guint freed = after->totals.freed - before->totals.freed;
-  guint misses = after->totals.misses - before->totals.misses;
-  double ms = after->gpu_ms - before->gpu_ms;
-  double low = sm_share (before, at_end, graph_s),
-         high = sm_share (before, after, graph_s);
-
-  printf ("  overlapped refill: %u refills, %u spares made, %.2f ms of GPU each "
-          "(%.0f steps of the floor)\n",
-          refills, after->totals.made - before->totals.made,
-          refills > 0 ? ms / refills : 0.0,
-          refills > 0 && floor_median > 0 ? ms * 1e3 / refills / floor_median : 0.0);
-  printf ("  ends: %u, of which %u found no spare ready and made their track at once "
-          "(envs touched); %u steps left an env with no spare (each makes a refill "
-          "due)\n",
-          freed, misses, after->totals.urgent - before->totals.urgent);
-  printf ("  a refill ran %.0f%% of the loop's time; its blocks (one an SM) held "
-          "%.1f%% to %.1f%% of the GPU's SM time: its share (the refill running at "
-          "the loop's end left out, counted whole)\n",
-          MIN (ms / 1e3 / graph_s, 1.0) * 100, low * 100, high * 100);
-  printf ("  the loop at %.3fx to %.3fx its floor's speed times (1 - share) = %.3f to "
-          "%.3f (target >= 0.9x)\n",
-          against_share (floor_s, graph_s, low), against_share (floor_s, graph_s, high),
-          1 - low, 1 - high);
-}
-
 /* One device: the loop in the graph, then driven from the host, then the
  * standalone regeneration and the SVG. */
 static gboolean
@@ -368,7 +258,7 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
        && (!timing || sim_shard_time_steps (shard, n_steps, error))
        && sim_shard_reset (shard, error)
        && timed (sim_shard_run_floor, shard, n_steps, &floor_s, error);
-  floor_median = step_quantile (shard, 0.5);
+  floor_median = sim_step_quantile (shard, 0.5);
   ok = ok && sim_shard_reset (shard, error);
   if (ok && refiller != NULL)
     track_refiller_get_stats (refiller, &before);
@@ -393,9 +283,9 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
               (graph_s - floor_s) * 1e6 / n_steps, graph_s * 1e6 / n_steps,
               floor_s * 1e6 / n_steps);
       if (timing)
-        print_step_times (shard, floor_median);
+        sim_print_step_times (shard, floor_median);
       if (refiller != NULL)
-        print_overlap (&before, &at_end, &after, floor_median, floor_s, graph_s);
+        sim_print_overlap (&before, &at_end, &after, floor_median, floor_s, graph_s);
     }
   ok = ok && (!timing || sim_shard_time_steps (shard, 0, error));
   ok = ok && sim_shard_reset (shard, error)
