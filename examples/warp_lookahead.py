@@ -365,27 +365,16 @@ def fused_due(p: int, f0: int, f1: int, tallies: wp.array(dtype=wp.int32),
     and the envs with no spare (acc) after this step's switches (parity p's
     tallies) and, when one runs in this step (flags[1 - p]: *f0*, *f1*), its
     refill: it leaves empty only the slots taken in this step.  Clears the
-    next step's tallies.  Both parities' words loaded before p is used: one
-    round trip with the kernel's first loads."""
-    spent = tallies[F_SPENT]
-    drained = tallies[F_DRAINED]
-    taken = tallies[F_TOOK]
-    spent1 = tallies[3 + F_SPENT]
-    drained1 = tallies[3 + F_DRAINED]
-    taken1 = tallies[3 + F_TOOK]
-    a0 = acc[0]
-    a1 = acc[1]
-    running = f1
-    if p != 0:
-        spent = spent1
-        drained = drained1
-        taken = taken1
-        running = f0
-    # Selects, not branches: a load used on one branch only would be sunk
-    # into it, after the round trip that decides the branch.
-    a0 = wp.where(running != 0, taken, a0 + spent)
-    a1 = wp.where(running != 0, wp.where(n_spares == 1, taken, 0),  # a slot taken was
-                  a1 + drained)                                      # its env's only one
+    next step's tallies.  Both parities' words are loaded and selected by p,
+    with no branch: a load used on one branch only would be sunk into it,
+    after the round trip that decides the branch."""
+    spent = wp.where(p == 0, tallies[F_SPENT], tallies[3 + F_SPENT])
+    drained = wp.where(p == 0, tallies[F_DRAINED], tallies[3 + F_DRAINED])
+    taken = wp.where(p == 0, tallies[F_TOOK], tallies[3 + F_TOOK])
+    running = wp.where(p == 0, f1, f0)
+    a0 = wp.where(running != 0, taken, acc[0] + spent)
+    # A slot taken was its env's only one, with one slot.
+    a1 = wp.where(running != 0, wp.where(n_spares == 1, taken, 0), acc[1] + drained)
     acc[0] = a0
     acc[1] = a1
     for k in range(3):
