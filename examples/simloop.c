@@ -62,11 +62,12 @@
  * A step of 4096 envs is bound by launch latency (tens of microseconds,
  * whatever the number of envs), which no sharding can shorten. */
 #define SHARDED_ENVS 262144
-/* Spent spares that start a refill, fused: rarer refills pay (H100,
- * 2026-12-06: 0.58x to 0.60x the floor with 64, 0.65x to 0.66x with 256,
- * 0.64x to 0.65x with 512).  The producer's call keeps TrackConfig's 64
- * (each of its blocks takes the decision's ticket: 0.45x with 256). */
-#define FUSED_REFILL_BATCH 256
+/* Spent spares that start a refill in the step graph: rarer refills pay
+ * (H100, 2026-12-06, fused: 0.58x to 0.60x the floor with 64, 0.65x to
+ * 0.66x with 256, 0.64x to 0.65x with 512; the producer's call: 0.48x,
+ * 0.51x with 128, 0.52x with 256 and 512).  Overlapped refills keep
+ * TrackConfig's 64. */
+#define STEP_REFILL_BATCH 256
 
 /* Ordered on @stream; from the host's stack too: the copy is staged before
  * the call returns. */
@@ -400,7 +401,7 @@ main (int argc, char **argv)
       "L" },
     { "refill-batch", 'b', 0, G_OPTION_ARG_INT, &refill_batch,
       "With lookahead: spent spares that start a refill (default " G_STRINGIFY (
-          FUSED_REFILL_BATCH) " fused, 64 with --producer-call or --overlap)",
+          STEP_REFILL_BATCH) ", 64 with --overlap)",
       "B" },
     { "overlap", 0, 0, G_OPTION_ARG_NONE, &overlap,
       "With lookahead: refill beside the steps, on a low-priority stream, started "
@@ -475,7 +476,7 @@ main (int argc, char **argv)
     }
   fused = lookahead > 0 && !producer_call;
   if (refill_batch == G_MININT)
-    refill_batch = fused && !overlap ? FUSED_REFILL_BATCH : (gint)options.refill_batch;
+    refill_batch = overlap ? (gint)options.refill_batch : STEP_REFILL_BATCH;
   options.lookahead = (guint)lookahead;
   options.refill_batch = (guint)refill_batch;
   options.overlap = overlap;
