@@ -200,6 +200,11 @@ cudaGraph_t tg_bench_hand_relax (cudaStream_t s, cudaStream_t side,
  * relaxation's write), so no set kernel runs. */
 cudaGraph_t tg_bench_minimal_relax (cudaStream_t s, cudaStream_t side,
                                     const TgBenchLoop *loop);
+/* The same with the relaxation in a child graph node of the body, as
+ * TrackGen moves each captured segment of a body into it (lib/exec/body.c):
+ * what that node costs an iteration. */
+cudaGraph_t tg_bench_minimal_relax_child (cudaStream_t s, cudaStream_t side,
+                                          const TgBenchLoop *loop);
 /* The Warp-shaped floor of those stages: reset, then what wp.capture_while
  * adds (warp.c) with the relaxation as its body; no cap. */
 cudaGraph_t tg_bench_warp_relax (cudaStream_t s, cudaStream_t side,

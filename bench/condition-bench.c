@@ -483,8 +483,8 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
 {
   g_autoptr (TgProducer) p = tg_producer_new ("bench-loop", 0);
   g_autoptr (TgProducer) by = tg_producer_new ("bench-loop-by", 0);
-  cudaGraphExec_t ours, ours_by, same, minimal, warp;
-  double t_ours, t_by, t_same, t_minimal, t_warp, t_host;
+  cudaGraphExec_t ours, ours_by, same, minimal, child, warp;
+  double t_ours, t_by, t_same, t_minimal, t_child, t_warp, t_host;
 
   tg_bench_add_relax_stages (p, &c->loop);
   tg_bench_add_relax_next_stages (by, &c->loop);
@@ -497,11 +497,15 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   same = loop_graph (c, tg_bench_hand_relax, "kkc", "kk", "hand-built WHILE");
   /* reset, the WHILE; its body: relax; each of them sets the handle. */
   minimal = loop_graph (c, tg_bench_minimal_relax, "kc", "k", "minimal WHILE");
+  /* The same, the relaxation in a child node of the body, as ours has it. */
+  child = loop_graph (c, tg_bench_minimal_relax_child, "kc", "g",
+                      "minimal WHILE, its body a child node");
   /* reset, Warp's set kernel, the WHILE; its body: relax, the set kernel. */
   warp = loop_graph (c, tg_bench_warp_relax, "kkc", "kk", "Warp-shaped WHILE");
 
   t_same = loop_us (bench, c, same, rounds, "hand-built WHILE");
   t_minimal = loop_us (bench, c, minimal, rounds, "minimal WHILE");
+  t_child = loop_us (bench, c, child, rounds, "minimal WHILE, its body a child node");
   t_warp = loop_us (bench, c, warp, rounds, "Warp-shaped WHILE");
   t_ours = loop_us (bench, c, ours, rounds, "the loop producer");
   t_by = loop_us (bench, c, ours_by, rounds, "the loop its body decides");
@@ -526,6 +530,11 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
                 "us", t_by, t_minimal,
                 "hand-built WHILE: its own kernels set the handle (minimal)",
                 TG_BENCH_LOWER_IS_BETTER, 1.03);
+  /* Whether the child node our body's kernel sits in is the gap above. */
+  tg_bench_add (bench, "conditions",
+                "loop decided by its body vs minimal, its kernel in a child node", "us",
+                t_by, t_child, "minimal WHILE, the body's kernel in a child graph node",
+                TG_BENCH_INFO, 0);
   tg_bench_add (bench, "conditions", "loop decided by its body vs Warp-shaped", "us",
                 t_by, t_warp, "Warp-shaped: set kernels, no cap",
                 TG_BENCH_LOWER_IS_BETTER, 0.85);
@@ -533,6 +542,7 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   TG_BENCH_CUDA (cudaGraphExecDestroy (ours_by));
   TG_BENCH_CUDA (cudaGraphExecDestroy (same));
   TG_BENCH_CUDA (cudaGraphExecDestroy (minimal));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (child));
   TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
 }
 

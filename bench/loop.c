@@ -135,6 +135,26 @@ tg_bench_minimal_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *lo
 }
 
 cudaGraph_t
+tg_bench_minimal_relax_child (cudaStream_t s, cudaStream_t side,
+                              const TgBenchLoop *loop)
+{
+  cudaGraphConditionalHandle h = tg_bench_hand_handle (s);
+  cudaGraph_t body, child;
+  cudaGraphNode_t node;
+
+  TG_BENCH_CUDA (tgb_launch_reset_set (s, h, loop->value, loop->flag, loop->it));
+  tg_bench_hand_conditional (s, h, cudaGraphCondTypeWhile, 1, &body);
+  TG_BENCH_CUDA (cudaGraphCreate (&child, 0));
+  tg_bench_hand_begin_body (side, child);
+  TG_BENCH_CUDA (tgb_launch_relax_set (side, h, loop->value, loop->flag, loop->target,
+                                       loop->it, loop->iters + 1));
+  tg_bench_hand_end_body (side);
+  TG_BENCH_CUDA (cudaGraphAddChildGraphNode (&node, body, NULL, 0, child));
+  TG_BENCH_CUDA (cudaGraphDestroy (child));
+  return body;
+}
+
+cudaGraph_t
 tg_bench_warp_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
 {
   cudaGraphConditionalHandle h;
