@@ -205,6 +205,11 @@ cudaGraph_t tg_bench_minimal_relax (cudaStream_t s, cudaStream_t side,
  * what that node costs an iteration. */
 cudaGraph_t tg_bench_minimal_relax_child (cudaStream_t s, cudaStream_t side,
                                           const TgBenchLoop *loop);
+/* The minimal WHILE with the body's kernel of the loop its body decides
+ * (tgb_launch_relax_next(): tg_loop_next() keeps the status and the cap),
+ * straight in the body: what that kernel costs an iteration. */
+cudaGraph_t tg_bench_minimal_relax_next (cudaStream_t s, cudaStream_t side,
+                                         const TgBenchLoop *loop);
 /* The Warp-shaped floor of those stages: reset, then what wp.capture_while
  * adds (warp.c) with the relaxation as its body; no cap. */
 cudaGraph_t tg_bench_warp_relax (cudaStream_t s, cudaStream_t side,

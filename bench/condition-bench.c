@@ -483,8 +483,8 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
 {
   g_autoptr (TgProducer) p = tg_producer_new ("bench-loop", 0);
   g_autoptr (TgProducer) by = tg_producer_new ("bench-loop-by", 0);
-  cudaGraphExec_t ours, ours_by, same, minimal, child, warp;
-  double t_ours, t_by, t_same, t_minimal, t_child, t_warp, t_host;
+  cudaGraphExec_t ours, ours_by, same, minimal, child, next, warp;
+  double t_ours, t_by, t_same, t_minimal, t_child, t_next, t_warp, t_host;
 
   tg_bench_add_relax_stages (p, &c->loop);
   tg_bench_add_relax_next_stages (by, &c->loop);
@@ -500,12 +500,16 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   /* The same, the relaxation in a child node of the body, as ours has it. */
   child = loop_graph (c, tg_bench_minimal_relax_child, "kc", "g",
                       "minimal WHILE, its body a child node");
+  /* The same, straight, with our body's kernel (tg_loop_next()). */
+  next = loop_graph (c, tg_bench_minimal_relax_next, "kc", "k",
+                     "minimal WHILE, our body's kernel");
   /* reset, Warp's set kernel, the WHILE; its body: relax, the set kernel. */
   warp = loop_graph (c, tg_bench_warp_relax, "kkc", "kk", "Warp-shaped WHILE");
 
   t_same = loop_us (bench, c, same, rounds, "hand-built WHILE");
   t_minimal = loop_us (bench, c, minimal, rounds, "minimal WHILE");
   t_child = loop_us (bench, c, child, rounds, "minimal WHILE, its body a child node");
+  t_next = loop_us (bench, c, next, rounds, "minimal WHILE, our body's kernel");
   t_warp = loop_us (bench, c, warp, rounds, "Warp-shaped WHILE");
   t_ours = loop_us (bench, c, ours, rounds, "the loop producer");
   t_by = loop_us (bench, c, ours_by, rounds, "the loop its body decides");
@@ -535,6 +539,10 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
                 "loop decided by its body vs minimal, its kernel in a child node", "us",
                 t_by, t_child, "minimal WHILE, the body's kernel in a child graph node",
                 TG_BENCH_INFO, 0);
+  tg_bench_add (
+      bench, "conditions",
+      "loop decided by its body vs minimal, with our body's kernel", "us", t_by, t_next,
+      "minimal WHILE, its body our kernel (tg_loop_next), straight", TG_BENCH_INFO, 0);
   tg_bench_add (bench, "conditions", "loop decided by its body vs Warp-shaped", "us",
                 t_by, t_warp, "Warp-shaped: set kernels, no cap",
                 TG_BENCH_LOWER_IS_BETTER, 0.85);
@@ -543,6 +551,7 @@ bench_loop (TgBench *bench, Ctx *c, guint rounds)
   TG_BENCH_CUDA (cudaGraphExecDestroy (same));
   TG_BENCH_CUDA (cudaGraphExecDestroy (minimal));
   TG_BENCH_CUDA (cudaGraphExecDestroy (child));
+  TG_BENCH_CUDA (cudaGraphExecDestroy (next));
   TG_BENCH_CUDA (cudaGraphExecDestroy (warp));
 }
 

@@ -155,6 +155,28 @@ tg_bench_minimal_relax_child (cudaStream_t s, cudaStream_t side,
 }
 
 cudaGraph_t
+tg_bench_minimal_relax_next (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
+{
+  cudaGraphConditionalHandle h = tg_bench_hand_handle (s);
+  /* The decision tg_launch_get_loop() gives a captured loop's body: the
+   * node's handle, the loop's status, the cap. */
+  const TgDeviceLoop next = { .next = { .how = TG_DEVICE_CONDITION_GRAPH, .handle = h },
+                              .status = loop->status,
+                              .max_iters = (uint32_t)loop->iters + 1 };
+  cudaGraph_t body;
+
+  /* The reset zeroes the status's count, as the minimal one's counter. */
+  TG_BENCH_CUDA (
+      tgb_launch_reset_set (s, h, loop->value, loop->flag, &loop->status->iterations));
+  tg_bench_hand_conditional (s, h, cudaGraphCondTypeWhile, 1, &body);
+  tg_bench_hand_begin_body (side, body);
+  TG_BENCH_CUDA (
+      tgb_launch_relax_next (side, next, loop->value, loop->flag, loop->target));
+  tg_bench_hand_end_body (side);
+  return body;
+}
+
+cudaGraph_t
 tg_bench_warp_relax (cudaStream_t s, cudaStream_t side, const TgBenchLoop *loop)
 {
   cudaGraphConditionalHandle h;
