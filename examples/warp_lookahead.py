@@ -125,9 +125,10 @@ def spare_row(e: int, h: int, n_spares: int):
 
 @wp.func
 def refill_due(spent: int, drained: int, batch: int):
-    """Whether the spent slots are to be refilled now, from the counts'
-    SPENT and DRAINED: at least *batch* of them, or an env has no spare
-    left."""
+    """Whether the spent slots are to be refilled now: at least *batch* of
+    them spent since the last refill, or an env left with no spare
+    (*drained* > 0); the counts' SPENT and DRAINED, or the fused refill's
+    accumulated ones (fused_due())."""
     due = int(0)
     if spent >= batch or drained > 0:
         due = 1
@@ -379,10 +380,7 @@ def fused_due(p: int, f0: int, f1: int, tallies: wp.array(dtype=wp.int32),
     acc[1] = a1
     for k in range(3):
         tallies[(1 - p) * 3 + k] = 0
-    due = int(0)
-    if a0 >= batch or a1 > 0:
-        due = 1
-    return due
+    return refill_due(a0, a1, batch)
 
 
 @wp.func
