@@ -242,6 +242,9 @@ def parse_args(argv=None):
                    help="physics steps per env step, one action each (default 4)")
     p.add_argument("--max-episode-steps", type=int, default=600,
                    help="env steps before an episode times out (default 600)")
+    p.add_argument("--rounds", type=int, default=10,
+                   help="rounds in which the graphs take turns, a stretch of steps each "
+                        "(default 10)")
     p.add_argument("--svg", default="tracks-mjwarp.svg", help="the SVG to write ('' for none)")
     return p.parse_args(argv)
 
@@ -388,9 +391,10 @@ def main(argv=None):
     from track_gen.interop import warp as twarp
 
     error = simloop.track_options_error(args)
-    if min(args.envs, args.steps, args.substeps, args.max_episode_steps, args.shown) < 1:
-        error = "--worlds, --steps, --substeps, --max-episode-steps and --shown must be " \
-                "positive"
+    if min(args.envs, args.steps, args.substeps, args.max_episode_steps, args.shown,
+           args.rounds) < 1:
+        error = "--worlds, --steps, --substeps, --max-episode-steps, --shown and --rounds " \
+                "must be positive"
     if error:
         print("race_mjwarp.py: " + error, file=sys.stderr)
         return 2
@@ -446,38 +450,48 @@ def main(argv=None):
         steps_ws = wp.Stream("cuda:0", priority=-1) if args.overlap else ws
         return r, (lambda: wp.capture_launch(cap.graph, stream=steps_ws)), cap.graph
 
-    # With overlap or a heavy generator, the torch graph's steps are timed
-    # (events after each, on a stream of a greater priority than the
-    # refills'), as simloop.py's: a refill in the step graph stalls its step,
-    # one beside should not; with overlap, its refills counted.
-    rates, snaps, seconds, times, refills = {}, {}, {}, {}, {}
-    for name, make, regenerate in (("in-graph (torch):", torch_graph, True),
-                                   ("in-graph (Warp):", warp_graph, True),
-                                   ("floor (torch, no regen):", torch_graph, False)):
+    # The three graphs take turns, a stretch of steps each per round
+    # (--rounds), so that each is timed on the same clock: the GPU's clock
+    # and temperature drift over a run, and the share measured is a few per
+    # cent.  With overlap or a heavy generator, the torch graph's steps are
+    # timed too (events after each, on a stream of a greater priority than
+    # the refills'), as simloop.py's: a refill in the step graph stalls its
+    # step, one beside should not; with overlap, its refills counted.
+    names = ("in-graph (torch):", "in-graph (Warp):", "floor (torch, no regen):")
+    makers = ((torch_graph, True), (warp_graph, True), (torch_graph, False))
+    n_rounds = min(args.rounds, args.steps)
+    bounds = [args.steps * k // n_rounds for k in range(n_rounds + 1)]
+    runs, rates, snaps, seconds, times, refills = {}, {}, {}, {}, {}, {}
+    for name, (make, regenerate) in zip(names, makers):
         r, replay, graph = make(regenerate)
         timing = (args.overlap or args.heavy > 0) and make is torch_graph
-        steps = simloop.StepTimes(torch, args.steps if timing else 0)
-        high = torch.cuda.Stream(priority=-1) if timing else torch.cuda.current_stream()
+        runs[name] = (r, replay, graph, simloop.StepTimes(torch, args.steps if timing else 0),
+                      torch.cuda.Stream(priority=-1) if timing else torch.cuda.current_stream(),
+                      r.tracks.refill_stats() if args.overlap else None, regenerate)
+        seconds[name] = []
+    for k in range(n_rounds):
+        for name in names:
+            r, replay, _, steps, high, _, _ = runs[name]
 
-        def loop():
-            with torch.cuda.stream(high):
-                for t in range(args.steps):
-                    replay()
-                    steps.record(t, high)
-                    r.poll()
+            def stretch():
+                with torch.cuda.stream(high):
+                    for t in range(bounds[k], bounds[k + 1]):
+                        replay()
+                        steps.record(t, high)
+                        r.poll()
 
-        before = r.tracks.refill_stats() if args.overlap else None
-        seconds[name] = timed(loop)
-        steps.read(args.steps)
+            seconds[name].append(timed(stretch))
+    for name in names:
+        r, replay, graph, steps, _, before, regenerate = runs.pop(name)
+        steps.read(args.steps, bounds)
         times[name] = steps
         if args.overlap:
             r.tracks.wait_refill()
             refills[name] = (before, r.tracks.refill_stats())
         snaps[name] = r.snapshot(torch)
-        rates[name] = report(name, r.n, seconds[name], args.steps,
+        rates[name] = report(name, r.n, sum(seconds[name]), args.steps,
                              snaps[name]["counters"] if regenerate else None)
-        del graph
-        replay = None
+        del graph, replay
         r.close()
 
     host = race()
@@ -494,17 +508,20 @@ def main(argv=None):
         identical = identical and ok
         print("  %s: %d of %d worlds and the counters %s as the host-driven run"
               % (name, same, args.envs, "the same" if ok else "NOT the same"))
-    rate_graph, floor = rates["in-graph (torch):"], rates["floor (torch, no regen):"]
+    graph_name, floor_name = names[0], names[2]
+    rate_graph, floor = rates[graph_name], rates[floor_name]
     print("  in-graph speed-up: %.2fx the host-driven loop (target >= 5x)"
           % (rate_graph / rate_host))
-    print("  regeneration + reset: %.1f%% of a step (in-graph / floor %.3f; target <= 3%%)"
-          % (100.0 * (1.0 - rate_graph / floor), rate_graph / floor))
-    graph_name, floor_name = "in-graph (torch):", "floor (torch, no regen):"
+    per_round = sorted(f / g for f, g in zip(seconds[floor_name], seconds[graph_name]))
+    print("  regeneration + reset: %.1f%% of a step (in-graph / floor %.3f; target <= 3%%); "
+          "over %d rounds, in-graph / floor %.3f to %.3f, median %.3f"
+          % (100.0 * (1.0 - rate_graph / floor), rate_graph / floor, n_rounds,
+             per_round[0], per_round[-1], per_round[len(per_round) // 2]))
     if args.overlap or args.heavy > 0:
         simloop.report_step_times(times[floor_name].quantile(0.5), times[graph_name])
     if args.overlap:
         simloop.report_overlap(*refills[graph_name], times[floor_name].quantile(0.5),
-                               seconds[floor_name], seconds[graph_name])
+                               sum(seconds[floor_name]), sum(seconds[graph_name]))
     n_same, n_shown = simloop.verify_standalone(torch, tg, torch_snap,
                                                 min(args.shown, args.envs), args.svg,
                                                 simloop.shape_config(args))

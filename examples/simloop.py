@@ -148,11 +148,13 @@ class StepTimes:
         if t < len(self.events):
             self.events[t].record(stream)
 
-    def read(self, n_steps):
-        """After a synchronization: the step times of the last run, in us."""
+    def read(self, n_steps, starts=()):
+        """After a synchronization: the step times of the last run, in us;
+        *starts*: steps that began a new stretch of the run (after a pause
+        for other work), not timed."""
         n = min(n_steps, len(self.events))
         self.us = sorted(self.events[t - 1].elapsed_time(self.events[t]) * 1e3
-                         for t in range(1, n))
+                         for t in range(1, n) if t not in starts)
 
     def quantile(self, q):
         return self.us[min(int(q * len(self.us)), len(self.us) - 1)] if self.us else 0.0
