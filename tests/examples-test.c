@@ -618,6 +618,7 @@ main (int argc, char **argv)
   examples_test_add_validate ();
   examples_test_add_list ();
   examples_test_add_sim ();
+  examples_test_add_fused ();
   examples_test_add_lookahead ();
   examples_test_add_overlap ();
   return g_test_run ();

@@ -83,12 +83,20 @@ void pair_clear (Pair *pair);
  * env at step 40). */
 void mask_of_step (guint t, GRand *rand, guint8 *mask);
 
+/* The simulator loop's tests: their envs, and steps of a loop. */
+#define SIM_ENVS 128
+#define SIM_STEPS 120
+/* With lookahead (the default), a new family reaches an env's tracks
+ * lookahead episodes after it began: twice the steps, so several do. */
+#define SHARD_STEPS (2 * SIM_STEPS)
+
 /* Register the cases of examples-test-families.c, -validate.c, -list.c,
- * -sim.c, -lookahead.c and -overlap.c. */
+ * -sim.c, -fused.c, -lookahead.c and -overlap.c. */
 void examples_test_add_families (void);
 void examples_test_add_validate (void);
 void examples_test_add_list (void);
 void examples_test_add_sim (void);
+void examples_test_add_fused (void);
 void examples_test_add_lookahead (void);
 void examples_test_add_overlap (void);
 
