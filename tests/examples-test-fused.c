@@ -12,7 +12,9 @@
  * at the end of a call for the envs that ended in it, so the two meet only
  * when an env ends in two calls in a row; with laps of 3 steps and every
  * switch held back 1 to 16 us in a test build, none met (no switch found
- * its env claimed). */
+ * its env claimed).  The case "crashes" ends envs at random, so that
+ * some end in two calls in a row: not yet run on a GPU, with or without
+ * the claims. */
 #include "config.h"
 #include "examples-test.h"
 #include "simloop-shard.h"
@@ -27,7 +29,8 @@ typedef struct
   const char *name;
   guint n_envs, lookahead, batch;
   gboolean overlap;
-  float lap_steps; /* an agent's mean steps a lap */
+  float lap_steps;  /* an agent's mean steps a lap */
+  float crash_prob; /* per env and step */
 } FusedCase;
 
 /* The fused calls' refills were decided (by the tally kernel, after each
@@ -132,6 +135,7 @@ test_fused_invisible (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_REQUIRE_GPU ();
   sim_options_init (&options);
   options.lap_steps = c->lap_steps;
+  options.crash_prob = c->crash_prob;
   options.curriculum_steps = 16;
   options.lookahead = c->lookahead;
   options.refill_batch = c->batch;
@@ -175,13 +179,17 @@ test_fused_refused (void)
   g_assert_nonnull (strstr (error->message, "lookahead"));
 }
 
-/* Laps of 30 steps; and of 3, a refill list of hundreds of envs a call. */
+/* Laps of 30 steps; of 3 (a refill list of hundreds of envs a call); and
+ * crashes (one env in 20 a step, whatever its last end): an env may end
+ * in the call right after its last end, the one that refills it, and
+ * meet its refill there (claimed: see the top of this file). */
 static const FusedCase fused_cases[] = {
-  { "one-block", SIM_ENVS, 2, 4, FALSE, 30.f },
-  { "one-spare", 1000, 1, 2, FALSE, 30.f },
-  { "three-spares", 1000, 3, 8, FALSE, 30.f },
-  { "overlap", 1000, 2, 8, TRUE, 30.f },
-  { "short-laps", 1000, 2, 8, FALSE, 3.f },
+  { "one-block", SIM_ENVS, 2, 4, FALSE, 30.f, 2e-5f },
+  { "one-spare", 1000, 1, 2, FALSE, 30.f, 2e-5f },
+  { "three-spares", 1000, 3, 8, FALSE, 30.f, 2e-5f },
+  { "overlap", 1000, 2, 8, TRUE, 30.f, 2e-5f },
+  { "short-laps", 1000, 2, 8, FALSE, 3.f, 2e-5f },
+  { "crashes", 1000, 2, 8, FALSE, 30.f, 0.05f },
 };
 
 void
