@@ -30,13 +30,18 @@ solver loop evaluated eagerly, the host reading back whether any episode
 ended): the three runs must end bit for bit the same (qpos, qvel, tracks,
 epochs, counters).  A third graph, the step with no tracks.run() and no
 reset (the mask still written), is the floor the regeneration's share is
-measured against.  Sampled worlds' tracks regenerated standalone from
+measured against.  Each kind of graph is captured --graphs times (3), each
+instance with its own worlds, and the instances take turns, a stretch of
+steps each per round (--rounds): identical graphs run at different speeds,
+each steadily, and the clock drifts (see main()).  Every instance must end
+as the host-driven run.  Sampled worlds' tracks regenerated standalone from
 (seed, epoch, family) must be bit-identical.  Without torch, warp,
 mujoco_warp or a GPU it says so and exits 77.
 """
 import os
 import sys
 import time
+import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simloop  # noqa: E402  loop_parser(), verify_standalone(), SKIP
@@ -242,6 +247,9 @@ def parse_args(argv=None):
                    help="physics steps per env step, one action each (default 4)")
     p.add_argument("--max-episode-steps", type=int, default=600,
                    help="env steps before an episode times out (default 600)")
+    p.add_argument("--graphs", type=int, default=3,
+                   help="graphs of each kind, each with its own worlds, timed and checked "
+                        "(default 3)")
     p.add_argument("--rounds", type=int, default=10,
                    help="rounds in which the graphs take turns, a stretch of steps each "
                         "(default 10)")
@@ -392,9 +400,9 @@ def main(argv=None):
 
     error = simloop.track_options_error(args)
     if min(args.envs, args.steps, args.substeps, args.max_episode_steps, args.shown,
-           args.rounds) < 1:
-        error = "--worlds, --steps, --substeps, --max-episode-steps, --shown and --rounds " \
-                "must be positive"
+           args.graphs, args.rounds) < 1:
+        error = "--worlds, --steps, --substeps, --max-episode-steps, --shown, --graphs and " \
+                "--rounds must be positive"
     if error:
         print("race_mjwarp.py: " + error, file=sys.stderr)
         return 2
@@ -450,49 +458,66 @@ def main(argv=None):
         steps_ws = wp.Stream("cuda:0", priority=-1) if args.overlap else ws
         return r, (lambda: wp.capture_launch(cap.graph, stream=steps_ws)), cap.graph
 
-    # The three graphs take turns, a stretch of steps each per round
-    # (--rounds), so that each is timed on the same clock: the GPU's clock
-    # and temperature drift over a run, and the share measured is a few per
-    # cent.  With overlap or a heavy generator, the torch graph's steps are
-    # timed too (events after each, on a stream of a greater priority than
-    # the refills'), as simloop.py's: a refill in the step graph stalls its
-    # step, one beside should not; with overlap, its refills counted.
-    names = ("in-graph (torch):", "in-graph (Warp):", "floor (torch, no regen):")
-    makers = ((torch_graph, True), (warp_graph, True), (torch_graph, False))
+    # Each kind of graph is captured --graphs times, each instance with its
+    # own worlds: identical graphs captured in one process run at different
+    # speeds, each steadily (H100, the floor's: 1132 to 1180 us a step), so
+    # that one instance against one would measure which was captured when;
+    # each kind's speed is its instances' mean.  The instances take turns, a
+    # stretch of steps each per round (--rounds): all timed on one clock, the
+    # GPU's clock and temperature drifting over a run.  With overlap or a
+    # heavy generator, the first torch graph's steps are timed too (events
+    # after each, on a stream of a greater priority than the refills'), as
+    # simloop.py's: a refill in the step graph stalls its step, one beside
+    # should not; with overlap, its refills counted.
+    kinds = (("in-graph (torch):", torch_graph, True), ("in-graph (Warp):", warp_graph, True),
+             ("floor (torch, no regen):", torch_graph, False))
     n_rounds = min(args.rounds, args.steps)
     bounds = [args.steps * k // n_rounds for k in range(n_rounds + 1)]
-    runs, rates, snaps, seconds, times, refills = {}, {}, {}, {}, {}, {}
-    for name, (make, regenerate) in zip(names, makers):
+
+    def instance(name, make, regenerate, first):
         r, replay, graph = make(regenerate)
-        timing = (args.overlap or args.heavy > 0) and make is torch_graph
-        runs[name] = (r, replay, graph, simloop.StepTimes(torch, args.steps if timing else 0),
-                      torch.cuda.Stream(priority=-1) if timing else torch.cuda.current_stream(),
-                      r.tracks.refill_stats() if args.overlap else None, regenerate)
-        seconds[name] = []
+        timing = first and (args.overlap or args.heavy > 0) and make is torch_graph
+        return types.SimpleNamespace(
+            name=name, r=r, replay=replay, graph=graph, seconds=[],
+            steps=simloop.StepTimes(torch, args.steps if timing else 0),
+            stream=torch.cuda.Stream(priority=-1) if timing else torch.cuda.current_stream(),
+            before=r.tracks.refill_stats() if args.overlap else None)
+
+    runs = [instance(name, make, regenerate, i == 0)
+            for i in range(args.graphs) for name, make, regenerate in kinds]
     for k in range(n_rounds):
-        for name in names:
-            r, replay, _, steps, high, _, _ = runs[name]
-
+        for run in runs:
             def stretch():
-                with torch.cuda.stream(high):
+                with torch.cuda.stream(run.stream):
                     for t in range(bounds[k], bounds[k + 1]):
-                        replay()
-                        steps.record(t, high)
-                        r.poll()
+                        run.replay()
+                        run.steps.record(t, run.stream)
+                        run.r.poll()
 
-            seconds[name].append(timed(stretch))
-    for name in names:
-        r, replay, graph, steps, _, before, regenerate = runs.pop(name)
-        steps.read(args.steps, bounds)
-        times[name] = steps
+            run.seconds.append(timed(stretch))
+    rates, snaps, seconds, rounds, times, refills = {}, {}, {}, {}, {}, {}
+    for run in runs:
+        first = run.name not in snaps
+        run.steps.read(args.steps, bounds)
         if args.overlap:
-            r.tracks.wait_refill()
-            refills[name] = (before, r.tracks.refill_stats())
-        snaps[name] = r.snapshot(torch)
-        rates[name] = report(name, r.n, sum(seconds[name]), args.steps,
-                             snaps[name]["counters"] if regenerate else None)
-        del graph, replay
-        r.close()
+            run.r.tracks.wait_refill()
+            if first:
+                refills[run.name] = (run.before, run.r.tracks.refill_stats())
+        if first:
+            times[run.name] = run.steps
+        snaps.setdefault(run.name, []).append(run.r.snapshot(torch))
+        seconds.setdefault(run.name, []).append(sum(run.seconds))
+        rounds[run.name] = [a + b for a, b in zip(rounds.get(run.name, [0.0] * n_rounds),
+                                                  run.seconds)]
+        run.graph = run.replay = None  # the graph goes before its worlds
+        run.r.close()
+    for name, _, regenerate in kinds:
+        s = seconds[name]
+        rates[name] = report(name, args.envs, sum(s) / len(s), args.steps,
+                             snaps[name][0]["counters"] if regenerate else None)
+        if len(s) > 1:
+            print("  %d graphs, each all %d steps: %.1f to %.1f us a step"
+                  % (len(s), args.steps, min(s) * 1e6 / args.steps, max(s) * 1e6 / args.steps))
 
     host = race()
     host_s = timed(lambda: host.run_host(args.steps, ws.cuda_stream))
@@ -500,19 +525,20 @@ def main(argv=None):
     rate_host = report("host-driven:", host.n, host_s, args.steps, driven["counters"])
     host.close()
 
-    torch_snap, warp_snap = snaps["in-graph (torch):"], snaps["in-graph (Warp):"]
+    graph_name, floor_name = kinds[0][0], kinds[2][0]
     identical = True
-    for name, snap in (("torch graph", torch_snap), ("Warp graph", warp_snap)):
-        same = same_worlds(snap, driven)
-        ok = same == args.envs and snap["counters"] == driven["counters"]
+    for name, key in (("torch graph", graph_name), ("Warp graph", kinds[1][0])):
+        same = min(same_worlds(snap, driven) for snap in snaps[key])
+        ok = same == args.envs and all(snap["counters"] == driven["counters"]
+                                       for snap in snaps[key])
         identical = identical and ok
-        print("  %s: %d of %d worlds and the counters %s as the host-driven run"
-              % (name, same, args.envs, "the same" if ok else "NOT the same"))
-    graph_name, floor_name = names[0], names[2]
+        print("  %s: %d of %d worlds and the counters %s as the host-driven run%s"
+              % (name, same, args.envs, "the same" if ok else "NOT the same",
+                 " (each of its %d)" % args.graphs if args.graphs > 1 else ""))
     rate_graph, floor = rates[graph_name], rates[floor_name]
     print("  in-graph speed-up: %.2fx the host-driven loop (target >= 5x)"
           % (rate_graph / rate_host))
-    per_round = sorted(f / g for f, g in zip(seconds[floor_name], seconds[graph_name]))
+    per_round = sorted(f / g for f, g in zip(rounds[floor_name], rounds[graph_name]))
     print("  regeneration + reset: %.1f%% of a step (in-graph / floor %.3f; target <= 3%%); "
           "over %d rounds, in-graph / floor %.3f to %.3f, median %.3f"
           % (100.0 * (1.0 - rate_graph / floor), rate_graph / floor, n_rounds,
@@ -521,8 +547,8 @@ def main(argv=None):
         simloop.report_step_times(times[floor_name].quantile(0.5), times[graph_name])
     if args.overlap:
         simloop.report_overlap(*refills[graph_name], times[floor_name].quantile(0.5),
-                               sum(seconds[floor_name]), sum(seconds[graph_name]))
-    n_same, n_shown = simloop.verify_standalone(torch, tg, torch_snap,
+                               seconds[floor_name][0], seconds[graph_name][0])
+    n_same, n_shown = simloop.verify_standalone(torch, tg, snaps[graph_name][0],
                                                 min(args.shown, args.envs), args.svg,
                                                 simloop.shape_config(args))
     print("determinism: %d of %d worlds' tracks regenerated standalone from (seed, epoch, "
