@@ -240,8 +240,8 @@ def parse_args(argv=None):
                    help="worlds, the same as --envs (default 4096)")
     # A world's step is about a millisecond: a refill of 512 spares, a block
     # each side by side, takes about the time of one of 64, and comes an
-    # eighth as often (on the H100: regeneration + reset 2.9% of a step,
-    # against 4.1% with 64).
+    # eighth as often (on the H100, one graph timed against one:
+    # regeneration + reset 2.9% of a step, against 4.1% with 64).
     simloop.add_track_options(p, refill_batch=512)
     p.add_argument("--substeps", type=int, default=4,
                    help="physics steps per env step, one action each (default 4)")
