@@ -212,19 +212,22 @@ class Examples(unittest.TestCase):
             # Episodes of 20 steps at most: every world ends twice or more,
             # with the default lookahead (2), on demand (0), and a heavy
             # generator refilled beside the steps, 64 spent spares at a time
-            # (the 64 worlds' first ends start one).
+            # (the 64 worlds' first ends start one).  Two graphs of each
+            # kind, each checked against the host-driven run.
             for options in (["--lookahead", "2"], ["--lookahead", "0"],
                             ["--overlap", "--heavy", "20", "--refill-batch", "64"]):
                 r = run([os.path.join(EXAMPLES, "race_mjwarp.py"), "--worlds", "64",
                          "--steps", "50", "--max-episode-steps", "20", "--shown", "8",
-                         "--svg", svg] + options, timeout=900)
+                         "--graphs", "2", "--svg", svg] + options, timeout=900)
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
                 out = r.stdout
                 for name in (r"in-graph \(torch\)", r"in-graph \(Warp\)",
                              r"floor \(torch, no regen\)", "host-driven"):
                     self.assertRegex(out, name + r": +\d+ env-steps/s")
                 for name in ("torch graph", "Warp graph"):
-                    self.assertIn(name + ": 64 of 64 worlds and the counters the same", out)
+                    self.assertIn(name + ": 64 of 64 worlds and the counters the same as "
+                                  "the host-driven run (each of its 2)", out)
+                self.assertEqual(len(re.findall(r"2 graphs, each all 50 steps", out)), 3)
                 self.assertRegex(out, r"determinism: 8 of 8 worlds' tracks regenerated")
                 self.assertRegex(out, r"regeneration \+ reset: -?\d+\.\d% of a step")
                 self.assertGreaterEqual(
