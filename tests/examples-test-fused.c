@@ -10,11 +10,13 @@
  * passed with the claims taken out (H100, 2026-12-06: the three claim
  * functions returning at once, the kernels rebuilt).  A refill is decided
  * at the end of a call for the envs that ended in it, so the two meet only
- * when an env ends in two calls in a row; with laps of 3 steps and every
- * switch held back 1 to 16 us in a test build, none met (no switch found
- * its env claimed).  The case "crashes" ends envs at random, so that
- * some end in two calls in a row: not yet run on a GPU, with or without
- * the claims. */
+ * when an env ends in two calls in a row, which laps never do (an agent
+ * runs at most 1.5x its mean speed: a lap takes two steps at least) and
+ * an invalid track or a crash rarely does: with laps of 3 steps and every
+ * switch held back 1 to 16 us in a test build, no switch found its env
+ * claimed.  The case "crashes" ends one env in 20 at random every step,
+ * so that some end in two calls in a row: not yet run on a GPU, with or
+ * without the claims. */
 #include "config.h"
 #include "examples-test.h"
 #include "simloop-shard.h"
