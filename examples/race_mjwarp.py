@@ -539,10 +539,13 @@ def main(argv=None):
     print("  in-graph speed-up: %.2fx the host-driven loop (target >= 5x)"
           % (rate_graph / rate_host))
     per_round = sorted(f / g for f, g in zip(rounds[floor_name], rounds[graph_name]))
-    print("  regeneration + reset: %.1f%% of a step (in-graph / floor %.3f; target <= 3%%); "
-          "over %d rounds, in-graph / floor %.3f to %.3f, median %.3f"
-          % (100.0 * (1.0 - rate_graph / floor), rate_graph / floor, n_rounds,
-             per_round[0], per_round[-1], per_round[len(per_round) // 2]))
+    graph_us, floor_us = (1e6 * args.envs / rate for rate in (rate_graph, floor))  # a step
+    print("  regeneration + reset: %.1f%% of a step, %.1f us beside the floor's %.1f us "
+          "(in-graph / floor %.3f; target <= 3%%); over %d rounds, in-graph / floor %.3f "
+          "to %.3f, median %.3f"
+          % (100.0 * (1.0 - rate_graph / floor), graph_us - floor_us, floor_us,
+             rate_graph / floor, n_rounds, per_round[0], per_round[-1],
+             per_round[len(per_round) // 2]))
     if args.overlap or args.heavy > 0:
         simloop.report_step_times(times[floor_name].quantile(0.5), times[graph_name])
     if args.overlap:
