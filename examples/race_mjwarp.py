@@ -460,7 +460,7 @@ def main(argv=None):
 
     # Each kind of graph is captured --graphs times, each instance with its
     # own worlds: identical graphs captured in one process run at different
-    # speeds, each steadily (H100, the floor's: 1132 to 1180 us a step), so
+    # speeds, each steadily (H100, the floor's: 1132 to 1186 us a step), so
     # that one instance against one would measure which was captured when;
     # each kind's speed is its instances' mean.  The instances take turns, a
     # stretch of steps each per round (--rounds): all timed on one clock, the
