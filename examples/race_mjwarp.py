@@ -212,20 +212,23 @@ if wp is not None:
                      look: wp.array(dtype=float)):
         """A masked world's new episode, after tracks.run() gave it its next
         track: the puck at the track's first point, moving along it, and a
-        driving style from the track's (seed, epoch)."""
+        driving style from the track's (seed, epoch).  Its height, vertical
+        speed and their warm start stay those of the settled puck: one
+        dropped at z = 0 took MuJoCo Warp's solver a second iteration three
+        physics steps later, and the solver's loop runs as many iterations as
+        its slowest world, so that a world reset most steps cost every world
+        one more (H100: ~55 us, 4.8% of a step)."""
         e = wp.tid()
         if mask[e] == wp.uint8(0):
             return
         p0 = points[e, 0]
         t = wp.normalize(points[e, 1] - p0)
-        for j in range(qpos.shape[1]):
-            qpos[e, j] = 0.0
-            qvel[e, j] = 0.0
-            qacc_warmstart[e, j] = 0.0
         qpos[e, 0] = p0[0]
         qpos[e, 1] = p0[1]
         qvel[e, 0] = START_SPEED * t[0]
         qvel[e, 1] = START_SPEED * t[1]
+        qacc_warmstart[e, 0] = 0.0
+        qacc_warmstart[e, 1] = 0.0
         nearest[e] = 0
         progress[e] = 0
         age[e] = 0

@@ -356,6 +356,11 @@ class RaceMjwarpCpu(unittest.TestCase):
             nearest, progress, age = (wp.zeros(n, dtype=wp.int32) for _ in range(3))
             speed_target, look = wp.zeros(n, dtype=float), wp.zeros(n, dtype=float)
             any_done, counters = wp.zeros(1, dtype=wp.int32), wp.zeros(4, dtype=wp.int64)
+            # A settled puck's state: the reset keeps its height, vertical
+            # speed and their warm start, and zeroes the plane's warm start.
+            settled = np.arange(1, 3 * n * 3 + 1, dtype=np.float32).reshape(3, n, 3) / 64
+            for array, values in zip((d.qpos, d.qvel, d.qacc_warmstart), settled):
+                array.assign(values)
             wp.launch(rm.reset_kernel, n, inputs=[
                 mask, points, wp.array(seed_list, dtype=wp.uint64), epochs, d.qpos, d.qvel,
                 d.qacc_warmstart, nearest, progress, age, speed_target, look])
@@ -364,6 +369,13 @@ class RaceMjwarpCpu(unittest.TestCase):
             t = p[:, 1] - p[:, 0]
             t /= np.linalg.norm(t, axis=1, keepdims=True)
             np.testing.assert_allclose(d.qvel.numpy()[:, :2], rm.START_SPEED * t, rtol=1e-6)
+            for array, values in zip((d.qpos, d.qvel, d.qacc_warmstart), settled):
+                np.testing.assert_array_equal(array.numpy()[:, 2], values[:, 2])
+            np.testing.assert_array_equal(d.qacc_warmstart.numpy()[:, :2], 0.0)
+            for array in (d.qpos, d.qvel, d.qacc_warmstart):  # back on the ground
+                values = array.numpy()
+                values[:, 2] = 0.0
+                array.assign(values)
             for e in range(n):
                 z = seeds.mix64(seed_list[e] ^ ((e + 1) * rm.simloop.GOLDEN % (1 << 64))
                                 ^ 0x5EED5EED)
