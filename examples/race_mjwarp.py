@@ -214,10 +214,11 @@ if wp is not None:
         track: the puck at the track's first point, moving along it, and a
         driving style from the track's (seed, epoch).  Its height, vertical
         speed and their warm start stay those of the settled puck: one
-        dropped at z = 0 took MuJoCo Warp's solver a second iteration three
-        physics steps later, and the solver's loop runs as many iterations as
-        its slowest world, so that a world reset most steps cost every world
-        one more (H100: ~55 us, 4.8% of a step)."""
+        dropped at z = 0 took MuJoCo Warp's solver a second iteration in its
+        third physics step, and the solver's loop runs as many iterations as
+        its slowest world, so that with a world reset on most steps every
+        world paid one more (H100: ~55 us a step, of the 4.9% the
+        regeneration and reset then cost; doc/simulators.md)."""
         e = wp.tid()
         if mask[e] == wp.uint8(0):
             return

@@ -10,14 +10,14 @@
  * claims taken out (the three claim functions returning at once, the
  * kernels rebuilt) it failed 3 runs of 3 with 8 to 10 envs' slots stale,
  * and passed 3 of 3 with them (H100, 2026-12-06); every other case passed
- * without them.  A refill is decided
- * at the end of a call for the envs that ended in it, so the two meet only
- * when an env ends in two calls in a row, which laps never do (an agent
- * runs at most 1.5x its mean speed: a lap takes two steps at least) and
- * an invalid track or a crash rarely does: with laps of 3 steps and every
- * switch held back 1 to 16 us in a test build, no switch found its env
- * claimed.  The case "crashes" ends one env in 20 at random every step,
- * so that some end in two calls in a row. */
+ * without them.  A refill is decided at the end of a call for the envs
+ * that ended in it, so the two meet only when an env ends in two calls in
+ * a row, which laps never do (an agent runs at most 1.5x its mean speed: a
+ * lap takes two steps at least) and an invalid track or a rare crash
+ * almost never does: with laps of 3 steps and every switch held back 1 to
+ * 16 us in a test build, no switch found its env claimed.  The case
+ * "crashes" ends one env in 20 at random every step, so that some end in
+ * two calls in a row. */
 #include "config.h"
 #include "examples-test.h"
 #include "simloop-shard.h"
