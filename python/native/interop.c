@@ -17,25 +17,26 @@ scope_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
   static char *names[] = { "stream", "mode", NULL };
   TgpyState *state = tgpy_state_of_type (type);
   allocfunc alloc = PyType_GetSlot (type, Py_tp_alloc);
-  PyObject *stream_obj;
-  int mode = cudaStreamCaptureModeGlobal;
+  PyObject *stream_obj, *mode_obj = NULL;
+  gint64 mode = cudaStreamCaptureModeGlobal;
   cudaStream_t stream;
   GError *error = NULL;
   TgCaptureScope *scope;
   TgpyScope *self;
 
   if (state == NULL
-      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|i:CaptureScope", names,
-                                       &stream_obj, &mode)
+      || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|O:CaptureScope", names,
+                                       &stream_obj, &mode_obj)
+      || (mode_obj != NULL
+          && tgpy_count (mode_obj, "mode (0 global, 1 thread_local, 2 relaxed)",
+                         cudaStreamCaptureModeGlobal, cudaStreamCaptureModeRelaxed,
+                         &mode)
+                 < 0)
       || tgpy_stream (stream_obj, "stream", &stream) < 0)
     return NULL;
-  if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed)
-    return tgpy_argument_error (PyExc_ValueError, "mode",
-                                "%d is not a capture mode (0 global, 1 thread_local, 2 "
-                                "relaxed)",
-                                mode);
   /* A scope belongs to the calling thread: no GIL release around it. */
-  if ((scope = tg_capture_scope_begin (stream, mode, &error)) == NULL)
+  if ((scope = tg_capture_scope_begin (stream, (enum cudaStreamCaptureMode)mode, &error))
+      == NULL)
     return tgpy_raise (state, error, NULL);
   if ((self = (TgpyScope *)alloc (type, 0)) == NULL)
     {

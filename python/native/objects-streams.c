@@ -18,6 +18,19 @@ pointer_attr (PyObject *obj, const char *name, const char *what, void **out)
   return rc;
 }
 
+/* Whether @obj speaks an array protocol. */
+static gboolean
+is_array (PyObject *obj)
+{
+  static const char *const protocols[]
+      = { "__cuda_array_interface__", "__array_interface__", "__dlpack__" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (protocols); i++)
+    if (PyObject_HasAttrString (obj, protocols[i]))
+      return TRUE;
+  return FALSE;
+}
+
 int
 tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
 {
@@ -56,8 +69,18 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
       *stream = handle;
       return 0;
     }
-  /* torch.cuda.Stream and ExternalStream, then CuPy's streams. */
-  if ((found = pointer_attr (obj, "cuda_stream", what, &handle)) == -1)
+  /* torch.cuda.Stream and ExternalStream, then CuPy's streams; an array's
+   * ptr (a wp.array's) is its data, never a stream. */
+  found = pointer_attr (obj, "cuda_stream", what, &handle);
+  if (found == -1 && is_array (obj))
+    {
+      PyErr_Format (PyExc_TypeError,
+                    "%s: expected a stream, not an array (%R); pass the stream its "
+                    "work is on",
+                    what, (PyObject *)Py_TYPE (obj));
+      return -1;
+    }
+  if (found == -1)
     found = pointer_attr (obj, "ptr", what, &handle);
   if (found == 0)
     {

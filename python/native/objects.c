@@ -281,16 +281,20 @@ enum
   DL_CUDA_MANAGED = 13,
 };
 
+/* A name for every DLPack type: an empty one would let the array pass any
+ * dtype check, as an address with no dtype does. */
 static void
 dtype_from_dlpack (DLDataType t, char *dtype, size_t size)
 {
-  static const char *const kinds[] = { "int", "uint", "float", NULL, "bfloat" };
+  static const char *const kinds[]
+      = { "int", "uint", "float", "opaque", "bfloat", "complex" };
 
-  dtype[0] = '\0';
   if (t.code == 6 && t.bits == 8)
     g_strlcpy (dtype, "bool", size);
-  else if (t.code < G_N_ELEMENTS (kinds) && kinds[t.code] != NULL)
+  else if (t.code < G_N_ELEMENTS (kinds))
     g_snprintf (dtype, size, "%s%u", kinds[t.code], t.bits);
+  else
+    g_snprintf (dtype, size, "dlpack%u:%u", t.code, t.bits); /* code:bits */
 }
 
 /* Refuses memory the GPU does not own: DLPack device @type. */
@@ -383,7 +387,7 @@ static int
 from_dlpack (TgpyState *state, PyObject *obj, PyObject *method, const char *what,
              TgpyArray *array)
 {
-  PyObject *args, *kwargs, *capsule = NULL;
+  PyObject *args, *kwargs, *capsule = NULL, *type, *value, *traceback;
   DLManagedTensor *m;
   const DLTensor *t;
   int rc = -1;
@@ -417,9 +421,14 @@ from_dlpack (TgpyState *state, PyObject *obj, PyObject *method, const char *what
       rc = 0;
     }
   /* The tensor stays alive through @obj, which the caller holds: the
-   * capsule's reference is given back at once, as the protocol asks. */
+   * capsule's reference is given back at once, as the protocol asks.  The
+   * deleter may run Python code (a ctypes callback): a refusal raised above
+   * waits aside meanwhile. */
+  PyErr_Fetch (&type, &value, &traceback);
   if (PyCapsule_SetName (capsule, "used_dltensor") == 0 && m->deleter != NULL)
     m->deleter (m);
+  if (type != NULL)
+    PyErr_Restore (type, value, traceback);
   Py_DECREF (capsule);
   return rc;
 }

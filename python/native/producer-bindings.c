@@ -74,14 +74,15 @@ tgpy_producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Oz:bind", names, &name_obj,
                                        &array_obj, &size_obj, &dtype)
       || tgpy_name (name_obj, "name", FALSE, &name) < 0
-      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0)
+      || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
+      || tgpy_producer_open (obj) == NULL)
     return NULL;
   if (array_obj == Py_None)
     a = (TgpyArray){ NULL, 0, "", -1 };
   else
     {
-      char *what = g_strdup_printf ("binding '%s' of producer '%s'", name,
-                                    tg_producer_get_name (self->producer));
+      char *what
+          = g_strdup_printf ("binding '%s' of producer '%s'", name, self->name);
       int rc = tgpy_array (state, array_obj, what, &a);
 
       if (rc == 0 && dtype != NULL)
@@ -89,7 +90,7 @@ tgpy_producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
       g_free (what);
       if (rc < 0)
         {
-          tgpy_error_about (state, tg_producer_get_name (self->producer), name);
+          tgpy_error_about (state, self->name, name);
           return NULL;
         }
     }
@@ -101,14 +102,16 @@ tgpy_producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
           = g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
                          "binding '%s' of producer '%s': size=%" G_GINT64_FORMAT
                          " bytes, but the array holds %zu; pass at most its size",
-                         name, tg_producer_get_name (self->producer), size, a.nbytes);
+                         name, self->name, size, a.nbytes);
 
-      tg_error_set_fields (e, tg_producer_get_name (self->producer), NULL, name);
+      tg_error_set_fields (e, self->name, NULL, name);
       return tgpy_raise (state, e, NULL);
     }
   if (a.ptr != NULL && size == 0)
     return tgpy_argument_error (PyExc_ValueError, "size",
                                 "the size of an int address is not known: pass size=");
+  if (tgpy_producer_open (obj) == NULL) /* the array's interface closed it */
+    return NULL;
   rebound = FALSE;
   /* Held, with its Binds, for the call: the rebind warning runs Python code,
    * and another thread may close the producer meanwhile. */

@@ -16,7 +16,8 @@ tgpy_producer_set_stream (PyObject *obj, PyObject *stream_obj)
   GError *error = NULL;
   gboolean ok;
 
-  if (self == NULL || tgpy_stream (stream_obj, "stream", &stream) < 0)
+  if (self == NULL || tgpy_stream (stream_obj, "stream", &stream) < 0
+      || tgpy_producer_open (obj) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_set_stream (self->producer, stream, &error);
@@ -103,6 +104,7 @@ tgpy_producer_run (PyObject *obj, PyTypeObject *defining_class, PyObject *const 
   if (self == NULL
       || call_args (state, args, nargs, kwnames, &stream.stream, &policy, &condition)
              < 0
+      || tgpy_producer_open (obj) == NULL
       || tgpy_ambient (state, tg_producer_get_device (self->producer), &stream) < 0)
     return NULL;
   /* Held for the call: a stage that closes its own producer (or another
@@ -135,6 +137,7 @@ tgpy_producer_resolve (PyObject *obj, PyTypeObject *defining_class,
   if (self == NULL
       || call_args (state, args, nargs, kwnames, &stream.stream, &policy, &condition)
              < 0
+      || tgpy_producer_open (obj) == NULL
       || tgpy_ambient (state, tg_producer_get_device (self->producer), &stream) < 0)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;

@@ -26,7 +26,9 @@ struct TgpyProducer
 
 /* @obj (a Producer) while it is open, else NULL with ValueError.  Inline:
  * every file of the Producer asks it, and producer.c's method table holds
- * the other files' methods. */
+ * the other files' methods.  A method asks again once it has read its
+ * arguments: their conversions run the caller's Python code (an __index__,
+ * an array interface, a __cuda_stream__), which may close the producer. */
 static inline TgpyProducer *
 tgpy_producer_open (PyObject *obj)
 {

@@ -18,16 +18,13 @@ stage_index (guint index, GError *error, TgpyStage *stage, TgpyProducer *self)
   return PyLong_FromUnsignedLong (index);
 }
 
-/* @func (the argument @what) is a callable, or for a switch the tuple of
- * its (checked) cases. */
+/* A stage of @func: a callable, or for a switch the tuple of its cases,
+ * checked by the caller. */
 static TgpyStage *
-stage_new (TgpyProducer *self, PyObject *func, const char *what, gboolean host)
+stage_new (TgpyProducer *self, PyObject *func, gboolean host)
 {
-  TgpyStage *stage;
+  TgpyStage *stage = g_new0 (TgpyStage, 1);
 
-  if (!PyTuple_Check (func) && tgpy_callable (func, what, FALSE) < 0)
-    return NULL;
-  stage = g_new0 (TgpyStage, 1);
   Py_INCREF (func);
   stage->func = func;
   Py_INCREF (self->binds->owners);
@@ -80,9 +77,10 @@ tgpy_producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|Op:add_stage", names,
                                        &name_obj, &func, &flags_obj, &host)
       || tgpy_name (name_obj, "name", TRUE, &name) < 0
-      || stage_flags (flags_obj, &flags) < 0
-      || (stage = stage_new (self, func, "func", host)) == NULL)
+      || stage_flags (flags_obj, &flags) < 0 || tgpy_callable (func, "func", FALSE) < 0
+      || tgpy_producer_open (obj) == NULL)
     return NULL;
+  stage = stage_new (self, func, host);
   Py_BEGIN_ALLOW_THREADS;
   if (host)
     index = tg_producer_add_host_stage (self->producer, name, flags, tgpy_stage_host,
@@ -119,11 +117,11 @@ tgpy_producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
       || tgpy_name (flag_obj, "flag_binding", TRUE, &loop.flag_binding) < 0
       || tgpy_name (status_obj, "status_binding", TRUE, &loop.status_binding) < 0
       || tgpy_uint (max_iters_obj, "max_iters", G_MAXUINT32, &max_iters) < 0
-      || stage_flags (flags_obj, &flags) < 0)
+      || stage_flags (flags_obj, &flags) < 0 || tgpy_callable (body, "body", FALSE) < 0
+      || tgpy_producer_open (obj) == NULL)
     return NULL;
   loop.max_iters = (guint)max_iters;
-  if ((stage = stage_new (self, body, "body", FALSE)) == NULL)
-    return NULL;
+  stage = stage_new (self, body, FALSE);
   Py_BEGIN_ALLOW_THREADS;
   index
       = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
@@ -169,12 +167,15 @@ tgpy_producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
       || stage_flags (flags_obj, &flags) < 0
       || tgpy_callable_tuple (cases, "cases", &tuple) < 0)
     return NULL;
+  if (tgpy_producer_open (obj) == NULL)
+    {
+      Py_DECREF (tuple);
+      return NULL;
+    }
   sw.n_cases = (guint)PyTuple_Size (tuple);
   /* The stage's func is the tuple of cases. */
-  stage = stage_new (self, tuple, "cases", FALSE);
+  stage = stage_new (self, tuple, FALSE);
   Py_DECREF (tuple);
-  if (stage == NULL)
-    return NULL;
   funcs = g_new (TgDeviceFunc, sw.n_cases);
   for (guint i = 0; i < sw.n_cases; i++)
     funcs[i] = switch_case;
@@ -223,7 +224,8 @@ tgpy_producer_declare_binding (PyObject *obj, PyObject *args)
                             &min_size_obj)
       || stage_arg (stage_obj, &stage) < 0
       || tgpy_name (name_obj, "name", TRUE, &name) < 0
-      || tgpy_count (min_size_obj, "min_size", 0, G_MAXINT64, &min_size) < 0)
+      || tgpy_count (min_size_obj, "min_size", 0, G_MAXINT64, &min_size) < 0
+      || tgpy_producer_open (obj) == NULL)
     return NULL;
   /* A size of 0 is libtrackgen's to refuse. */
   Py_BEGIN_ALLOW_THREADS;
@@ -249,7 +251,8 @@ tgpy_producer_set_stage_condition (PyObject *obj, PyObject *args)
       || !PyArg_ParseTuple (args, "OO:set_stage_condition", &stage_obj, &flag_obj)
       || stage_arg (stage_obj, &stage) < 0
       || (flag_obj != Py_None
-          && tgpy_name (flag_obj, "flag_binding", TRUE, &flag_binding) < 0))
+          && tgpy_name (flag_obj, "flag_binding", TRUE, &flag_binding) < 0)
+      || tgpy_producer_open (obj) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = tg_producer_set_stage_condition (self->producer, stage, flag_binding, &error);
@@ -263,14 +266,14 @@ PyObject *
 tgpy_producer_set_stage_else (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = tgpy_producer_open (obj);
-  PyObject *index_obj, *func;
+  PyObject *index_obj, *func, *old;
   guint index;
   TgpyStage *stage;
   GError *error = NULL;
   gboolean ok;
 
   if (self == NULL || !PyArg_ParseTuple (args, "OO:set_stage_else", &index_obj, &func)
-      || stage_arg (index_obj, &index) < 0
+      || stage_arg (index_obj, &index) < 0 || tgpy_producer_open (obj) == NULL
       || (stage = python_stage (self, index)) == NULL)
     return NULL;
   if (tgpy_callable (func, "func", TRUE) < 0)
@@ -281,8 +284,10 @@ tgpy_producer_set_stage_else (PyObject *obj, PyObject *args)
   Py_END_ALLOW_THREADS;
   if (!ok)
     return tgpy_raise (tgpy_state_of (self), error, NULL);
-  Py_XDECREF (stage->else_func);
+  /* The old branch let go last: its __del__ may close the producer. */
+  old = stage->else_func;
   stage->else_func = func != Py_None ? func : NULL;
   Py_XINCREF (stage->else_func);
+  Py_XDECREF (old);
   Py_RETURN_NONE;
 }

@@ -9,27 +9,36 @@
 
 /* Runs @call (a libtrackgen seed call on @s, setting error_) without the
  * GIL, holding a reference to @s: a close() from another thread meanwhile
- * frees it only after the call. */
+ * frees it only after the call.  @s is asked for again first: the
+ * arguments' conversions ran the caller's Python code (an __index__, an
+ * array interface), which may have closed the state. */
 #define CALL(obj, s, ok, call)                                                         \
   G_STMT_START                                                                         \
   {                                                                                    \
     GError *error_ = NULL;                                                             \
-    tg_seed_state_ref (s);                                                             \
-    Py_BEGIN_ALLOW_THREADS ok = (call);                                                \
-    tg_seed_state_unref (s);                                                           \
-    Py_END_ALLOW_THREADS if (!ok) tgpy_raise (tgpy_state_of (obj), error_, NULL);      \
+    if (((s) = tgpy_seed_state_open (obj)) == NULL)                                    \
+      ok = FALSE;                                                                      \
+    else                                                                               \
+      {                                                                                \
+        tg_seed_state_ref (s);                                                         \
+        Py_BEGIN_ALLOW_THREADS ok = (call);                                            \
+        tg_seed_state_unref (s);                                                       \
+        Py_END_ALLOW_THREADS if (!ok) tgpy_raise (tgpy_state_of (obj), error_, NULL);  \
+      }                                                                                \
   }                                                                                    \
   G_STMT_END
 
 /* The stream of a call, and the ambient stream libtrackgen's stream rule
  * uses when it names none (tgpy_ambient()). */
 static int
-stream_arg (PyObject *self, TgSeedState *s, PyObject *obj, TgCallStream *stream)
+stream_arg (PyObject *self, TgSeedState **s, PyObject *obj, TgCallStream *stream)
 {
   *stream = TG_CALL_STREAM (TG_STREAM_AUTO);
-  if (tgpy_stream (obj, "stream", &stream->stream) < 0)
+  /* The stream's __cuda_stream__ may have closed the state. */
+  if (tgpy_stream (obj, "stream", &stream->stream) < 0
+      || (*s = tgpy_seed_state_open (self)) == NULL)
     return -1;
-  return tgpy_ambient (tgpy_state_of (self), tg_seed_state_get_device (s), stream);
+  return tgpy_ambient (tgpy_state_of (self), tg_seed_state_get_device (*s), stream);
 }
 
 /* A device array's address and its length in elements of @itemsize (the
@@ -78,7 +87,7 @@ masked_call (PyObject *obj, PyObject *args, PyObject *kwargs, gboolean reset)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO", names, &stream_obj,
                                        &mask_obj, &len_obj)
       || tgpy_optional_count (len_obj, "mask_len", 0, G_MAXUINT32, &given) < 0
-      || stream_arg (obj, s, stream_obj, &stream) < 0
+      || stream_arg (obj, &s, stream_obj, &stream) < 0
       || (mask_obj != Py_None
           && device_elems (tgpy_state_of (obj), mask_obj, "mask", 1, given, &mask, &len)
                  < 0))
@@ -120,7 +129,7 @@ tgpy_seed_state_fill_effective (PyObject *obj, PyObject *args, PyObject *kwargs)
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|OO:fill_effective", names,
                                        &out_obj, &stream_obj, &len_obj)
       || tgpy_optional_count (len_obj, "out_len", 0, G_MAXUINT32, &given) < 0
-      || stream_arg (obj, s, stream_obj, &stream) < 0
+      || stream_arg (obj, &s, stream_obj, &stream) < 0
       || device_elems (tgpy_state_of (obj), out_obj, "out", sizeof (guint64), given,
                        &out, &len)
              < 0)
@@ -147,7 +156,7 @@ tgpy_seed_state_set_seeds_device (PyObject *obj, PyObject *args, PyObject *kwarg
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|OO:set_seeds_device", names,
                                        &ids_obj, &seeds_obj, &stream_obj, &n_obj)
       || tgpy_optional_count (n_obj, "n", 0, G_MAXUINT32, &given) < 0
-      || stream_arg (obj, s, stream_obj, &stream) < 0
+      || stream_arg (obj, &s, stream_obj, &stream) < 0
       || device_elems (tgpy_state_of (obj), ids_obj, "env_ids", sizeof (guint32), given,
                        &ids, &n_ids)
              < 0
@@ -184,7 +193,7 @@ tgpy_seed_state_set_seeds (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:set_seeds", names, &ids_obj,
                                        &seeds_obj, &stream_obj)
-      || stream_arg (obj, s, stream_obj, &stream) < 0
+      || stream_arg (obj, &s, stream_obj, &stream) < 0
       || tgpy_host_bytes (ids_obj, "env_ids", &ids_data, &ids_size) < 0
       || tgpy_host_bytes (seeds_obj, "seeds", &seeds_data, &seeds_size) < 0)
     return NULL;
@@ -228,7 +237,7 @@ tgpy_seed_state_read (PyObject *obj, PyObject *args, PyObject *kwargs)
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:read", names, &stream_obj)
-      || stream_arg (obj, s, stream_obj, &stream) < 0)
+      || stream_arg (obj, &s, stream_obj, &stream) < 0)
     return NULL;
   n = tg_seed_state_get_n_envs (s);
   seeds = g_new (guint64, n);
@@ -287,17 +296,16 @@ tgpy_seed_state_write (PyObject *obj, PyObject *args, PyObject *kwargs)
   gpointer seeds = NULL, epochs = NULL;
   TgCallStream stream;
   gboolean ok = FALSE;
+  guint n;
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|OOO:write", names, &seeds_obj,
                                        &epochs_obj, &stream_obj)
-      || stream_arg (obj, s, stream_obj, &stream) < 0)
+      || stream_arg (obj, &s, stream_obj, &stream) < 0)
     return NULL;
-  if (host_ints (seeds_obj, "seeds", tg_seed_state_get_n_envs (s), G_MAXUINT64,
-                 sizeof (guint64), &seeds)
-          == 0
-      && host_ints (epochs_obj, "epochs", tg_seed_state_get_n_envs (s), G_MAXUINT32,
-                    sizeof (guint32), &epochs)
+  n = tg_seed_state_get_n_envs (s);
+  if (host_ints (seeds_obj, "seeds", n, G_MAXUINT64, sizeof (guint64), &seeds) == 0
+      && host_ints (epochs_obj, "epochs", n, G_MAXUINT32, sizeof (guint32), &epochs)
              == 0)
     CALL (obj, s, ok, tg_seed_state_write_full (s, &stream, seeds, epochs, &error_));
   g_free (seeds);
@@ -321,7 +329,7 @@ tgpy_seed_state_snapshot (PyObject *obj, PyObject *args, PyObject *kwargs)
 
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "|O:snapshot", names, &stream_obj)
-      || stream_arg (obj, s, stream_obj, &stream) < 0)
+      || stream_arg (obj, &s, stream_obj, &stream) < 0)
     return NULL;
   CALL (obj, s, ok,
         (bytes = tg_seed_state_snapshot_full (s, &stream, &error_)) != NULL);
@@ -348,7 +356,7 @@ tgpy_seed_state_restore (PyObject *obj, PyObject *args, PyObject *kwargs)
   if (s == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "O|O:restore", names,
                                        &snapshot_obj, &stream_obj)
-      || stream_arg (obj, s, stream_obj, &stream) < 0
+      || stream_arg (obj, &s, stream_obj, &stream) < 0
       || tgpy_host_bytes (snapshot_obj, "snapshot", &data, &size) < 0)
     return NULL;
   bytes = g_bytes_new (data, (gsize)size);

@@ -142,11 +142,13 @@ native_track_producer_new (PyObject *module, PyObject *args, PyObject *kwargs)
   if (!PyType_Check (cls)
       || !PyType_IsSubtype ((PyTypeObject *)cls, (PyTypeObject *)state->producer_type))
     return tgpy_argument_error (PyExc_TypeError, "cls", "not a Producer subclass");
-  if ((seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL
-      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+  if (tgpy_stream (stream_obj, "stream", &stream) < 0
+      || (seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL)
     return NULL;
   track_config_init (&config, tg_seed_state_get_n_envs (seeds));
-  if (apply_config (&config, kwargs) < 0)
+  /* The config's values may run Python code that closes the seed state. */
+  if (apply_config (&config, kwargs) < 0
+      || (seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL)
     return NULL;
   /* The buffers are initialized on a stream of the seeds' device. */
   if (stream == TG_STREAM_AUTO
@@ -218,8 +220,8 @@ native_track_producer_reset (PyObject *module, PyObject *args)
   gboolean ok;
 
   if (!PyArg_ParseTuple (args, "OO:_track_producer_reset", &producer_obj, &stream_obj)
-      || (p = tgpy_producer_get (state, producer_obj)) == NULL
-      || tgpy_stream (stream_obj, "stream", &stream) < 0)
+      || tgpy_stream (stream_obj, "stream", &stream) < 0
+      || (p = tgpy_producer_get (state, producer_obj)) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   ok = track_producer_reset (p, stream, &error);
@@ -272,7 +274,10 @@ native_track_refiller_new (PyObject *module, PyObject *args, PyObject *kwargs)
       || (seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL)
     return NULL;
   track_config_init (&config, tg_seed_state_get_n_envs (seeds));
-  if (apply_config (&config, kwargs) < 0)
+  /* The config's values may run Python code that closes either. */
+  if (apply_config (&config, kwargs) < 0
+      || (p = tgpy_producer_get (state, producer_obj)) == NULL
+      || (seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL)
     return NULL;
   Py_BEGIN_ALLOW_THREADS;
   r = track_refiller_new (p, &config, seeds, &error);
@@ -349,65 +354,127 @@ native_track_family_name (PyObject *module, PyObject *arg)
   return PyUnicode_FromString (track_family_name ((gint32)f));
 }
 
+/* @obj, a read-only bytes-like object (the argument @what), into @buf and
+ * @len; -1 with a TypeError naming it. */
+static int
+svg_bytes (PyObject *obj, const char *what, const char **buf, Py_ssize_t *len)
+{
+  if (PyArg_Parse (obj, "y#", buf, len))
+    return 0;
+  PyErr_Clear ();
+  PyErr_Format (PyExc_TypeError, "%s: bytes, not %R", what, (PyObject *)Py_TYPE (obj));
+  return -1;
+}
+
+/* @obj, a list of str or None (labels), as a NULL-terminated array. */
+static int
+svg_labels (PyObject *obj, char ***labels)
+{
+  Py_ssize_t n;
+
+  *labels = NULL;
+  if (obj == Py_None)
+    return 0;
+  if ((n = PySequence_Size (obj)) < 0)
+    return -1;
+  *labels = g_new0 (char *, n + 1);
+  for (Py_ssize_t i = 0; i < n; i++)
+    {
+      PyObject *item = PySequence_GetItem (obj, i);
+      const char *s = item != NULL && PyUnicode_Check (item)
+                          ? PyUnicode_AsUTF8AndSize (item, NULL)
+                          : NULL;
+
+      if (item != NULL && !PyUnicode_Check (item))
+        PyErr_Format (PyExc_TypeError, "labels[%zd]: a str, not %R", i,
+                      (PyObject *)Py_TYPE (item));
+      (*labels)[i] = g_strdup (s);
+      Py_XDECREF (item);
+      if (s == NULL)
+        {
+          g_clear_pointer (labels, g_strfreev);
+          return -1;
+        }
+    }
+  return 0;
+}
+
 /* _track_svg_write(path, points, valid, n_tracks, n_points, width, labels):
- * points and valid as bytes (float2 and uint8, host order). */
+ * points and valid as bytes-like objects (float2 and uint8, host order). */
 static PyObject *
 native_track_svg_write (PyObject *module, PyObject *args)
 {
-  const char *path, *points, *valid;
-  Py_ssize_t points_size, valid_size;
-  PyObject *n_tracks_obj, *n_points_obj, *labels_obj;
-  guint32 n_tracks, n_points;
-  float width;
+  PyObject *path_obj, *points_obj, *valid_obj, *n_tracks_obj, *n_points_obj, *width_obj,
+      *labels_obj, *path = NULL, *result = NULL;
+  const char *points, *valid;
+  Py_ssize_t points_len, valid_len;
+  gint64 n_tracks, n_points;
+  gsize size;
+  double width;
   char **labels = NULL;
   GError *error = NULL;
   gboolean ok;
 
-  if (!PyArg_ParseTuple (args, "sy#y#OOfO:_track_svg_write", &path, &points,
-                         &points_size, &valid, &valid_size, &n_tracks_obj,
-                         &n_points_obj, &width, &labels_obj)
-      || parse_count ("n_tracks", n_tracks_obj, &n_tracks) < 0
-      || parse_count ("n_points", n_points_obj, &n_points) < 0)
+  if (!PyArg_UnpackTuple (args, "_track_svg_write", 7, 7, &path_obj, &points_obj,
+                          &valid_obj, &n_tracks_obj, &n_points_obj, &width_obj,
+                          &labels_obj))
     return NULL;
-  if ((size_t)points_size != (size_t)n_tracks * n_points * 2 * sizeof (float)
-      || (size_t)valid_size != n_tracks)
-    return tgpy_argument_error (PyExc_ValueError, "points",
-                                "%zd bytes of points and %zd of validity for %u tracks "
-                                "of %u points",
-                                points_size, valid_size, n_tracks, n_points);
-  if (labels_obj != Py_None)
+  if (!PyUnicode_FSConverter (path_obj, &path))
     {
-      Py_ssize_t n = PySequence_Size (labels_obj);
-
-      if (n < 0)
-        return NULL;
-      labels = g_new0 (char *, n + 1);
-      for (Py_ssize_t i = 0; i < n; i++)
-        {
-          PyObject *item = PySequence_GetItem (labels_obj, i);
-          const char *s = item != NULL ? PyUnicode_AsUTF8AndSize (item, NULL) : NULL;
-
-          labels[i] = g_strdup (s != NULL ? s : "");
-          Py_XDECREF (item);
-          if (s == NULL)
-            {
-              g_strfreev (labels);
-              return NULL;
-            }
-        }
+      PyErr_Clear ();
+      return PyErr_Format (PyExc_TypeError, "path: a str, bytes or os.PathLike, not %R",
+                           (PyObject *)Py_TYPE (path_obj));
+    }
+  /* The writer draws closed tracks: three points at least. */
+  if (tgpy_count (n_tracks_obj, "n_tracks", 1, G_MAXINT32, &n_tracks) < 0
+      || tgpy_count (n_points_obj, "n_points", 3, G_MAXINT32, &n_points) < 0)
+    goto out;
+  width = PyFloat_AsDouble (width_obj);
+  if (width == -1.0 && PyErr_Occurred ())
+    {
+      PyErr_Clear ();
+      PyErr_Format (PyExc_TypeError, "width: a number, not %R",
+                    (PyObject *)Py_TYPE (width_obj));
+      goto out;
+    }
+  if (!(width > 0.0 && width <= G_MAXFLOAT))
+    {
+      tgpy_argument_error (PyExc_ValueError, "width", "a positive finite number, not %g",
+                           width);
+      goto out;
+    }
+  if (svg_bytes (points_obj, "points", &points, &points_len) < 0
+      || svg_bytes (valid_obj, "valid", &valid, &valid_len) < 0
+      || svg_labels (labels_obj, &labels) < 0)
+    goto out;
+  if (!g_size_checked_mul (&size, (gsize)n_tracks, (gsize)n_points)
+      || !g_size_checked_mul (&size, size, 2 * sizeof (float))
+      || (gsize)points_len != size || (gsize)valid_len != (gsize)n_tracks)
+    {
+      tgpy_argument_error (PyExc_ValueError, "points",
+                           "%zd bytes of points and %zd of validity for %" G_GINT64_FORMAT
+                           " tracks of %" G_GINT64_FORMAT
+                           " points: pass 8 bytes a point (two float32) and one a track",
+                           points_len, valid_len, n_tracks, n_points);
+      goto out;
     }
   Py_BEGIN_ALLOW_THREADS;
-  ok = track_svg_write (path, (const float2 *)points, (const guint8 *)valid, n_tracks,
-                        n_points, width, (const char *const *)labels, &error);
+  ok = track_svg_write (PyBytes_AsString (path), (const float2 *)points,
+                        (const guint8 *)valid, (guint)n_tracks, (guint)n_points,
+                        (float)width, (const char *const *)labels, &error);
   Py_END_ALLOW_THREADS;
-  g_strfreev (labels);
   if (!ok)
     {
       PyErr_Format (PyExc_OSError, "%s", error->message);
       g_error_free (error);
-      return NULL;
+      goto out;
     }
-  Py_RETURN_NONE;
+  Py_INCREF (Py_None);
+  result = Py_None;
+out:
+  g_strfreev (labels);
+  Py_XDECREF (path);
+  return result;
 }
 
 static PyMethodDef track_functions[] = {

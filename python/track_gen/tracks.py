@@ -275,10 +275,16 @@ def write_svg(path: str, points: bytes, valid: bytes, n_tracks: int, n_points: i
         path (str): The SVG file to write.
         points (bytes): float32 (x, y) pairs, track-major.
         valid (bytes): One byte per track, non-zero when valid.
-        n_tracks (int): The tracks.
-        n_points (int): The points of each track.
-        width (float): The track's width.
+        n_tracks (int): The tracks, 1 or more.
+        n_points (int): The points of each track, 3 or more.
+        width (float): The track's width, positive.
         labels (Sequence[str] | None): One caption per track.
+
+    Raises:
+        TypeError: An argument of the wrong type, named.
+        ValueError: A count out of range, a width not positive, or *points*
+            and *valid* not 8 bytes a point and one a track.
+        OSError: The file could not be written.
     """
     _native._track_svg_write(path, points, valid, n_tracks, n_points, width,
                              None if labels is None else list(labels))

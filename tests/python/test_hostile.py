@@ -185,6 +185,21 @@ row("cuda_stream str", lambda f: f.producer().run(TorchLikeStream("0")), TypeErr
 row("stream of no kind", lambda f: f.producer().run(object()), TypeError, "stream")
 
 
+class ArrayWithPtr:
+    """An array with an int ptr, as a wp.array has: its data, never a stream."""
+    ptr = 0x10000
+    __cuda_array_interface__ = {"version": 3, "data": (0x10000, False), "shape": (4,),
+                                "typestr": "<i4"}
+
+
+row("an array's ptr as a stream", lambda f: f.producer().run(ArrayWithPtr()), TypeError,
+    "stream", "not an array")
+row("set_stream an array", lambda f: f.producer().set_stream(ArrayWithPtr()), TypeError,
+    "stream", "not an array")
+row("a CuPy-like stream of ptr -1",
+    lambda f: f.producer().run(type("S", (), {"ptr": -1})()), ValueError, "stream")
+
+
 class RaisingStream:
     """A stream whose protocol raises *exc*."""
 
@@ -257,6 +272,13 @@ row("add_device_stage empty name", lambda f: f.producer().add_device_stage("", p
     tx.ArgumentError, "name")
 row("add_device_stage func not callable",
     lambda f: f.producer().add_device_stage("s", 42), TypeError, "func")
+row("add_device_stage func a tuple", lambda f: f.producer().add_device_stage("s", ()),
+    TypeError, "func")
+row("add_host_stage func a tuple", lambda f: f.producer().add_host_stage("s", (print,)),
+    TypeError, "func")
+row("add_loop_stage body a tuple",
+    lambda f: f.producer().add_loop_stage("l", (), flag="f", status="t", max_iters=2),
+    TypeError, "body")
 row("add_host_stage func not callable", lambda f: f.producer().add_host_stage("s", 42),
     TypeError, "func")
 row("add_loop_stage body not callable",
@@ -340,6 +362,29 @@ row("TrackProducer radius a str",
 row("write_svg points of the wrong size",
     lambda f: tracks.write_svg("/dev/null", b"\0" * 8, b"\1", 1, 4, 1.0), ValueError,
     "points")
+# The writer draws closed tracks of 3 points at least; the points' size is
+# checked without overflow (2**31 - 1 tracks of 2**31 - 1 points).
+SVG_POINTS = b"\0" * 24  # one track of three points
+for label, args, exc, word in (
+        ("n_tracks 0", ("/dev/null", b"", b"", 0, 3, 1.0), ValueError, "n_tracks"),
+        ("n_points 2", ("/dev/null", b"\0" * 16, b"\1", 1, 2, 1.0), ValueError, "n_points"),
+        ("sizes past memory", ("/dev/null", b"\0" * 64, b"\1" * 4, 2 ** 31 - 1, 2 ** 31 - 1,
+                               1.0), ValueError, "points"),
+        ("path None", (None, SVG_POINTS, b"\1", 1, 3, 1.0), TypeError, "path"),
+        ("points a str", ("/dev/null", "abc", b"\1", 1, 3, 1.0), TypeError, "points"),
+        ("valid an int", ("/dev/null", SVG_POINTS, 1, 1, 3, 1.0), TypeError, "valid"),
+        ("width a str", ("/dev/null", SVG_POINTS, b"\1", 1, 3, "1"), TypeError, "width"),
+        ("width nan", ("/dev/null", SVG_POINTS, b"\1", 1, 3, float("nan")), ValueError,
+         "width"),
+        ("width 0", ("/dev/null", SVG_POINTS, b"\1", 1, 3, 0.0), ValueError, "width"),
+        ("labels of ints", ("/dev/null", SVG_POINTS, b"\1", 1, 3, 1.0, [1]), TypeError,
+         "labels[0]")):
+    row("write_svg " + label, lambda f, a=args: tracks.write_svg(*a), exc, word)
+for label, mode, exc in (("True", True, TypeError), ("2**31", 2 ** 31, ValueError),
+                         ("1.0", 1.0, TypeError), ("None", None, TypeError),
+                         ("'1'", "1", TypeError)):
+    row("CaptureScope mode " + label, lambda f, m=mode: interop.CaptureScope(0, m), exc,
+        "mode")
 row("family_name a str", lambda f: tracks.family_name("polar"), TypeError, "family")
 
 

@@ -6,6 +6,7 @@ package takes an array (conditions, bindings, declared bindings, seed
 states), each end in the documented exception class with a message that
 names the argument and the fix.
 """
+import ctypes
 import sys
 import unittest
 
@@ -255,6 +256,71 @@ def declared(f_or_p, dtype):
     p = f_or_p.producer() if isinstance(f_or_p, Fixture) else f_or_p
     p.declare_binding(0, "x", 4, dtype=dtype)
     return p
+
+
+# -- DLPack tensors made by hand, their deleter Python code -----------------------
+class _Managed(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Managed))
+_I64P = ctypes.POINTER(ctypes.c_int64)
+_Managed._fields_ = [  # DLManagedTensor: DLTensor, manager_ctx, deleter
+    ("data", ctypes.c_void_p), ("device_type", ctypes.c_int), ("device_id", ctypes.c_int),
+    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+    ("lanes", ctypes.c_uint16), ("shape", _I64P), ("strides", _I64P),
+    ("byte_offset", ctypes.c_uint64), ("manager_ctx", ctypes.c_void_p),
+    ("deleter", _DELETER)]
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class HandMade:
+    """A CUDA tensor at 0x10000 of *shape* (and *strides*) and DLPack type
+    (*code*, *bits*), as a pure-Python producer exports it: its deleter a
+    ctypes callback, which counts its calls in *deleted*."""
+
+    def __init__(self, shape=(4,), strides=None, code=0, bits=32):
+        self.deleted = 0
+        self.deleter = _DELETER(self.delete)
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.strides = (ctypes.c_int64 * len(shape))(*strides) if strides else None
+        self.managed = _Managed(0x10000, 2, 0, len(shape), code, bits, 1, self.shape,
+                                self.strides, 0, None, self.deleter)
+
+    def delete(self, managed):
+        self.deleted += 1
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        return _capsule_new(ctypes.addressof(self.managed), b"dltensor", None)
+
+
+for label, code, bits, word in (("complex64", 5, 64, "complex64"),
+                                ("an opaque handle", 3, 64, "opaque64"),
+                                ("float8 (code 7)", 7, 8, "dlpack7:8")):
+    row("conditional flag of DLPack " + label,
+        lambda f, c=code, b=bits: tx.conditional(HandMade(code=c, bits=b)),
+        tx.ArgumentError, "flag", word)
+
+
+class DLPackRefusals(unittest.TestCase):
+    """A DLPack tensor refused after its export: the refusal comes out as
+    raised (not a SystemError from the deleter's Python code), and the
+    deleter ran once."""
+
+    def test_refused_after_export(self):
+        for shape, strides, word in (((2, 3), (1, 2), ".contiguous()"),
+                                     ((-1,), None, "negative extent")):
+            with self.subTest(shape=shape):
+                t = HandMade(shape, strides)
+                with self.assertRaises(tx.ArgumentError) as caught:
+                    tx.conditional(t)
+                self.assertIn(word, str(caught.exception))
+                self.assertEqual(t.deleted, 1)
 
 
 class Table(hostile.Table):

@@ -220,6 +220,77 @@ def closed(obj):
     return obj
 
 
+# -- closed by its own arguments -------------------------------------------------
+# An argument's conversion (__index__, __cuda_stream__, an array's interface,
+# a sequence's __iter__) runs the caller's code, which closes the object the
+# call is on: the call then raises ValueError, before anything is done.
+CLOSING = """
+from track_gen import exec as tx
+from track_gen import seeds, tracks
+
+class Index:
+    def __init__(self, obj, value):
+        self.obj, self.value = obj, value
+    def __index__(self):
+        self.obj.close()
+        return self.value
+
+class Stream:
+    def __init__(self, obj):
+        self.obj = obj
+    def __cuda_stream__(self):
+        self.obj.close()
+        return (0, 0)
+
+class Array:
+    def __init__(self, obj):
+        self.obj = obj
+    @property
+    def __cuda_array_interface__(self):
+        self.obj.close()
+        return {"version": 3, "data": (0x10000, False), "shape": (4,), "typestr": "<i4"}
+
+class Cases:
+    def __init__(self, obj):
+        self.obj = obj
+    def __iter__(self):
+        self.obj.close()
+        return iter([print, print])
+
+p = tx.Producer("closing")
+p.add_device_stage("stage", print)
+p.set_stage_condition(0, "flag")
+try:
+    %s
+except ValueError as e:
+    print("%%s: %%s" %% (type(e).__name__, e))
+"""
+for label, call in (
+        ("_add_stage(flags=)", "p._add_stage('s', print, Index(p, 0))"),
+        ("add_loop_stage(max_iters=)",
+         "p.add_loop_stage('l', print, flag='f', status='t', max_iters=Index(p, 3))"),
+        ("_add_switch_stage(cases=)", "p._add_switch_stage('w', Cases(p), 'i')"),
+        ("declare_binding(stage=)", "p.declare_binding(Index(p, 0), 'x', 4)"),
+        ("declare_binding(min_size=)", "p.declare_binding(0, 'x', Index(p, 4))"),
+        ("set_stage_condition(stage=)", "p.set_stage_condition(Index(p, 0), 'g')"),
+        ("set_stage_else(stage=)", "p.set_stage_else(Index(p, 0), print)"),
+        ("bind(size=)", "p.bind('buf', 0x10000, Index(p, 16))"),
+        ("bind(array=)", "p.bind('buf', Array(p))"),
+        ("run(policy=)", "p.run(None, Index(p, 0))"),
+        ("resolve(stream=)", "p.resolve(Stream(p))"),
+        ("set_stream(stream=)", "p.set_stream(Stream(p))")):
+    row("closed by its own argument: Producer." + label, None, ValueError, "closed",
+        subprocess=CLOSING % call)
+for label, call in (
+        ("advance(mask=)", "state.advance(mask=Array(state))"),
+        ("read(stream=)", "state.read(Stream(state))"),
+        ("write(epochs=)", "state.write(seeds=[1] * 4, epochs=[Index(state, 1)] * 4)"),
+        ("fill_effective(out_len=)", "state.fill_effective(0x10000, None, Index(state, 4))"),
+        ("TrackProducer(n_points=)", "tracks.TrackProducer(state, n_points=Index(state, 24))")):
+    row("closed by its own argument: " + label, None, ValueError, "closed", gpu=True,
+        subprocess=CLOSING.replace("try:", "state = seeds.SeedState(4, 1)\ntry:") % call)
+
+
 class Table(hostile.Table):
     """One test per row (added below)."""
 

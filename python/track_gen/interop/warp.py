@@ -269,8 +269,16 @@ def stage(func: Optional[Callable[[LaunchContext], Any]] = None, *,
     capture, when it exists (the stage then records on its first call); None
     prepares nothing.  The function is called as ``func(ctx)``; Warp's
     current stream is the stage's (``wp.get_stream()``)."""
+    if device is not None:
+        if not isinstance(device, int) or isinstance(device, bool):
+            raise TypeError("device: an int (a CUDA ordinal) or None, not %r" % (type(device),))
+        if device < 0:
+            raise ValueError("device: %d; pass a CUDA ordinal, 0 or more, or None" % device)
     if func is None:
         return functools.partial(stage, device=device)
+    if not callable(func):
+        raise TypeError("func: a callable taking the stage's LaunchContext, not %r"
+                        % (type(func),))
     if device is not None and device < wp.get_cuda_device_count():
         prepare(device)
 
