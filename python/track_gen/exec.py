@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 from track_gen import _cupti, _frameworks, _native
 from track_gen._errors import (
@@ -325,8 +325,8 @@ class Producer(_native.Producer):
             ArgumentError: An invalid name or *max_iters*.
             StateError: The producer already ran (``SEALED``).
         """
-        for binding in (flag, status):
-            self._check_dtype(binding, "int32")
+        for binding, what in ((flag, "flag"), (status, "status")):
+            self._check_dtype(binding, "int32", what)
         stage = self._add_loop_stage(name, body, flag, status, max_iters,
                                      _flags(capture_safe))
         self._dtypes.update(dict.fromkeys((flag, status), "int32"))
@@ -352,7 +352,9 @@ class Producer(_native.Producer):
             ArgumentError: An invalid name, or no case.
             StateError: The producer already ran (``SEALED``).
         """
-        self._check_dtype(index, "int32")
+        self._check_dtype(index, "int32", "index")
+        if not isinstance(cases, Iterable):
+            raise TypeError("cases: a sequence of callables, not %r" % (type(cases),))
         stage = self._add_switch_stage(name, list(cases), index, _flags(capture_safe))
         self._dtypes[index] = "int32"
         return stage
@@ -371,7 +373,8 @@ class Producer(_native.Producer):
             ValueError: *flag_binding* is declared with another dtype.
             ArgumentError: *stage* is out of range.
         """
-        self._check_dtype(flag_binding, "int32")
+        if flag_binding is not None:
+            self._check_dtype(flag_binding, "int32", "flag_binding")
         super().set_stage_condition(stage, flag_binding)
         if flag_binding is not None:
             self._dtypes[flag_binding] = "int32"
@@ -398,13 +401,18 @@ class Producer(_native.Producer):
                 elements of *dtype*.
 
         Raises:
-            TypeError: More than one of *min_size*, *like* and *shape*, or
-                *shape* without *dtype*.
-            ValueError: A dtype other than the binding's, or a bad shape.
+            TypeError: More than one of *min_size*, *like* and *shape*,
+                *shape* without *dtype*, or an argument of the wrong type.
+            ValueError: A dtype TrackGen has no name for or other than the
+                binding's, or a bad shape.
             ArgumentError: *stage* is out of range.
         """
         if sum(x is not None for x in (min_size, like, shape)) > 1:
             raise TypeError("declare_binding: pass one of min_size, like and shape")
+        if dtype is not None:
+            if not isinstance(dtype, str):
+                raise TypeError("dtype: a str such as 'float32', not %r" % (type(dtype),))
+            _itemsize(dtype)  # a name TrackGen knows
         if like is not None:
             _ptr, min_size, like_dtype, _device = _native.array_info(like, "like")
             if dtype is not None and like_dtype and like_dtype != dtype:
@@ -414,11 +422,16 @@ class Producer(_native.Producer):
         elif shape is not None:
             if dtype is None:
                 raise TypeError("declare_binding: shape needs a dtype")
+            if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence):
+                raise TypeError("shape: a sequence of ints, not %r" % (type(shape),))
             min_size = _itemsize(dtype)
             for extent in shape:
                 if not isinstance(extent, int) or isinstance(extent, bool) or extent < 1:
                     raise ValueError("shape: %r; pass positive int extents" % (shape,))
                 min_size *= extent
+            if min_size >= 2 ** 63:
+                raise ValueError("shape: %r holds %d bytes of %s, more than memory does"
+                                 % (shape, min_size, dtype))
         elif min_size is None:
             min_size = 1
         self._check_dtype(name, dtype)
@@ -438,7 +451,9 @@ class Producer(_native.Producer):
         declaration (:class:`Binding`)."""
         return tuple(self._declared.values())
 
-    def _check_dtype(self, name: Optional[str], dtype: Optional[str]) -> None:
+    def _check_dtype(self, name: str, dtype: Optional[str], what: str = "name") -> None:
+        if not isinstance(name, str):
+            raise TypeError("%s: a str, not %r" % (what, type(name)))
         known = self._dtypes.get(name, dtype)
         if dtype is not None and known != dtype:
             raise ValueError("dtype: binding %r is declared as %s and as %s"
@@ -468,6 +483,8 @@ class Producer(_native.Producer):
                 dtype is not the declared one.  A binding smaller than a
                 declaration is refused by the call (StateError).
         """
+        if not isinstance(name, str):
+            raise TypeError("name: a str, not %r" % (type(name),))
         self._bind(name, array, size, self._dtypes.get(name))
 
     def unbind(self, name: str) -> None:

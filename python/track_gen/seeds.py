@@ -16,7 +16,7 @@ be captured; the blocking ones (``set_seeds``, ``read``, ``snapshot``,
 from __future__ import annotations
 
 import struct
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Sized
 
 from track_gen import _native
 
@@ -123,6 +123,8 @@ class SeedState(_native.SeedState):
         Returns:
             SeedState: A state of ``len(seeds)`` envs.
         """
+        if not isinstance(seeds, Sized):
+            raise TypeError("seeds: a sequence of ints, not %r" % (type(seeds),))
         return cls(len(seeds), device=device, _seeds=_pack("seeds", "Q", seeds))
 
     @classmethod

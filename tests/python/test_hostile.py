@@ -272,6 +272,33 @@ row("add_device_stage empty name", lambda f: f.producer().add_device_stage("", p
     tx.ArgumentError, "name")
 row("add_device_stage func not callable",
     lambda f: f.producer().add_device_stage("s", 42), TypeError, "func")
+for label, call, exc, word in (
+        ("declare_binding dtype an int", lambda p: p.declare_binding(0, "x", 4, dtype=5),
+         TypeError, "dtype"),
+        ("declare_binding dtype unknown",
+         lambda p: p.declare_binding(0, "x", 4, dtype="nonsense"), ValueError, "dtype"),
+        ("declare_binding shape an int",
+         lambda p: p.declare_binding(0, "x", shape=4, dtype="int32"), TypeError, "shape"),
+        ("declare_binding shape past memory",
+         lambda p: p.declare_binding(0, "x", shape=(BIG,), dtype="int32"), ValueError,
+         "shape"),
+        ("declare_binding name a list", lambda p: p.declare_binding(0, [], 4), TypeError,
+         "name"),
+        ("bind name a list", lambda p: p.bind([], None), TypeError, "name"),
+        ("unbind name a dict", lambda p: p.unbind({}), TypeError, "name"),
+        ("set_stage_condition flag a list", lambda p: p.set_stage_condition(0, []),
+         TypeError, "flag_binding"),
+        ("add_loop_stage flag a list",
+         lambda p: p.add_loop_stage("l", print, flag=[], status="s", max_iters=2),
+         TypeError, "flag"),
+        ("add_switch_stage index a list",
+         lambda p: p.add_switch_stage("w", [print], index=[]), TypeError, "index"),
+        ("add_switch_stage cases None",
+         lambda p: p.add_switch_stage("w", None, index="i"), TypeError, "cases")):
+    row(label, lambda f, c=call: c(f.producer()), exc, word)
+row("from_seeds None", lambda f: seeds.SeedState.from_seeds(None), TypeError, "seeds")
+row("from_seeds a generator", lambda f: seeds.SeedState.from_seeds(s for s in [1]),
+    TypeError, "seeds")
 row("add_device_stage func a tuple", lambda f: f.producer().add_device_stage("s", ()),
     TypeError, "func")
 row("add_host_stage func a tuple", lambda f: f.producer().add_host_stage("s", (print,)),
