@@ -193,13 +193,22 @@ tgpy_timeout (PyObject *obj, const char *what, gint64 *us)
                     what, (PyObject *)Py_TYPE (obj));
       return -1;
     }
-  if ((s = PyFloat_AsDouble (obj)) == -1.0 && PyErr_Occurred ())
+  if (PyFloat_Check (obj))
+    s = PyFloat_AsDouble (obj);
+  else
     {
-      /* An int past a double's range: forever, or as negative as any. */
-      if (!PyErr_ExceptionMatches (PyExc_OverflowError))
+      /* An exception of the caller's __index__ reaches them unchanged. */
+      PyObject *n = PyNumber_Index (obj);
+
+      if (n == NULL)
         return -1;
-      PyErr_Clear ();
-      s = is_negative (obj) ? -1.0 : INFINITY;
+      /* An int past a double's range: forever, or as negative as any. */
+      if ((s = PyLong_AsDouble (n)) == -1.0 && PyErr_Occurred ())
+        {
+          PyErr_Clear ();
+          s = is_negative (n) ? -1.0 : INFINITY;
+        }
+      Py_DECREF (n);
     }
   if (isnan (s) || s < 0)
     {

@@ -50,6 +50,14 @@ tgpy_stream (PyObject *obj, const char *what, cudaStream_t *stream)
     return -1;
   if (found == 1)
     {
+      if (!PyCallable_Check (method))
+        {
+          Py_DECREF (method);
+          return tgpy_argument_error (PyExc_TypeError, what,
+                                      "__cuda_stream__ must be a method returning "
+                                      "(version, handle)"),
+                 -1;
+        }
       pair = PyObject_CallNoArgs (method);
       Py_DECREF (method);
       if (pair == NULL)

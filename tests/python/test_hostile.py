@@ -237,6 +237,18 @@ for value in (math.nan, -1.0, -1, -math.inf):
 row("release_wait timeout -10**400", lambda f: tx.release_wait(-10 ** 400), ValueError,
     "timeout")
 row("release_wait timeout str", lambda f: tx.release_wait("1"), TypeError, "timeout")
+
+
+class RaisingIndex:
+    def __index__(self):
+        raise OverflowError("mine")
+
+
+row("release_wait timeout whose __index__ raises",
+    lambda f: tx.release_wait(RaisingIndex()), OverflowError, "mine")
+row("__cuda_stream__ not callable",
+    lambda f: f.producer().set_stream(type("S", (), {"__cuda_stream__": 3})()), TypeError,
+    "stream", "__cuda_stream__")
 row("retain graph -1", lambda f: _native.retain(-1, object()), ValueError, "graph")
 row("retain graph 0", lambda f: _native.retain(0, object()), tx.ArgumentError,
     "graph: NULL")
