@@ -4,16 +4,65 @@
  * every stream operation (TgHostOps).  Valid only during the call. */
 #include "native.h"
 
-/* Device memory to copy from or to. */
+/* Device memory to copy from or to, and its bytes (-1: not known, an
+ * address). */
 static int
-device_memory (TgpyLaunch *self, PyObject *obj, const char *what, void **ptr)
+device_memory (TgpyLaunch *self, PyObject *obj, const char *what, void **ptr,
+               Py_ssize_t *size)
 {
   TgpyArray a;
 
   if (tgpy_array (tgpy_state_of (self), obj, what, &a) < 0)
     return -1;
   *ptr = a.ptr;
+  *size = a.nbytes != 0 ? (Py_ssize_t)a.nbytes : -1;
   return 0;
+}
+
+/* The bytes of a C-contiguous __array_interface__ @ai (numpy): -1 with
+ * TypeError when it is malformed or strided, or ValueError when read-only
+ * and @writable. */
+static Py_ssize_t
+interface_bytes (PyObject *ai, const char *what, gboolean writable)
+{
+  PyObject *data = PyDict_GetItemString (ai, "data");
+  PyObject *shape = PyDict_GetItemString (ai, "shape");
+  PyObject *typestr = PyDict_GetItemString (ai, "typestr");
+  PyObject *strides = PyDict_GetItemString (ai, "strides");
+  const char *t = typestr != NULL && PyUnicode_Check (typestr)
+                      ? PyUnicode_AsUTF8AndSize (typestr, NULL)
+                      : NULL;
+  gsize n = t != NULL && strlen (t) > 2 ? (gsize)g_ascii_strtoull (t + 2, NULL, 10) : 0;
+
+  if (data == NULL || !PyTuple_Check (data) || PyTuple_Size (data) != 2 || shape == NULL
+      || !PyTuple_Check (shape) || n == 0 || (strides != NULL && strides != Py_None))
+    {
+      PyErr_Clear ();
+      tgpy_argument_error (PyExc_TypeError, what,
+                           "a malformed or strided __array_interface__; pass a "
+                           "C-contiguous array");
+      return -1;
+    }
+  if (writable && PyObject_IsTrue (PyTuple_GetItem (data, 1)) != 0)
+    {
+      tgpy_argument_error (PyExc_ValueError, what, "a read-only array; pass one to write");
+      return -1;
+    }
+  for (Py_ssize_t d = 0; d < PyTuple_Size (shape); d++)
+    {
+      Py_ssize_t e = PyLong_Check (PyTuple_GetItem (shape, d))
+                         ? PyLong_AsSsize_t (PyTuple_GetItem (shape, d))
+                         : -1;
+
+      if (e < 0 || !g_size_checked_mul (&n, n, (gsize)e) || n > G_MAXSSIZE)
+        {
+          PyErr_Clear ();
+          tgpy_argument_error (PyExc_TypeError, what,
+                               "an __array_interface__ whose shape is not valid");
+          return -1;
+        }
+    }
+  return (Py_ssize_t)n;
 }
 
 static TgHostOps *
@@ -23,15 +72,20 @@ valid_ops (TgpyLaunch *self)
 }
 
 /* Host memory to copy from or to: bytes-like, an object with the array
- * interface (numpy), or an int address with @size. */
+ * interface (numpy), or an int address with @size (-1).  A bytearray is
+ * held exported in *@hold meanwhile: no thread may resize it under the
+ * copy. */
 static int
 host_buffer (PyObject *obj, const char *what, gboolean writable, void **ptr,
-             Py_ssize_t *size)
+             Py_ssize_t *size, PyObject **hold)
 {
   PyObject *ai;
 
+  *hold = NULL;
   if (PyByteArray_Check (obj))
     {
+      if ((*hold = PyMemoryView_FromObject (obj)) == NULL)
+        return -1;
       *ptr = PyByteArray_AsString (obj);
       *size = PyByteArray_Size (obj);
       return 0;
@@ -48,17 +102,18 @@ host_buffer (PyObject *obj, const char *what, gboolean writable, void **ptr,
     }
   if ((ai = PyObject_GetAttrString (obj, "__array_interface__")) != NULL)
     {
-      PyObject *data = PyDict_Check (ai) ? PyDict_GetItemString (ai, "data") : NULL;
       int rc = -1;
 
-      if (data != NULL && PyTuple_Check (data))
-        {
-          *size = -1;
-          rc = tgpy_address (PyTuple_GetItem (data, 0), what, ptr);
-        }
-      else
-        tgpy_argument_error (PyExc_TypeError, what, "malformed __array_interface__");
+      /* Read from a copy, as the CUDA array interface is (objects.c). */
+      PyObject *copy = PyDict_Check (ai) ? PyDict_Copy (ai) : NULL;
+
       Py_DECREF (ai);
+      if (copy == NULL && !PyErr_Occurred ())
+        tgpy_argument_error (PyExc_TypeError, what, "malformed __array_interface__");
+      else if (copy != NULL && (*size = interface_bytes (copy, what, writable)) >= 0)
+        rc = tgpy_address (PyTuple_GetItem (PyDict_GetItemString (copy, "data"), 0), what,
+                           ptr);
+      Py_XDECREF (copy);
       return rc;
     }
   if (!PyErr_ExceptionMatches (PyExc_AttributeError))
@@ -97,28 +152,32 @@ static PyObject *
 ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj, *size_obj = Py_None;
-  Py_ssize_t dst_size;
+  PyObject *dst_obj, *src_obj, *size_obj = Py_None, *hold = NULL;
+  Py_ssize_t dst_size, src_size;
   gint64 size;
   TgHostOps *ops = valid_ops (self);
   void *dst, *src;
-  gboolean ok;
+  gboolean ok = FALSE;
 
+  /* The host buffer last: the device array's conversion runs Python code. */
   if (ops == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:copy_to_host", names,
                                        &dst_obj, &src_obj, &size_obj)
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
-      || host_buffer (dst_obj, "dst", TRUE, &dst, &dst_size) < 0
-      || device_memory (self, src_obj, "src", &src) < 0)
-    return NULL;
+      || device_memory (self, src_obj, "src", &src, &src_size) < 0
+      || host_buffer (dst_obj, "dst", TRUE, &dst, &dst_size, &hold) < 0)
+    goto out;
   if (size < 0)
     size = dst_size;
-  if (size < 0 || (dst_size >= 0 && size > dst_size))
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "pass a size that fits the destination");
-  if (size > 0 && copy_ends_null (dst, src) < 0)
-    return NULL;
-  RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
+  if (size < 0 || (dst_size >= 0 && size > dst_size) || (src_size >= 0 && size > src_size))
+    tgpy_argument_error (PyExc_ValueError, "size",
+                         "pass a size that fits the destination (%zd bytes) and the "
+                         "source (%zd; -1: an address)",
+                         dst_size, src_size);
+  else if (size == 0 || copy_ends_null (dst, src) == 0)
+    RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
+out:
+  Py_XDECREF (hold);
   if (!ok)
     return NULL;
   Py_RETURN_NONE;
@@ -128,34 +187,45 @@ static PyObject *
 ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
 {
   static char *names[] = { "dst", "src", "size", NULL };
-  PyObject *dst_obj, *src_obj, *size_obj = Py_None;
-  Py_ssize_t src_size;
+  PyObject *dst_obj, *src_obj, *size_obj = Py_None, *hold = NULL;
+  Py_ssize_t src_size, dst_size;
   gint64 size;
   TgHostOps *ops = valid_ops (self);
   void *dst, *src;
-  gboolean ok;
+  gboolean ok = FALSE;
 
+  /* The host buffer last: the device array's conversion runs Python code. */
   if (ops == NULL
       || !PyArg_ParseTupleAndKeywords (args, kwargs, "OO|O:copy_to_device", names,
                                        &dst_obj, &src_obj, &size_obj)
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
-      || device_memory (self, dst_obj, "dst", &dst) < 0
-      || host_buffer (src_obj, "src", FALSE, &src, &src_size) < 0)
-    return NULL;
+      || device_memory (self, dst_obj, "dst", &dst, &dst_size) < 0
+      || host_buffer (src_obj, "src", FALSE, &src, &src_size, &hold) < 0)
+    goto out;
   if (size < 0)
     size = src_size;
-  if (size < 0 || (src_size >= 0 && size > src_size))
-    return tgpy_argument_error (PyExc_ValueError, "size",
-                                "pass a size that fits the source");
+  if (size < 0 || (src_size >= 0 && size > src_size) || (dst_size >= 0 && size > dst_size))
+    {
+      tgpy_argument_error (PyExc_ValueError, "size",
+                           "pass a size that fits the source (%zd bytes) and the "
+                           "destination (%zd; -1: an address)",
+                           src_size, dst_size);
+      goto out;
+    }
   if (size > 0 && copy_ends_null (dst, src) < 0)
-    return NULL;
-  /* A copy replayed by a graph reads its source again: keep the object. */
+    goto out;
+  /* A copy replayed by a graph reads its source again: keep the object
+   * (a bytearray exported, so that its buffer never moves). */
   if (tg_launch_is_capturing (self->launch))
     {
-      Py_INCREF (src_obj);
-      tg_launch_keep (self->launch, src_obj, tgpy_release_object);
+      PyObject *kept = hold != NULL ? hold : src_obj;
+
+      Py_INCREF (kept);
+      tg_launch_keep (self->launch, kept, tgpy_release_object);
     }
   RUN_OPS (self, ok, tg_host_ops_copy_to_device (ops, dst, src, (gsize)size, &error_));
+out:
+  Py_XDECREF (hold);
   if (!ok)
     return NULL;
   Py_RETURN_NONE;

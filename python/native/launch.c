@@ -14,9 +14,9 @@ tgpy_launch_valid (TgpyLaunch *self)
                 g_error_new (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
                              "this %s belongs to a stage call that returned; use the "
                              "one a stage receives, during that call only",
-                             PyObject_TypeCheck ((PyObject *)self,
-                                                 (PyTypeObject *)tgpy_state_of (self)
-                                                     ->host_ops_type)
+                             PyObject_TypeCheck (
+                                 (PyObject *)self,
+                                 (PyTypeObject *)tgpy_state_of (self)->host_ops_type)
                                  ? "HostOps"
                                  : "LaunchContext"),
                 NULL);
@@ -74,14 +74,14 @@ launch_dealloc (TgpyLaunch *self)
 #define GETTER(name, expr)                                                             \
   static PyObject *launch_get_##name (TgpyLaunch *self, void *closure)                 \
   {                                                                                    \
-    const TgLaunch *launch = tgpy_launch_valid (self);                                             \
+    const TgLaunch *launch = tgpy_launch_valid (self);                                 \
     return launch == NULL ? NULL : (expr);                                             \
   }
 
 GETTER (device, PyLong_FromLong (tg_launch_get_device (launch)))
 GETTER (stream, tgpy_stream_to_object (tg_launch_get_stream (launch)))
 GETTER (policy, tgpy_enum_value (tgpy_state_of (self)->policy_enum,
-                                  tg_launch_get_policy (launch)))
+                                 tg_launch_get_policy (launch)))
 GETTER (is_capturing, PyBool_FromLong (tg_launch_is_capturing (launch)))
 GETTER (capture_id, PyLong_FromUnsignedLongLong (tg_launch_get_capture_id (launch)))
 GETTER (depth, PyLong_FromUnsignedLong (tg_launch_get_depth (launch)))
@@ -250,11 +250,13 @@ call_python (PyObject *func, PyObject *ctx_type, const TgLaunch *launch, TgHostO
   gboolean ok;
 
   /* Held for the call: the stage may drop the producer's reference to
-   * itself (set_stage_else, close). */
+   * itself (set_stage_else, close), or set another runner. */
   Py_INCREF (func);
+  Py_XINCREF (runner);
   if (ctx != NULL)
     result = runner != NULL ? PyObject_CallFunctionObjArgs (runner, func, ctx, NULL)
                             : PyObject_CallFunctionObjArgs (func, ctx, NULL);
+  Py_XDECREF (runner);
   Py_DECREF (func);
   ok = result != NULL;
 
@@ -345,8 +347,8 @@ launch_if (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
       || tgpy_condition (tgpy_state_of (self), cond, &condition) < 0)
     return NULL;
   if ((b.funcs = bodies_tuple (otherwise == Py_None ? 1 : 2,
-                              (PyObject *const[]){ then, otherwise },
-                              (const char *const[]){ "then", "otherwise" }))
+                               (PyObject *const[]){ then, otherwise },
+                               (const char *const[]){ "then", "otherwise" }))
       == NULL)
     return NULL;
   if (otherwise == Py_None)
@@ -542,9 +544,20 @@ gboolean
 tgpy_stage_else (const TgLaunch *launch, gpointer data, GError **error)
 {
   TgpyStage *stage = data;
+  PyGILState_STATE gil = PyGILState_Ensure ();
+  /* Read under the GIL: set_stage_else() from another thread swaps it. */
+  PyObject *func = stage->else_func;
+  gboolean ok = TRUE;
 
-  return call_python (stage->else_func, module_state_type (stage->module, FALSE),
-                      launch, NULL, stage->owners, error);
+  if (func != NULL)
+    {
+      Py_INCREF (func);
+      ok = call_python (func, module_state_type (stage->module, FALSE), launch, NULL,
+                        stage->owners, error);
+      Py_DECREF (func);
+    }
+  PyGILState_Release (gil);
+  return ok;
 }
 
 gboolean

@@ -84,12 +84,15 @@ static PyObject *
 native_set_stage_runner (PyObject *module, PyObject *runner)
 {
   TgpyState *state = state_of_module (module);
+  PyObject *old;
 
   if (tgpy_callable (runner, "runner", TRUE) < 0)
     return NULL;
-  Py_XDECREF (state->runner);
+  /* The old runner let go last: its release may run a stage. */
+  old = state->runner;
   state->runner = runner != Py_None ? runner : NULL;
   Py_XINCREF (state->runner);
+  Py_XDECREF (old);
   Py_RETURN_NONE;
 }
 
@@ -140,8 +143,7 @@ native_exec (PyObject *module)
       || tgpy_seeds_init_type (module, state) < 0 || tgpy_seed_math_init (module) < 0
       || tgpy_interop_init (module, state) < 0 || tgpy_tracks_init (module, state) < 0
       || tgpy_stream_init (module) < 0 || tgpy_functions_init (module) < 0
-      || tgpy_errors_init (module) < 0
-      || register_at_exit (module) < 0)
+      || tgpy_errors_init (module) < 0 || register_at_exit (module) < 0)
     return -1;
   /* version.h comes from the configure run that built the archives too. */
   if (PyModule_AddStringConstant (module, "__version__", TG_VERSION_STRING) < 0

@@ -447,8 +447,15 @@ tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array)
    * says where its memory is. */
   if ((found = tgpy_protocol (obj, "__cuda_array_interface__", &value)) == 1)
     {
-      rc = from_cuda_array_interface (state, obj, value, what, array);
+      /* Read from a copy: a key's __eq__ of the caller's may empty their
+       * dict while its values are read. */
+      PyObject *copy = PyDict_Check (value) ? PyDict_Copy (value) : Py_NewRef (value);
+
       Py_DECREF (value);
+      if (copy == NULL)
+        return -1;
+      rc = from_cuda_array_interface (state, obj, copy, what, array);
+      Py_DECREF (copy);
     }
   else if (found == 0 && (found = tgpy_protocol (obj, "__dlpack__", &value)) == 1)
     {

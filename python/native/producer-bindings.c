@@ -81,8 +81,7 @@ tgpy_producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
     a = (TgpyArray){ NULL, 0, "", -1 };
   else
     {
-      char *what
-          = g_strdup_printf ("binding '%s' of producer '%s'", name, self->name);
+      char *what = g_strdup_printf ("binding '%s' of producer '%s'", name, self->name);
       int rc = tgpy_array (state, array_obj, what, &a);
 
       if (rc == 0 && dtype != NULL)
@@ -98,11 +97,10 @@ tgpy_producer_bind (PyObject *obj, PyObject *args, PyObject *kwargs)
     size = (gint64)a.nbytes;
   else if (a.nbytes != 0 && (guint64)size > a.nbytes)
     {
-      GError *e
-          = g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
-                         "binding '%s' of producer '%s': size=%" G_GINT64_FORMAT
-                         " bytes, but the array holds %zu; pass at most its size",
-                         name, self->name, size, a.nbytes);
+      GError *e = g_error_new (TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_SIZE_MISMATCH,
+                               "binding '%s' of producer '%s': size=%" G_GINT64_FORMAT
+                               " bytes, but the array holds %zu; pass at most its size",
+                               name, self->name, size, a.nbytes);
 
       tg_error_set_fields (e, self->name, NULL, name);
       return tgpy_raise (state, e, NULL);
@@ -159,9 +157,7 @@ tgpy_producer_get_binding (PyObject *obj, PyObject *name_obj)
 
   if (self == NULL || tgpy_name (name_obj, "name", FALSE, &name) < 0)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ptr = tg_producer_get_binding (self->producer, name, &size);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held, ptr = tg_producer_get_binding (held, name, &size));
   if (ptr == NULL)
     Py_RETURN_NONE;
   return Py_BuildValue ("(Nn)", PyLong_FromVoidPtr (ptr), (Py_ssize_t)size);

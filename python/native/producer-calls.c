@@ -19,9 +19,7 @@ tgpy_producer_set_stream (PyObject *obj, PyObject *stream_obj)
   if (self == NULL || tgpy_stream (stream_obj, "stream", &stream) < 0
       || tgpy_producer_open (obj) == NULL)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_set_stream (self->producer, stream, &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held, ok = tg_producer_set_stream (held, stream, &error));
   if (!ok)
     return tgpy_raise (tgpy_state_of (obj), error, NULL);
   Py_RETURN_NONE;
@@ -35,9 +33,7 @@ tgpy_producer_get_stream (PyObject *obj, void *closure)
 
   if (self == NULL)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  stream = tg_producer_get_stream (self->producer);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held, stream = tg_producer_get_stream (held));
   return tgpy_stream_to_object (stream);
 }
 
@@ -140,10 +136,9 @@ tgpy_producer_resolve (PyObject *obj, PyTypeObject *defining_class,
       || tgpy_producer_open (obj) == NULL
       || tgpy_ambient (state, tg_producer_get_device (self->producer), &stream) < 0)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_resolve_full (self->producer, &stream, policy, condition, &decided,
-                                 &resolved, &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held,
+                    ok = tg_producer_resolve_full (held, &stream, policy, condition,
+                                                   &decided, &resolved, &error));
   if (!ok)
     return tgpy_raise (state, error, NULL);
   return Py_BuildValue ("(NN)", tgpy_enum_value (state->policy_enum, decided),
@@ -158,9 +153,7 @@ tgpy_producer_runner_stats (PyObject *obj, PyObject *unused)
 
   if (self == NULL)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  tg_producer_get_runner_stats (self->producer, &s);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held, tg_producer_get_runner_stats (held, &s));
   return Py_BuildValue (
       "(IKKKKKN)", s.n_segments, (unsigned long long)s.n_captures,
       (unsigned long long)s.n_replays, (unsigned long long)s.n_updates,

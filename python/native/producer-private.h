@@ -42,6 +42,19 @@ tgpy_producer_open (PyObject *obj)
   return self->producer != NULL ? self : NULL;
 }
 
+/* Runs the statements (...) without the GIL on @self's producer as @p,
+ * held meanwhile: another thread's close() frees it after them, and the
+ * last reference, let go under the GIL, may call the stages' destroy
+ * notifies. */
+#define TGPY_WITHOUT_GIL(self, p, ...)                                                 \
+  G_STMT_START                                                                         \
+  {                                                                                    \
+    TgProducer *p = tg_producer_ref ((self)->producer);                                \
+    Py_BEGIN_ALLOW_THREADS __VA_ARGS__;                                                \
+    Py_END_ALLOW_THREADS tg_producer_unref (p);                                        \
+  }                                                                                    \
+  G_STMT_END
+
 /* The stage builders (producer-stages.c), methods of Producer. */
 PyObject *tgpy_producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs);
 PyObject *tgpy_producer_add_loop_stage (PyObject *obj, PyObject *args,

@@ -81,14 +81,12 @@ tgpy_producer_add_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
       || tgpy_producer_open (obj) == NULL)
     return NULL;
   stage = stage_new (self, func, host);
-  Py_BEGIN_ALLOW_THREADS;
-  if (host)
-    index = tg_producer_add_host_stage (self->producer, name, flags, tgpy_stage_host,
-                                        stage, tgpy_stage_free, &error);
-  else
-    index = tg_producer_add_device_stage (
-        self->producer, name, flags, tgpy_stage_device, stage, tgpy_stage_free, &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (
+      self, held,
+      index = host ? tg_producer_add_host_stage (held, name, flags, tgpy_stage_host,
+                                                 stage, tgpy_stage_free, &error)
+                   : tg_producer_add_device_stage (held, name, flags, tgpy_stage_device,
+                                                   stage, tgpy_stage_free, &error));
   return stage_index (index, error, stage, self);
 }
 
@@ -122,11 +120,10 @@ tgpy_producer_add_loop_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
     return NULL;
   loop.max_iters = (guint)max_iters;
   stage = stage_new (self, body, FALSE);
-  Py_BEGIN_ALLOW_THREADS;
-  index
-      = tg_producer_add_loop_stage (self->producer, name, flags, &loop,
-                                    tgpy_stage_device, stage, tgpy_stage_free, &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held,
+                    index = tg_producer_add_loop_stage (held, name, flags, &loop,
+                                                        tgpy_stage_device, stage,
+                                                        tgpy_stage_free, &error));
   return stage_index (index, error, stage, self);
 }
 
@@ -180,10 +177,9 @@ tgpy_producer_add_switch_stage (PyObject *obj, PyObject *args, PyObject *kwargs)
   for (guint i = 0; i < sw.n_cases; i++)
     funcs[i] = switch_case;
   sw.cases = funcs;
-  Py_BEGIN_ALLOW_THREADS;
-  index = tg_producer_add_switch_stage (self->producer, name, flags, &sw, stage,
-                                        tgpy_stage_free, &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held,
+                    index = tg_producer_add_switch_stage (held, name, flags, &sw, stage,
+                                                          tgpy_stage_free, &error));
   g_free (funcs);
   return stage_index (index, error, stage, self);
 }
@@ -228,10 +224,9 @@ tgpy_producer_declare_binding (PyObject *obj, PyObject *args)
       || tgpy_producer_open (obj) == NULL)
     return NULL;
   /* A size of 0 is libtrackgen's to refuse. */
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_declare_binding (self->producer, stage, name, (gsize)min_size,
-                                    &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (
+      self, held,
+      ok = tg_producer_declare_binding (held, stage, name, (gsize)min_size, &error));
   if (!ok)
     return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_RETURN_NONE;
@@ -254,9 +249,9 @@ tgpy_producer_set_stage_condition (PyObject *obj, PyObject *args)
           && tgpy_name (flag_obj, "flag_binding", TRUE, &flag_binding) < 0)
       || tgpy_producer_open (obj) == NULL)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_set_stage_condition (self->producer, stage, flag_binding, &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (
+      self, held,
+      ok = tg_producer_set_stage_condition (held, stage, flag_binding, &error));
   if (!ok)
     return tgpy_raise (tgpy_state_of (self), error, NULL);
   Py_RETURN_NONE;
@@ -278,10 +273,9 @@ tgpy_producer_set_stage_else (PyObject *obj, PyObject *args)
     return NULL;
   if (tgpy_callable (func, "func", TRUE) < 0)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_set_stage_else (self->producer, index,
-                                   func != Py_None ? tgpy_stage_else : NULL, &error);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held,
+                    ok = tg_producer_set_stage_else (
+                        held, index, func != Py_None ? tgpy_stage_else : NULL, &error));
   if (!ok)
     return tgpy_raise (tgpy_state_of (self), error, NULL);
   /* The old branch let go last: its __del__ may close the producer. */

@@ -178,9 +178,7 @@ producer_get_n_stages (PyObject *obj, void *closure)
 
   if (self == NULL)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  n = tg_producer_get_n_stages (self->producer);
-  Py_END_ALLOW_THREADS;
+  TGPY_WITHOUT_GIL (self, held, n = tg_producer_get_n_stages (held));
   return PyLong_FromUnsignedLong (n);
 }
 

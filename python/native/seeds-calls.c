@@ -34,11 +34,14 @@ static int
 stream_arg (PyObject *self, TgSeedState **s, PyObject *obj, TgCallStream *stream)
 {
   *stream = TG_CALL_STREAM (TG_STREAM_AUTO);
-  /* The stream's __cuda_stream__ may have closed the state. */
+  /* The stream's __cuda_stream__, and the framework's stream getter, may
+   * have closed the state. */
   if (tgpy_stream (obj, "stream", &stream->stream) < 0
+      || (*s = tgpy_seed_state_open (self)) == NULL
+      || tgpy_ambient (tgpy_state_of (self), tg_seed_state_get_device (*s), stream) < 0
       || (*s = tgpy_seed_state_open (self)) == NULL)
     return -1;
-  return tgpy_ambient (tgpy_state_of (self), tg_seed_state_get_device (*s), stream);
+  return 0;
 }
 
 /* A device array's address and its length in elements of @itemsize (the
@@ -58,6 +61,15 @@ device_elems (TgpyState *state, PyObject *obj, const char *what, size_t itemsize
       return -1;
     }
   *ptr = a.ptr;
+  if (given >= 0 && a.nbytes != 0 && (guint64)given > a.nbytes / itemsize)
+    {
+      tgpy_argument_error (PyExc_ValueError, what,
+                           "%" G_GINT64_FORMAT
+                           " elements given, but the array holds %zu; "
+                           "pass at most its length",
+                           given, a.nbytes / itemsize);
+      return -1;
+    }
   if (given >= 0)
     *len = (gsize)given;
   else if (a.nbytes != 0)

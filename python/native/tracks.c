@@ -155,9 +155,12 @@ native_track_producer_new (PyObject *module, PyObject *args, PyObject *kwargs)
       && (stream = tg_default_stream (tg_seed_state_get_device (seeds), &error))
              == NULL)
     return tgpy_raise (state, error, NULL);
+  /* Held without the GIL: another thread's close() frees it after. */
+  tg_seed_state_ref (seeds);
   Py_BEGIN_ALLOW_THREADS;
   p = track_producer_new (&config, seeds, stream, &error);
   Py_END_ALLOW_THREADS;
+  tg_seed_state_unref (seeds);
   if (p == NULL)
     return tgpy_raise (state, error, NULL);
   return tgpy_producer_wrap (state, (PyTypeObject *)cls, p);
@@ -223,9 +226,11 @@ native_track_producer_reset (PyObject *module, PyObject *args)
       || tgpy_stream (stream_obj, "stream", &stream) < 0
       || (p = tgpy_producer_get (state, producer_obj)) == NULL)
     return NULL;
+  tg_producer_ref (p); /* held without the GIL, as above */
   Py_BEGIN_ALLOW_THREADS;
   ok = track_producer_reset (p, stream, &error);
   Py_END_ALLOW_THREADS;
+  tg_producer_unref (p);
   if (!ok)
     return tgpy_raise (state, error, NULL);
   Py_RETURN_NONE;
@@ -279,9 +284,13 @@ native_track_refiller_new (PyObject *module, PyObject *args, PyObject *kwargs)
       || (p = tgpy_producer_get (state, producer_obj)) == NULL
       || (seeds = tgpy_seed_state_get (state, seeds_obj)) == NULL)
     return NULL;
+  tg_producer_ref (p); /* held without the GIL, as above */
+  tg_seed_state_ref (seeds);
   Py_BEGIN_ALLOW_THREADS;
   r = track_refiller_new (p, &config, seeds, &error);
   Py_END_ALLOW_THREADS;
+  tg_seed_state_unref (seeds);
+  tg_producer_unref (p);
   if (r == NULL)
     return tgpy_raise (state, error, NULL);
   if ((capsule = PyCapsule_New (r, REFILLER_CAPSULE, refiller_capsule_free)) == NULL)
@@ -366,36 +375,39 @@ svg_bytes (PyObject *obj, const char *what, const char **buf, Py_ssize_t *len)
   return -1;
 }
 
-/* @obj, a list of str or None (labels), as a NULL-terminated array. */
+/* @obj, a sequence of str or None (labels), as a NULL-terminated array. */
 static int
 svg_labels (PyObject *obj, char ***labels)
 {
+  PyObject *tuple;
   Py_ssize_t n;
 
   *labels = NULL;
   if (obj == Py_None)
     return 0;
-  if ((n = PySequence_Size (obj)) < 0)
+  /* A tuple first: a __len__ of its own could ask for any size. */
+  if ((tuple = PySequence_Tuple (obj)) == NULL)
     return -1;
+  n = PyTuple_Size (tuple);
   *labels = g_new0 (char *, n + 1);
   for (Py_ssize_t i = 0; i < n; i++)
     {
-      PyObject *item = PySequence_GetItem (obj, i);
-      const char *s = item != NULL && PyUnicode_Check (item)
-                          ? PyUnicode_AsUTF8AndSize (item, NULL)
-                          : NULL;
+      PyObject *item = PyTuple_GetItem (tuple, i);
+      const char *s
+          = PyUnicode_Check (item) ? PyUnicode_AsUTF8AndSize (item, NULL) : NULL;
 
-      if (item != NULL && !PyUnicode_Check (item))
+      if (!PyUnicode_Check (item))
         PyErr_Format (PyExc_TypeError, "labels[%zd]: a str, not %R", i,
                       (PyObject *)Py_TYPE (item));
-      (*labels)[i] = g_strdup (s);
-      Py_XDECREF (item);
       if (s == NULL)
         {
           g_clear_pointer (labels, g_strfreev);
+          Py_DECREF (tuple);
           return -1;
         }
+      (*labels)[i] = g_strdup (s);
     }
+  Py_DECREF (tuple);
   return 0;
 }
 
@@ -439,8 +451,8 @@ native_track_svg_write (PyObject *module, PyObject *args)
     }
   if (!(width > 0.0 && width <= G_MAXFLOAT))
     {
-      tgpy_argument_error (PyExc_ValueError, "width", "a positive finite number, not %g",
-                           width);
+      tgpy_argument_error (PyExc_ValueError, "width",
+                           "a positive finite number, not %g", width);
       goto out;
     }
   if (svg_bytes (points_obj, "points", &points, &points_len) < 0
@@ -451,11 +463,12 @@ native_track_svg_write (PyObject *module, PyObject *args)
       || !g_size_checked_mul (&size, size, 2 * sizeof (float))
       || (gsize)points_len != size || (gsize)valid_len != (gsize)n_tracks)
     {
-      tgpy_argument_error (PyExc_ValueError, "points",
-                           "%zd bytes of points and %zd of validity for %" G_GINT64_FORMAT
-                           " tracks of %" G_GINT64_FORMAT
-                           " points: pass 8 bytes a point (two float32) and one a track",
-                           points_len, valid_len, n_tracks, n_points);
+      tgpy_argument_error (
+          PyExc_ValueError, "points",
+          "%zd bytes of points and %zd of validity for %" G_GINT64_FORMAT
+          " tracks of %" G_GINT64_FORMAT
+          " points: pass 8 bytes a point (two float32) and one a track",
+          points_len, valid_len, n_tracks, n_points);
       goto out;
     }
   Py_BEGIN_ALLOW_THREADS;
@@ -507,7 +520,8 @@ int
 tgpy_tracks_init (PyObject *module, TgpyState *state)
 {
   if (PyModule_AddIntConstant (module, "TRACK_N_FAMILIES", TRACK_N_FAMILIES) < 0
-      || PyModule_AddIntConstant (module, "TRACK_MAX_LOOKAHEAD", TRACK_MAX_LOOKAHEAD) < 0)
+      || PyModule_AddIntConstant (module, "TRACK_MAX_LOOKAHEAD", TRACK_MAX_LOOKAHEAD)
+             < 0)
     return -1;
   return PyModule_AddFunctions (module, track_functions);
 }

@@ -59,6 +59,21 @@ row("HostOps.copy_to_host to address 0",
 row("HostOps.copy_to_device from address 0",
     lambda f: ran(f, lambda ops: ops.copy_to_device(f.tensor(4), 0, 16), host=True),
     ValueError, "src", "NULL", gpu=True)
+# Sizes past either end, and a read-only destination, are refused before
+# any copy (a copy past a tensor wrote past its allocation).
+row("HostOps.copy_to_device past the device array",
+    lambda f: ran(f, lambda ops: ops.copy_to_device(f.tensor(1), bytearray(1 << 20)),
+                  host=True), ValueError, "size", "destination", gpu=True)
+row("HostOps.copy_to_host past the device array",
+    lambda f: ran(f, lambda ops: ops.copy_to_host(bytearray(64), f.tensor(1)), host=True),
+    ValueError, "size", "source", gpu=True)
+row("HostOps.copy_to_host into a read-only array",
+    lambda f: ran(f, lambda ops: ops.copy_to_host(
+        __import__("numpy").frombuffer(b"\0" * 16, "uint8"), f.tensor(4), 16), host=True),
+    ValueError, "dst", "read-only", gpu=True)
+row("SeedState.fill_effective out_len past the array",
+    lambda f: f.seed_state().fill_effective(f.tensor(1, "int64"), None, 4), ValueError,
+    "out", "holds 1", gpu=True)
 row("HostOps.copy_to_host size -1",
     lambda f: ran(f, lambda ops: ops.copy_to_host(bytearray(4), f.tensor(1), -1),
                   host=True), ValueError, "size", gpu=True)
