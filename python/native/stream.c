@@ -23,6 +23,9 @@ torch_getter (TgpyState *state)
     return NULL;
   if (torch == state->torch)
     return state->torch_stream;
+  /* Held: the attribute lookups below may run a module __getattr__ that
+   * takes torch out of sys.modules. */
+  Py_INCREF (torch);
   state->torch_raw = TRUE;
   if ((part = PyObject_GetAttrString (torch, "_C")) != NULL)
     {
@@ -40,7 +43,6 @@ torch_getter (TgpyState *state)
         }
       PyErr_Clear ();
     }
-  Py_INCREF (torch);
   Py_XDECREF (state->torch);
   state->torch = torch;
   Py_XDECREF (state->torch_stream);
@@ -71,16 +73,20 @@ static int
 torch_current_stream (TgpyState *state, int device, cudaStream_t *stream)
 {
   PyObject *getter = torch_getter (state), *arg, *result, *handle;
+  gboolean raw = state->torch_raw;
 
   if (getter == NULL)
     return 0;
   if ((arg = PyLong_FromLong (device)) == NULL)
     return -1;
+  /* Held for the call, which may put another torch in sys.modules. */
+  Py_INCREF (getter);
   result = PyObject_CallFunctionObjArgs (getter, arg, NULL);
+  Py_DECREF (getter);
   Py_DECREF (arg);
   if (result == NULL)
     return -1;
-  if (state->torch_raw)
+  if (raw)
     handle = result;
   else
     {
