@@ -9,16 +9,30 @@
 const TgLaunch *
 tgpy_launch_valid (TgpyLaunch *self)
 {
+  const char *kind = PyObject_TypeCheck (
+                         (PyObject *)self,
+                         (PyTypeObject *)tgpy_state_of (self)->host_ops_type)
+                         ? "HostOps"
+                         : "LaunchContext";
+
+  /* Another thread could use it as the stage returns, and the launch goes:
+   * the stage's captures are its thread's too. */
+  if (self->launch != NULL && self->thread != PyThread_get_thread_ident ())
+    {
+      tgpy_raise (tgpy_state_of (self),
+                  g_error_new (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
+                               "this %s belongs to a stage running on another thread; "
+                               "use it on that thread, during the stage's call",
+                               kind),
+                  NULL);
+      return NULL;
+    }
   if (self->launch == NULL)
     tgpy_raise (tgpy_state_of (self),
                 g_error_new (TG_STATE_ERROR, TG_STATE_ERROR_FAILED,
                              "this %s belongs to a stage call that returned; use the "
                              "one a stage receives, during that call only",
-                             PyObject_TypeCheck (
-                                 (PyObject *)self,
-                                 (PyTypeObject *)tgpy_state_of (self)->host_ops_type)
-                                 ? "HostOps"
-                                 : "LaunchContext"),
+                             kind),
                 NULL);
   return self->launch;
 }
@@ -40,6 +54,7 @@ launch_alloc (PyObject *type, const TgLaunch *launch, TgHostOps *ops, PyObject *
     return NULL;
   self->launch = launch;
   self->ops = ops;
+  self->thread = PyThread_get_thread_ident ();
   Py_XINCREF (owners);
   self->owners = owners;
   return (PyObject *)self;

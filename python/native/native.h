@@ -256,12 +256,14 @@ typedef struct
   PyObject_HEAD const TgLaunch *launch; /* NULL once the stage returned */
   TgHostOps *ops;                       /* HostOps only */
   PyObject *owners;                     /* binding name -> the object bound */
+  unsigned long thread;                 /* the stage's thread */
 } TgpyLaunch;
 
 int tgpy_launch_init_types (PyObject *module, TgpyState *state);
 /* HostOps, after LaunchContext (its base): hostops.c. */
 int tgpy_host_ops_init_type (PyObject *module, TgpyState *state);
-/* @self's launch, or NULL with StateError once its stage call returned. */
+/* @self's launch, or NULL with StateError once its stage call returned or
+ * from another thread than the stage's. */
 const TgLaunch *tgpy_launch_valid (TgpyLaunch *self);
 /* A LaunchContext valid until tgpy_launch_invalidate(): @owners maps binding
  * names to the objects bound (borrowed for the call). */

@@ -7,6 +7,7 @@ objects used after close(), each end in the documented exception class,
 never a crash: the rows that could crash run in a child interpreter.
 """
 import sys
+import threading
 
 import hostile
 import tap
@@ -53,6 +54,30 @@ for label, use in (("synchronize", lambda ops: ops.synchronize()),
     row("HostOps kept: " + label,
         lambda f, u=use: u(ran(f, lambda ops: ops, host=True)), tx.StateError,
         "HostOps", "returned", gpu=True)
+
+
+def from_another_thread(ctx):
+    """Uses *ctx* from a thread of its own while the stage waits: what that
+    raised, re-raised."""
+    caught = []
+
+    def use():
+        try:
+            ctx.stream
+        except BaseException as e:
+            caught.append(e)
+    t = threading.Thread(target=use)
+    t.start()
+    t.join()
+    if caught:
+        raise caught[0]
+
+
+row("LaunchContext used from another thread", lambda f: ran(f, from_another_thread),
+    tx.StateError, "another thread", gpu=True)
+row("HostOps used from another thread",
+    lambda f: ran(f, from_another_thread, host=True), tx.StateError, "another thread",
+    gpu=True)
 row("HostOps.copy_to_host to address 0",
     lambda f: ran(f, lambda ops: ops.copy_to_host(0, f.tensor(4), 16), host=True),
     ValueError, "dst", "NULL", gpu=True)
