@@ -385,6 +385,12 @@ def report(name, n, seconds, n_steps, counters=None):
 
 def main(argv=None):
     args = parse_args(argv)
+    error = simloop.loop_options_error(args) or simloop.track_options_error(args)
+    if min(args.substeps, args.max_episode_steps, args.graphs, args.rounds) < 1:
+        error = "--substeps, --max-episode-steps, --graphs and --rounds must be positive"
+    if error:
+        print("race_mjwarp.py: " + error, file=sys.stderr)
+        return 2
     try:
         import mujoco
         import mujoco_warp as mjw
@@ -402,14 +408,6 @@ def main(argv=None):
     from track_gen.interop import torch as tgt
     from track_gen.interop import warp as twarp
 
-    error = simloop.track_options_error(args)
-    if min(args.envs, args.steps, args.substeps, args.max_episode_steps, args.shown,
-           args.graphs, args.rounds) < 1:
-        error = "--worlds, --steps, --substeps, --max-episode-steps, --shown, --graphs and " \
-                "--rounds must be positive"
-    if error:
-        print("race_mjwarp.py: " + error, file=sys.stderr)
-        return 2
     print("race_mjwarp.py: %d worlds x %d steps (%d physics steps each) on %s, "
           "mujoco_warp %s, warp %s, torch %s, track_gen %s\n  %s"
           % (args.envs, args.steps, args.substeps, torch.cuda.get_device_name(),

@@ -29,6 +29,8 @@ their (seed, epoch, family) and compared bit for bit, and drawn to an SVG.
 Without torch or a GPU it says so and exits 77.
 """
 import argparse
+import math
+import os
 import sys
 import time
 
@@ -97,6 +99,28 @@ def add_track_options(p, refill_batch=64):
                    help="a heavy generator: tighter turns, smoothed in up to N "
                         "relaxation iterations (default 0: the normal one); times the "
                         "steps")
+
+
+def loop_options_error(args):
+    """What is wrong with the options loop_parser() adds, and --svg, or
+    None: checked before anything touches a device, so that a run never
+    fails at its end (an SVG that cannot be written) for what its start
+    could tell."""
+    if not 1 <= args.envs <= 2 ** 31 - 1 or args.steps < 1 or args.shown < 1:
+        return "--envs (1 to 2**31 - 1), --steps and --shown must be positive"
+    if not 0 <= args.seed < 2 ** 64:
+        return "--seed must be in [0, 2**64 - 1]"
+    if not 0 < getattr(args, "lap_steps", 1.0) < math.inf:
+        return "--lap-steps must be a positive number"
+    if not 0 <= getattr(args, "crash_prob", 0.0) <= 1:
+        return "--crash-prob must be a probability, in [0, 1]"
+    svg = getattr(args, "svg", "")
+    if svg:
+        where = os.path.dirname(os.path.abspath(svg))
+        if os.path.isdir(svg) or not os.path.isdir(where) or not os.access(where, os.W_OK):
+            return ("--svg %s: not a file in a writable directory; pass one (or '' for "
+                    "no SVG)" % svg)
+    return None
 
 
 def track_options_error(args):
@@ -515,6 +539,11 @@ def missing(program, warp=False):
 
 def main(argv=None):
     args = parse_args(argv)
+    error = loop_options_error(args) or track_options_error(args) or (
+        args.curriculum < 1 and "--curriculum must be positive")
+    if error:
+        print("simloop.py: " + error, file=sys.stderr)
+        return 2
     why = missing("simloop.py")
     if why:
         print(why, file=sys.stderr)
@@ -524,17 +553,9 @@ def main(argv=None):
     import track_gen.interop.torch  # noqa: F401
     import track_gen.tracks  # noqa: F401
 
-    if args.envs < 1 or args.steps < 1:
-        print("simloop.py: --envs and --steps must be positive", file=sys.stderr)
-        return 2
     print("simloop.py: %d envs x %d steps on %s, torch %s, track_gen %s%s"
           % (args.envs, args.steps, torch.cuda.get_device_name(), torch.__version__,
              tg.__version__, ", torch.compile" if args.compile else ""))
-
-    error = track_options_error(args)
-    if error:
-        print("simloop.py: " + error, file=sys.stderr)
-        return 2
     print("  " + describe_tracks(args))
 
     sim = Sim(torch, tg, args.envs, args.seed, args)

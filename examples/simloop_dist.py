@@ -75,6 +75,12 @@ def gather_snapshot(torch, dist, snap, first, n, total, device):
 
 def main(argv=None):
     args = parse_args(argv)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    error = simloop.loop_options_error(args) or (
+        args.envs < world and "--envs must be at least the ranks' number, %d" % world)
+    if error:
+        print("simloop_dist.py: " + error, file=sys.stderr)
+        return 2
     try:
         import torch
         import torch.distributed as dist
@@ -89,7 +95,6 @@ def main(argv=None):
     import track_gen.tracks  # noqa: F401
 
     rank = int(os.environ.get("RANK", "0"))
-    world = int(os.environ.get("WORLD_SIZE", "1"))
     device = rank % torch.cuda.device_count()
     torch.cuda.set_device(device)
     backend = args.backend

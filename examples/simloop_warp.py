@@ -102,6 +102,10 @@ def parse_args(argv=None):
                    help="a short run for the tests: 256 envs, 50 steps, crashes likelier")
     args = p.parse_args(argv)
     if args.short:
+        given = ["--" + d.replace("_", "-") for d in ("envs", "steps", "crash_prob", "shown")
+                 if getattr(args, d) != p.get_default(d)]
+        if given:
+            p.error("--short sets %s itself: give one or the other" % ", ".join(given))
         args.envs, args.steps, args.crash_prob, args.shown = 256, 50, 0.005, 8
     return args
 
@@ -380,8 +384,23 @@ def timed(run, *how):
     return time.perf_counter() - start
 
 
+def options_error(args):
+    """What is wrong with the options, or None: before any device is touched.
+    Warp passes a kernel's int arguments as 32 bits: larger ones would wrap."""
+    counts = (args.max_iters, args.refill_batch, args.points, args.control)
+    if (min(args.max_iters, args.refill_batch) < 1 or min(args.points, args.control) < 3
+            or args.lookahead < 0 or max(counts) > 2 ** 31 - 1):
+        return ("--max-iters and --refill-batch must be positive, --points and --control "
+                "at least 3, all at most 2**31 - 1, --lookahead at least 0")
+    return simloop.loop_options_error(args)
+
+
 def main(argv=None):
     args = parse_args(argv)
+    error = options_error(args)
+    if error:
+        print("simloop_warp.py: " + error, file=sys.stderr)
+        return 2
     why = simloop.missing("simloop_warp.py", warp=True)
     if why:
         print(why, file=sys.stderr)
@@ -392,12 +411,6 @@ def main(argv=None):
     import track_gen.tracks  # noqa: F401
     from track_gen.interop import warp as twarp
 
-    if min(args.envs, args.steps, args.max_iters, args.shown, args.refill_batch) < 1 or min(
-            args.points, args.control) < 3 or args.lookahead < 0:
-        print("simloop_warp.py: --envs, --steps, --max-iters, --shown and --refill-batch "
-              "must be positive, --points and --control at least 3, --lookahead at least 0",
-              file=sys.stderr)
-        return 2
     why = args.lookahead and wl.refill_points_error(args.points, "cuda:0",
                                                      args.refill == "fused")
     if why:

@@ -253,6 +253,27 @@ class Examples(unittest.TestCase):
                 r = run([os.path.join(EXAMPLES, name)])
                 self.assertEqual(r.returncode, 77, name + ": " + r.stderr)
 
+    def test_python_loops_refuse_their_bad_options(self):
+        """The Python loops check their options before anything touches a
+        device (here without one too): status 2, naming the option; an SVG
+        that could not be written is refused before the run, not after."""
+        for name in ("simloop.py", "simloop_warp.py", "race_mjwarp.py", "simloop_dist.py"):
+            for args, word in ((["--envs", "0"], "--envs"), (["--steps", "-1"], "--steps"),
+                               (["--seed", "-1"], "--seed"), (["--seed", str(2 ** 64)], "--seed"),
+                               (["--svg", "/nonexistent/dir/x.svg"], "--svg"),
+                               (["--lookahead", "-1"], "--lookahead")):
+                if name == "simloop_dist.py" and word in ("--svg", "--lookahead"):
+                    continue  # it draws nothing, and takes simloop.py's track options
+                with self.subTest(name=name, args=args):
+                    r = run([os.path.join(EXAMPLES, name)] + args, timeout=120)
+                    self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                    self.assertIn(word, r.stderr)
+        r = run([os.path.join(EXAMPLES, "simloop.py"), "--lap-steps", "0"], timeout=120)
+        self.assertEqual((r.returncode, "--lap-steps" in r.stderr), (2, True), r.stderr)
+        r = run([os.path.join(EXAMPLES, "simloop_warp.py"), "--short", "--envs", "7"],
+                timeout=120)
+        self.assertEqual((r.returncode, "--short" in r.stderr), (2, True), r.stderr)
+
     def test_c_simloop_without_a_gpu(self):
         """The README's promise: without a GPU, examples/simloop says so and
         exits with status 77."""
