@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "simloop-shard.h"
 #include "simloop-times.h"
@@ -371,14 +372,25 @@ run_sharded (guint n_devices, guint n_envs, guint n_steps, guint64 base_seed,
   return ok;
 }
 
+/* Whether @path can be written: a file (or none yet) in a writable
+ * directory. */
+static gboolean
+writable_file (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  return path[0] != '\0' && !g_file_test (path, G_FILE_TEST_IS_DIR)
+         && g_file_test (dir, G_FILE_TEST_IS_DIR) && access (dir, W_OK) == 0;
+}
+
 int
 main (int argc, char **argv)
 {
-  gint envs = 0, steps = 2000, n_devices = 1, count = 0, lookahead,
-       refill_batch = G_MININT /* not given */, heavy = 0;
+  gint envs = G_MININT /* not given */, steps = 2000, n_devices = 1, count = 0,
+       lookahead, refill_batch = G_MININT /* not given */, heavy = 0;
   gboolean overlap = FALSE, fused = FALSE, producer_call = FALSE;
-  gint64 seed = 42;
-  g_autofree char *output = NULL;
+  guint64 seed = 42;
+  g_autofree char *output = NULL, *seed_text = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) context = NULL;
   gboolean same = FALSE;
@@ -389,8 +401,8 @@ main (int argc, char **argv)
       "E" },
     { "steps", 't', 0, G_OPTION_ARG_INT, &steps, "Steps of each loop (default 2000)",
       "T" },
-    { "seed", 's', 0, G_OPTION_ARG_INT64, &seed, "Base seed of the envs (default 42)",
-      "SEED" },
+    { "seed", 's', 0, G_OPTION_ARG_STRING, &seed_text,
+      "Base seed of the envs, 0 to 2^64 - 1 (default 42)", "SEED" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Where to write the SVG of 16 tracks (default tracks.svg)", "PATH" },
     { "devices", 'd', 0, G_OPTION_ARG_INT, &n_devices,
@@ -444,12 +456,27 @@ main (int argc, char **argv)
       fprintf (stderr, "simloop: %s (see --help)\n", error->message);
       return 2;
     }
-  if (envs == 0)
+  if (argc > 1)
+    {
+      fprintf (stderr, "simloop: unexpected argument %s (see --help)\n", argv[1]);
+      return 2;
+    }
+  if (seed_text != NULL
+      && !g_ascii_string_to_unsigned (seed_text, 10, 0, G_MAXUINT64, &seed, &error))
+    {
+      fprintf (stderr, "simloop: --seed: %s\n", error->message);
+      return 2;
+    }
+  if (envs == G_MININT)
     envs = n_devices > 1 ? SHARDED_ENVS : 4096;
   if (envs < 1 || steps < 1 || n_devices < 1 || envs < n_devices)
     {
-      fprintf (stderr, "simloop: --envs, --steps and --devices must be positive, "
-                       "with at least one env per device\n");
+      fprintf (stderr,
+               "simloop: %s must be positive, with at least one env per device\n",
+               steps < 1       ? "--steps"
+               : n_devices < 1 ? "--devices"
+               : envs < 1      ? "--envs"
+                               : "--envs and --devices");
       return 2;
     }
   if (lookahead < 0 || lookahead > TRACK_MAX_LOOKAHEAD
@@ -461,11 +488,22 @@ main (int argc, char **argv)
                TRACK_MAX_LOOKAHEAD);
       return 2;
     }
-  if (heavy < 0 || ((overlap || fused || producer_call) && lookahead == 0))
+  if (heavy < 0)
+    {
+      fprintf (stderr, "simloop: --heavy must be 0 (off) or more\n");
+      return 2;
+    }
+  if ((overlap || fused || producer_call || refill_batch != G_MININT) && lookahead == 0)
     {
       fprintf (stderr,
-               "simloop: --heavy must be 0 (off) or more, and --overlap, --fused "
-               "and --producer-call need --lookahead of 1 or more\n");
+               "simloop: --overlap, --fused, --producer-call and --refill-batch "
+               "need --lookahead of 1 or more\n");
+      return 2;
+    }
+  if (output != NULL && n_devices > 1)
+    {
+      fprintf (stderr,
+               "simloop: --output draws a run on one device: not with --devices\n");
       return 2;
     }
   if (fused && producer_call)
@@ -484,6 +522,14 @@ main (int argc, char **argv)
   options.heavy = (guint)heavy;
   if (output == NULL)
     output = g_strdup ("tracks.svg");
+  if (n_devices == 1 && !writable_file (output))
+    {
+      /* Checked now: the SVG is written at the end of the run. */
+      fprintf (stderr,
+               "simloop: --output %s: not a file in a writable directory; pass one\n",
+               output);
+      return 2;
+    }
 
   if (!tg_device_check (0, &error))
     {

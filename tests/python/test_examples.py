@@ -288,7 +288,6 @@ class Examples(unittest.TestCase):
         self.assertEqual(r.returncode, 77, r.stdout + r.stderr)
         self.assertIn("simloop: needs a CUDA GPU", r.stderr)
 
-
     def test_c_simloop_refuses_its_bad_options(self):
         """examples/simloop's options checked before any device is touched:
         a refused combination exits with status 2, naming the options."""
@@ -298,7 +297,13 @@ class Examples(unittest.TestCase):
                             (["--lookahead", "0", "--fused"], ("--fused", "--lookahead")),
                             (["--refill-batch", "0"], ("--refill-batch",)),
                             (["--refill-batch", "-5"], ("--refill-batch",)),
-                            (["--heavy", "-1"], ("--heavy",))):
+                            (["--heavy", "-1"], ("--heavy",)),
+                            (["--envs", "0"], ("--envs",)), (["--steps", "0"], ("--steps",)),
+                            (["--seed", "-1"], ("--seed",)),
+                            (["--lookahead", "0", "--refill-batch", "8"], ("--refill-batch",)),
+                            (["--output", "/nonexistent/dir/x.svg"], ("--output",)),
+                            (["--devices", "2", "--output", "x.svg"], ("--output",)),
+                            (["1000"], ("1000",))):
             with self.subTest(args=args):
                 r = subprocess.run([os.path.join(BUILT_EXAMPLES, "simloop")] + args,
                                    capture_output=True, text=True, timeout=60)
