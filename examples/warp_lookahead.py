@@ -619,3 +619,10 @@ def reset_fused(arrays):
     for name in ("made", "tallies", "acc", "flags", "phase"):
         arrays[name].zero_()
     arrays["refilled"].fill_(-1)
+
+
+
+if __name__ == "__main__":
+    import sys
+    print("warp_lookahead.py: a module of simloop_warp.py, which run it", file=sys.stderr)
+    sys.exit(2)

@@ -416,3 +416,10 @@ def bind(producer, arrays, uses):
             producer.declare_binding(stage, name, like=arrays[name])
     for name, array in arrays.items():
         producer.bind(name, array)
+
+
+
+if __name__ == "__main__":
+    import sys
+    print("warp_tracks.py: a module of simloop_warp.py and race_mjwarp.py, which run it", file=sys.stderr)
+    sys.exit(2)
