@@ -429,14 +429,16 @@ class Producer(_native.Producer):
                 if not isinstance(extent, int) or isinstance(extent, bool) or extent < 1:
                     raise ValueError("shape: %r; pass positive int extents" % (shape,))
                 min_size *= extent
-            if min_size >= 2 ** 63:
-                raise ValueError("shape: %r holds %d bytes of %s, more than memory does"
-                                 % (shape, min_size, dtype))
         elif min_size is None:
             min_size = 1
         self._check_dtype(name, dtype)
         # Recorded once libtrackgen took the declaration: a refused one leaves none.
-        self._declare_binding(stage, name, min_size)
+        try:
+            self._declare_binding(stage, name, min_size)
+        except ValueError as e:
+            if shape is None:
+                raise
+            raise ValueError("shape: %r of %s: %s" % (shape, dtype, e)) from None
         if dtype is not None:
             self._dtypes[name] = dtype
         known = self._declared.get(name)
