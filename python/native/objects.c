@@ -502,7 +502,7 @@ tgpy_int32_array_full (TgpyState *state, PyObject *obj, const char *what, gsize 
   if (strcmp (a->dtype, "uint32") != 0
       && tgpy_array_dtype_check (state, obj, what, a, "int32") < 0)
     return -1;
-  if (a->nbytes != 0 && a->nbytes < n * sizeof (gint32))
+  if (a->nbytes != 0 && a->nbytes / sizeof (gint32) < n)
     return array_error (state, what, obj,
                         "of %zu bytes, fewer than the %zu int32 read here; pass a "
                         "larger one",
