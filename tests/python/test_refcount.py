@@ -130,7 +130,20 @@ class HostSide(Steady):
                           like.interface)
         self.assertSteady(self.refused(tx.ArgumentError, p.run, None, tx.Policy.AUTO,
                                        bad), bad, bad.interface)
+        # An array where a stream is meant, refused after its protocols were
+        # looked for.
+        self.assertSteady(self.refused(TypeError, p.run, array), array, array.interface)
         p.close()
+
+    def test_refused_svg(self):
+        from track_gen import tracks
+        points, valid, label = b"\0" * 24, b"\1", "a track"
+        labels = [label, 7]  # the second refused, after the first was read
+        self.assertSteady(self.refused(TypeError, tracks.write_svg, "/dev/null", points,
+                                       valid, 1, 3, 1.0, labels), points, valid, labels,
+                          label)
+        self.assertSteady(self.refused(ValueError, tracks.write_svg, "/dev/null", points,
+                                       valid, 2, 3, 1.0), points, valid)
 
 
 class Inside(Steady):
