@@ -319,10 +319,14 @@ static PyMethodDef ops_methods[] = {
     "Refused under RECORD (it synchronizes).\n"
     "\n"
     "Args:\n"
-    "    dst (Any): Host memory: a writable bytes-like object, an object with\n"
-    "        the array interface (numpy), or an int address with *size*.\n"
+    "    dst (Any): Host memory: a bytearray, a writable C-contiguous object\n"
+    "        with the array interface (numpy), or an int address with *size*.\n"
     "    src (ArrayLike): Device memory.\n"
-    "    size (int | None): The bytes to copy; all of *dst* by default." },
+    "    size (int | None): The bytes to copy, at most what both hold; all of\n"
+    "        *dst* by default.\n"
+    "\n"
+    "Raises:\n"
+    "    ValueError: A size past either end, or a read-only *dst*." },
   { "copy_to_device", (PyCFunction)(void (*) (void))ops_copy_to_device,
     METH_VARARGS | METH_KEYWORDS,
     "copy_to_device($self, dst, src, size=None)\n"
@@ -334,9 +338,13 @@ static PyMethodDef ops_methods[] = {
     "\n"
     "Args:\n"
     "    dst (ArrayLike): Device memory.\n"
-    "    src (Any): Host memory: a bytes-like object, an object with the array\n"
-    "        interface (numpy), or an int address with *size*.\n"
-    "    size (int | None): The bytes to copy; all of *src* by default." },
+    "    src (Any): Host memory: bytes or a bytearray, a C-contiguous object\n"
+    "        with the array interface (numpy), or an int address with *size*.\n"
+    "    size (int | None): The bytes to copy, at most what both hold; all of\n"
+    "        *src* by default.\n"
+    "\n"
+    "Raises:\n"
+    "    ValueError: A size past either end." },
   { "synchronize", (PyCFunction)ops_synchronize, METH_NOARGS,
     "synchronize($self)\n"
     "--\n"
