@@ -14,6 +14,10 @@ stage_index (guint index, GError *error, TgpyStage *stage, TgpyProducer *self)
       tgpy_stage_free (stage);
       return tgpy_raise (tgpy_state_of (self), error, NULL);
     }
+  /* Another thread closed the producer meanwhile: the stage is the C
+   * producer's, gone with it or kept by its graphs. */
+  if (tgpy_producer_open ((PyObject *)self) == NULL)
+    return NULL;
   g_ptr_array_add (self->stages, stage);
   return PyLong_FromUnsignedLong (index);
 }
@@ -262,6 +266,7 @@ tgpy_producer_set_stage_else (PyObject *obj, PyObject *args)
 {
   TgpyProducer *self = tgpy_producer_open (obj);
   PyObject *index_obj, *func, *old;
+  TgProducer *held;
   guint index;
   TgpyStage *stage;
   GError *error = NULL;
@@ -273,15 +278,23 @@ tgpy_producer_set_stage_else (PyObject *obj, PyObject *args)
     return NULL;
   if (tgpy_callable (func, "func", TRUE) < 0)
     return NULL;
-  TGPY_WITHOUT_GIL (self, held,
-                    ok = tg_producer_set_stage_else (
-                        held, index, func != Py_None ? tgpy_stage_else : NULL, &error));
+  /* Held until the stage's branch is set: another thread's close() frees
+   * the stage with the producer. */
+  held = tg_producer_ref (self->producer);
+  Py_BEGIN_ALLOW_THREADS;
+  ok = tg_producer_set_stage_else (held, index, func != Py_None ? tgpy_stage_else : NULL,
+                                   &error);
+  Py_END_ALLOW_THREADS;
+  old = stage->else_func;
+  if (ok)
+    {
+      stage->else_func = func != Py_None ? func : NULL;
+      Py_XINCREF (stage->else_func);
+    }
+  tg_producer_unref (held);
   if (!ok)
     return tgpy_raise (tgpy_state_of (self), error, NULL);
   /* The old branch let go last: its __del__ may close the producer. */
-  old = stage->else_func;
-  stage->else_func = func != Py_None ? func : NULL;
-  Py_XINCREF (stage->else_func);
   Py_XDECREF (old);
   Py_RETURN_NONE;
 }
