@@ -282,8 +282,8 @@ tgpy_producer_set_stage_else (PyObject *obj, PyObject *args)
    * the stage with the producer. */
   held = tg_producer_ref (self->producer);
   Py_BEGIN_ALLOW_THREADS;
-  ok = tg_producer_set_stage_else (held, index, func != Py_None ? tgpy_stage_else : NULL,
-                                   &error);
+  ok = tg_producer_set_stage_else (held, index,
+                                   func != Py_None ? tgpy_stage_else : NULL, &error);
   Py_END_ALLOW_THREADS;
   old = stage->else_func;
   if (ok)
