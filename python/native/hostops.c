@@ -19,52 +19,6 @@ device_memory (TgpyLaunch *self, PyObject *obj, const char *what, void **ptr,
   return 0;
 }
 
-/* The bytes of a C-contiguous __array_interface__ @ai (numpy): -1 with
- * TypeError when it is malformed or strided, or ValueError when read-only
- * and @writable. */
-static Py_ssize_t
-interface_bytes (PyObject *ai, const char *what, gboolean writable)
-{
-  PyObject *data = PyDict_GetItemString (ai, "data");
-  PyObject *shape = PyDict_GetItemString (ai, "shape");
-  PyObject *typestr = PyDict_GetItemString (ai, "typestr");
-  PyObject *strides = PyDict_GetItemString (ai, "strides");
-  const char *t = typestr != NULL && PyUnicode_Check (typestr)
-                      ? PyUnicode_AsUTF8AndSize (typestr, NULL)
-                      : NULL;
-  gsize n = t != NULL && strlen (t) > 2 ? (gsize)g_ascii_strtoull (t + 2, NULL, 10) : 0;
-
-  if (data == NULL || !PyTuple_Check (data) || PyTuple_Size (data) != 2 || shape == NULL
-      || !PyTuple_Check (shape) || n == 0 || (strides != NULL && strides != Py_None))
-    {
-      PyErr_Clear ();
-      tgpy_argument_error (PyExc_TypeError, what,
-                           "a malformed or strided __array_interface__; pass a "
-                           "C-contiguous array");
-      return -1;
-    }
-  if (writable && PyObject_IsTrue (PyTuple_GetItem (data, 1)) != 0)
-    {
-      tgpy_argument_error (PyExc_ValueError, what, "a read-only array; pass one to write");
-      return -1;
-    }
-  for (Py_ssize_t d = 0; d < PyTuple_Size (shape); d++)
-    {
-      Py_ssize_t e = PyLong_Check (PyTuple_GetItem (shape, d))
-                         ? PyLong_AsSsize_t (PyTuple_GetItem (shape, d))
-                         : -1;
-
-      if (e < 0 || !g_size_checked_mul (&n, n, (gsize)e) || n > G_MAXSSIZE)
-        {
-          PyErr_Clear ();
-          tgpy_argument_error (PyExc_TypeError, what,
-                               "an __array_interface__ whose shape is not valid");
-          return -1;
-        }
-    }
-  return (Py_ssize_t)n;
-}
-
 static TgHostOps *
 valid_ops (TgpyLaunch *self)
 {
@@ -76,10 +30,11 @@ valid_ops (TgpyLaunch *self)
  * held exported in *@hold meanwhile: no thread may resize it under the
  * copy. */
 static int
-host_buffer (PyObject *obj, const char *what, gboolean writable, void **ptr,
-             Py_ssize_t *size, PyObject **hold)
+host_buffer (TgpyState *state, PyObject *obj, const char *what, gboolean writable,
+             void **ptr, Py_ssize_t *size, PyObject **hold)
 {
-  PyObject *ai;
+  TgpyArray a;
+  int found;
 
   *hold = NULL;
   if (PyByteArray_Check (obj))
@@ -100,25 +55,12 @@ host_buffer (PyObject *obj, const char *what, gboolean writable, void **ptr,
       *size = -1;
       return tgpy_address (obj, what, ptr);
     }
-  if ((ai = PyObject_GetAttrString (obj, "__array_interface__")) != NULL)
+  if ((found = tgpy_host_array (state, obj, what, writable, &a)) != 0)
     {
-      int rc = -1;
-
-      /* Read from a copy, as the CUDA array interface is (objects.c). */
-      PyObject *copy = PyDict_Check (ai) ? PyDict_Copy (ai) : NULL;
-
-      Py_DECREF (ai);
-      if (copy == NULL && !PyErr_Occurred ())
-        tgpy_argument_error (PyExc_TypeError, what, "malformed __array_interface__");
-      else if (copy != NULL && (*size = interface_bytes (copy, what, writable)) >= 0)
-        rc = tgpy_address (PyTuple_GetItem (PyDict_GetItemString (copy, "data"), 0), what,
-                           ptr);
-      Py_XDECREF (copy);
-      return rc;
+      *ptr = a.ptr;
+      *size = (Py_ssize_t)a.nbytes;
+      return found < 0 ? -1 : 0;
     }
-  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
-    return -1;
-  PyErr_Clear ();
   tgpy_argument_error (PyExc_TypeError, what,
                        "host memory: pass a bytearray (or bytes to read from), an "
                        "object with __array_interface__ (numpy), or an int address "
@@ -165,11 +107,14 @@ ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
                                        &dst_obj, &src_obj, &size_obj)
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
       || device_memory (self, src_obj, "src", &src, &src_size) < 0
-      || host_buffer (dst_obj, "dst", TRUE, &dst, &dst_size, &hold) < 0)
+      || host_buffer (tgpy_state_of (self), dst_obj, "dst", TRUE, &dst, &dst_size,
+                      &hold)
+             < 0)
     goto out;
   if (size < 0)
     size = dst_size;
-  if (size < 0 || (dst_size >= 0 && size > dst_size) || (src_size >= 0 && size > src_size))
+  if (size < 0 || (dst_size >= 0 && size > dst_size)
+      || (src_size >= 0 && size > src_size))
     tgpy_argument_error (PyExc_ValueError, "size",
                          "pass a size that fits the destination (%zd bytes) and the "
                          "source (%zd; -1: an address)",
@@ -200,11 +145,14 @@ ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
                                        &dst_obj, &src_obj, &size_obj)
       || tgpy_optional_count (size_obj, "size", 0, G_MAXINT64, &size) < 0
       || device_memory (self, dst_obj, "dst", &dst, &dst_size) < 0
-      || host_buffer (src_obj, "src", FALSE, &src, &src_size, &hold) < 0)
+      || host_buffer (tgpy_state_of (self), src_obj, "src", FALSE, &src, &src_size,
+                      &hold)
+             < 0)
     goto out;
   if (size < 0)
     size = src_size;
-  if (size < 0 || (src_size >= 0 && size > src_size) || (dst_size >= 0 && size > dst_size))
+  if (size < 0 || (src_size >= 0 && size > src_size)
+      || (dst_size >= 0 && size > dst_size))
     {
       tgpy_argument_error (PyExc_ValueError, "size",
                            "pass a size that fits the source (%zd bytes) and the "

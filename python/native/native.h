@@ -211,6 +211,13 @@ typedef struct
  * propagates unchanged.  0 on success. */
 int tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array);
 
+/* Host memory described by @obj's __array_interface__ (numpy), read as
+ * tgpy_array() reads device arrays (C-contiguous, checked): 1, 0 when @obj
+ * has none, -1 with ArgumentError, or ValueError for a read-only array
+ * when @writable. */
+int tgpy_host_array (TgpyState *state, PyObject *obj, const char *what, gboolean writable,
+                     TgpyArray *array);
+
 /* Refuses @array (read from @obj) when it carries a dtype other than
  * @dtype, naming the fix: an int32 is never reinterpreted. */
 int tgpy_array_dtype_check (TgpyState *state, PyObject *obj, const char *what,

@@ -20,8 +20,9 @@ type_name (PyObject *obj)
   const char *m = module != NULL && PyUnicode_Check (module)
                       ? PyUnicode_AsUTF8AndSize (module, NULL)
                       : NULL;
-  const char *n
-      = name != NULL && PyUnicode_Check (name) ? PyUnicode_AsUTF8AndSize (name, NULL) : NULL;
+  const char *n = name != NULL && PyUnicode_Check (name)
+                      ? PyUnicode_AsUTF8AndSize (name, NULL)
+                      : NULL;
   char *text;
 
   PyErr_Clear ();
@@ -40,8 +41,7 @@ type_name (PyObject *obj)
  * Returns -1. */
 G_GNUC_PRINTF (4, 5)
 static int
-array_error (TgpyState *state, const char *what, PyObject *obj, const char *format,
-             ...)
+array_error (TgpyState *state, const char *what, PyObject *obj, const char *format, ...)
 {
   char *type = type_name (obj);
   char *problem;
@@ -139,10 +139,11 @@ extent_of (PyObject *v, gsize *out)
 }
 
 /* The bytes of a C-contiguous array of @shape (a tuple of extents) with
- * byte @strides (None, or a tuple as long), checked. */
+ * byte @strides (None, or a tuple as long), checked; @protocol names the
+ * interface they came from. */
 static int
-cai_extent (TgpyState *state, PyObject *obj, const char *what, PyObject *shape,
-            PyObject *strides, gsize itemsize, gsize *nbytes)
+cai_extent (TgpyState *state, PyObject *obj, const char *what, const char *protocol,
+            PyObject *shape, PyObject *strides, gsize itemsize, gsize *nbytes)
 {
   Py_ssize_t ndim = PyTuple_Size (shape);
   gsize n = itemsize, stride;
@@ -152,9 +153,9 @@ cai_extent (TgpyState *state, PyObject *obj, const char *what, PyObject *shape,
     {
       g_autofree char *text = repr_of (strides);
       return array_error (state, what, obj,
-                          "whose __cuda_array_interface__ has strides %s, not one per "
-                          "dimension; its producer is broken",
-                          text);
+                          "whose %s has strides %s, not one per dimension; its "
+                          "producer is broken",
+                          protocol, text);
     }
   for (Py_ssize_t d = ndim - 1; d >= 0; d--)
     {
@@ -164,9 +165,9 @@ cai_extent (TgpyState *state, PyObject *obj, const char *what, PyObject *shape,
         {
           g_autofree char *text = repr_of (shape);
           return array_error (state, what, obj,
-                              "whose __cuda_array_interface__ has shape %s, with an "
-                              "extent that is not an int from 0 to 2**63 - 1",
-                              text);
+                              "whose %s has shape %s, with an extent that is not an "
+                              "int from 0 to 2**63 - 1",
+                              protocol, text);
         }
       /* An extent of 1 may have any stride: it never steps. */
       if (strides != NULL && strides != Py_None && size > 1
@@ -176,18 +177,19 @@ cai_extent (TgpyState *state, PyObject *obj, const char *what, PyObject *shape,
         {
           g_autofree char *text = repr_of (shape);
           return array_error (state, what, obj,
-                              "whose __cuda_array_interface__ has shape %s, more bytes "
-                              "than memory holds",
-                              text);
+                              "whose %s has shape %s, more bytes than memory holds",
+                              protocol, text);
         }
     }
   *nbytes = n;
   return 0;
 }
 
+/* @obj's array interface @cai (a dict: __cuda_array_interface__ or numpy's
+ * __array_interface__, named @protocol) into @array. */
 static int
-from_cuda_array_interface (TgpyState *state, PyObject *obj, PyObject *cai,
-                           const char *what, TgpyArray *array)
+from_array_interface (TgpyState *state, PyObject *obj, PyObject *cai,
+                      const char *protocol, const char *what, TgpyArray *array)
 {
   PyObject *data, *shape, *typestr, *strides, *version, *mask;
   const char *ts;
@@ -196,8 +198,7 @@ from_cuda_array_interface (TgpyState *state, PyObject *obj, PyObject *cai,
 
   if (!PyDict_Check (cai))
     return array_error (state, what, obj,
-                        "whose __cuda_array_interface__ is not a dict; its producer is "
-                        "broken");
+                        "whose %s is not a dict; its producer is broken", protocol);
   data = PyDict_GetItemString (cai, "data");
   shape = PyDict_GetItemString (cai, "shape");
   typestr = PyDict_GetItemString (cai, "typestr");
@@ -207,24 +208,25 @@ from_cuda_array_interface (TgpyState *state, PyObject *obj, PyObject *cai,
   if (data == NULL || !PyTuple_Check (data) || PyTuple_Size (data) != 2
       || !PyLong_Check (PyTuple_GetItem (data, 0)) || shape == NULL
       || !PyTuple_Check (shape) || typestr == NULL || !PyUnicode_Check (typestr))
-    return array_error (state, what, obj,
-                        "whose __cuda_array_interface__ lacks a well-formed 'data' "
-                        "(address, read_only), 'shape' (a tuple) or 'typestr' (a str); "
-                        "its producer is broken");
+    return array_error (
+        state, what, obj,
+        "whose %s lacks a well-formed 'data' (address, read_only), "
+        "'shape' (a tuple) or 'typestr' (a str); its producer is broken",
+        protocol);
   /* Versions 0 to 3 share what is read here; a later one may not. */
   if (version != NULL && (!extent_of (version, &version_n) || version_n > 3))
     {
       g_autofree char *text = repr_of (version);
       return array_error (state, what, obj,
-                          "with __cuda_array_interface__ version %s; TrackGen reads "
-                          "versions 0 to 3",
-                          text);
+                          "with %s version %s; TrackGen reads versions 0 to 3",
+                          protocol, text);
     }
   if (mask != NULL && mask != Py_None)
     return array_error (state, what, obj,
                         "with a mask; pass the array's data without one");
   ts = PyUnicode_AsUTF8AndSize (typestr, NULL);
-  if (ts == NULL || !dtype_from_typestr (ts, array->dtype, sizeof array->dtype, &itemsize))
+  if (ts == NULL
+      || !dtype_from_typestr (ts, array->dtype, sizeof array->dtype, &itemsize))
     {
       g_autofree char *text = repr_of (typestr);
       PyErr_Clear ();
@@ -233,16 +235,15 @@ from_cuda_array_interface (TgpyState *state, PyObject *obj, PyObject *cai,
                           "type strings of this host's byte order, such as '<i4'",
                           text);
     }
-  if (cai_extent (state, obj, what, shape, strides, itemsize, &array->nbytes) < 0)
+  if (cai_extent (state, obj, what, protocol, shape, strides, itemsize, &array->nbytes)
+      < 0)
     return -1;
   if (tgpy_address (PyTuple_GetItem (data, 0), what, &array->ptr) < 0)
     {
       g_autofree char *text = repr_of (PyTuple_GetItem (data, 0));
       PyErr_Clear ();
       return array_error (state, what, obj,
-                          "whose __cuda_array_interface__ data address %s is not an "
-                          "address",
-                          text);
+                          "whose %s data address %s is not an address", protocol, text);
     }
   return 0;
 }
@@ -367,10 +368,11 @@ dlpack_extent (TgpyState *state, PyObject *obj, const char *what, const DLTensor
   for (int32_t d = t->ndim - 1; d >= 0; d--)
     {
       if (t->shape[d] < 0)
-        return array_error (state, what, obj,
-                            "whose DLPack shape has the negative extent %" G_GINT64_FORMAT
-                            "; its producer is broken",
-                            (gint64)t->shape[d]);
+        return array_error (
+            state, what, obj,
+            "whose DLPack shape has the negative extent %" G_GINT64_FORMAT
+            "; its producer is broken",
+            (gint64)t->shape[d]);
       /* Strides count elements; NULL means C-contiguous. */
       if (t->strides != NULL && t->shape[d] > 1 && t->strides[d] != (int64_t)items)
         return array_error (state, what, obj, NOT_CONTIGUOUS);
@@ -433,6 +435,47 @@ from_dlpack (TgpyState *state, PyObject *obj, PyObject *method, const char *what
   return rc;
 }
 
+/* A copy of the interface dict @value, whose reference it takes: read from
+ * the copy, a key's __eq__ of the caller's cannot empty it while its values
+ * are read. */
+static PyObject *
+interface_copy (PyObject *value)
+{
+  PyObject *copy = PyDict_Check (value) ? PyDict_Copy (value) : Py_NewRef (value);
+
+  Py_DECREF (value);
+  return copy;
+}
+
+int
+tgpy_host_array (TgpyState *state, PyObject *obj, const char *what, gboolean writable,
+                 TgpyArray *array)
+{
+  PyObject *value, *copy;
+  int found = tgpy_protocol (obj, "__array_interface__", &value), rc, read_only = 0;
+
+  memset (array, 0, sizeof *array);
+  array->device = -1;
+  if (found <= 0)
+    return found;
+  if ((copy = interface_copy (value)) == NULL)
+    return -1;
+  rc = from_array_interface (state, obj, copy, "__array_interface__", what, array);
+  /* from_array_interface() checked 'data': (address, read_only). */
+  if (rc == 0 && writable
+      && (read_only
+          = PyObject_IsTrue (PyTuple_GetItem (PyDict_GetItemString (copy, "data"), 1)))
+             != 0)
+    {
+      rc = -1;
+      if (read_only > 0)
+        tgpy_argument_error (PyExc_ValueError, what,
+                             "a read-only array; pass one to write");
+    }
+  Py_DECREF (copy);
+  return rc < 0 ? -1 : 1;
+}
+
 int
 tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array)
 {
@@ -447,15 +490,12 @@ tgpy_array (TgpyState *state, PyObject *obj, const char *what, TgpyArray *array)
    * says where its memory is. */
   if ((found = tgpy_protocol (obj, "__cuda_array_interface__", &value)) == 1)
     {
-      /* Read from a copy: a key's __eq__ of the caller's may empty their
-       * dict while its values are read. */
-      PyObject *copy = PyDict_Check (value) ? PyDict_Copy (value) : Py_NewRef (value);
+      PyObject *copy = interface_copy (value);
 
-      Py_DECREF (value);
-      if (copy == NULL)
-        return -1;
-      rc = from_cuda_array_interface (state, obj, copy, what, array);
-      Py_DECREF (copy);
+      rc = copy == NULL ? -1
+                        : from_array_interface (
+                            state, obj, copy, "__cuda_array_interface__", what, array);
+      Py_XDECREF (copy);
     }
   else if (found == 0 && (found = tgpy_protocol (obj, "__dlpack__", &value)) == 1)
     {
@@ -489,8 +529,8 @@ tgpy_array_dtype_check (TgpyState *state, PyObject *obj, const char *what,
   if (strcmp (dtype, "int32") == 0)
     return array_error (state, what, obj, INT32_ONLY, array->dtype);
   return array_error (state, what, obj,
-                      "of %s, but its stage declared %s; pass an array of %s", array->dtype,
-                      dtype, dtype);
+                      "of %s, but its stage declared %s; pass an array of %s",
+                      array->dtype, dtype, dtype);
 }
 
 int
