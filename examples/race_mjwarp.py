@@ -385,9 +385,9 @@ def report(name, n, seconds, n_steps, counters=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    error = simloop.loop_options_error(args) or simloop.track_options_error(args)
-    if min(args.substeps, args.max_episode_steps, args.graphs, args.rounds) < 1:
-        error = "--substeps, --max-episode-steps, --graphs and --rounds must be positive"
+    error = simloop.loop_options_error(args) or simloop.track_options_error(args) or (
+        min(args.substeps, args.max_episode_steps, args.graphs, args.rounds) < 1
+        and "--substeps, --max-episode-steps, --graphs and --rounds must be positive")
     if error:
         print("race_mjwarp.py: " + error, file=sys.stderr)
         return 2
