@@ -549,7 +549,8 @@ def main(argv=None):
              rate_graph / floor, n_rounds, per_round[0], per_round[-1],
              per_round[len(per_round) // 2]))
     if args.overlap or args.heavy > 0:
-        simloop.report_step_times(times[floor_name].quantile(0.5), times[graph_name])
+        simloop.report_step_times(times[floor_name].quantile(0.5),
+                                  times[floor_name].quantile(0.99), times[graph_name])
     if args.overlap:
         simloop.report_overlap(*refills[graph_name], times[floor_name].quantile(0.5),
                                seconds[floor_name][0], seconds[graph_name][0])

@@ -116,10 +116,10 @@ __launch_bounds__ (TRACK_BLOCK)
   const int32_t f = step_family (params, step);
 
   if constexpr (Overlap)
-    overlap_switch_call (fused.shape, fused.max_iters, ended, f, fused.seeds, fused.epochs,
+    overlap_switch_call (fused.shape, fused.iters, ended, f, fused.seeds, fused.epochs,
                          fused.current, fused.overlap_spares);
   else
-    lookahead_call (fused.shape, fused.max_iters, n_switch, ended, nullptr, f, fused.seeds,
+    lookahead_call (fused.shape, fused.iters, n_switch, ended, nullptr, f, fused.seeds,
                     fused.epochs, fused.current, fused.spares, false);
 }
 

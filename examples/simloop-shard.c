@@ -121,7 +121,10 @@ sim_shard_new (int device, guint first_env, guint n_envs, guint64 base_seed,
   shard->config.overlap = options->overlap;
   if (options->heavy > 0)
     {
+      /* Every spare track runs all N iterations: the same tracks, each at
+       * a set cost (on demand, up to N). */
       shard->config.max_iters = options->heavy;
+      shard->config.min_iters = options->lookahead > 0 ? options->heavy : 0;
       shard->config.shape.min_turn_radius = 45.f;
     }
   shard->params.n_envs = n_envs;

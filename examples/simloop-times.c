@@ -47,16 +47,19 @@ step_mean (SimShard *shard)
 /* The timed loop's step times against its floor's median: a stall shows
  * in the p99 (a refill in the step graph stalls its step; one beside should
  * not); the median is what every step pays, the mean beyond it what rarer
- * steps (refills) add. */
+ * steps (refills) add.  The floor's own p99 beside: the jitter of a step
+ * with no regeneration at all, under which no loop's p99 can go. */
 void
-sim_print_step_times (SimShard *shard, double floor_median)
+sim_print_step_times (SimShard *shard, double floor_median, double floor_p99)
 {
   const double median = sim_step_quantile (shard, 0.5),
                p99 = sim_step_quantile (shard, 0.99);
 
-  printf ("  step times: floor median %.2f us; loop median %.2f us (+%.2f), mean %.2f "
-          "us, p99 %.2f us = %.2fx the floor's median (target <= 1.2x)\n",
-          floor_median, median, median - floor_median, step_mean (shard), p99,
+  printf ("  step times: floor median %.2f us, p99 %.2f us (%.2fx); loop median %.2f "
+          "us (+%.2f), mean %.2f us, p99 %.2f us = %.2fx the floor's median (target "
+          "<= 1.2x)\n",
+          floor_median, floor_p99, floor_median > 0 ? floor_p99 / floor_median : 0.0,
+          median, median - floor_median, step_mean (shard), p99,
           floor_median > 0 ? p99 / floor_median : 0.0);
 }
 

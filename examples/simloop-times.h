@@ -7,7 +7,7 @@
 #include "simloop-shard.h"
 
 double sim_step_quantile (SimShard *shard, double q);
-void sim_print_step_times (SimShard *shard, double floor_median);
+void sim_print_step_times (SimShard *shard, double floor_median, double floor_p99);
 void sim_print_overlap (const TrackRefillerStats *before,
                         const TrackRefillerStats *at_end,
                         const TrackRefillerStats *after, double floor_median,

@@ -37,8 +37,9 @@
  * by a TrackRefiller, which the replay loop polls after each step; the
  * loop and its floor then time every step (events), and it prints their
  * median and p99, the refills' GPU time and the ends that found no spare
- * ready.  --heavy N makes the generator heavy: tighter turns, smoothed in up
- * to N relaxation iterations (tracks far slower than a step); the steps are
+ * ready.  --heavy N makes the generator heavy: tighter turns, and every
+ * spare track relaxed N times, smooth or not (a smooth track does not move:
+ * the same tracks, far slower than a step; on demand, up to N); the steps are
  * timed then too, with or without --overlap (a refill in the step graph
  * stalls its step: the p99 shows it).  --step-times times them in any
  * mode: the median step against the floor's is what every step pays, the
@@ -222,7 +223,7 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
   SimCounters graph_counters, host_counters;
   const TrackConfig *c;
   struct cudaDeviceProp prop;
-  double graph_s = 0, floor_s = 0, host_s = 0, floor_median = 0;
+  double graph_s = 0, floor_s = 0, host_s = 0, floor_median = 0, floor_p99 = 0;
   TrackRefillerStats before = { 0 }, at_end = { 0 }, after = { 0 };
   TrackRefiller *refiller;
   gboolean timing;
@@ -248,9 +249,10 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
       else
         printf ("  on demand: tracks generated when an episode ends\n");
       if (options->heavy > 0)
-        printf ("  heavy generator: turns of %.0f m at least, up to %u relaxation "
-                "iterations\n",
-                c->shape.min_turn_radius, c->max_iters);
+        printf ("  heavy generator: turns of %.0f m at least, %s %u relaxation "
+                "iterations a track\n",
+                c->shape.min_turn_radius, c->min_iters > 0 ? "all" : "up to",
+                c->max_iters);
     }
   refiller = sim_shard_get_refiller (shard);
   /* Each step timed with overlap, a heavy generator or --step-times (events
@@ -261,6 +263,7 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
        && sim_shard_reset (shard, error)
        && timed (sim_shard_run_floor, shard, n_steps, &floor_s, error);
   floor_median = sim_step_quantile (shard, 0.5);
+  floor_p99 = sim_step_quantile (shard, 0.99);
   ok = ok && sim_shard_reset (shard, error);
   if (ok && refiller != NULL)
     track_refiller_get_stats (refiller, &before);
@@ -285,7 +288,7 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
               (graph_s - floor_s) * 1e6 / n_steps, graph_s * 1e6 / n_steps,
               floor_s * 1e6 / n_steps);
       if (timing)
-        sim_print_step_times (shard, floor_median);
+        sim_print_step_times (shard, floor_median, floor_p99);
       if (refiller != NULL)
         sim_print_overlap (&before, &at_end, &after, floor_median, floor_s, graph_s);
     }
@@ -428,8 +431,8 @@ main (int argc, char **argv)
       "kernel on every step, instead",
       NULL },
     { "heavy", 0, 0, G_OPTION_ARG_INT, &heavy,
-      "A heavy generator: tighter turns, smoothed in up to N relaxation iterations "
-      "(default 0: the normal one); times the steps",
+      "A heavy generator: tighter turns, N relaxation iterations every spare track "
+      "(on demand, up to N; default 0: the normal one); times the steps",
       "N" },
     { "step-times", 0, 0, G_OPTION_ARG_NONE, &options.step_times,
       "Time every step (events after each): the median step, the mean and the p99, "

@@ -96,16 +96,15 @@ typedef struct
  * are listed for a refill; when the previous call decided one, @n_refill_blocks
  * blocks make the empty slots of the envs it listed (those that end in
  * this call wait for the next), each track made whole (control points,
- * centerline, at most @max_iters relaxation iterations, each env stopping
- * when smooth as the loop stage does, validity): bit for bit the tracks of
- * on-demand generation.  The last block decides the next refill: an env
- * listed, and an env with no spare left or at least refill_batch slots
- * spent since the last one. */
+ * centerline, at most @iters.max relaxation iterations, each env stopping
+ * when smooth as the loop stage does but not before @iters.min, validity):
+ * bit for bit the tracks of on-demand generation.  The last block decides
+ * the next refill: an env listed, and an env with no spare left or at least
+ * refill_batch slots spent since the last one. */
 TRACK_EXTERN_C cudaError_t track_launch_lookahead (
-    cudaStream_t stream, TrackShape shape, uint32_t n_refill_blocks, uint32_t max_iters,
+    cudaStream_t stream, TrackShape shape, uint32_t n_refill_blocks, TrackIters iters,
     const uint8_t *mask, const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
     TrackRows current, TrackSpares spares);
-
 
 /* How many blocks of the lookahead's kernel for @shape one SM holds at once,
  * into *@n: a refill's blocks up to that many a SM make their tracks side by
@@ -150,7 +149,7 @@ typedef struct
 typedef struct
 {
   TrackShape shape;
-  uint32_t max_iters;
+  TrackIters iters;
   uint32_t n_refill_blocks; /* in the step graph, as the producer's own kernel */
   const uint64_t *seeds;    /* the seed state's */
   uint32_t *epochs;
@@ -168,7 +167,7 @@ typedef struct
  * frees is owed the track L epochs ahead, of family *@family.  Its last
  * block copies the totals to the refiller's host memory. */
 TRACK_EXTERN_C cudaError_t track_launch_switch_overlap (
-    cudaStream_t stream, TrackShape shape, uint32_t max_iters, const uint8_t *mask,
+    cudaStream_t stream, TrackShape shape, TrackIters iters, const uint8_t *mask,
     const int32_t *family, const uint64_t *seeds, uint32_t *epochs, TrackRows current,
     TrackOverlapSpares spares);
 
@@ -178,7 +177,7 @@ TRACK_EXTERN_C cudaError_t track_launch_switch_overlap (
 TRACK_EXTERN_C cudaError_t track_launch_refill_overlap (cudaStream_t stream,
                                                         TrackShape shape,
                                                         uint32_t n_blocks,
-                                                        uint32_t max_iters,
+                                                        TrackIters iters,
                                                         TrackOverlapSpares spares);
 
 #endif /* TRACK_KERNELS_H */

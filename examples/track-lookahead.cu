@@ -10,7 +10,7 @@
 
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
-    lookahead_kernel (TrackShape shape, uint32_t max_iters, uint32_t n_switch,
+    lookahead_kernel (TrackShape shape, TrackIters iters, uint32_t n_switch,
                       const uint8_t *mask, const int32_t *family, const uint64_t *seeds,
                       uint32_t *epochs, TrackRows current, TrackSpares sp)
 {
@@ -21,21 +21,21 @@ __launch_bounds__ (TRACK_BLOCK)
   const int32_t f = *family;
 
   sp.claims = nullptr; // the mask says which envs ended
-  lookahead_call (shape, max_iters, n_switch, masked, mask, f, seeds, epochs, current,
-                  sp, true);
+  lookahead_call (shape, iters, n_switch, masked, mask, f, seeds, epochs, current, sp,
+                  true);
 }
 
 extern "C" cudaError_t
 track_launch_lookahead (cudaStream_t stream, TrackShape shape, uint32_t n_refill_blocks,
-                        uint32_t max_iters, const uint8_t *mask, const int32_t *family,
+                        TrackIters iters, const uint8_t *mask, const int32_t *family,
                         const uint64_t *seeds, uint32_t *epochs, TrackRows current,
                         TrackSpares spares)
 {
   uint32_t n_switch = (spares.n_envs + SWITCH_BLOCK - 1) / SWITCH_BLOCK;
 
   return launch_kernel (lookahead_kernel, n_switch + n_refill_blocks, TRACK_BLOCK,
-                        track_env_smem (shape), stream, shape, max_iters, n_switch,
-                        mask, family, seeds, epochs, current, spares);
+                        track_env_smem (shape), stream, shape, iters, n_switch, mask,
+                        family, seeds, epochs, current, spares);
 }
 
 extern "C" cudaError_t

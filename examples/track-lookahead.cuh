@@ -102,7 +102,7 @@ release (const TrackSpares &sp, uint32_t e)
 // came.  Returns whether the env spent a slot; *@urgent: it has no spare
 // left.
 static __device__ int
-switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_t f,
+switch_env (TrackShape shape, TrackIters iters, uint32_t e, bool ended, int32_t f,
             const uint64_t *seeds, uint32_t *epochs, TrackRows current, TrackSpares sp,
             uint32_t list, float2 *smem, int *urgent)
 {
@@ -165,7 +165,7 @@ switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended, int32_
     sp.spares.families[freed] = (uint8_t)f;
   if (ended)
     release (sp, e); // after the warp's copy: the barrier above orders it
-  make_owed (owed, shape, max_iters, current, smem); // rare: at once, in the step
+  make_owed (owed, shape, iters, current, smem); // rare: at once, in the step
   return spent;
 }
 
@@ -186,7 +186,7 @@ relist (const TrackSpares &sp, uint32_t next, uint32_t e)
 // one whose switch already let it go is refilled now, past its end (its
 // tracks are the same: they depend on (seed, epoch, family) alone).
 static __device__ void
-refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_blocks,
+refill_envs (TrackShape shape, TrackIters iters, uint32_t block, uint32_t n_blocks,
              const uint8_t *mask, int32_t f, const uint64_t *seeds,
              const uint32_t *epochs, TrackSpares sp, uint32_t list, uint32_t next,
              float2 *smem)
@@ -221,7 +221,7 @@ refill_envs (TrackShape shape, uint32_t max_iters, uint32_t block, uint32_t n_bl
           const size_t row = (size_t)e * sp.lookahead + (s.head + j) % sp.lookahead;
 
           make_track (shape, stale ? f : __ldcg (sp.spares.families + row),
-                      tg_effective_seed (seed, base + 1 + j), max_iters, sp.spares, row,
+                      tg_effective_seed (seed, base + 1 + j), iters, sp.spares, row,
                       smem);
         }
       __syncthreads (); // every thread read the slots before they change
@@ -276,9 +276,9 @@ lookahead_decide (TrackRefill *r, uint32_t batch, int32_t f)
 // kernel anyway: the ticket's round trips leave the step).  See
 // track_launch_lookahead().
 static __device__ void
-lookahead_call (TrackShape shape, uint32_t max_iters, uint32_t n_switch, bool ended,
-                const uint8_t *mask, int32_t f, const uint64_t *seeds,
-                uint32_t *epochs, TrackRows current, TrackSpares sp, bool decide)
+lookahead_call (TrackShape shape, TrackIters iters, uint32_t n_switch, bool ended,
+                const uint8_t *mask, int32_t f, const uint64_t *seeds, uint32_t *epochs,
+                TrackRows current, TrackSpares sp, bool decide)
 {
   extern __shared__ float2 smem[];
   const uint32_t e = blockIdx.x * SWITCH_BLOCK + threadIdx.x;
@@ -291,10 +291,10 @@ lookahead_call (TrackShape shape, uint32_t max_iters, uint32_t n_switch, bool en
   if (!go) // no refill in this call: no env to guard
     sp.claims = nullptr;
   if (blockIdx.x < n_switch)
-    spent = switch_env (shape, max_iters, e, can_make && ended, f, seeds, epochs,
-                        current, sp, cur, smem, &urgent);
+    spent = switch_env (shape, iters, e, can_make && ended, f, seeds, epochs, current,
+                        sp, cur, smem, &urgent);
   else if (go)
-    refill_envs (shape, max_iters, blockIdx.x - n_switch, gridDim.x - n_switch, mask, f,
+    refill_envs (shape, iters, blockIdx.x - n_switch, gridDim.x - n_switch, mask, f,
                  seeds, epochs, sp, 1 - cur, cur, smem);
 
   spent = __syncthreads_count (spent);

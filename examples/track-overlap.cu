@@ -19,7 +19,7 @@ global_ns (void)
 
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
-    switch_kernel (TrackShape shape, uint32_t max_iters, const uint8_t *mask,
+    switch_kernel (TrackShape shape, TrackIters iters, const uint8_t *mask,
                    const int32_t *family, const uint64_t *seeds, uint32_t *epochs,
                    TrackRows current, TrackOverlapSpares sp)
 {
@@ -28,7 +28,7 @@ __launch_bounds__ (TRACK_BLOCK)
   const bool masked = e < sp.n_envs && mask[e] != 0;
   const int32_t f = *family;
 
-  overlap_switch_call (shape, max_iters, masked, f, seeds, epochs, current, sp);
+  overlap_switch_call (shape, iters, masked, f, seeds, epochs, current, sp);
 }
 
 // The refill's list: the slots owed when it starts, in any order (a
@@ -45,7 +45,7 @@ list_owed_kernel (TrackOverlapSpares sp)
 
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
-    refill_kernel (TrackShape shape, uint32_t max_iters, TrackOverlapSpares sp)
+    refill_kernel (TrackShape shape, TrackIters iters, TrackOverlapSpares sp)
 {
   extern __shared__ float2 smem[];
   __shared__ uint32_t at;
@@ -88,8 +88,7 @@ __launch_bounds__ (TRACK_BLOCK)
       if (claimed != 0)
         {
           // Ends past a barrier: every thread's rows are written.
-          make_track (shape, (int)family_of (claimed), key, max_iters, sp.spares, at,
-                      smem);
+          make_track (shape, (int)family_of (claimed), key, iters, sp.spares, at, smem);
           if (threadIdx.x == 0)
             {
               Word expect = claimed;
@@ -118,19 +117,19 @@ __launch_bounds__ (TRACK_BLOCK)
 }
 
 extern "C" cudaError_t
-track_launch_switch_overlap (cudaStream_t stream, TrackShape shape, uint32_t max_iters,
+track_launch_switch_overlap (cudaStream_t stream, TrackShape shape, TrackIters iters,
                              const uint8_t *mask, const int32_t *family,
                              const uint64_t *seeds, uint32_t *epochs, TrackRows current,
                              TrackOverlapSpares spares)
 {
   return launch_kernel (switch_kernel, (spares.n_envs + TRACK_BLOCK - 1) / TRACK_BLOCK,
-                        TRACK_BLOCK, track_env_smem (shape), stream, shape, max_iters,
-                        mask, family, seeds, epochs, current, spares);
+                        TRACK_BLOCK, track_env_smem (shape), stream, shape, iters, mask,
+                        family, seeds, epochs, current, spares);
 }
 
 extern "C" cudaError_t
 track_launch_refill_overlap (cudaStream_t stream, TrackShape shape, uint32_t n_blocks,
-                             uint32_t max_iters, TrackOverlapSpares spares)
+                             TrackIters iters, TrackOverlapSpares spares)
 {
   const uint32_t n_slots = spares.n_envs * spares.lookahead;
   // The cursor and the list's length, side by side.
@@ -143,5 +142,5 @@ track_launch_refill_overlap (cudaStream_t stream, TrackShape shape, uint32_t n_b
   if (status != cudaSuccess)
     return status;
   return launch_kernel (refill_kernel, n_blocks, TRACK_BLOCK, track_env_smem (shape),
-                        stream, shape, max_iters, spares);
+                        stream, shape, iters, spares);
 }

@@ -89,7 +89,7 @@ slots_seed (const TrackOverlapSpares &sp, uint32_t e)
 // Returns whether it did; *@missed: that slot was not made; *@urgent:
 // neither is the one after.
 static __device__ int
-overlap_switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended,
+overlap_switch_env (TrackShape shape, TrackIters iters, uint32_t e, bool ended,
                     int32_t f, const uint64_t *seeds, uint32_t *epochs,
                     TrackRows current, const TrackOverlapSpares &sp, float2 *smem,
                     int *missed, int *urgent)
@@ -153,7 +153,7 @@ overlap_switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended
   if (ended)
     slot_state (sp, slot).store (owed_anew (w, epoch + 1 + sp.lookahead, f),
                                  cuda::memory_order_release);
-  make_owed (owed, shape, max_iters, current, smem); // the misses, in the step
+  make_owed (owed, shape, iters, current, smem); // the misses, in the step
   return ended;
 }
 
@@ -166,7 +166,7 @@ overlap_switch_env (TrackShape shape, uint32_t max_iters, uint32_t e, bool ended
 // step kernel right after its agents moved (fused: TrackFused); a refill
 // may run beside either.
 static __device__ void
-overlap_switch_call (TrackShape shape, uint32_t max_iters, bool ended, int32_t f,
+overlap_switch_call (TrackShape shape, TrackIters iters, bool ended, int32_t f,
                      const uint64_t *seeds, uint32_t *epochs, TrackRows current,
                      TrackOverlapSpares sp)
 {
@@ -175,8 +175,8 @@ overlap_switch_call (TrackShape shape, uint32_t max_iters, bool ended, int32_t f
   TrackOverlap *o = sp.overlap;
   int spent, missed = 0, urgent = 0;
 
-  spent = overlap_switch_env (shape, max_iters, e, family_in_range (f) && ended, f,
-                              seeds, epochs, current, sp, smem, &missed, &urgent);
+  spent = overlap_switch_env (shape, iters, e, family_in_range (f) && ended, f, seeds,
+                              epochs, current, sp, smem, &missed, &urgent);
   spent = __syncthreads_count (spent);
   missed = __syncthreads_count (missed);
   urgent = __syncthreads_or (urgent);

@@ -50,6 +50,12 @@ track_config_init (TrackConfig *config, guint n_envs)
   config->svg_tracks = 16;
 }
 
+TrackIters
+track_config_iters (const TrackConfig *config)
+{
+  return (TrackIters){ .min = config->min_iters, .max = config->max_iters };
+}
+
 static gboolean
 invalid (GError **error, const char *field, const char *rule)
 {
@@ -91,6 +97,11 @@ track_config_check (const TrackConfig *config, GError **error)
     return invalid (error, "min_turn_radius", "positive");
   if (config->max_iters == 0)
     return invalid (error, "max_iters", "at least 1");
+  if (config->min_iters > config->max_iters)
+    return invalid (error, "min_iters", "at most max_iters");
+  if (config->min_iters > 0 && config->lookahead == 0)
+    return invalid (error, "min_iters",
+                    "0 on demand (it sets what a spare track costs: needs lookahead)");
   if (config->lookahead > TRACK_MAX_LOOKAHEAD)
     return invalid (error, "lookahead",
                     "at most " G_STRINGIFY (TRACK_MAX_LOOKAHEAD) " (0: on demand)");
@@ -158,7 +169,7 @@ init_overlap (TrackContext *ctx, TrackOverlap *overlap, cudaStream_t stream,
               GError **error)
 {
   *overlap = (TrackOverlap){ .shape = ctx->config.shape,
-                             .max_iters = ctx->config.max_iters };
+                             .iters = track_config_iters (&ctx->config) };
   if (!TRACK_CUDA_OK (cudaHostAlloc ((void **)&ctx->totals, sizeof *ctx->totals,
                                      cudaHostAllocMapped),
                       error))
@@ -321,17 +332,18 @@ lookahead_stage (const TgLaunch *launch, gpointer data, GError **error)
   if (c->overlap)
     return TRACK_CUDA_OK (
         track_launch_switch_overlap (
-            tg_launch_get_stream (launch), c->shape, c->max_iters,
+            tg_launch_get_stream (launch), c->shape, track_config_iters (c),
             track_binding (launch, BUF_MASK), track_binding (launch, BUF_FAMILY),
             tg_seed_state_get_seeds (ctx->seeds), tg_seed_state_get_epochs (ctx->seeds),
             track_rows (launch, FALSE), track_overlap_spares (launch, c)),
         error);
   return TRACK_CUDA_OK (
       track_launch_lookahead (
-          tg_launch_get_stream (launch), c->shape, ctx->n_refill_blocks, c->max_iters,
-          track_binding (launch, BUF_MASK), track_binding (launch, BUF_FAMILY),
-          tg_seed_state_get_seeds (ctx->seeds), tg_seed_state_get_epochs (ctx->seeds),
-          track_rows (launch, FALSE), track_spares (launch, c)),
+          tg_launch_get_stream (launch), c->shape, ctx->n_refill_blocks,
+          track_config_iters (c), track_binding (launch, BUF_MASK),
+          track_binding (launch, BUF_FAMILY), tg_seed_state_get_seeds (ctx->seeds),
+          tg_seed_state_get_epochs (ctx->seeds), track_rows (launch, FALSE),
+          track_spares (launch, c)),
       error);
 }
 
@@ -521,7 +533,7 @@ track_fused_init (TrackFused *fused, TgProducer *producer, const TrackConfig *co
   if (!ok)
     return FALSE;
   fused->shape = config->shape;
-  fused->max_iters = config->max_iters;
+  fused->iters = track_config_iters (config);
   fused->seeds = tg_seed_state_get_seeds (seeds);
   fused->epochs = tg_seed_state_get_epochs (seeds);
   fused->current = track_rows_found (producer_find, producer, FALSE);

@@ -121,6 +121,10 @@ typedef struct
   guint n_envs; /* E */
   TrackShape shape;
   guint max_iters;      /* relaxation cap, >= 1 */
+  guint min_iters;      /* with lookahead: relaxation iterations every track runs,
+                           smooth or not, <= max_iters (0 by default); a smooth
+                           track does not move: the same tracks, each at the cost
+                           of that many (a stand-in for a slow generator) */
   gboolean advance;     /* each generation advances the masked envs' epochs first */
   guint lookahead;      /* spare tracks kept ready per env, <= TRACK_MAX_LOOKAHEAD;
                            0: generated on demand (needs advance otherwise) */
@@ -137,6 +141,9 @@ typedef struct
 /* Fills @config with the defaults for @n_envs envs (no advance, on demand,
  * refill_batch 64, no SVG). */
 void track_config_init (TrackConfig *config, guint n_envs);
+
+/* The relaxation of the tracks made whole in one kernel (the spares). */
+TrackIters track_config_iters (const TrackConfig *config);
 
 /* The family's name ("polar", "stadium", "star"), or "none" out of range. */
 const char *track_family_name (gint32 family);

@@ -55,7 +55,7 @@ refill_stage (const TgLaunch *launch, gpointer data, GError **error)
 
   return TRACK_CUDA_OK (track_launch_refill_overlap (
                             tg_launch_get_stream (launch), c->shape, stage->n_blocks,
-                            c->max_iters, track_overlap_spares (launch, c)),
+                            track_config_iters (c), track_overlap_spares (launch, c)),
                         error);
 }
 
@@ -126,12 +126,14 @@ find_host (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
       || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error))
     return FALSE;
   if (memcmp (&overlap.shape, &config->shape, sizeof overlap.shape) != 0
-      || overlap.max_iters != config->max_iters)
+      || overlap.iters.min != track_config_iters (config).min
+      || overlap.iters.max != track_config_iters (config).max)
     {
-      g_set_error_literal (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
-                           "track refiller: the config's shape or max_iters differ "
-                           "from the producer's, whose tracks its refills would not "
-                           "make (give it the producer's config)");
+      g_set_error_literal (
+          error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,
+          "track refiller: the config's shape, max_iters or min_iters differ "
+          "from the producer's, whose tracks its refills would not "
+          "make (give it the producer's config)");
       return FALSE;
     }
   if (!TRACK_CUDA_OK (cudaPointerGetAttributes (&attr, overlap.host), error))

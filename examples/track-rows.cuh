@@ -112,11 +112,12 @@ copy_row (TrackShape shape, TrackRows dst, size_t to, TrackRows src, size_t from
 }
 
 // One track of @family for effective seed @key into row @row of @rows, made
-// whole: control points, centerline, the relaxation (at most @max_iters
-// iterations, while too sharp: the iterations the loop stage gives this
-// env), validity.  @smem holds track_env_smem() bytes; each phase reuses it.
+// whole: control points, centerline, the relaxation (while too sharp, at
+// most @iters.max iterations: the iterations the loop stage gives this env;
+// then on to @iters.min, which leave a smooth track as it is), validity.  @smem holds
+// track_env_smem() bytes; each phase reuses it.
 static __device__ void
-make_track (TrackShape shape, int family, uint64_t key, uint32_t max_iters,
+make_track (TrackShape shape, int family, uint64_t key, TrackIters iters,
             TrackRows rows, size_t row, float2 *smem)
 {
   const uint32_t n = shape.n_points;
@@ -130,7 +131,7 @@ make_track (TrackShape shape, int family, uint64_t key, uint32_t max_iters,
 
   control_env (shape, family, key, smem, rows.control + row * shape.n_control);
   s = centerline_env (shape, points, smem);
-  for (uint32_t it = 0; it < max_iters && s > 1.f; it++)
+  for (uint32_t it = 0; it < iters.max && (s > 1.f || it < iters.min); it++)
     s = relax_env (shape, points, cur, nxt, hot, scratch);
   ok = valid_env (shape, points, smem, seg, arc, scratch_v);
   if (threadIdx.x == 0)
@@ -180,12 +181,11 @@ take_rows (TrackShape shape, TrackRows current, TrackRows spares, uint32_t e,
 
 // The owed envs' tracks, one after another, by the whole block.
 static __device__ void
-make_owed (const OwedTracks &owed, TrackShape shape, uint32_t max_iters,
+make_owed (const OwedTracks &owed, TrackShape shape, TrackIters iters,
            TrackRows current, float2 *smem)
 {
   for (uint32_t k = 0; k < owed.n; k++)
-    make_track (shape, owed.family[k], owed.key[k], max_iters, current, owed.env[k],
-                smem);
+    make_track (shape, owed.family[k], owed.key[k], iters, current, owed.env[k], smem);
 }
 
 #endif // TRACK_ROWS_CUH

@@ -47,6 +47,16 @@ typedef struct
   float min_turn_radius; /* relaxation target: the tightest turn allowed */
 } TrackShape;
 
+/* The relaxation of a track made whole in one kernel (a spare track, with
+ * lookahead): it stops once the track is smooth enough, after at most @max
+ * iterations, but not before @min.  A smooth track does not move, so @min
+ * changes no track, only what one costs: a stand-in for a slow generator. */
+typedef struct
+{
+  uint32_t min;
+  uint32_t max;
+} TrackIters;
+
 /* The envs a call regenerates: the first kernel after the epoch advance
  * lists the masked envs' ids, and the kernels after it loop over that list
  * alone on a small grid, so that a call costs in proportion to the envs it
@@ -120,7 +130,7 @@ typedef struct
   uint32_t changed;       /* the running switch kernel changed the totals */
   TrackTotals *host;
   TrackShape shape;       /* the generator the producer was made with, which */
-  uint32_t max_iters;     /* a refiller's config must match */
+  TrackIters iters;       /* a refiller's config must match */
 } TrackOverlap;
 
 #endif /* TRACK_SHAPE_H */

@@ -11,7 +11,9 @@
 #include <string.h>
 
 /* A heavy generator: a relaxation that runs far longer than a step (a
- * tighter turn radius, a high iteration cap), the same for both sides. */
+ * tighter turn radius, a high iteration cap), the same for both sides; with
+ * lookahead, every spare track runs all its iterations (min_iters), which
+ * must change no track: on demand, each stops once smooth. */
 static void
 heavy_config (TrackConfig *config, guint lookahead, gboolean overlap)
 {
@@ -19,6 +21,7 @@ heavy_config (TrackConfig *config, guint lookahead, gboolean overlap)
   config->advance = TRUE;
   config->shape.min_turn_radius = 45.f;
   config->max_iters = 400;
+  config->min_iters = lookahead > 0 ? config->max_iters : 0;
   config->lookahead = lookahead;
   config->refill_batch = 4;
   config->overlap = overlap;
@@ -305,6 +308,12 @@ test_refiller_refused (TgTestGpu *gpu, gconstpointer data)
   g_assert_null (track_refiller_new (overlapped, &config, seeds, &error));
   g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "max_iters"));
+  g_clear_error (&error);
+  config.max_iters--;
+  config.min_iters--;
+  g_assert_null (track_refiller_new (overlapped, &config, seeds, &error));
+  g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "min_iters"));
 }
 
 void

@@ -233,6 +233,9 @@ test_config_bounds (void)
     { "min_turn_radius", OFFSET (shape.min_turn_radius), TRUE, past_zero, TRUE },
     { "max_iters", OFFSET (max_iters), FALSE, 0, FALSE },
     { "max_iters", OFFSET (max_iters), FALSE, 1, TRUE },
+    /* On demand (the default), and past max_iters (32). */
+    { "min_iters", OFFSET (min_iters), FALSE, 1, FALSE },
+    { "min_iters", OFFSET (min_iters), FALSE, 33, FALSE },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -259,6 +262,24 @@ test_config_bounds (void)
       named = g_strdup_printf ("track config: %s must be ", option);
       g_assert_true (g_str_has_prefix (error->message, named));
     }
+
+  /* With lookahead, min_iters up to max_iters is taken. */
+  {
+    g_autoptr (GError) error = NULL;
+    TrackConfig config;
+
+    track_config_init (&config, N_ENVS);
+    config.advance = TRUE;
+    config.lookahead = 2;
+    config.min_iters = config.max_iters;
+    g_assert_true (track_config_check (&config, &error));
+    g_assert_no_error (error);
+    config.min_iters++;
+    g_assert_false (track_config_check (&config, &error));
+    g_assert_error (error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID);
+    g_assert_true (
+        g_str_has_prefix (error->message, "track config: min_iters must be "));
+  }
 }
 #undef OFFSET
 

@@ -31,6 +31,7 @@ static const Field shape_fields[] = {
 /* The counts of TrackConfig itself (TrackConfig checks their ranges). */
 static const Field config_counts[] = {
   { "max_iters", G_STRUCT_OFFSET (TrackConfig, max_iters), FALSE },
+  { "min_iters", G_STRUCT_OFFSET (TrackConfig, min_iters), FALSE },
   { "lookahead", G_STRUCT_OFFSET (TrackConfig, lookahead), FALSE },
   { "refill_batch", G_STRUCT_OFFSET (TrackConfig, refill_batch), FALSE },
 };

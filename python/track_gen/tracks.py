@@ -77,7 +77,8 @@ class TrackProducer(Producer):
         stream (StreamLike): Where the buffers are initialized; TrackGen's
             stream of the seeds' device by default.
         **config (Any): ``advance=False`` (each generation first advances
-            the masked envs' epochs), ``max_iters=32``, ``lookahead=0``,
+            the masked envs' epochs), ``max_iters=32``, ``min_iters=0``,
+            ``lookahead=0``,
             ``refill_batch=64``, ``overlap=False``, ``n_points=128``,
             ``n_control=12``,
             ``radius=100.0``, ``radius_jitter=0.3``, ``angle_jitter=0.5``,
@@ -97,7 +98,10 @@ class TrackProducer(Producer):
     every env's track, the next one their spares.  Run it unconditionally
     on every step, with no :func:`~track_gen.exec.conditional`.
     ``lookahead=2`` lets the refills batch; with 1, every end starts one.
-    The kernel has a refill block per env of a batch (up to what the SMs
+    ``min_iters=N`` (up to ``max_iters``, lookahead only) relaxes every
+    spare track N times, smooth or not: a smooth track does not move, so
+    the tracks are the same, each at a set cost (a stand-in for a slow
+    generator, to see what one does to a loop).  The kernel has a refill block per env of a batch (up to what the SMs
     hold at once), launched at every call: a refill takes about one track's
     time whatever its size, so a step of a millisecond gains from a larger
     ``refill_batch`` (``examples/race_mjwarp.py``: 512), a step of a few

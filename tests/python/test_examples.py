@@ -89,7 +89,9 @@ class Examples(unittest.TestCase):
         out = self.simloop("--overlap", "--heavy", "300")
         self.assertIn("beside the steps; heavy generator", out)
         self.assertRegex(out, r"overlapped refill: [1-9]\d* refills")
-        self.assertRegex(out, r"step times: floor median \d+\.\d\d us; loop median")
+        self.assertRegex(out, r"step times: floor median \d+\.\d\d us, p99 \d+\.\d\d us "
+                              r"\(\d+\.\d\dx\); loop median")
+        self.assertIn("heavy generator: all 300 relaxation iterations a track", out)
         ends, misses = map(int, re.search(r"ends: (\d+), of which (\d+) found",
                                           out).groups())
         self.assertGreater(ends, misses)

@@ -396,6 +396,16 @@ row("TrackProducer n_points -1",
 row("TrackProducer max_iters 2**40",
     lambda f: tracks.TrackProducer(f.seed_state(), max_iters=2 ** 40), ValueError,
     "max_iters", gpu=True)
+row("TrackProducer min_iters on demand",
+    lambda f: tracks.TrackProducer(f.seed_state(), min_iters=4), tx.ArgumentError,
+    "min_iters", gpu=True)
+row("TrackProducer min_iters past max_iters",
+    lambda f: tracks.TrackProducer(f.seed_state(), advance=True, lookahead=2,
+                                   max_iters=8, min_iters=9), tx.ArgumentError,
+    "min_iters", gpu=True)
+row("TrackProducer min_iters -1",
+    lambda f: tracks.TrackProducer(f.seed_state(), min_iters=-1), ValueError,
+    "min_iters", gpu=True)
 row("TrackProducer radius a str",
     lambda f: tracks.TrackProducer(f.seed_state(), radius="big"), TypeError, gpu=True)
 row("write_svg points of the wrong size",

@@ -183,10 +183,13 @@ class Lookahead(tgtest.GpuCase):
 class Overlap(tgtest.GpuCase):
     """TrackProducer(overlap=True): a heavy refill beside the steps gives the
     tracks on-demand generation makes, eagerly and replayed from a torch
-    graph, with poll() after every step as a loop calls it."""
+    graph, with poll() after every step as a loop calls it.  Every spare
+    runs all its iterations (min_iters), on demand each stops once smooth:
+    the same tracks."""
 
     STEPS = 60
     HEAVY = dict(advance=True, max_iters=400, min_turn_radius=45.0)
+    SPARES = dict(lookahead=2, refill_batch=4, overlap=True, min_iters=400)
     masks, step_both = Lookahead.masks, Lookahead.step_both
 
     def setUp(self):
@@ -197,8 +200,7 @@ class Overlap(tgtest.GpuCase):
     def test_heavy_refill_equals_on_demand(self):
         states = [seeds.SeedState(N, 17) for _ in range(2)]
         on_demand = self.tracks.TrackProducer(states[0], **self.HEAVY)
-        ahead = self.tracks.TrackProducer(states[1], lookahead=2, refill_batch=4,
-                                          overlap=True, **self.HEAVY)
+        ahead = self.tracks.TrackProducer(states[1], **self.SPARES, **self.HEAVY)
         self.step_both(on_demand, ahead, states, family=1, after=ahead.poll)
         ahead.wait_refill()
         stats = ahead.refill_stats()
@@ -223,8 +225,7 @@ class Overlap(tgtest.GpuCase):
         would be unsafe calls."""
         torch = self.torch
         state = seeds.SeedState(N, 23)
-        ahead = self.tracks.TrackProducer(state, lookahead=2, refill_batch=4,
-                                          overlap=True, **self.HEAVY)
+        ahead = self.tracks.TrackProducer(state, **self.SPARES, **self.HEAVY)
         ahead.run()  # every env's first track, and every spare owed
         torch.cuda.synchronize()  # poll() reads what the call left
         self.assertTrue(ahead.poll())
