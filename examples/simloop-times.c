@@ -113,8 +113,8 @@ sim_print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *a
           "%.1f%% to %.1f%% of the GPU's SM time: its share (the refill running at "
           "the loop's end left out, counted whole)\n",
           MIN (ms / 1e3 / graph_s, 1.0) * 100, low * 100, high * 100);
-  printf ("  the loop at %.3fx to %.3fx its floor's speed times (1 - share) = %.3f to "
-          "%.3f (target >= 0.9x)\n",
+  printf ("  only its share: the loop's speed is %.3fx to %.3fx its floor's times "
+          "(1 - share), 1 - share being %.3f to %.3f (target >= 0.9x)\n",
           against_share (floor_s, graph_s, low), against_share (floor_s, graph_s, high),
           1 - low, 1 - high);
 }

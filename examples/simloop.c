@@ -133,6 +133,7 @@ verify_standalone (SimShard *shard, const SimSnapshot *snap, const char *svg_pat
   config.n_envs = n;
   config.advance = FALSE; /* generate at the given epochs, on demand */
   config.lookahead = 0;
+  config.min_iters = 0; /* each stops once smooth: the same tracks */
   config.overlap = FALSE;
   config.svg_path = svg_path;
   config.svg_tracks = n;

@@ -225,8 +225,9 @@ def report_overlap(before, after, floor_median, floor_s, graph_s):
     print("  a refill ran %.0f%% of the loop's time; its blocks (one an SM) held %.1f%% "
           "of the GPU's SM time: its share" % (min(ms / 1e3 / graph_s, 1.0) * 100,
                                                 share * 100))
-    print("  the loop at %.3fx its floor's speed times (1 - share) = %.3f (target >= "
-          "0.9x)" % (floor_s / graph_s / (1 - share) if share < 1 else 0.0, 1 - share))
+    print("  only its share: the loop's speed is %.3fx its floor's times (1 - share), "
+          "1 - share being %.3f (target >= 0.9x)"
+          % (floor_s / graph_s / (1 - share) if share < 1 else 0.0, 1 - share))
 
 
 class Sim:

@@ -290,6 +290,26 @@ class Examples(unittest.TestCase):
         self.assertEqual(r.returncode, 77, r.stdout + r.stderr)
         self.assertIn("simloop: needs a CUDA GPU", r.stderr)
 
+    def test_c_simloop(self):
+        """examples/simloop, the C loop, in each of its modes on a GPU: its
+        host-driven run and its standalone regeneration agree with the
+        in-graph loop (a heavy generator's spares included, whose min_iters
+        the standalone producer, on demand, must not take)."""
+        tgtest.require_gpu()
+        for extra in ([], ["--lookahead", "0"], ["--producer-call"],
+                      ["--overlap", "--heavy", "50", "--step-times"]):
+            with self.subTest(extra=extra), tempfile.TemporaryDirectory() as tmp:
+                r = subprocess.run([os.path.join(BUILT_EXAMPLES, "simloop"), "--envs", "512",
+                                    "--steps", "300", "-o", os.path.join(tmp, "t.svg")]
+                                   + extra, capture_output=True, text=True, timeout=300)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("same epochs, tracks, agents and counters as the in-graph "
+                              "loop: yes", r.stdout)
+                self.assertIn("determinism: 16 of 16 envs regenerated", r.stdout)
+                if "--heavy" in extra:
+                    self.assertIn("all 50 relaxation iterations a track", r.stdout)
+                    self.assertRegex(r.stdout, r"floor median [\d.]+ us, p99 [\d.]+ us")
+
     def test_c_simloop_refuses_its_bad_options(self):
         """examples/simloop's options checked before any device is touched:
         a refused combination exits with status 2, naming the options."""
