@@ -377,15 +377,26 @@ sim_shard_capture_floor (SimShard *shard, GError **error)
   return capture (shard, params, TRUE, &shard->floor_graph, error);
 }
 
+/* With overlap, the host loop stays at most this many steps ahead of the
+ * device: the refiller's poll reads what the steps that ran wrote, and a
+ * loop far ahead (CUDA queues launches without blocking) would start each
+ * refill that late. */
+#define RUN_AHEAD 16
+
 /* A step's host side beyond its launch: the step's event, when timed, and
- * the refiller's poll, with overlap. */
+ * with overlap the refiller's poll, after the step RUN_AHEAD back ran. */
 static gboolean
 after_step (SimShard *shard, guint t, GError **error)
 {
-  return (t >= shard->n_events
-          || TRACK_CUDA_OK (cudaEventRecord (shard->events[t], shard->stream), error))
-         && (shard->refiller == NULL
-             || track_refiller_poll (shard->refiller, NULL, error));
+  if (t < shard->n_events
+      && !TRACK_CUDA_OK (cudaEventRecord (shard->events[t], shard->stream), error))
+    return FALSE;
+  if (shard->refiller == NULL)
+    return TRUE;
+  if (t >= RUN_AHEAD && t - RUN_AHEAD < shard->n_events
+      && !TRACK_CUDA_OK (cudaEventSynchronize (shard->events[t - RUN_AHEAD]), error))
+    return FALSE;
+  return track_refiller_poll (shard->refiller, NULL, error);
 }
 
 /* The GPU time between the events of consecutive steps of the last replay

@@ -163,6 +163,11 @@ def describe_tracks(args):
     return line
 
 
+# With overlap, the host loop stays at most this many steps ahead of the
+# device (simloop.c's RUN_AHEAD).
+RUN_AHEAD = 16
+
+
 class StepTimes:
     """Events after each step on a stream; the GPU time between consecutive
     ones, and its quantiles."""
@@ -419,6 +424,11 @@ class Sim:
                 graph.replay()
                 self.times.record(t, stream)
                 if self.overlap:
+                    # poll() reads what the steps that ran wrote: a loop far
+                    # ahead of them (CUDA queues launches without blocking)
+                    # would start each refill that late.
+                    if t >= RUN_AHEAD:
+                        self.times.events[t - RUN_AHEAD].synchronize()
                     self.tracks.poll()
         torch.cuda.synchronize()
         self.times.read(n_steps)
