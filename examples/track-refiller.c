@@ -126,8 +126,8 @@ find_host (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
       || !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), error))
     return FALSE;
   if (memcmp (&overlap.shape, &config->shape, sizeof overlap.shape) != 0
-      || overlap.iters.min != track_config_iters (config).min
-      || overlap.iters.max != track_config_iters (config).max)
+      || overlap.iters.min != config->min_iters
+      || overlap.iters.max != config->max_iters)
     {
       g_set_error_literal (
           error, TG_ARGUMENT_ERROR, TG_ARGUMENT_ERROR_INVALID,

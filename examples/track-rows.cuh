@@ -114,8 +114,8 @@ copy_row (TrackShape shape, TrackRows dst, size_t to, TrackRows src, size_t from
 // One track of @family for effective seed @key into row @row of @rows, made
 // whole: control points, centerline, the relaxation (while too sharp, at
 // most @iters.max iterations: the iterations the loop stage gives this env;
-// then on to @iters.min, which leave a smooth track as it is), validity.  @smem holds
-// track_env_smem() bytes; each phase reuses it.
+// then on to @iters.min, which leave a smooth track as it is), validity.
+// @smem holds track_env_smem() bytes; each phase reuses it.
 static __device__ void
 make_track (TrackShape shape, int family, uint64_t key, TrackIters iters,
             TrackRows rows, size_t row, float2 *smem)

@@ -80,6 +80,26 @@ copy_ends_null (const void *dst, const void *src)
   return -1;
 }
 
+/* *@size of a copy between a host buffer of @host_size bytes (the @host_end,
+ * "destination" or "source") and device memory of @device_size (-1: an
+ * address, unbounded): the host buffer's size when not given (-1).  A size
+ * that fits either not is the ValueError naming "size". */
+static int
+copy_size (gint64 *size, Py_ssize_t host_size, const char *host_end,
+           Py_ssize_t device_size, const char *device_end)
+{
+  if (*size < 0)
+    *size = host_size;
+  if (*size >= 0 && (host_size < 0 || *size <= host_size)
+      && (device_size < 0 || *size <= device_size))
+    return 0;
+  tgpy_argument_error (PyExc_ValueError, "size",
+                       "pass a size that fits the %s (%zd bytes) and the %s (%zd; -1: "
+                       "an address)",
+                       host_end, host_size, device_end, device_size);
+  return -1;
+}
+
 #define RUN_OPS(self, ok, call)                                                        \
   G_STMT_START                                                                         \
   {                                                                                    \
@@ -111,15 +131,9 @@ ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
                       &hold)
              < 0)
     goto out;
-  if (size < 0)
-    size = dst_size;
-  if (size < 0 || (dst_size >= 0 && size > dst_size)
-      || (src_size >= 0 && size > src_size))
-    tgpy_argument_error (PyExc_ValueError, "size",
-                         "pass a size that fits the destination (%zd bytes) and the "
-                         "source (%zd; -1: an address)",
-                         dst_size, src_size);
-  else if (size == 0 || copy_ends_null (dst, src) == 0)
+  if (copy_size (&size, dst_size, "destination", src_size, "source") < 0)
+    goto out;
+  if (size == 0 || copy_ends_null (dst, src) == 0)
     RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
 out:
   Py_XDECREF (hold);
@@ -149,17 +163,8 @@ ops_copy_to_device (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
                       &hold)
              < 0)
     goto out;
-  if (size < 0)
-    size = src_size;
-  if (size < 0 || (src_size >= 0 && size > src_size)
-      || (dst_size >= 0 && size > dst_size))
-    {
-      tgpy_argument_error (PyExc_ValueError, "size",
-                           "pass a size that fits the source (%zd bytes) and the "
-                           "destination (%zd; -1: an address)",
-                           src_size, dst_size);
-      goto out;
-    }
+  if (copy_size (&size, src_size, "source", dst_size, "destination") < 0)
+    goto out;
   if (size > 0 && copy_ends_null (dst, src) < 0)
     goto out;
   /* A copy replayed by a graph reads its source again: keep the object

@@ -101,9 +101,10 @@ class TrackProducer(Producer):
     ``min_iters=N`` (up to ``max_iters``, lookahead only) relaxes every
     spare track N times, smooth or not: a smooth track does not move, so
     the tracks are the same, each at a set cost (a stand-in for a slow
-    generator, to see what one does to a loop).  The kernel has a refill block per env of a batch (up to what the SMs
-    hold at once), launched at every call: a refill takes about one track's
-    time whatever its size, so a step of a millisecond gains from a larger
+    generator, to see what one does to a loop).  The kernel has a refill
+    block per env of a batch (up to what the SMs hold at once), launched at
+    every call: a refill takes about one track's time whatever its size, so
+    a step of a millisecond gains from a larger
     ``refill_batch`` (``examples/race_mjwarp.py``: 512), a step of a few
     microseconds from a small one (the default, 64).
 
