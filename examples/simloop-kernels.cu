@@ -97,9 +97,10 @@ step_kernel (SimParams params, const uint64_t *seeds, const uint32_t *epochs,
 // The step with the track producer's call fused in: the agents move, then
 // the envs that ended switch (and, in the step graph, the refill runs), as
 // the producer's call after the tally does, with the family the tally
-// gives this step; without overlap, the tally kernel, which runs after it
-// anyway, decides the next refill.  One kernel a mode: the other's code
-// would cost every step its shared memory and registers.
+// gives this step; the tally kernel, which runs after it anyway, decides
+// the next refill (with overlap: publishes the totals to the refiller).
+// One kernel a mode: the other's code would cost every step its shared
+// memory and registers.
 template <bool Overlap>
 static __global__ void
 __launch_bounds__ (TRACK_BLOCK)
@@ -117,17 +118,19 @@ __launch_bounds__ (TRACK_BLOCK)
 
   if constexpr (Overlap)
     overlap_switch_call (fused.shape, fused.iters, ended, f, fused.seeds, fused.epochs,
-                         fused.current, fused.overlap_spares);
+                         fused.current, fused.overlap_spares, false);
   else
     lookahead_call (fused.shape, fused.iters, n_switch, ended, nullptr, f, fused.seeds,
                     fused.epochs, fused.current, fused.spares, false);
 }
 
-// @refill, with the lookahead's call fused into the step (no overlap):
-// the next refill is decided here, once every block of the step tallied.
+// With the lookahead's call fused into the step, once every block of the
+// step tallied: @refill, the next refill is decided here; @overlap, the
+// switch's totals are published here.
 static __global__ void
 tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
-              int32_t *family, TrackRefill *refill, uint32_t refill_batch)
+              int32_t *family, TrackRefill *refill, uint32_t refill_batch,
+              TrackOverlap *overlap)
 {
   // Loaded before the decision's loads: one round trip for all.
   const uint64_t steps = counters->steps;
@@ -136,6 +139,8 @@ tally_kernel (SimParams params, const int32_t *any_done, SimCounters *counters,
 
   if (refill != nullptr)
     lookahead_decide (refill, refill_batch, f);
+  if (overlap != nullptr)
+    overlap_publish (overlap);
   if (done)
     counters->regen_steps++;
   else
@@ -186,8 +191,10 @@ sim_launch_tally (cudaStream_t stream, SimParams params, const int32_t *any_done
                   SimCounters *counters, int32_t *family, const TrackFused *fused)
 {
   const bool decide = fused != nullptr && !fused->overlap;
+  const bool publish = fused != nullptr && fused->overlap;
 
-  return launch_kernel (tally_kernel, 1, 1, 0, stream, params, any_done, counters, family,
-                        decide ? fused->spares.refill : nullptr,
-                        decide ? fused->spares.refill_batch : 0u);
+  return launch_kernel (tally_kernel, 1, 1, 0, stream, params, any_done, counters,
+                        family, decide ? fused->spares.refill : nullptr,
+                        decide ? fused->spares.refill_batch : 0u,
+                        publish ? fused->overlap_spares.overlap : nullptr);
 }

@@ -63,9 +63,10 @@ TRACK_EXTERN_C cudaError_t sim_launch_step (cudaStream_t stream, SimParams param
  * gives this step, and the refill runs there too (with overlap, beside the
  * steps, started by the refiller's poll); the same tracks, epochs and
  * counters as sim_launch_step(), sim_launch_tally() and the producer's call
- * after them, bit for bit, with one kernel fewer on the step.  Without
- * overlap, the next refill is decided by sim_launch_tally() given @fused,
- * which must follow before the next step. */
+ * after them, bit for bit, with one kernel fewer on the step.  The next
+ * refill is decided (with overlap: the totals the refiller polls are
+ * published) by sim_launch_tally() given @fused, which must follow before
+ * the next step. */
 TRACK_EXTERN_C cudaError_t sim_launch_step_fused (cudaStream_t stream, SimParams params,
                                                   float *progress, uint8_t *mask,
                                                   int32_t *any_done, SimCounters *counters,
@@ -78,8 +79,9 @@ TRACK_EXTERN_C cudaError_t sim_launch_step_fused (cudaStream_t stream, SimParams
  * regenerations would not be: a shard regenerates when one of its own envs
  * ends.  @fused: right after each sim_launch_step_fused() with it, the
  * tally decides the lookahead's next refill too (lookahead_decide(): the
- * call in the step kernel leaves that to a later kernel); ignored with
- * overlap (its refill runs beside); NULL after sim_launch_step(). */
+ * call in the step kernel leaves that to a later kernel), or with overlap
+ * publishes the switch's totals to the refiller (overlap_publish()); NULL
+ * after sim_launch_step(). */
 TRACK_EXTERN_C cudaError_t sim_launch_tally (cudaStream_t stream, SimParams params,
                                              const int32_t *any_done,
                                              SimCounters *counters, int32_t *family,

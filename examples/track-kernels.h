@@ -138,14 +138,18 @@ typedef struct
  *     refills the last list again; twice, a decided list is dropped): the
  *     last block's ticket then leaves the step kernel;
  *   - with overlap, overlap_switch_call() (track-overlap.cuh): the switch
- *     blocks alone (the refill runs beside, started by a TrackRefiller).
+ *     blocks alone (the refill runs beside, started by a TrackRefiller);
+ *     with publish false, one thread of a later kernel calls
+ *     overlap_publish() on overlap_spares.overlap, after each such call
+ *     and before the next (missed, the refiller sees the ends of that call
+ *     only at the next publish: its refills come later).
  * The tracks, epochs and counters are those of the producer's own calls,
  * bit for bit (in the step graph, the envs that end in the very call that
  * refills them are guarded by their claims; in either mode, when refills
  * run may differ).  The producer's own calls (a reset, a first call) and
  * fused calls may take turns on one stream, each fused call of decide
- * false decided before the next.  Made by track_fused_init()
- * (track-producer.h). */
+ * (publish) false decided (published) before the next.  Made by
+ * track_fused_init() (track-producer.h). */
 typedef struct
 {
   TrackShape shape;

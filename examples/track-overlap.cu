@@ -28,7 +28,7 @@ __launch_bounds__ (TRACK_BLOCK)
   const bool masked = e < sp.n_envs && mask[e] != 0;
   const int32_t f = *family;
 
-  overlap_switch_call (shape, iters, masked, f, seeds, epochs, current, sp);
+  overlap_switch_call (shape, iters, masked, f, seeds, epochs, current, sp, true);
 }
 
 // The refill's list: the slots owed when it starts, in any order (a

@@ -157,18 +157,52 @@ overlap_switch_env (TrackShape shape, TrackIters iters, uint32_t e, bool ended,
   return ended;
 }
 
+// The switch calls' totals, copied to the refiller's host memory when a
+// call changed them, by one thread once every block of the call tallied:
+// the call's last block, or a thread of a kernel the simulator runs after
+// its step kernel anyway (overlap_switch_call() with @publish false).
+// No block of the call changes them any more (a refill running beside
+// changes other totals), and the next call comes after.
+static __device__ void
+overlap_publish (TrackOverlap *o)
+{
+  // Read together: one round trip.
+  const uint32_t changed = relaxed (o->changed), freed = relaxed (o->totals.freed),
+                 misses = relaxed (o->totals.misses);
+  const int32_t urgent_any = relaxed (o->urgent);
+  volatile TrackTotals *host = o->host;
+
+  if (!changed)
+    return;
+  o->changed = 0;
+  if (urgent_any)
+    {
+      o->urgent = 0;
+      o->totals.urgent++;
+    }
+  // Only when they changed (a step with no end writes no host memory); the
+  // refiller reads them with no synchronization, in no order: no fence (a
+  // step's cost), a late one only delays a refill by a poll.
+  host->freed = freed;
+  host->misses = misses;
+  host->urgent = o->totals.urgent;
+}
+
 // One switch call, by the block that runs it: of a kernel of a thread per
 // env (TRACK_BLOCK threads and track_env_smem() bytes of dynamic shared
 // memory a block), @ended whether this thread's env ended, with family @f.
-// Every block of the kernel calls it once, with all its threads: its last
-// block (a ticket over gridDim) publishes the totals.
-// The track producer's own switch kernel runs it, and so may a simulator's
-// step kernel right after its agents moved (fused: TrackFused); a refill
-// may run beside either.
+// Every block of the kernel calls it once, with all its threads.
+// @publish: its last block (a ticket over gridDim) publishes the totals
+// (overlap_publish()); false: one thread of a later kernel calls
+// overlap_publish() after each call and before the next (a simulator's
+// kernel that runs after its step kernel anyway: the ticket's round trips
+// leave the step).  The track producer's own switch kernel runs it, and so
+// may a simulator's step kernel right after its agents moved (fused:
+// TrackFused); a refill may run beside either.
 static __device__ void
 overlap_switch_call (TrackShape shape, TrackIters iters, bool ended, int32_t f,
                      const uint64_t *seeds, uint32_t *epochs, TrackRows current,
-                     TrackOverlapSpares sp)
+                     TrackOverlapSpares sp, bool publish)
 {
   extern __shared__ float2 smem[];
   const uint32_t e = blockIdx.x * TRACK_BLOCK + threadIdx.x;
@@ -182,6 +216,7 @@ overlap_switch_call (TrackShape shape, TrackIters iters, bool ended, int32_t f,
   urgent = __syncthreads_or (urgent);
   if (threadIdx.x != 0)
     return;
+  // Their results unused: reductions, none waits for its round trip.
   if (spent)
     atomicAdd (&o->totals.freed, (uint32_t)spent);
   if (missed)
@@ -190,31 +225,8 @@ overlap_switch_call (TrackShape shape, TrackIters iters, bool ended, int32_t f,
     atomicOr (&o->urgent, 1);
   if (spent)
     atomicOr (&o->changed, 1u);
-  if (last_block (&o->blocks, spent != 0))
-    {
-      // Read together; no block of this kernel changes them any more (a
-      // refill running beside changes other totals), and the next kernel
-      // comes after this one.
-      const uint32_t changed = relaxed (o->changed), freed = relaxed (o->totals.freed),
-                     misses = relaxed (o->totals.misses);
-      const int32_t urgent_any = relaxed (o->urgent);
-      volatile TrackTotals *host = o->host;
-
-      if (!changed)
-        return;
-      o->changed = 0;
-      if (urgent_any)
-        {
-          o->urgent = 0;
-          o->totals.urgent++;
-        }
-      // Only when they changed (a step with no end writes no host memory);
-      // the refiller reads them with no synchronization, in no order: no
-      // fence (a step's cost), a late one only delays a refill by a poll.
-      host->freed = freed;
-      host->misses = misses;
-      host->urgent = o->totals.urgent;
-    }
+  if (publish && last_block (&o->blocks, spent != 0))
+    overlap_publish (o);
 }
 
 #endif // TRACK_OVERLAP_CUH

@@ -114,8 +114,9 @@ typedef struct
                        the SM time the refills held */
 } TrackTotals;
 
-/* "overlap": the device side of the overlapped refill.  The last block of
- * each kernel copies @totals to @host, mapped host memory the track
+/* "overlap": the device side of the overlapped refill.  After each switch
+ * call (its last block, or fused a later kernel's thread) and each refill
+ * kernel, @totals are copied to @host, mapped host memory the track
  * producer owns (freed after its device buffers, so after its kernels),
  * which a TrackRefiller reads with no synchronization.  With no refiller,
  * no refill runs, and every end makes its track at once. */
