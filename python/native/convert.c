@@ -263,6 +263,19 @@ tgpy_uint_array (PyObject *obj, const char *what, guint64 max, gsize width,
 }
 
 int
+tgpy_bool (PyObject *obj, const char *what, gboolean *out)
+{
+  if (!PyBool_Check (obj))
+    {
+      PyErr_Format (PyExc_TypeError, "%s: True or False, not %R", what,
+                    (PyObject *)Py_TYPE (obj));
+      return -1;
+    }
+  *out = obj == Py_True;
+  return 0;
+}
+
+int
 tgpy_callable (PyObject *obj, const char *what, gboolean optional)
 {
   if (PyCallable_Check (obj) || (optional && obj == Py_None))

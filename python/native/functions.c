@@ -37,9 +37,9 @@ native_live_objects (PyObject *module, PyObject *unused)
 static PyObject *
 native_set_nvtx (PyObject *module, PyObject *on)
 {
-  int truth = PyObject_IsTrue (on);
+  gboolean truth;
 
-  if (truth < 0)
+  if (tgpy_bool (on, "on", &truth) < 0)
     return NULL;
   tg_set_nvtx (truth);
   Py_RETURN_NONE;

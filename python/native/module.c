@@ -100,9 +100,9 @@ static PyObject *
 native_set_checks (PyObject *module, PyObject *on)
 {
   GError *error = NULL;
-  int truth = PyObject_IsTrue (on);
+  gboolean truth;
 
-  if (truth < 0)
+  if (tgpy_bool (on, "on", &truth) < 0)
     return NULL;
   if (!tg_set_checks (truth, &error))
     return tgpy_raise (state_of_module (module), error, NULL);

@@ -146,6 +146,9 @@ int tgpy_count (PyObject *obj, const char *what, gint64 min, gint64 max, gint64 
 /* The same, or -1 for None (or a missing argument, @obj NULL). */
 int tgpy_optional_count (PyObject *obj, const char *what, gint64 min, gint64 max,
                          gint64 *out);
+/* True or False alone, as a switch: TypeError for anything else (a 0, a
+ * "no" or a None would turn it on or off by accident). */
+int tgpy_bool (PyObject *obj, const char *what, gboolean *out);
 /* A CUDA device ordinal (0 when @obj is NULL). */
 int tgpy_device (PyObject *obj, const char *what, int *device);
 /* An address or a handle given as an int: ValueError when negative (never

@@ -86,14 +86,10 @@ apply_config (TrackConfig *config, PyObject *kwargs)
           break;
       if (i < G_N_ELEMENTS (config_switches))
         {
-          if (!PyBool_Check (value))
-            {
-              PyErr_Format (PyExc_TypeError, "%s: True or False, not %R", name,
-                            (PyObject *)Py_TYPE (value));
-              return -1;
-            }
-          G_STRUCT_MEMBER (gboolean, config, config_switches[i].offset)
-              = value == Py_True;
+          if (tgpy_bool (value, name,
+                         &G_STRUCT_MEMBER (gboolean, config, config_switches[i].offset))
+              < 0)
+            return -1;
           continue;
         }
       for (i = 0; i < G_N_ELEMENTS (shape_fields); i++)

@@ -686,6 +686,10 @@ def set_nvtx(on: bool) -> None:
 
     Args:
         on (bool): Whether the ranges are on.
+
+    Raises:
+        TypeError: *on* is not True or False (a truthy ``"no"`` or ``1`` is
+            refused, not taken for True).
     """
     _native.set_nvtx(on)
 
@@ -718,11 +722,13 @@ def set_checks(on: bool) -> None:
         on (bool): Whether to check.
 
     Raises:
+        TypeError: *on* is not True or False (a truthy ``"no"`` or ``1`` is
+            refused, not taken for True).
         StateError: CUPTI cannot be loaded or subscribed to (a profiler
             holds it); the message names ``TG_CUPTI_PATH``.  Checked mode is
             off then.
     """
-    if on:
+    if on is True:  # anything else is refused below, with nothing loaded
         _cupti.load_from_wheel()
     _native.set_checks(on)
 

@@ -256,6 +256,13 @@ row("family_name 2**40", lambda f: tracks.family_name(2 ** 40), ValueError, "fam
 row("write_svg n_tracks -1",
     lambda f: tracks.write_svg("/dev/null", b"", b"", -1, 4, 1.0), ValueError, "n_tracks")
 
+# -- switches: True or False alone --------------------------------------------
+for value in ("no", 1, 0, None):
+    row("set_nvtx on %r" % (value,), lambda f, v=value: tx.set_nvtx(v), TypeError, "on",
+        "True or False")
+    row("set_checks on %r" % (value,), lambda f, v=value: tx.set_checks(v), TypeError,
+        "on", "True or False")
+
 # -- names, the rest of the producer's methods ---------------------------------
 for label, value, exc in (("with a NUL", "a\0b", ValueError), ("an int", 3, TypeError),
                           ("bytes", b"name", TypeError), ("None", None, TypeError)):

@@ -169,6 +169,22 @@ class Nvtx(unittest.TestCase):
                              capture_output=True, text=True).stdout
         self.assertEqual(out.strip(), "True")
 
+    def test_refused_switch_changes_nothing(self):
+        """set_nvtx() and set_checks() take True or False alone: a truthy "no"
+        or 1 turned the switch on before, a None off; now each is refused,
+        and the switch stays as it was."""
+        checks = tx.checks_enabled()
+        for on in (True, False):
+            tx.set_nvtx(on)
+            for bad in ("no", 1, 0, None):
+                with self.subTest(on=on, bad=bad):
+                    with self.assertRaisesRegex(TypeError, "on: True or False"):
+                        tx.set_nvtx(bad)
+                    self.assertIs(tx.nvtx_enabled(), on)
+                    with self.assertRaisesRegex(TypeError, "on: True or False"):
+                        tx.set_checks(bad)
+                    self.assertIs(tx.checks_enabled(), checks)
+
 
 class HostStages(tgtest.GpuCase):
     def test_host_operations(self):
