@@ -172,6 +172,21 @@ native_callable (PyObject *module, PyObject *args)
   return value;
 }
 
+/* *value*, True or False: for the package's switches, worded as
+ * tgpy_bool() words every switch. */
+static PyObject *
+native_switch (PyObject *module, PyObject *args)
+{
+  PyObject *value;
+  const char *what;
+  gboolean on;
+
+  if (!PyArg_ParseTuple (args, "Os:_switch", &value, &what)
+      || tgpy_bool (value, what, &on) < 0)
+    return NULL;
+  return PyBool_FromLong (on);
+}
+
 static PyObject *
 native_int32_array (PyObject *module, PyObject *args)
 {
@@ -220,6 +235,10 @@ static PyMethodDef module_functions[] = {
     "_callable(value, what, optional=False)\n--\n\n*value*, a callable (or None when "
     "*optional*): TypeError naming *what* otherwise, worded as every callable "
     "argument of the package." },
+  { "_switch", native_switch, METH_VARARGS,
+    "_switch(value, what)\n--\n\n*value*, True or False: TypeError naming *what* "
+    "otherwise (a truthy \"no\" or 1 is refused), worded as every switch of the "
+    "package." },
   { "_int32_array", native_int32_array, METH_VARARGS,
     "_int32_array(array, what, n)\n--\n\n(address, device) of at least *n* int32 in "
     "device memory, checked as flags are: ArgumentError naming *what* otherwise." },

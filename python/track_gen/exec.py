@@ -221,8 +221,11 @@ def _itemsize(dtype: str) -> int:
 
 
 def _flags(capture_safe: bool, legacy_stream: bool = False) -> int:
-    return int((StageFlags.CAPTURE_SAFE if capture_safe else StageFlags.NONE)
-               | (StageFlags.LEGACY_STREAM if legacy_stream else StageFlags.NONE))
+    # A truthy "no" must not declare a stage capture-safe.
+    return int((StageFlags.CAPTURE_SAFE if _native._switch(capture_safe, "capture_safe")
+                else StageFlags.NONE)
+               | (StageFlags.LEGACY_STREAM if _native._switch(legacy_stream, "legacy_stream")
+                  else StageFlags.NONE))
 
 
 class Producer(_native.Producer):

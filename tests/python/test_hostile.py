@@ -256,12 +256,27 @@ row("family_name 2**40", lambda f: tracks.family_name(2 ** 40), ValueError, "fam
 row("write_svg n_tracks -1",
     lambda f: tracks.write_svg("/dev/null", b"", b"", -1, 4, 1.0), ValueError, "n_tracks")
 
-# -- switches: True or False alone --------------------------------------------
+# -- switches: True or False alone (a truthy "no" turned one on) --------------
 for value in ("no", 1, 0, None):
     row("set_nvtx on %r" % (value,), lambda f, v=value: tx.set_nvtx(v), TypeError, "on",
         "True or False")
     row("set_checks on %r" % (value,), lambda f, v=value: tx.set_checks(v), TypeError,
         "on", "True or False")
+for value in ("no", 1):
+    for label, call in (
+            ("add_device_stage capture_safe",
+             lambda p, v: p.add_device_stage("s", print, capture_safe=v)),
+            ("add_device_stage legacy_stream",
+             lambda p, v: p.add_device_stage("s", print, legacy_stream=v)),
+            ("add_host_stage capture_safe",
+             lambda p, v: p.add_host_stage("s", print, capture_safe=v)),
+            ("add_loop_stage capture_safe",
+             lambda p, v: p.add_loop_stage("l", print, flag="f", status="s", max_iters=2,
+                                           capture_safe=v)),
+            ("add_switch_stage capture_safe",
+             lambda p, v: p.add_switch_stage("w", [print], index="i", capture_safe=v))):
+        row("%s %r" % (label, value), lambda f, c=call, v=value: c(f.producer(), v),
+            TypeError, label.split()[1], "True or False")
 
 # -- names, the rest of the producer's methods ---------------------------------
 for label, value, exc in (("with a NUL", "a\0b", ValueError), ("an int", 3, TypeError),

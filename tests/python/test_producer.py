@@ -152,6 +152,19 @@ class Declarations(unittest.TestCase):
                 p.declare_binding(3, "x", like=self.Array())  # no stage 3
             self.assertEqual(p.bindings, ())
 
+    def test_a_stage_refused_for_its_switch_is_not_added(self):
+        """capture_safe="no" is refused, not taken for True: a stage declared
+        capture-safe by accident would be captured and replayed."""
+        with tx.Producer("switches") as p:
+            for kwargs in ({"capture_safe": "no"}, {"capture_safe": 1},
+                           {"legacy_stream": None}):
+                with self.subTest(**kwargs):
+                    with self.assertRaisesRegex(TypeError, "True or False"):
+                        p.add_device_stage("s", lambda ctx: None, **kwargs)
+                    self.assertEqual(p.n_stages, 0)
+            p.add_device_stage("s", lambda ctx: None, capture_safe=True)
+            self.assertEqual(p.n_stages, 1)
+
 
 class Nvtx(unittest.TestCase):
     """NVTX ranges: off by default, on with set_nvtx() or TG_NVTX=1.  Host only
