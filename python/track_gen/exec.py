@@ -275,6 +275,7 @@ class Producer(_native.Producer):
             int: The stage's index.
 
         Raises:
+            TypeError: *capture_safe* or *legacy_stream* is not True or False.
             ArgumentError: An empty or duplicate name.
             StateError: The producer already ran (``SEALED``).
         """
@@ -298,6 +299,7 @@ class Producer(_native.Producer):
             int: The stage's index.
 
         Raises:
+            TypeError: *capture_safe* is not True or False.
             ArgumentError: An empty or duplicate name.
             StateError: The producer already ran (``SEALED``).
         """
@@ -324,6 +326,7 @@ class Producer(_native.Producer):
             int: The stage's index.
 
         Raises:
+            TypeError: *capture_safe* is not True or False.
             ValueError: *flag* or *status* is declared with another dtype.
             ArgumentError: An invalid name or *max_iters*.
             StateError: The producer already ran (``SEALED``).
@@ -351,6 +354,7 @@ class Producer(_native.Producer):
             int: The stage's index.
 
         Raises:
+            TypeError: *capture_safe* is not True or False.
             ValueError: *index* is declared with another dtype.
             ArgumentError: An invalid name, or no case.
             StateError: The producer already ran (``SEALED``).
