@@ -135,6 +135,25 @@ class HostSide(Steady):
         self.assertSteady(self.refused(TypeError, p.run, array), array, array.interface)
         p.close()
 
+    def test_stream_objects(self):
+        """A stream given as an object (the CUDA stream protocol, or torch's
+        .cuda_stream) is read and let go, taken or refused."""
+        class Protocol:
+            def __cuda_stream__(self):
+                return (0, 0x7f0012345678)
+
+        class TorchLike:
+            cuda_stream = 0x7f0012345678
+
+        class Broken:
+            def __cuda_stream__(self):
+                return (0, "not a handle")
+
+        for stream in (Protocol(), TorchLike()):
+            self.assertSteady(lambda s=stream: _native._stream_handle(s), stream)
+        broken = Broken()
+        self.assertSteady(self.refused(TypeError, _native._stream_handle, broken), broken)
+
     def test_refused_svg(self):
         from track_gen import tracks
         points, valid, label = b"\0" * 24, b"\1", "a track"
