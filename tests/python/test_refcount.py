@@ -280,7 +280,7 @@ class Calls(Steady):
         p.declare_binding(s, "buf", 16)
         p.bind("buf", buf)
         self.assertSteady(lambda: p.run(stream, tx.Policy.EAGER, flag), stage, flag,
-                          buf, torch=torch)
+                          buf, stream, torch=torch)
         self.assertSteady(lambda: p.bind("buf", buf), buf, torch=torch)
         p.close()
 
