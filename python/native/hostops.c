@@ -133,8 +133,9 @@ ops_copy_to_host (TgpyLaunch *self, PyObject *args, PyObject *kwargs)
     goto out;
   if (copy_size (&size, dst_size, "destination", src_size, "source") < 0)
     goto out;
-  if (size == 0 || copy_ends_null (dst, src) == 0)
-    RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
+  if (size > 0 && copy_ends_null (dst, src) < 0)
+    goto out;
+  RUN_OPS (self, ok, tg_host_ops_copy_to_host (ops, dst, src, (gsize)size, &error_));
 out:
   Py_XDECREF (hold);
   if (!ok)
