@@ -452,9 +452,11 @@ class Streams(FlowCase):
 
         def work(k):
             stream = torch.cuda.Stream()
-            flag = torch.zeros(1, dtype=torch.int32, device="cuda")
-            buf = torch.zeros(2, dtype=torch.int64, device="cuda")
             with torch.cuda.stream(stream):
+                # Made on the stream that uses them: torch's streams do not
+                # wait for the default stream.
+                flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+                buf = torch.zeros(2, dtype=torch.int64, device="cuda")
                 for c in range(50):
                     flag.fill_(c % 2)
                     tx.capture_if(flag, lambda: buf[0].add_(k),

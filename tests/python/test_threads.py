@@ -35,6 +35,10 @@ class Threads(tgtest.GpuCase):
     def test_two_threads_one_producer(self):
         torch = self.torch
         chain = tgtest.Chain("shared")
+        # Its tensors were made on this thread's stream, which the threads'
+        # streams do not wait for (under a loaded GPU a first call read them
+        # before they were written).
+        torch.cuda.current_stream().synchronize()
         lock = threading.Lock()  # inputs and result belong to one call at a time
 
         def work(i):
