@@ -33,6 +33,7 @@ struct _SimShard
   cudaEvent_t *events;
   guint n_events, n_times;
   float *step_us;
+  float *step_end_ms; /* each timed step's end, from the first step's */
 };
 
 void
@@ -239,11 +240,14 @@ sim_shard_time_steps (SimShard *shard, guint n_steps, GError **error)
     check_cleanup (cudaEventDestroy (shard->events[t]), "cudaEventDestroy");
   g_clear_pointer (&shard->events, g_free);
   g_clear_pointer (&shard->step_us, g_free);
+  g_clear_pointer (&shard->step_end_ms, g_free);
   shard->n_events = shard->n_times = 0;
   if (n_steps == 0)
-    return TRUE;
+    return shard->refiller == NULL
+           || track_refiller_keep_spans (shard->refiller, FALSE, error);
   shard->events = g_new0 (cudaEvent_t, n_steps);
   shard->step_us = g_new0 (float, n_steps);
+  shard->step_end_ms = g_new0 (float, n_steps);
   for (; ok && shard->n_events < n_steps; shard->n_events++)
     ok = TRACK_CUDA_OK (cudaEventCreate (&shard->events[shard->n_events]), error);
   return ok;
@@ -400,20 +404,50 @@ after_step (SimShard *shard, guint t, GError **error)
 }
 
 /* The GPU time between the events of consecutive steps of the last replay
- * of @n_steps steps. */
+ * of @n_steps steps, and where each of those steps ended. */
 static gboolean
 read_step_times (SimShard *shard, guint n_steps, GError **error)
 {
   shard->n_times = 0;
   for (guint t = 1; t < MIN (n_steps, shard->n_events); t++)
     {
-      float ms = 0.f;
+      float ms = 0.f, end = 0.f;
 
-      if (!TRACK_CUDA_OK (cudaEventElapsedTime (&ms, shard->events[t - 1],
-                                                shard->events[t]),
-                          error))
+      if (!TRACK_CUDA_OK (
+              cudaEventElapsedTime (&ms, shard->events[t - 1], shard->events[t]), error)
+          || !TRACK_CUDA_OK (
+              cudaEventElapsedTime (&end, shard->events[0], shard->events[t]), error))
         return FALSE;
+      shard->step_end_ms[shard->n_times] = end;
       shard->step_us[shard->n_times++] = ms * 1e3f;
+    }
+  return TRUE;
+}
+
+gboolean
+sim_shard_steps_beside_refills (SimShard *shard, gboolean *beside, GError **error)
+{
+  guint n_spans = 0;
+  const TrackRefillSpan *spans
+      = shard->refiller != NULL ? track_refiller_get_spans (shard->refiller, &n_spans)
+                                : NULL;
+
+  memset (beside, 0, shard->n_times * sizeof *beside);
+  for (guint i = 0; i < n_spans; i++)
+    {
+      float begin = 0.f, end = 0.f;
+
+      /* Both ends from the first step's event: a refill spans a step when
+       * it began before the step ended and ended after it began. */
+      if (!TRACK_CUDA_OK (
+              cudaEventElapsedTime (&begin, shard->events[0], spans[i].begin), error)
+          || !TRACK_CUDA_OK (
+              cudaEventElapsedTime (&end, shard->events[0], spans[i].end), error))
+        return FALSE;
+      for (guint t = 0; t < shard->n_times; t++)
+        beside[t] = beside[t]
+                    || (begin < shard->step_end_ms[t]
+                        && end > shard->step_end_ms[t] - shard->step_us[t] * 1e-3f);
     }
   return TRUE;
 }
@@ -421,6 +455,10 @@ read_step_times (SimShard *shard, guint n_steps, GError **error)
 static gboolean
 replay (SimShard *shard, cudaGraphExec_t exec, guint n_steps, GError **error)
 {
+  /* The refills of this replay alone. */
+  if (shard->refiller != NULL && shard->n_events > 0
+      && !track_refiller_keep_spans (shard->refiller, TRUE, error))
+    return FALSE;
   for (guint t = 0; t < n_steps; t++)
     if (!TRACK_CUDA_OK (cudaGraphLaunch (exec, shard->stream), error)
         || !after_step (shard, t, error))

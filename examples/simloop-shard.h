@@ -99,11 +99,17 @@ gboolean sim_shard_run_host (SimShard *shard, guint n_steps, GError **error);
 TrackRefiller *sim_shard_get_refiller (const SimShard *shard);
 /* Records an event after each step of the next replays (run_graph,
  * run_floor) of up to @n_steps steps, and keeps the GPU time between
- * consecutive ones; 0 stops. */
+ * consecutive ones, and with overlap each refill's span; 0 stops. */
 gboolean sim_shard_time_steps (SimShard *shard, guint n_steps, GError **error);
 /* The step times of the last timed replay, in microseconds: *@n of them
  * (its steps but the first), owned by the shard. */
 const float *sim_shard_get_step_times (const SimShard *shard, guint *n);
+/* Which of those steps a refill ran beside, for a part of it at least, on
+ * the GPU: @beside holds one for each step time.  Waits for no refill: the
+ * replay's last one ended (sim_shard_run_graph() ends each replay waiting
+ * for its steps, track_refiller_wait() for the refill). */
+gboolean sim_shard_steps_beside_refills (SimShard *shard, gboolean *beside,
+                                         GError **error);
 
 /* Reads the shard's envs into @snap at their global indices (@snap holds
  * envs 0 to at least first + n - 1), and its counters.  Blocks. */

@@ -2,7 +2,8 @@
 /* simloop-times.c: what simloop prints of its timed steps (their median,
  * mean and p99 against the floor's) and, with overlap, of the refills beside
  * them (their GPU time, the ends that found no spare, their share of the
- * GPU and the loop's speed against it). */
+ * GPU and the loop's speed against it, the steps they ran beside against
+ * the others). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,6 +17,18 @@ compare_floats (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
+/* The @q quantile (0 to 1) of @n @times; 0 when there are none. */
+static double
+quantile (const float *times, guint n, double q)
+{
+  g_autofree float *sorted = g_memdup2 (times, n * sizeof (float));
+
+  if (n == 0)
+    return 0;
+  qsort (sorted, n, sizeof (float), compare_floats);
+  return sorted[MIN ((guint)(q * n), n - 1)];
+}
+
 /* The @q quantile (0 to 1) of the shard's step times of its last timed
  * replay; 0 when there are none. */
 double
@@ -23,12 +36,8 @@ sim_step_quantile (SimShard *shard, double q)
 {
   guint n = 0;
   const float *times = sim_shard_get_step_times (shard, &n);
-  g_autofree float *sorted = g_memdup2 (times, n * sizeof (float));
 
-  if (n == 0)
-    return 0;
-  qsort (sorted, n, sizeof (float), compare_floats);
-  return sorted[MIN ((guint)(q * n), n - 1)];
+  return quantile (times, n, q);
 }
 
 /* The mean of the shard's step times of its last timed replay. */
@@ -117,4 +126,32 @@ sim_print_overlap (const TrackRefillerStats *before, const TrackRefillerStats *a
           "(1 - share), 1 - share being %.3f to %.3f (target >= 0.9x)\n",
           against_share (floor_s, graph_s, low), against_share (floor_s, graph_s, high),
           1 - low, 1 - high);
+}
+
+/* The loop's steps apart: those a refill ran beside on the GPU and those it
+ * did not, both with every switch and the same kernels.  A refill that
+ * stalled a step would show in the p99 of the first against the second. */
+gboolean
+sim_print_beside_refills (SimShard *shard, double floor_median, GError **error)
+{
+  guint n = 0, n_beside = 0, n_alone = 0;
+  const float *times = sim_shard_get_step_times (shard, &n);
+  g_autofree gboolean *beside = g_new (gboolean, MAX (n, 1u));
+  g_autofree float *with = g_new (float, MAX (n, 1u));
+  g_autofree float *without = g_new (float, MAX (n, 1u));
+
+  if (!sim_shard_steps_beside_refills (shard, beside, error))
+    return FALSE;
+  for (guint t = 0; t < n; t++)
+    if (beside[t])
+      with[n_beside++] = times[t];
+    else
+      without[n_alone++] = times[t];
+  printf ("  steps a refill ran beside: %u, median %.2f us, p99 %.2f us (%.2fx the "
+          "floor's median); steps with none: %u, median %.2f us, p99 %.2f us (%.2fx)\n",
+          n_beside, quantile (with, n_beside, 0.5), quantile (with, n_beside, 0.99),
+          floor_median > 0 ? quantile (with, n_beside, 0.99) / floor_median : 0.0,
+          n_alone, quantile (without, n_alone, 0.5), quantile (without, n_alone, 0.99),
+          floor_median > 0 ? quantile (without, n_alone, 0.99) / floor_median : 0.0);
+  return TRUE;
 }

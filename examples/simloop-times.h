@@ -12,5 +12,7 @@ void sim_print_overlap (const TrackRefillerStats *before,
                         const TrackRefillerStats *at_end,
                         const TrackRefillerStats *after, double floor_median,
                         double floor_s, double graph_s);
+gboolean sim_print_beside_refills (SimShard *shard, double floor_median,
+                                   GError **error);
 
 #endif /* SIMLOOP_TIMES_H */

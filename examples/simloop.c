@@ -36,11 +36,12 @@
  * With --overlap (and lookahead), the spares are refilled beside the steps
  * by a TrackRefiller, which the replay loop polls after each step; the
  * loop and its floor then time every step (events), and it prints their
- * median and p99, the refills' GPU time and the ends that found no spare
- * ready.  --heavy N makes the generator heavy: tighter turns, and every
- * spare track relaxed N times, smooth or not (a smooth track does not move:
- * the same tracks, far slower than a step; on demand, up to N); the steps are
- * timed then too, with or without --overlap (a refill in the step graph
+ * median and p99, the refills' GPU time, the ends that found no spare
+ * ready, and the loop's steps apart: those a refill ran beside on the GPU
+ * (events around each refill) against those it did not.  --heavy N makes the generator
+ * heavy: tighter turns, and every spare track relaxed N times, smooth or not (a smooth
+ * track does not move: the same tracks, far slower than a step; on demand, up to N);
+ * the steps are timed then too, with or without --overlap (a refill in the step graph
  * stalls its step: the p99 shows it).  --step-times times them in any
  * mode: the median step against the floor's is what every step pays, the
  * mean beyond the median what refills add.  Fused or not, the tracks are
@@ -293,6 +294,8 @@ run_one_device (guint n_envs, guint n_steps, guint64 base_seed,
       if (refiller != NULL)
         sim_print_overlap (&before, &at_end, &after, floor_median, floor_s, graph_s);
     }
+  ok = ok
+       && (refiller == NULL || sim_print_beside_refills (shard, floor_median, error));
   ok = ok && (!timing || sim_shard_time_steps (shard, 0, error));
   ok = ok && sim_shard_reset (shard, error)
        && timed (sim_shard_run_host, shard, n_steps, &host_s, error)

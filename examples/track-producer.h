@@ -245,6 +245,24 @@ typedef struct
 /* What the refills did so far. */
 void track_refiller_get_stats (TrackRefiller *refiller, TrackRefillerStats *stats);
 
+/* The events around one refill on its stream: its span on the GPU. */
+typedef struct
+{
+  cudaEvent_t begin, end;
+} TrackRefillSpan;
+
+/* @keep: from now on each refill started gets events of its own, kept
+ * until the next call (to place refills among other work, as simloop
+ * places its steps); those kept before are dropped.  FALSE: drops them
+ * and stops.  Waits for the running refill first.  FALSE with
+ * TG_CUDA_ERROR. */
+gboolean track_refiller_keep_spans (TrackRefiller *refiller, gboolean keep,
+                                    GError **error);
+
+/* The spans kept (*@n of them, in the order the refills started; the last
+ * one's end may still be pending), owned by the refiller. */
+const TrackRefillSpan *track_refiller_get_spans (TrackRefiller *refiller, guint *n);
+
 /* The stream the refills run on (the device's least priority). */
 cudaStream_t track_refiller_get_stream (TrackRefiller *refiller);
 

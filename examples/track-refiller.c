@@ -32,10 +32,13 @@ struct _TrackRefiller
   guint32 freed_at, urgent_at; /* the totals when the last refill started */
   guint32 started;             /* refills started; host->refills: done */
   guint64 busy_at;             /* host->busy_ns after the first refill */
-  /* Around the last refill started, and the GPU time of those done. */
+  /* Around the last refill started (own, or the last kept span's), and
+   * the GPU time of those done. */
   cudaEvent_t begin, end;
+  cudaEvent_t own[2];
   gboolean timed; /* the last refill's time is in gpu_ms */
   double gpu_ms;
+  GArray *spans; /* TrackRefillSpan, while kept: each refill's own events */
 };
 
 static void
@@ -164,9 +167,11 @@ refiller_init (TrackRefiller *r, TgProducer *track, const TrackConfig *config,
       || !TRACK_CUDA_OK (
           cudaDeviceGetAttribute (&n_sms, cudaDevAttrMultiProcessorCount, r->device),
           error)
-      || !TRACK_CUDA_OK (cudaEventCreate (&r->begin), error)
-      || !TRACK_CUDA_OK (cudaEventCreate (&r->end), error))
+      || !TRACK_CUDA_OK (cudaEventCreate (&r->own[0]), error)
+      || !TRACK_CUDA_OK (cudaEventCreate (&r->own[1]), error))
     return FALSE;
+  r->begin = r->own[0];
+  r->end = r->own[1];
   r->n_blocks = (guint)MAX (n_sms, 1);
   r->refill = refill_producer_new (track, config, r->n_blocks, error);
   if (r->refill == NULL || !find_host (r, track, config, error))
@@ -252,6 +257,27 @@ time_last (TrackRefiller *r, GError **error)
   return TRUE;
 }
 
+/* While spans are kept, the refill about to start gets events of its own. */
+static gboolean
+span_new (TrackRefiller *r, GError **error)
+{
+  TrackRefillSpan span = { NULL, NULL };
+
+  if (r->spans == NULL)
+    return TRUE;
+  if (!TRACK_CUDA_OK (cudaEventCreate (&span.begin), error))
+    return FALSE;
+  if (!TRACK_CUDA_OK (cudaEventCreate (&span.end), error))
+    {
+      (void)cudaEventDestroy (span.begin);
+      return FALSE;
+    }
+  g_array_append_val (r->spans, span);
+  r->begin = span.begin;
+  r->end = span.end;
+  return TRUE;
+}
+
 /* Starts a refill, events around it, when the last one has ended. */
 static gboolean
 start_refill (TrackRefiller *r, guint32 freed, guint32 urgent, gboolean *started,
@@ -261,6 +287,8 @@ start_refill (TrackRefiller *r, guint32 freed, guint32 urgent, gboolean *started
     return FALSE;
   if (!r->timed) /* the last one is still ending: the next poll starts this one */
     return TRUE;
+  if (!span_new (r, error))
+    return FALSE;
   if (!TRACK_CUDA_OK (cudaEventRecord (r->begin, r->stream), error)
       || !tg_producer_run (r->refill, r->stream, TG_POLICY_REPLAY, tg_unconditional (),
                            error))
@@ -314,6 +342,41 @@ track_refiller_wait (TrackRefiller *r, GError **error)
   return ok;
 }
 
+static void
+span_clear (gpointer data)
+{
+  TrackRefillSpan *span = data;
+
+  (void)cudaEventDestroy (span->begin);
+  (void)cudaEventDestroy (span->end);
+}
+
+gboolean
+track_refiller_keep_spans (TrackRefiller *r, gboolean keep, GError **error)
+{
+  g_return_val_if_fail (r != NULL, FALSE);
+  /* The running refill's time is taken from its events before they go. */
+  if (!track_refiller_wait (r, error))
+    return FALSE;
+  r->begin = r->own[0];
+  r->end = r->own[1];
+  g_clear_pointer (&r->spans, g_array_unref);
+  if (keep)
+    {
+      r->spans = g_array_new (FALSE, FALSE, sizeof (TrackRefillSpan));
+      g_array_set_clear_func (r->spans, span_clear);
+    }
+  return TRUE;
+}
+
+const TrackRefillSpan *
+track_refiller_get_spans (TrackRefiller *r, guint *n)
+{
+  g_return_val_if_fail (r != NULL && n != NULL, NULL);
+  *n = r->spans != NULL ? r->spans->len : 0;
+  return r->spans != NULL ? (const TrackRefillSpan *)r->spans->data : NULL;
+}
+
 void
 track_refiller_get_stats (TrackRefiller *r, TrackRefillerStats *stats)
 {
@@ -352,10 +415,10 @@ track_refiller_free (TrackRefiller *r)
       if (r->stream != NULL
           && !TRACK_CUDA_OK (cudaStreamSynchronize (r->stream), &error))
         g_warning ("track refiller: %s", error->message);
-      if (r->begin != NULL)
-        (void)cudaEventDestroy (r->begin);
-      if (r->end != NULL)
-        (void)cudaEventDestroy (r->end);
+      g_clear_pointer (&r->spans, g_array_unref);
+      for (guint i = 0; i < G_N_ELEMENTS (r->own); i++)
+        if (r->own[i] != NULL)
+          (void)cudaEventDestroy (r->own[i]);
       if (r->stream != NULL)
         (void)cudaStreamDestroy (r->stream);
       track_leave_device (&saved);

@@ -192,6 +192,60 @@ test_poll_as_refill_ends (TgTestGpu *gpu, gconstpointer data)
   g_assert_cmpuint (stats.totals.misses, ==, 2 * group);
 }
 
+/* Kept spans: one per refill started while kept, in order, the events its
+ * refill ran between: an event recorded on another stream while the refill
+ * runs lies before its end; keeping anew or stopping drops them. */
+static void
+test_spans (TgTestGpu *gpu, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TgSeedState) seeds = NULL;
+  g_autoptr (TgProducer) p = NULL;
+  g_autoptr (TrackRefiller) refiller = NULL;
+  cudaStream_t s = gpu->stream;
+  const TrackRefillSpan *spans;
+  cudaEvent_t during;
+  float ms = 0.f;
+  guint n = 1;
+
+  TG_TEST_REQUIRE_GPU ();
+  refiller = overlap_new (21, s, &seeds, &p);
+  g_assert_null (track_refiller_get_spans (refiller, &n));
+  g_assert_cmpuint (n, ==, 0);
+  g_assert_true (track_refiller_keep_spans (refiller, TRUE, &error));
+  g_assert_no_error (error);
+  TG_TEST_CUDA (cudaEventCreate (&during));
+  for (guint round = 0; round < 2; round++)
+    {
+      end_envs (p, 0, N_ENVS, s);
+      g_assert_true (poll_ok (refiller));
+      TG_TEST_CUDA (cudaEventRecord (during, s));
+      wait_ok (refiller);
+      spans = track_refiller_get_spans (refiller, &n);
+      g_assert_cmpuint (n, ==, round + 1);
+      TG_TEST_CUDA (cudaEventSynchronize (during));
+      TG_TEST_CUDA (cudaEventElapsedTime (&ms, spans[round].begin, spans[round].end));
+      g_assert_cmpfloat (ms, >, 0.f);
+      /* The heavy refill runs for milliseconds after it was started. */
+      TG_TEST_CUDA (cudaEventElapsedTime (&ms, during, spans[round].end));
+      g_assert_cmpfloat (ms, >, 0.f);
+    }
+  TG_TEST_CUDA (cudaEventElapsedTime (&ms, spans[0].end, spans[1].begin));
+  g_assert_cmpfloat (ms, >=, 0.f);
+  g_assert_true (track_refiller_keep_spans (refiller, TRUE, &error));
+  g_assert_nonnull (track_refiller_get_spans (refiller, &n));
+  g_assert_cmpuint (n, ==, 0);
+  g_assert_true (track_refiller_keep_spans (refiller, FALSE, &error));
+  g_assert_null (track_refiller_get_spans (refiller, &n));
+  g_assert_cmpuint (n, ==, 0);
+  /* Not kept: the refiller's own events again. */
+  end_envs (p, 0, N_ENVS, s);
+  g_assert_true (poll_ok (refiller));
+  wait_ok (refiller);
+  g_assert_null (track_refiller_get_spans (refiller, &n));
+  TG_TEST_CUDA (cudaEventDestroy (during));
+}
+
 /* A refiller made after ends: its first refill makes every slot owed by
  * then, so a poll with no end since starts nothing; the next ends of a
  * batch start one. */
@@ -326,6 +380,7 @@ examples_test_add_overlap (void)
               tg_test_gpu_tear_down);
   TG_TEST_ADD_GPU ("/examples/overlap/poll-as-refill-ends", test_poll_as_refill_ends);
   TG_TEST_ADD_GPU ("/examples/overlap/made-after-ends", test_made_after_ends);
+  TG_TEST_ADD_GPU ("/examples/overlap/spans", test_spans);
   TG_TEST_ADD_GPU ("/examples/overlap/beside-a-global-capture",
                    test_beside_a_global_capture);
   TG_TEST_ADD_GPU ("/examples/overlap/refiller-refused", test_refiller_refused);

@@ -321,6 +321,13 @@ class Examples(unittest.TestCase):
                 if "--heavy" in extra:
                     self.assertIn("all 50 relaxation iterations a track", r.stdout)
                     self.assertRegex(r.stdout, r"floor median [\d.]+ us, p99 [\d.]+ us")
+                    # Every timed step (all but the first) in one class or
+                    # the other, and refills ran beside some.
+                    beside, alone = map(int, re.search(
+                        r"steps a refill ran beside: (\d+), .*; steps with none: (\d+),",
+                        r.stdout).groups())
+                    self.assertEqual(beside + alone, 299)
+                    self.assertGreater(beside, 0)
 
     def test_c_simloop_refuses_its_bad_options(self):
         """examples/simloop's options checked before any device is touched:
