@@ -36,8 +36,7 @@ class Threads(tgtest.GpuCase):
         torch = self.torch
         chain = tgtest.Chain("shared")
         # Its tensors were made on this thread's stream, which the threads'
-        # streams do not wait for (under a loaded GPU a first call read them
-        # before they were written).
+        # streams do not wait for.
         torch.cuda.current_stream().synchronize()
         lock = threading.Lock()  # inputs and result belong to one call at a time
 
