@@ -38,11 +38,12 @@
  * loop and its floor then time every step (events), and it prints their
  * median and p99, the refills' GPU time, the ends that found no spare
  * ready, and the loop's steps apart: those a refill ran beside on the GPU
- * (events around each refill) against those it did not.  --heavy N makes the generator
- * heavy: tighter turns, and every spare track relaxed N times, smooth or not (a smooth
- * track does not move: the same tracks, far slower than a step; on demand, up to N);
- * the steps are timed then too, with or without --overlap (a refill in the step graph
- * stalls its step: the p99 shows it).  --step-times times them in any
+ * (events around each refill) against those it did not.  --heavy N makes
+ * the generator heavy: tighter turns, and every spare track relaxed N
+ * times, smooth or not (a smooth track does not move: the same tracks, far
+ * slower than a step; on demand, up to N); the steps are timed then too,
+ * with or without --overlap (a refill in the step graph stalls its step:
+ * the p99 shows it).  --step-times times them in any
  * mode: the median step against the floor's is what every step pays, the
  * mean beyond the median what refills add.  Fused or not, the tracks are
  * the same.
