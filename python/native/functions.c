@@ -172,8 +172,8 @@ native_callable (PyObject *module, PyObject *args)
   return value;
 }
 
-/* *value*, True or False: for the package's switches, worded as
- * tgpy_bool() words every switch. */
+/* _switch(value, what): @value, True or False, checked as every switch of
+ * the package is (tgpy_bool()). */
 static PyObject *
 native_switch (PyObject *module, PyObject *args)
 {
